@@ -1,0 +1,369 @@
+"""A fake OpenAI-compatible judge server: real HTTP, `/v1/chat/completions` and `/v1/models`.
+
+Scriptable per test. The server answers every request with an *action*: a callable taking the request and
+returning a response. Actions compose:
+
+    server = FakeJudgeServer(DemoBrain(), latency=0.2)
+    server.action = Sequence(Status(429, retry_after=1), DemoBrain())   # one 429, then real answers
+    server.action = PerConversation(Reply("{not json"), DemoBrain())    # malformed first, valid on retry
+    server.action = Hang()                                                # never answers
+
+Every request is logged in `server.requests` so that a test can assert what a judge was shown.
+Standard library only: it runs wherever the app runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+SCRIPTED_NOTE = "[scripted demo judge, not a language model]"
+
+
+@dataclass
+class FakeRequest:
+    path: str
+    body: dict
+    headers: dict
+    received_at: float = field(default_factory=time.time)
+
+    @property
+    def model(self) -> str:
+        return self.body.get("model", "")
+
+    @property
+    def messages(self) -> list[dict]:
+        return self.body.get("messages", [])
+
+    @property
+    def prompt(self) -> str:
+        """The first user message: the rendered judge prompt."""
+        for message in self.messages:
+            if message.get("role") == "user":
+                return _content_text(message.get("content"))
+        return ""
+
+    @property
+    def all_text(self) -> str:
+        return "\n".join(_content_text(m.get("content")) for m in self.messages)
+
+    @property
+    def conversation_key(self) -> str:
+        """Same for a first call and its retries or tool-call follow-ups."""
+        return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.get("function", {}).get("name", "") for t in self.body.get("tools") or []]
+
+    @property
+    def tool_results(self) -> list[dict]:
+        return [m for m in self.messages if m.get("role") == "tool"]
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, list):  # content parts
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+@dataclass
+class Response:
+    status: int = 200
+    body: bytes = b""
+    headers: dict = field(default_factory=dict)
+    delay: float = 0.0
+    hang: float = 0.0
+
+
+Action = Callable[[FakeRequest], Response]
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def completion(request: FakeRequest, content: str | None, tool_calls: list[dict] | None = None) -> Response:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    body = {
+        "id": f"chatcmpl-fake-{int(time.time() * 1000)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "usage": {
+            "prompt_tokens": _estimate_tokens(request.all_text),
+            "completion_tokens": _estimate_tokens(content or json.dumps(tool_calls)),
+            "total_tokens": 0,
+        },
+    }
+    body["usage"]["total_tokens"] = body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
+    return Response(body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+
+
+# --- Actions --------------------------------------------------------------------------------------------
+
+
+class Reply:
+    """Answer with this text (or with what a function of the request returns)."""
+
+    def __init__(self, content: str | Callable[[FakeRequest], str]):
+        self.content = content
+
+    def __call__(self, request: FakeRequest) -> Response:
+        text = self.content(request) if callable(self.content) else self.content
+        return completion(request, text)
+
+
+class ReplyJSON:
+    """Answer with a JSON object, optionally inside a code fence or after a sentence."""
+
+    def __init__(self, obj: dict, *, fenced: bool = False, preamble: str = ""):
+        self.obj, self.fenced, self.preamble = obj, fenced, preamble
+
+    def __call__(self, request: FakeRequest) -> Response:
+        text = json.dumps(self.obj)
+        if self.fenced:
+            text = f"```json\n{text}\n```"
+        if self.preamble:
+            text = f"{self.preamble}\n{text}"
+        return completion(request, text)
+
+
+class ToolCalls:
+    """Answer with tool calls: [(name, arguments dict), ...]."""
+
+    def __init__(self, *calls: tuple[str, dict]):
+        self.calls = calls
+
+    def __call__(self, request: FakeRequest) -> Response:
+        return completion(request, None, tool_calls=make_tool_calls(self.calls))
+
+
+def make_tool_calls(calls) -> list[dict]:
+    return [
+        {
+            "id": f"call_{hashlib.sha256(f'{name}{args}{i}{time.time()}'.encode()).hexdigest()[:12]}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
+        for i, (name, args) in enumerate(calls)
+    ]
+
+
+class Status:
+    """An HTTP error: 429 (with Retry-After), 5xx, 4xx."""
+
+    def __init__(self, code: int, *, retry_after: float | None = None, message: str = "", error_type: str = ""):
+        self.code, self.retry_after, self.message, self.error_type = code, retry_after, message, error_type
+
+    def __call__(self, request: FakeRequest) -> Response:
+        headers = {"Content-Type": "application/json"}
+        if self.retry_after is not None:
+            headers["Retry-After"] = f"{self.retry_after:g}"
+        body = {"error": {"message": self.message or f"fake error {self.code}", "type": self.error_type or "fake", "code": self.code}}
+        return Response(status=self.code, body=json.dumps(body).encode(), headers=headers)
+
+
+class Hang:
+    """Accept the request and never answer (until `seconds` or the server stops)."""
+
+    def __init__(self, seconds: float = 600.0):
+        self.seconds = seconds
+
+    def __call__(self, request: FakeRequest) -> Response:
+        return Response(hang=self.seconds)
+
+
+class BrokenBody:
+    """HTTP 200 whose body is not JSON: a proxy or server fault below the model."""
+
+    def __call__(self, request: FakeRequest) -> Response:
+        return Response(body=b'{"id": "chatcmpl-broken", "choices": [', headers={"Content-Type": "application/json"})
+
+
+class Delay:
+    def __init__(self, seconds: float, action: Action):
+        self.seconds, self.action = seconds, action
+
+    def __call__(self, request: FakeRequest) -> Response:
+        response = self.action(request)
+        response.delay += self.seconds
+        return response
+
+
+class Sequence:
+    """One action per call, in order, across all requests; the last one repeats."""
+
+    def __init__(self, *actions: Action):
+        self.actions = list(actions)
+        self._index = itertools.count()
+        self._lock = threading.Lock()
+
+    def __call__(self, request: FakeRequest) -> Response:
+        with self._lock:
+            i = next(self._index)
+        return self.actions[min(i, len(self.actions) - 1)](request)
+
+
+class PerConversation:
+    """Like Sequence, but counted per conversation (per rendered prompt): `PerConversation(bad, good)`
+    answers every prompt's first call with `bad` and its retry with `good`."""
+
+    def __init__(self, *actions: Action):
+        self.actions = list(actions)
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, request: FakeRequest) -> Response:
+        with self._lock:
+            i = self._counts.get(request.conversation_key, 0)
+            self._counts[request.conversation_key] = i + 1
+        return self.actions[min(i, len(self.actions) - 1)](request)
+
+
+class When:
+    """`action` for requests the predicate accepts, `otherwise` for the rest."""
+
+    def __init__(self, predicate: Callable[[FakeRequest], bool], action: Action, otherwise: Action):
+        self.predicate, self.action, self.otherwise = predicate, action, otherwise
+
+    def __call__(self, request: FakeRequest) -> Response:
+        return (self.action if self.predicate(request) else self.otherwise)(request)
+
+
+def prompt_contains(*needles: str) -> Callable[[FakeRequest], bool]:
+    return lambda request: any(n in request.prompt for n in needles)
+
+
+# --- The server -----------------------------------------------------------------------------------------
+
+
+class FakeJudgeServer:
+    def __init__(self, action: Action | None = None, *, latency: float = 0.0, host: str = "127.0.0.1",
+                 port: int = 0, models: tuple[str, ...] = ("fake-judge",)):
+        if action is None:
+            from fakejudge.brains import DemoBrain
+
+            action = DemoBrain()
+        self.action = action
+        self.latency = latency
+        self.models = models
+        self.requests: list[FakeRequest] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._in_flight = 0
+        self.max_in_flight = 0
+        self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._httpd.server_address[0]}:{self.port}/v1"
+
+    def start(self) -> FakeJudgeServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-judge", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeJudgeServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.max_in_flight = 0
+
+    @property
+    def chat_requests(self) -> list[FakeRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def _enter(self, request: FakeRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _wait(self, seconds: float) -> None:
+        self._stopping.wait(seconds)
+
+
+def _make_handler(server: FakeJudgeServer):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # quiet: tests read server.requests instead
+            pass
+
+        def _send(self, response: Response) -> None:
+            self.send_response(response.status)
+            for name, value in response.headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(response.body)))
+            self.end_headers()
+            self.wfile.write(response.body)
+
+        def do_GET(self):
+            if self.path.rstrip("/").endswith("/models"):
+                body = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fakejudge"} for m in server.models]}
+                self._send(Response(body=json.dumps(body).encode(), headers={"Content-Type": "application/json"}))
+            else:
+                self._send(Status(404, message=f"no route {self.path}")(FakeRequest(self.path, {}, {})))
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send(Status(400, message="request body is not JSON")(FakeRequest(self.path, {}, {})))
+                return
+            headers = {k.lower(): v for k, v in self.headers.items() if k.lower() != "authorization"}
+            request = FakeRequest(self.path, body, headers)
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(Status(404, message=f"no route {self.path}")(request))
+                return
+            server._enter(request)
+            try:
+                response = server.action(request)
+                wait = server.latency + response.delay
+                if wait:
+                    server._wait(wait)
+                if response.hang:
+                    server._wait(response.hang)
+                    self.close_connection = True
+                    return
+                self._send(response)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            finally:
+                server._leave()
+
+    return Handler

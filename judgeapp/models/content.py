@@ -1,0 +1,160 @@
+"""Versioned inputs: prompts, goals, test sets, rubrics, artifacts. Each carries its content hash."""
+
+import uuid
+
+from django.db import models
+
+from .base import TimeStampedModel, short_version
+
+
+class PromptTemplate(TimeStampedModel):
+    name = models.CharField(max_length=100)
+    content_hash = models.CharField(max_length=64)
+    text = models.TextField()
+    source_path = models.CharField(max_length=500, blank=True)
+    git_commit = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["name", "content_hash"], name="prompttemplate_unique_version"),
+        ]
+
+    def __str__(self):
+        return f"{self.name}@{self.version}"
+
+    @property
+    def version(self) -> str:
+        return short_version(self.content_hash)
+
+
+class Goal(TimeStampedModel):
+    text = models.TextField()
+    content_hash = models.CharField(max_length=64, unique=True)
+
+    def __str__(self):
+        return self.text[:80]
+
+
+class TestSet(TimeStampedModel):
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=200)
+    content_hash = models.CharField(max_length=64)
+    source_path = models.CharField(max_length=500, blank=True)
+    git_commit = models.CharField(max_length=40, blank=True)
+    case_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["name", "content_hash"], name="testset_unique_version"),
+        ]
+
+    def __str__(self):
+        return f"{self.name}@{self.version}"
+
+    @property
+    def version(self) -> str:
+        return short_version(self.content_hash)
+
+
+class Case(TimeStampedModel):
+    testset = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="cases")
+    case_id = models.CharField(max_length=200)
+    position = models.PositiveIntegerField()
+    input = models.TextField()
+    output = models.TextField(null=True, blank=True, help_text="Present when the test set carries outputs.")
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["testset", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["testset", "case_id"], name="case_unique_id_per_testset"),
+        ]
+
+    def __str__(self):
+        return self.case_id
+
+
+class Rubric(TimeStampedModel):
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=200)
+    content_hash = models.CharField(max_length=64)
+    source_path = models.CharField(max_length=500, blank=True)
+    git_commit = models.CharField(max_length=40, blank=True)
+    raw = models.TextField(help_text="The rubric file as loaded.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["name", "content_hash"], name="rubric_unique_version"),
+        ]
+
+    def __str__(self):
+        return f"{self.name}@{self.version}"
+
+    @property
+    def version(self) -> str:
+        return short_version(self.content_hash)
+
+
+class Criterion(TimeStampedModel):
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="criteria")
+    name = models.CharField(max_length=100)
+    position = models.PositiveIntegerField()
+    description = models.TextField()
+    scale = models.JSONField(help_text='{"1": meaning, ..., "5": meaning}')
+    examples = models.JSONField(default=dict, blank=True, help_text='{"1": example reply, ...}')
+
+    class Meta:
+        ordering = ["rubric", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["rubric", "name"], name="criterion_unique_name_per_rubric"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def scale_bounds(self) -> tuple[int, int]:
+        points = sorted(int(k) for k in self.scale)
+        return points[0], points[-1]
+
+
+class ArtifactSet(TimeStampedModel):
+    """A named group of candidate artifacts inside one run directory (the ranker's `<artifact-set>`)."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    run = models.ForeignKey("judgeapp.Run", on_delete=models.CASCADE, related_name="artifact_sets")
+    name = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "name"], name="artifactset_unique_name_per_run"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class Artifact(TimeStampedModel):
+    artifact_set = models.ForeignKey(ArtifactSet, on_delete=models.CASCADE, related_name="artifacts")
+    artifact_id = models.CharField(max_length=255, help_text="The file's basename.")
+    relative_path = models.CharField(max_length=1000)
+    content_hash = models.CharField(max_length=64)
+    size = models.PositiveIntegerField()
+    content = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["artifact_set", "artifact_id"], name="artifact_unique_id_per_set"),
+        ]
+
+    def __str__(self):
+        return self.artifact_id
+
+    @property
+    def preview(self) -> str:
+        """The first non-empty line, cut to one line of a report."""
+        for line in self.content.splitlines():
+            if line.strip():
+                text = line.strip()
+                return text if len(text) <= 80 else text[:79] + "…"
+        return ""

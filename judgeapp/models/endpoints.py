@@ -1,0 +1,92 @@
+"""Judges and systems under test: where a model is reached, never the key itself."""
+
+import uuid
+
+from django.db import models
+
+from judgeapp.core.families import family_from_model
+
+from .base import TimeStampedModel, content_hash, short_version
+
+
+class StructuredOutput(models.TextChoices):
+    NONE = "none", "none (parse the reply text)"
+    JSON_OBJECT = "json_object", "json_object (llama.cpp takes a schema inside it)"
+    JSON_SCHEMA = "json_schema", "json_schema (OpenAI, vLLM)"
+
+
+class EndpointSource(models.TextChoices):
+    FILE = "file", "judges file"
+    ADMIN = "admin", "admin"
+    ENV = "env", "environment (JUDGE_MODEL)"
+    DEMO = "demo", "scripted demo server"
+
+
+class Endpoint(TimeStampedModel):
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.SlugField(max_length=100, unique=True)
+    model = models.CharField(max_length=200)
+    family = models.CharField(max_length=50, blank=True, help_text="Derived from the model name when blank.")
+    base_url = models.CharField(
+        max_length=500, blank=True, help_text="OpenAI-compatible base URL; blank means OPENAI_BASE_URL."
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        default="OPENAI_API_KEY",
+        help_text="The NAME of the environment variable that holds the key. The key itself is never stored.",
+    )
+    max_concurrency = models.PositiveIntegerField(default=8)
+    structured_output = models.CharField(
+        max_length=20, choices=StructuredOutput.choices, default=StructuredOutput.NONE
+    )
+    timeout_seconds = models.FloatField(default=60.0)
+    source = models.CharField(max_length=10, choices=EndpointSource.choices, default=EndpointSource.ADMIN)
+    scripted_demo = models.BooleanField(
+        default=False, help_text="Verdicts come from the repo's scripted demo server, not a language model."
+    )
+
+    class Meta:
+        abstract = True
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def effective_family(self) -> str:
+        return (self.family or family_from_model(self.model)).lower()
+
+    def config_snapshot(self) -> dict:
+        """What defines this endpoint's behaviour; frozen into every run that uses it. No secret in it."""
+        return {
+            "name": self.name,
+            "model": self.model,
+            "family": self.effective_family,
+            "base_url": self.base_url,
+            "structured_output": self.structured_output,
+            "temperature": 0.0,
+            "scripted_demo": self.scripted_demo,
+        }
+
+    @property
+    def config_hash(self) -> str:
+        return content_hash(self.config_snapshot())
+
+    @property
+    def version(self) -> str:
+        return short_version(self.config_hash)
+
+
+class Judge(Endpoint):
+    class Meta(Endpoint.Meta):
+        pass
+
+
+class System(Endpoint):
+    system_prompt = models.TextField(blank=True)
+
+    class Meta(Endpoint.Meta):
+        pass
+
+    def config_snapshot(self) -> dict:
+        return {**super().config_snapshot(), "system_prompt": self.system_prompt}

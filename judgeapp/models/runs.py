@@ -1,0 +1,261 @@
+"""Runs, their units of judging work, and what the app keeps about every judge call."""
+
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from .base import TimeStampedModel
+
+
+class RunKind(models.TextChoices):
+    COMPARE = "compare", "direct compare"
+    RANK = "rank", "batch rank"
+    POINTWISE = "pointwise", "pointwise"
+    PAIRWISE = "pairwise", "pairwise A/B"
+    JURY = "jury", "jury"
+    AGENT = "agent", "agent-as-a-judge"
+    BLIND = "blind", "blind comparison"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    INVALID = "invalid"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+FINISHED_RUN_STATUSES = (RunStatus.DONE, RunStatus.INVALID, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+class Executor(models.TextChoices):
+    CELERY = "celery", "Celery workers"
+    INLINE = "inline", "in the calling process"
+
+
+class Run(TimeStampedModel):
+    run_id = models.CharField(
+        max_length=100, unique=True, help_text="User-supplied or <utc>_<short-uuid>; the id in URLs and the CLI."
+    )
+    kind = models.CharField(max_length=20, choices=RunKind.choices)
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    executor = models.CharField(max_length=10, choices=Executor.choices, default=Executor.CELERY)
+    title = models.CharField(max_length=300, blank=True)
+    judge = models.ForeignKey("judgeapp.Judge", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    system = models.ForeignKey(
+        "judgeapp.System", null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    testset = models.ForeignKey("judgeapp.TestSet", null=True, blank=True, on_delete=models.PROTECT)
+    rubric = models.ForeignKey("judgeapp.Rubric", null=True, blank=True, on_delete=models.PROTECT)
+    prompt = models.ForeignKey("judgeapp.PromptTemplate", null=True, blank=True, on_delete=models.PROTECT)
+    # Frozen at start: every judge's and system's configuration, options and thresholds, so a later edit
+    # of a judge in the admin never changes what an old report claims.
+    config = models.JSONField(default=dict, blank=True)
+    versions = models.JSONField(default=dict, blank=True)
+    stage = models.PositiveSmallIntegerField(default=0)
+    total_units = models.PositiveIntegerField(default=0)
+    done_units = models.PositiveIntegerField(default=0)
+    failed_units = models.PositiveIntegerField(default=0)
+    report = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # A sequential run (a batch rank) is one task; it claims the run the way a fan-out task claims a unit.
+    claim_token = models.UUIDField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            # The dashboard: newest runs first, optionally of one kind.
+            models.Index(fields=["kind", "-created_at"], name="run_by_kind_newest"),
+            # Worker start-up recovery looks only at runs still in flight.
+            models.Index(fields=["status"], name="run_in_flight", condition=Q(status__in=["queued", "running"])),
+        ]
+
+    def __str__(self):
+        return self.run_id
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_RUN_STATUSES
+
+    @property
+    def progress_percent(self) -> int:
+        if self.is_finished and self.status == RunStatus.DONE:
+            return 100
+        if not self.total_units:
+            return 0
+        return min(100, round(100 * (self.done_units + self.failed_units) / self.total_units))
+
+    @property
+    def uses_scripted_judge(self) -> bool:
+        return any(j.get("scripted_demo") for j in self.config.get("judges", {}).values())
+
+    @property
+    def run_dir(self) -> Path:
+        """Where this run's files live under DATA_DIR (the ranker's layout is fixed by CONTRACT §2)."""
+        if self.kind in (RunKind.RANK, RunKind.COMPARE):
+            return Path(settings.DATA_DIR) / "sst-llm-judge-ranker" / self.run_id
+        return Path(settings.DATA_DIR) / "runs" / self.run_id
+
+
+class UnitStatus(models.TextChoices):
+    PENDING = "pending"
+    CLAIMED = "claimed"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+ACTIVE_UNIT_STATUSES = (UnitStatus.PENDING, UnitStatus.CLAIMED)
+
+
+class Purpose(models.TextChoices):
+    JUDGE = "judge", "a judge's verdict"
+    GENERATE = "generate", "a system under test's output"
+    PLAN = "plan", "a judge's plan for later units (a derived rubric)"
+
+
+class Judgment(TimeStampedModel):
+    """One unit of judging work and its result: the prompt sent, the raw reply, what was parsed from it.
+
+    The unit key is unique per run, so a unit is created once however often a run is started or resumed,
+    and a task claims it with a conditional UPDATE before calling the judge.
+    """
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="judgments")
+    key = models.CharField(max_length=300, help_text="Unique per run: case/criterion/judge/order or similar.")
+    stage = models.PositiveSmallIntegerField(default=0)
+    purpose = models.CharField(max_length=10, choices=Purpose.choices, default=Purpose.JUDGE)
+    case = models.ForeignKey("judgeapp.Case", null=True, blank=True, on_delete=models.PROTECT)
+    criterion = models.ForeignKey("judgeapp.Criterion", null=True, blank=True, on_delete=models.PROTECT)
+    judge = models.ForeignKey("judgeapp.Judge", null=True, blank=True, on_delete=models.PROTECT)
+    system = models.ForeignKey("judgeapp.System", null=True, blank=True, on_delete=models.PROTECT)
+    order = models.CharField(max_length=4, blank=True, help_text="'ab' or 'ba' for both-order judging.")
+    payload = models.JSONField(default=dict, blank=True)
+
+    status = models.CharField(max_length=10, choices=UnitStatus.choices, default=UnitStatus.PENDING)
+    claim_token = models.UUIDField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+
+    prompt = models.ForeignKey("judgeapp.PromptTemplate", null=True, blank=True, on_delete=models.PROTECT)
+    prompt_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of the messages sent.")
+    messages = models.JSONField(default=list, blank=True)
+    raw_reply = models.TextField(blank=True)
+    parsed = models.JSONField(null=True, blank=True)
+    parse_error = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="HTTP attempts, retries included.")
+    parse_attempts = models.PositiveSmallIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    cached = models.BooleanField(default=False, help_text="Answered from the response cache, no call made.")
+    transcript = models.JSONField(null=True, blank=True, help_text="A tool-using judge's whole conversation.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "stage", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "key"], name="judgment_unique_unit_per_run"),
+        ]
+        indexes = [
+            # Counting a run's remaining units after each one finishes, and dispatching its pending ones.
+            models.Index(
+                fields=["run", "stage", "status"],
+                name="judgment_active_per_run",
+                condition=Q(status__in=["pending", "claimed"]),
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.run_id}:{self.key}"
+
+    @property
+    def is_parse_failure(self) -> bool:
+        return self.status == UnitStatus.FAILED and bool(self.parse_error) and not self.error
+
+
+class Output(TimeStampedModel):
+    """A system's reply to one case, kept beside its input: from the test set, a file, or generated."""
+
+    class Source(models.TextChoices):
+        TESTSET = "testset"
+        FILE = "file"
+        SYSTEM = "system"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="outputs")
+    case = models.ForeignKey("judgeapp.Case", on_delete=models.PROTECT, related_name="run_outputs")
+    slot = models.CharField(max_length=10, blank=True, help_text="'' for pointwise, 'A' or 'B' for pairwise.")
+    text = models.TextField()
+    source = models.CharField(max_length=10, choices=Source.choices)
+    system = models.ForeignKey("judgeapp.System", null=True, blank=True, on_delete=models.PROTECT)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "case", "slot"], name="output_unique_per_run_case_slot"),
+        ]
+
+
+class CachedResponse(TimeStampedModel):
+    """A judge server's answer keyed by (base URL, model, messages, parameters): re-judging costs no call."""
+
+    key = models.CharField(max_length=64, unique=True)
+    response = models.JSONField()
+    hits = models.PositiveIntegerField(default=0)
+
+
+class JudgeSlot(models.Model):
+    """One of a judge's max_concurrency slots, leased by whichever process is calling it right now.
+
+    Workers run on many machines; this table is what keeps their calls to one judge under its limit.
+    """
+
+    judge_name = models.CharField(max_length=100)
+    slot = models.PositiveIntegerField()
+    holder = models.CharField(max_length=200, blank=True)
+    leased_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["judge_name", "slot"], name="judgeslot_unique_slot"),
+        ]
+
+
+class AuditLog(TimeStampedModel):
+    """Append-only record of every decision a person or the app made about a release or a judge."""
+
+    class Action(models.TextChoices):
+        RELEASE_APPROVED = "release.approved"
+        RELEASE_BLOCKED = "release.blocked"
+        RELEASE_MARKED = "release.marked_released"
+        RUN_CANCELLED = "run.cancelled"
+        JUDGE_LOCKED = "calibration.locked"
+        JUDGE_UNLOCKED = "calibration.unlocked"
+        LEVEL_SET = "calibration.level_set"
+        MAPPING_REVEALED = "blind.mapping_revealed"
+
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    actor_label = models.CharField(max_length=150, help_text="Username, or 'system' / 'cli'.")
+    action = models.CharField(max_length=40, choices=Action.choices)
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_entries")
+    subject = models.CharField(max_length=300, blank=True, help_text="What the decision is about.")
+    reason = models.TextField(blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["action", "-created_at"], name="audit_by_action_newest")]
+
+    def __str__(self):
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_label} {self.action} {self.subject}"

@@ -1,0 +1,122 @@
+"""Pointwise: one judge call per (case, criterion), after the system under test has answered each case
+(when the outputs do not come with the test set)."""
+
+from judgeapp.core.files import CriterionSpec, render_criterion
+from judgeapp.core.parsing import score_spec
+from judgeapp.core.pointwise import ScoredItem, gate_decision, summarize
+from judgeapp.core.prompts import load_prompt, user_message
+from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
+
+from .base import RunHandler, UnitResult, UnitSpec, register
+
+
+def generate_output(unit: Judgment) -> UnitResult:
+    """The system under test answers one case, through the same client as the judges."""
+    from judgeapp.services.judges import client_for
+
+    system = unit.system
+    messages = [{"role": "system", "content": system.system_prompt}] if system.system_prompt else []
+    messages.append({"role": "user", "content": unit.case.input})
+    result = client_for(system).chat(messages)
+    return UnitResult(
+        ok=bool(result.text.strip()),
+        fields={
+            "messages": messages,
+            "raw_reply": result.text,
+            "attempts": result.attempts,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "latency_ms": result.latency_ms,
+            "cached": result.cached,
+            "error": "" if result.text.strip() else "the system returned an empty reply",
+        },
+    )
+
+
+def criterion_spec(criterion) -> CriterionSpec:
+    return CriterionSpec(criterion.name, criterion.description, criterion.scale, criterion.examples)
+
+
+@register
+class PointwiseHandler(RunHandler):
+    kind = RunKind.POINTWISE
+
+    def plan(self, run, stage):
+        generates = run.system_id is not None and run.config.get("options", {}).get("generate", False)
+        cases = list(run.testset.cases.all())
+        if generates and stage == 0:
+            return [
+                UnitSpec(key=f"generate/{c.case_id}", purpose=Purpose.GENERATE, case_id=c.pk, system_id=run.system_id)
+                for c in cases
+            ]
+        if stage != (1 if generates else 0):
+            return None
+        if not generates:
+            Output.objects.bulk_create(
+                [Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in cases if c.output is not None],
+                ignore_conflicts=True,
+            )
+        with_output = set(Output.objects.filter(run=run, slot="").values_list("case_id", flat=True))
+        criteria = list(run.rubric.criteria.all())
+        return [
+            UnitSpec(key=f"{c.case_id}/{cr.name}", case_id=c.pk, criterion_id=cr.pk, judge_id=run.judge_id)
+            for c in cases
+            if c.pk in with_output
+            for cr in criteria
+        ]
+
+    def execute(self, unit):
+        from judgeapp.services.judges import client_for
+
+        if unit.purpose == Purpose.GENERATE:
+            return generate_output(unit)
+        output = Output.objects.get(run_id=unit.run_id, case_id=unit.case_id, slot="")
+        prompt = load_prompt("pointwise")
+        text = prompt.render(rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=output.text)
+        low, high = unit.criterion.scale_bounds
+        outcome = client_for(unit.judge).judge(user_message(text), score_spec(low, high))
+        return UnitResult.from_outcome(outcome)
+
+    def on_unit_done(self, unit, result):
+        if unit.purpose == Purpose.GENERATE and result.ok:
+            Output.objects.get_or_create(
+                run_id=unit.run_id,
+                case_id=unit.case_id,
+                slot="",
+                defaults={"text": result.fields["raw_reply"], "source": Output.Source.SYSTEM, "system_id": unit.system_id},
+            )
+
+    def finalize(self, run):
+        items = [
+            ScoredItem(
+                case_id=j.case.case_id,
+                criterion=j.criterion.name,
+                score=(j.parsed or {}).get("score") if j.status == UnitStatus.DONE else None,
+                reasoning=(j.parsed or {}).get("reasoning", ""),
+                parse_error=j.parse_error,
+                error=j.error,
+            )
+            for j in run.judgments.filter(purpose=Purpose.JUDGE).select_related("case", "criterion")
+        ]
+        summary = summarize(items)
+        options = run.config.get("options", {})
+        report = {
+            "run_id": run.run_id,
+            "kind": run.kind,
+            **summary,
+            "gate": gate_decision(
+                mean=summary["mean"],
+                threshold=options.get("threshold"),
+                baseline_mean=options.get("baseline_mean"),
+                invalid=summary["invalid"],
+            ),
+            "versions": {k: run.versions.get(k) for k in ("testset", "rubric", "prompt", "judge")},
+            "judge": {
+                "model": run.judge.model if run.judge else None,
+                "family": run.judge.effective_family if run.judge else None,
+                "temperature": 0.0,
+            },
+            "warnings": [],
+            "agreement": None,
+        }
+        return (RunStatus.INVALID if summary["invalid"] else RunStatus.DONE), report

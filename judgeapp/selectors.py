@@ -1,0 +1,29 @@
+"""Reads. Other apps (calibration) read judgeapp's data through these functions only."""
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from judgeapp.models import Judge, Judgment, Run, System
+
+
+def runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:
+    runs = Run.objects.select_related("judge", "system", "created_by")
+    if kind:
+        runs = runs.filter(kind=kind)
+    return runs.order_by("-created_at")[:limit]
+
+
+def run_get(*, run_id: str) -> Run:
+    return get_object_or_404(Run.objects.select_related("judge", "system", "testset", "rubric", "prompt"), run_id=run_id)
+
+
+def run_find(*, run_id: str) -> Run | None:
+    return Run.objects.select_related("judge", "system", "testset", "rubric", "prompt").filter(run_id=run_id).first()
+
+
+def judgments_of(*, run: Run) -> QuerySet[Judgment]:
+    return run.judgments.select_related("case", "criterion", "judge", "system").order_by("stage", "id")
+
+
+def endpoints_all() -> tuple[QuerySet[Judge], QuerySet[System]]:
+    return Judge.objects.order_by("name"), System.objects.order_by("name")

@@ -1,0 +1,1 @@
+"""Writes and orchestration. Keyword-only, typed functions named <entity>_<action>."""

@@ -1,0 +1,254 @@
+"""Judges and systems: loaded from the judges file (CONTRACT §1), the environment and the admin; and the
+client that reaches each of them, with the app's shared response cache and concurrency limiter."""
+
+import logging
+import re
+import threading
+import time
+import tomllib
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+from django.db import IntegrityError
+from django.db.models import F, Q
+from django.utils import timezone
+
+from judgeapp.core.errors import InputError
+from judgeapp.judge_client import EndpointConfig, JudgeClient
+from judgeapp.models import CachedResponse, EndpointSource, Judge, JudgeSlot, StructuredOutput, System
+from judgeapp.workers import worker_identity
+
+log = logging.getLogger(__name__)
+
+_KEYS = {"model", "family", "base_url", "api_key_env", "max_concurrency", "structured_output", "timeout_seconds"}
+_SYSTEM_KEYS = _KEYS | {"system_prompt"}
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+
+
+def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The judges file's `[judges.<name>]` and `[systems.<name>]` tables, checked."""
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{name}: not valid TOML ({exc})") from None
+    unknown_tables = set(doc) - {"judges", "systems"}
+    if unknown_tables:
+        raise InputError(f"{name}: unknown table(s) {', '.join(sorted(unknown_tables))}; expected [judges.*], [systems.*]")
+    parsed: list[dict[str, dict]] = []
+    for table, allowed in (("judges", _KEYS), ("systems", _SYSTEM_KEYS)):
+        entries = {}
+        for entry_name, entry in (doc.get(table) or {}).items():
+            where = f"{name} [{table}.{entry_name}]"
+            if not _NAME.match(entry_name):
+                raise InputError(f"{where}: names may use letters, digits, '-' and '_' only")
+            if not isinstance(entry, dict):
+                raise InputError(f"{where}: expected a table")
+            extra = set(entry) - allowed
+            if extra:
+                raise InputError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
+            if not isinstance(entry.get("model"), str) or not entry["model"].strip():
+                raise InputError(f"{where}: missing 'model'")
+            if "api_key" in entry:
+                raise InputError(f"{where}: put the key in an environment variable and name it in api_key_env")
+            so = entry.get("structured_output", StructuredOutput.NONE)
+            if so not in StructuredOutput.values:
+                raise InputError(f"{where}: structured_output must be one of {', '.join(StructuredOutput.values)}")
+            mc = entry.get("max_concurrency", settings.JUDGE_MAX_CONCURRENCY)
+            if not isinstance(mc, int) or mc < 1:
+                raise InputError(f"{where}: max_concurrency must be a positive integer")
+            entries[entry_name] = entry
+        parsed.append(entries)
+    return parsed[0], parsed[1]
+
+
+def _endpoint_fields(entry: dict) -> dict:
+    fields = {
+        "model": entry["model"].strip(),
+        "family": (entry.get("family") or "").strip().lower(),
+        "base_url": entry.get("base_url") or "",
+        "api_key_env": entry.get("api_key_env") or "OPENAI_API_KEY",
+        "max_concurrency": entry.get("max_concurrency", settings.JUDGE_MAX_CONCURRENCY),
+        "structured_output": entry.get("structured_output", StructuredOutput.NONE),
+        "timeout_seconds": float(entry.get("timeout_seconds", settings.JUDGE_TIMEOUT_SECONDS)),
+        "source": EndpointSource.FILE,
+    }
+    if "system_prompt" in entry:
+        fields["system_prompt"] = entry["system_prompt"]
+    return fields
+
+
+def _upsert(model, name: str, fields: dict) -> None:
+    # A row edited in the admin is the admin's; the file only owns the rows it created.
+    existing = model.objects.filter(name=name).first()
+    if existing is None:
+        try:
+            model.objects.create(name=name, **fields)
+        except IntegrityError:  # another process created it a moment ago
+            pass
+        return
+    if existing.source == fields["source"]:
+        changed = [k for k, v in fields.items() if getattr(existing, k) != v]
+        if changed:
+            for k in changed:
+                setattr(existing, k, fields[k])
+            existing.save(update_fields=changed + ["updated_at"])
+
+
+def judges_sync(*, path: str | None = None) -> list[str]:
+    """Load the judges file (if there is one) and the default judge from the environment.
+
+    Returns the names loaded. A missing default file is fine; a named file that is missing or bad is an
+    InputError.
+    """
+    names: list[str] = []
+    file_path = Path(path or settings.JUDGES_FILE)
+    if file_path.exists():
+        judges, systems = judges_file_parse(file_path.read_bytes(), str(file_path))
+        for name, entry in judges.items():
+            _upsert(Judge, name, _endpoint_fields(entry))
+            names.append(name)
+        for name, entry in systems.items():
+            _upsert(System, name, _endpoint_fields(entry))
+            names.append(name)
+    elif path:
+        raise InputError(f"{path}: no such judges file")
+    if settings.JUDGE_MODEL:
+        _upsert(
+            Judge,
+            "default",
+            {
+                "model": settings.JUDGE_MODEL,
+                "family": settings.JUDGE_FAMILY.lower(),
+                "base_url": settings.OPENAI_BASE_URL,
+                "api_key_env": "OPENAI_API_KEY",
+                "max_concurrency": settings.JUDGE_MAX_CONCURRENCY,
+                "structured_output": StructuredOutput.NONE,
+                "timeout_seconds": settings.JUDGE_TIMEOUT_SECONDS,
+                "source": EndpointSource.ENV,
+            },
+        )
+        names.append("default")
+    return names
+
+
+def judge_get(*, name: str | None = None) -> Judge:
+    """The judge called `name`, or the default one; InputError with the known names otherwise."""
+    judges_sync()
+    if name:
+        judge = Judge.objects.filter(name=name).first()
+        if judge is None:
+            known = ", ".join(Judge.objects.values_list("name", flat=True)) or "none"
+            raise InputError(f"unknown judge {name!r} (known: {known}); add it to {settings.JUDGES_FILE} or the admin")
+        return judge
+    judge = Judge.objects.filter(name="default").first()
+    if judge is not None:
+        return judge
+    only = list(Judge.objects.all()[:2])
+    if len(only) == 1:
+        return only[0]
+    raise InputError("no judge chosen: pass --judge NAME, or set JUDGE_MODEL (and OPENAI_BASE_URL) for a default judge")
+
+
+def system_get(*, name: str) -> System:
+    judges_sync()
+    system = System.objects.filter(name=name).first()
+    if system is None:
+        known = ", ".join(System.objects.values_list("name", flat=True)) or "none"
+        raise InputError(f"unknown system {name!r} (known: {known}); add it to {settings.JUDGES_FILE} or the admin")
+    return system
+
+
+# --- The client, with the app's cache and limiter ------------------------------------------------------
+
+
+class DatabaseResponseCache:
+    """The response cache, shared by every worker on every machine through the database."""
+
+    def get(self, key: str) -> dict | None:
+        response = CachedResponse.objects.filter(key=key).values_list("response", flat=True).first()
+        if response is not None:
+            CachedResponse.objects.filter(key=key).update(hits=F("hits") + 1)
+        return response
+
+    def set(self, key: str, value: dict) -> None:
+        CachedResponse.objects.bulk_create([CachedResponse(key=key, response=value)], ignore_conflicts=True)
+
+
+class DatabaseSlotLimiter:
+    """A judge's max_concurrency across processes and machines: a call leases one of the judge's slot
+    rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself."""
+
+    poll_seconds = 0.02
+
+    def __init__(self):
+        self._ensured: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()
+
+    def _ensure_slots(self, name: str, max_concurrency: int, *, force: bool = False) -> None:
+        with self._lock:
+            if (name, max_concurrency) in self._ensured and not force:
+                return
+        JudgeSlot.objects.bulk_create(
+            [JudgeSlot(judge_name=name, slot=i) for i in range(max_concurrency)], ignore_conflicts=True
+        )
+        with self._lock:
+            self._ensured.add((name, max_concurrency))
+
+    @contextmanager
+    def __call__(self, name: str, max_concurrency: int):
+        self._ensure_slots(name, max_concurrency)
+        holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
+        lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
+        slot_id = None
+        while slot_id is None:
+            now = timezone.now()
+            free = Q(holder="") | Q(leased_until__lt=now)
+            for candidate in JudgeSlot.objects.filter(free, judge_name=name, slot__lt=max_concurrency).values_list("id", flat=True)[:4]:
+                taken = JudgeSlot.objects.filter(free, id=candidate).update(holder=holder, leased_until=now + lease)
+                if taken:
+                    slot_id = candidate
+                    break
+            else:
+                # Every slot busy, or the rows are gone (a flushed database): make sure they exist, then wait.
+                if JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).count() < max_concurrency:
+                    self._ensure_slots(name, max_concurrency, force=True)
+                    continue
+                time.sleep(self.poll_seconds)
+        try:
+            yield
+        finally:
+            JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
+
+
+_cache = DatabaseResponseCache()
+_limiter = DatabaseSlotLimiter()
+_clients: dict[tuple[str, str], JudgeClient] = {}
+_clients_lock = threading.Lock()
+
+
+def endpoint_config(endpoint: Judge | System) -> EndpointConfig:
+    return EndpointConfig(
+        name=endpoint.name,
+        model=endpoint.model,
+        base_url=endpoint.base_url or settings.OPENAI_BASE_URL or None,
+        api_key_env=endpoint.api_key_env,
+        structured_output=endpoint.structured_output,
+        timeout=endpoint.timeout_seconds,
+        max_concurrency=endpoint.max_concurrency,
+        max_attempts=settings.JUDGE_MAX_ATTEMPTS,
+    )
+
+
+def client_for(endpoint: Judge | System) -> JudgeClient:
+    """One client per endpoint configuration per process (an admin edit gives a new one)."""
+    key = (type(endpoint).__name__, endpoint.name, endpoint.config_hash, endpoint.max_concurrency, endpoint.timeout_seconds)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = JudgeClient(
+                endpoint_config(endpoint), cache=_cache, limiter=_limiter, backoff_initial=settings.JUDGE_BACKOFF_SECONDS
+            )
+            _clients[key] = client
+        return client

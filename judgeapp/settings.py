@@ -1,0 +1,200 @@
+"""Settings for judgeapp, read from the environment (CONTRACT §1).
+
+A fresh clone runs with no variable set: SQLite in the project, an embedded broker in DATA_DIR, DEBUG on.
+`JUDGEAPP_ENV=production` turns on the deploy checks' settings and refuses the development secret key.
+Every variable read here is listed in `.env.example`.
+"""
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+if (BASE_DIR / ".env").exists():
+    environ.Env.read_env(BASE_DIR / ".env")
+
+JUDGEAPP_ENV = env.str("JUDGEAPP_ENV", default="development")
+if JUDGEAPP_ENV not in ("development", "production"):
+    raise ImproperlyConfigured("JUDGEAPP_ENV must be 'development' or 'production'")
+PRODUCTION = JUDGEAPP_ENV == "production"
+
+DEVELOPMENT_SECRET_KEY = "django-insecure-judgeapp-development-key-do-not-use-in-production"
+SECRET_KEY = env.str("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
+if PRODUCTION and (SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < 50):
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set to a long random value in production; the development key is refused."
+    )
+
+DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["*"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "judgeapp",
+    "calibration",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    # Login required everywhere (CONTRACT §5); views open to the public say so with @login_not_required.
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+]
+
+ROOT_URLCONF = "judgeapp.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "judgeapp.context_processors.roles",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "judgeapp.wsgi.application"
+
+# --- Database -------------------------------------------------------------------------------------------
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web, worker and CLI write to the same file at once: WAL lets readers go on during a write, IMMEDIATE
+    # takes the write lock at BEGIN so two writers queue on busy_timeout instead of failing mid-transaction.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+    }
+    # The test database is a file, not memory, so that a real worker process can share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
+else:
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Files ----------------------------------------------------------------------------------------------
+DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "data"))).resolve()
+JUDGES_FILE = env.str("JUDGES_FILE", default=str(BASE_DIR / "judges.toml"))
+# Server directories the web may offer for a batch rank or a blind comparison; nothing outside them.
+BROWSE_ROOTS = [Path(p).resolve() for p in env.list("BROWSE_ROOTS", default=[str(DATA_DIR / "inbox")])]
+# Artifacts and outputs larger than this are refused with a clear error, before anything is written.
+ARTIFACT_MAX_BYTES = env.int("ARTIFACT_MAX_BYTES", default=200_000)
+UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=20_000_000)
+DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_500_000
+
+# --- Default judge (CONTRACT §1) -------------------------------------------------------------------------
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
+JUDGE_MODEL = env.str("JUDGE_MODEL", default="")
+JUDGE_FAMILY = env.str("JUDGE_FAMILY", default="")
+JUDGE_TIMEOUT_SECONDS = env.float("JUDGE_TIMEOUT_SECONDS", default=60.0)
+JUDGE_MAX_ATTEMPTS = env.int("JUDGE_MAX_ATTEMPTS", default=5)
+JUDGE_MAX_CONCURRENCY = env.int("JUDGE_MAX_CONCURRENCY", default=8)
+JUDGE_BACKOFF_SECONDS = env.float("JUDGE_BACKOFF_SECONDS", default=0.5)  # first retry's wait; doubles each time
+
+# --- Celery ---------------------------------------------------------------------------------------------
+# The default broker is kombu's filesystem transport under DATA_DIR: a real worker process, no server.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+BROKER_DIR = DATA_DIR / "broker"
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+        "polling_interval": 0.05,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="judgeapp")
+CELERY_TASK_IGNORE_RESULT = True  # run state lives in the models, not in a result backend
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# A judgment is a few judge calls with retries; a whole sequential run (a batch rank) takes longer.
+UNIT_SOFT_TIME_LIMIT = env.int("UNIT_SOFT_TIME_LIMIT", default=600)
+UNIT_HARD_TIME_LIMIT = UNIT_SOFT_TIME_LIMIT + 30
+RUN_SOFT_TIME_LIMIT = env.int("RUN_SOFT_TIME_LIMIT", default=6 * 3600)
+RUN_HARD_TIME_LIMIT = RUN_SOFT_TIME_LIMIT + 60
+WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=8)
+
+# --- Auth and web ---------------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if PRODUCTION
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
+
+# --- Production hardening (python manage.py check --deploy) ---------------------------------------------
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    if env.bool("BEHIND_TLS_PROXY", default=False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
+    # httpx logs every request line at INFO; keep it quiet so nothing about a judge's endpoint is chatty.
+    "loggers": {"httpx": {"level": "WARNING"}, "openai": {"level": "WARNING"}},
+}

@@ -1,0 +1,51 @@
+"""Real Celery worker processes: a run fans out, a worker is SIGKILLed mid-run, another finishes it."""
+
+import pytest
+
+from fakejudge import DemoBrain, FakeJudgeServer
+from judgeapp.models import Judgment, Run, RunStatus, UnitStatus
+from judgeapp.services import runs
+from tests.factories import pointwise_run
+from tests.helpers import wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def test_killed_worker_loses_no_judgment_and_judges_nothing_twice(worker_factory, make_judge):
+    with FakeJudgeServer(DemoBrain(), latency=0.4) as slow:
+        judge = make_judge("slow", server=slow, max_concurrency=4)
+        run = pointwise_run(judge=judge, n=50, executor="celery")
+        first = worker_factory(concurrency=4)
+        runs.run_enqueue(run=run)
+
+        wait_for(lambda: Run.objects.get(pk=run.pk).done_units >= 10, 60, message="10 judgments done")
+        first.kill()
+        at_kill = Run.objects.get(pk=run.pk)
+        in_flight = Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).count()
+        assert at_kill.status == RunStatus.RUNNING and at_kill.done_units < 50
+
+        worker_factory(concurrency=4)
+        wait_for(lambda: Run.objects.get(pk=run.pk).is_finished, 120, message="the run to finish")
+
+        run.refresh_from_db()
+        assert run.status == RunStatus.DONE, run.error
+        units = Judgment.objects.filter(run=run)
+        assert units.count() == 50
+        assert units.filter(status=UnitStatus.DONE).count() == 50
+        assert run.done_units == 50 and run.failed_units == 0
+        assert units.values("case_id").distinct().count() == 50
+        # Every case was sent; a case is sent again only if its call was in flight when the worker died.
+        prompts = [r.prompt for r in slow.chat_requests]
+        assert len(set(prompts)) == 50
+        assert len(prompts) - 50 <= in_flight
+        assert len(run.report["lowest"]) > 0 and run.report["judged"] == 50
+
+
+def test_a_run_started_from_a_queued_row_is_picked_up_by_a_worker(worker_factory, make_judge, fake_judge):
+    judge = make_judge()
+    run = pointwise_run(judge=judge, n=6, executor="celery")
+    worker_factory(concurrency=2)
+    runs.run_enqueue(run=run)
+    wait_for(lambda: Run.objects.get(pk=run.pk).is_finished, 60, message="the run to finish")
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE and run.done_units == 6

@@ -1,0 +1,86 @@
+"""Helpers for tests that run real processes."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def database_url_for_subprocess() -> str:
+    """DATABASE_URL of the database this test process uses (the test database), for a child process."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{Path(s['NAME']).resolve()}"
+    user = quote(s.get("USER") or "")
+    password = f":{quote(s['PASSWORD'])}" if s.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.1, message: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+class WorkerProcess:
+    """`celery -A judgeapp worker` in its own process group, so that a test can SIGKILL all of it."""
+
+    def __init__(self, env: dict, concurrency: int, log_path: Path):
+        self.env = {**env, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONUNBUFFERED": "1"}
+        self.concurrency = concurrency
+        self.log_path = log_path
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60) -> None:
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "judgeapp", "worker",
+                "--pool", "prefork", "--concurrency", str(self.concurrency),
+                "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+                "-Q", os.environ["CELERY_QUEUE"], "-n", f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        wait_for(lambda: " ready." in self.log() or self.proc.poll() is not None, timeout, message="worker ready")
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"worker exited at start:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool children: a machine dying mid-run."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=15)
+        except (subprocess.TimeoutExpired, ProcessLookupError):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=10)
+        finally:
+            self._log.close()

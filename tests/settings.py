@@ -1,0 +1,20 @@
+"""Test settings: the real settings, with every file output and the broker queue in a fresh place.
+
+pytest-django imports this before any conftest, so the environment set here is also what a worker
+process started by a test inherits (same DATA_DIR, same queue).
+"""
+
+import os
+import tempfile
+import uuid
+
+os.environ.setdefault("DATA_DIR", tempfile.mkdtemp(prefix="judgeapp-test-"))
+os.environ.setdefault("CELERY_QUEUE", f"judgeapp-test-{uuid.uuid4().hex[:10]}")
+# A developer's own judges file and default judge must not leak into the tests.
+os.environ["JUDGES_FILE"] = os.path.join(os.environ["DATA_DIR"], "judges.toml")
+os.environ["JUDGE_MODEL"] = ""
+os.environ.setdefault("JUDGE_BACKOFF_SECONDS", "0.05")
+
+from judgeapp.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

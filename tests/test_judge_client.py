@@ -1,0 +1,170 @@
+"""The judge client over real HTTP against the fake server: retries, timeouts, cache, parsing, formats."""
+
+import time
+
+import pytest
+
+from fakejudge import BrokenBody, DemoBrain, FakeJudgeServer, Hang, PerConversation, Reply, ReplyJSON, Sequence, Status
+from judgeapp.core.parsing import score_spec
+from judgeapp.judge_client import (
+    EndpointConfig,
+    JudgeClient,
+    JudgeRejected,
+    JudgeUnavailable,
+    MemoryCache,
+    StructuredOutputUnsupported,
+)
+
+PROMPT = [{"role": "user", "content": "<customer_message>Where is my order?</customer_message><assistant_reply>Tracking link: within 2 days.</assistant_reply>"}]
+GOOD = ReplyJSON({"reasoning": "Gives tracking.", "score": 4})
+
+
+@pytest.fixture
+def server():
+    with FakeJudgeServer(GOOD) as s:
+        yield s
+
+
+def client_for(server, *, timeout=2.0, structured_output="none", attempts=5, cache=None):
+    config = EndpointConfig(
+        name="j", model="fake-judge", base_url=server.url, timeout=timeout, structured_output=structured_output, max_attempts=attempts
+    )
+    return JudgeClient(config, cache=cache if cache is not None else MemoryCache(), backoff_initial=0.05, backoff_max=0.2)
+
+
+def test_429_with_retry_after_is_retried_after_about_that_long(server):
+    server.action = Sequence(Status(429, retry_after=1), GOOD)
+    started = time.monotonic()
+    result = client_for(server).chat(PROMPT)
+    waited = time.monotonic() - started
+    assert result.attempts == 2
+    assert 0.9 <= waited < 2.0
+    gap = server.chat_requests[1].received_at - server.chat_requests[0].received_at
+    assert gap >= 0.95
+
+
+def test_5xx_is_retried(server):
+    server.action = Sequence(Status(503), Status(500), GOOD)
+    result = client_for(server).chat(PROMPT)
+    assert result.attempts == 3
+    assert len(server.chat_requests) == 3
+
+
+def test_a_hang_hits_the_timeout_and_is_retried(server):
+    server.action = Sequence(Hang(30), GOOD)
+    started = time.monotonic()
+    result = client_for(server, timeout=0.5).chat(PROMPT)
+    assert result.attempts == 2
+    assert 0.5 <= time.monotonic() - started < 5
+
+
+def test_a_4xx_is_not_retried(server):
+    server.action = Status(400, message="context length exceeded")
+    with pytest.raises(JudgeRejected, match="HTTP 400"):
+        client_for(server).chat(PROMPT)
+    assert len(server.chat_requests) == 1
+
+
+def test_401_says_to_check_the_key(server):
+    server.action = Status(401, message="bad key")
+    with pytest.raises(JudgeRejected, match="api_key_env"):
+        client_for(server).chat(PROMPT)
+
+
+def test_transient_errors_give_up_after_max_attempts(server):
+    server.action = Status(502)
+    with pytest.raises(JudgeUnavailable, match="HTTP 502 after 3 attempts"):
+        client_for(server, attempts=3).chat(PROMPT)
+    assert len(server.chat_requests) == 3
+
+
+def test_a_body_that_is_not_json_is_retried(server):
+    server.action = Sequence(BrokenBody(), GOOD)
+    assert client_for(server).chat(PROMPT).attempts == 2
+
+
+def test_a_cached_judgment_makes_no_second_call(server):
+    cache = MemoryCache()
+    first = client_for(server, cache=cache).judge(PROMPT, score_spec())
+    second = client_for(server, cache=cache).judge(PROMPT, score_spec())
+    assert first.parsed == second.parsed == {"reasoning": "Gives tracking.", "score": 4}
+    assert second.cached and second.attempts == 0
+    assert len(server.chat_requests) == 1
+
+
+def test_cache_key_includes_the_parameters(server):
+    cache = MemoryCache()
+    client_for(server, cache=cache).chat(PROMPT)
+    client_for(server, cache=cache).chat(PROMPT, max_tokens=50)
+    assert len(server.chat_requests) == 2
+
+
+def test_malformed_reply_is_retried_once_then_valid(server):
+    server.action = PerConversation(Reply("Score: four out of five"), GOOD)
+    outcome = client_for(server).judge(PROMPT, score_spec())
+    assert outcome.ok and outcome.parsed["score"] == 4
+    assert outcome.parse_attempts == 2
+    retry = server.chat_requests[1]
+    assert retry.messages[1] == {"role": "assistant", "content": "Score: four out of five"}
+    assert "could not be used" in retry.messages[2]["content"]
+
+
+def test_malformed_twice_is_recorded_as_a_parse_failure(server):
+    server.action = Reply('{"reasoning": "ok", "score": "five"}')
+    outcome = client_for(server).judge(PROMPT, score_spec())
+    assert not outcome.ok
+    assert outcome.parse_attempts == 2
+    assert "integer" in outcome.parse_error
+    assert outcome.raw_reply == '{"reasoning": "ok", "score": "five"}'
+    assert len(server.chat_requests) == 2
+
+
+def test_json_in_a_fence_from_the_server_parses(server):
+    server.action = ReplyJSON({"reasoning": "fine", "score": 5}, fenced=True, preamble="My verdict:")
+    assert client_for(server).judge(PROMPT, score_spec()).parsed["score"] == 5
+
+
+def test_json_schema_format_is_sent_when_the_judge_asks_for_it(server):
+    client_for(server, structured_output="json_schema").judge(PROMPT, score_spec())
+    response_format = server.chat_requests[0].body["response_format"]
+    assert response_format["type"] == "json_schema"
+    assert response_format["json_schema"]["schema"]["properties"]["score"]["maximum"] == 5
+
+
+def test_json_object_format_carries_the_schema_inside_for_llama_cpp(server):
+    client_for(server, structured_output="json_object").judge(PROMPT, score_spec())
+    response_format = server.chat_requests[0].body["response_format"]
+    assert response_format["type"] == "json_object"
+    assert "schema" in response_format
+
+
+def test_temperature_is_zero(server):
+    client_for(server).chat(PROMPT)
+    assert server.chat_requests[0].body["temperature"] == 0.0
+
+
+def test_a_server_refusing_the_format_is_reported_once_not_retried(server):
+    # llama.cpp's server answers HTTP 500 to json_schema.
+    server.action = Status(500, message="Unsupported response_format type: json_schema")
+    client = client_for(server, structured_output="json_schema")
+    with pytest.raises(StructuredOutputUnsupported, match="set structured_output to 'json_object' or 'none'"):
+        client.chat(PROMPT, schema={"type": "object"})
+    assert len(server.chat_requests) == 1
+    # Later calls to the same endpoint fail at once, without another request.
+    with pytest.raises(StructuredOutputUnsupported):
+        client.chat([{"role": "user", "content": "another"}], schema={"type": "object"})
+    assert len(server.chat_requests) == 1
+
+
+def test_process_limiter_bounds_concurrent_calls():
+    import threading
+
+    with FakeJudgeServer(DemoBrain(), latency=0.2) as server:
+        config = EndpointConfig(name="limited", model="m", base_url=server.url, max_concurrency=2)
+        client = JudgeClient(config)
+        threads = [threading.Thread(target=client.chat, args=([{"role": "user", "content": f"q{i}"}],)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert server.max_in_flight == 2

@@ -1,0 +1,191 @@
+"""The run machinery with the pointwise kind, in process, against the fake server over HTTP."""
+
+import uuid
+
+import pytest
+from django.utils import timezone
+
+from fakejudge import PerConversation, Reply, Status, When
+from judgeapp.models import AuditLog, Judgment, Output, Run, RunStatus, UnitStatus
+from judgeapp.services import runs
+from tests.factories import RUBRIC_TWO, pointwise_run
+
+pytestmark = pytest.mark.django_db
+
+
+def test_pointwise_run_judges_every_case_and_criterion_once(judge, fake_judge):
+    run = pointwise_run(judge=judge, n=5, rubric=RUBRIC_TWO)
+    runs.run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE
+    assert run.total_units == run.done_units == 10
+    keys = set(run.judgments.values_list("key", flat=True))
+    assert keys == {f"c{i:03d}/{c}" for i in range(5) for c in ("helpfulness", "tone")}
+    assert len(fake_judge.chat_requests) == 10
+    # The judge grades one criterion per call, with that criterion's scale and examples.
+    prompt = fake_judge.chat_requests[0].prompt
+    assert prompt.count("Criterion:") == 1 and "Examples:" in prompt
+    assert run.report["mean"] is not None and set(run.report["per_criterion"]) == {"helpfulness", "tone"}
+
+
+def test_rerunning_the_same_judgments_costs_no_call(judge, fake_judge):
+    runs.run_execute_inline(run=pointwise_run(judge=judge, n=3))
+    calls = len(fake_judge.chat_requests)
+    second = pointwise_run(judge=judge, n=3)
+    runs.run_execute_inline(run=second)
+    assert len(fake_judge.chat_requests) == calls
+    assert all(second.judgments.values_list("cached", flat=True))
+
+
+def test_starting_twice_creates_the_units_once(judge):
+    run = pointwise_run(judge=judge, n=3)
+    assert runs.run_start(run_pk=run.pk) is True
+    assert runs.run_start(run_pk=run.pk) is False
+    assert run.judgments.count() == 3
+
+
+def test_a_unit_is_claimed_by_one_caller_only(judge):
+    run = pointwise_run(judge=judge, n=1)
+    runs.run_start(run_pk=run.pk)
+    unit = run.judgments.get()
+    assert runs.judgment_claim(judgment_id=unit.pk, worker="w1") is not None
+    assert runs.judgment_claim(judgment_id=unit.pk, worker="w2") is None
+
+
+def test_only_the_claim_holder_can_record(judge):
+    from judgeapp.runkinds import UnitResult
+
+    run = pointwise_run(judge=judge, n=1)
+    runs.run_start(run_pk=run.pk)
+    unit = Judgment.objects.select_related("run").get(run=run)
+    runs.judgment_claim(judgment_id=unit.pk, worker="w1")
+    assert runs.judgment_record(unit=unit, token=uuid.uuid4(), result=UnitResult(ok=True, fields={"parsed": {"score": 1}})) is False
+    unit.refresh_from_db()
+    assert unit.status == UnitStatus.CLAIMED
+
+
+def test_an_expired_lease_can_be_taken_over(judge):
+    run = pointwise_run(judge=judge, n=1)
+    runs.run_start(run_pk=run.pk)
+    unit = run.judgments.get()
+    runs.judgment_claim(judgment_id=unit.pk, worker="elsewhere:1:1")
+    Judgment.objects.filter(pk=unit.pk).update(lease_expires_at=timezone.now() - timezone.timedelta(seconds=1))
+    assert runs.judgment_claim(judgment_id=unit.pk, worker="w2") is not None
+
+
+def test_recovery_releases_the_claims_of_a_dead_process(judge, monkeypatch):
+    from judgeapp import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks.execute_judgment, "apply_async", lambda args, **kw: sent.append(args[0]))
+    run = pointwise_run(judge=judge, n=2, executor="celery")
+    runs.run_start(run_pk=run.pk)
+    first, second = run.judgments.order_by("pk")
+    import socket
+
+    dead = f"{socket.gethostname()}:999999:1:1"  # no such pid on this host
+    runs.judgment_claim(judgment_id=first.pk, worker=dead)
+    counts = runs.runs_recover()
+    first.refresh_from_db()
+    assert first.status == UnitStatus.PENDING
+    assert counts["released"] == 1
+    assert set(sent) == {first.pk, second.pk}
+
+
+def test_recovery_leaves_a_live_claim_alone(judge, monkeypatch):
+    from judgeapp import tasks
+    from judgeapp.workers import worker_identity
+
+    monkeypatch.setattr(tasks.execute_judgment, "apply_async", lambda args, **kw: None)
+    run = pointwise_run(judge=judge, n=1, executor="celery")
+    runs.run_start(run_pk=run.pk)
+    unit = run.judgments.get()
+    runs.judgment_claim(judgment_id=unit.pk, worker=worker_identity())
+    runs.runs_recover()
+    unit.refresh_from_db()
+    assert unit.status == UnitStatus.CLAIMED
+
+
+def test_cancel_stops_pending_units_and_is_audited(judge, lead):
+    run = pointwise_run(judge=judge, n=3, executor="celery")
+    runs.run_start(run_pk=run.pk)
+    assert runs.run_cancel(run=run, actor=lead, reason="wrong rubric") is True
+    run.refresh_from_db()
+    assert run.status == RunStatus.CANCELLED
+    assert set(run.judgments.values_list("status", flat=True)) == {UnitStatus.CANCELLED}
+    entry = AuditLog.objects.get(run=run)
+    assert entry.actor == lead and entry.reason == "wrong rubric"
+    assert runs.judgment_execute(judgment_id=run.judgments.first().pk) is False
+
+
+def test_parse_failure_on_first_try_and_valid_retry_gives_a_valid_run(judge, fake_judge):
+    from fakejudge import DemoBrain
+
+    fake_judge.action = PerConversation(Reply("I think it is decent."), DemoBrain())
+    run = pointwise_run(judge=judge, n=4)
+    runs.run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE
+    assert run.report["parse_failures"] == 0
+    assert set(run.judgments.values_list("parse_attempts", flat=True)) == {2}
+
+
+def test_always_malformed_on_2_of_20_cases_makes_the_run_invalid(judge, fake_judge):
+    from fakejudge import DemoBrain
+
+    fake_judge.action = When(lambda r: "(ticket 3)" in r.prompt or "(ticket 7)" in r.prompt, Reply("{score: five"), DemoBrain())
+    run = pointwise_run(judge=judge, n=20, threshold=1.0)
+    runs.run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.INVALID
+    assert run.report["parse_failures"] == 2 and run.report["parse_failure_rate"] == 0.1
+    assert run.report["gate"]["passed"] is False
+    failed = run.judgments.get(key="c003/helpfulness")
+    assert failed.status == UnitStatus.FAILED and failed.raw_reply == "{score: five" and failed.parse_attempts == 2
+
+
+def test_a_server_refusing_the_format_fails_the_run_with_one_message(judge, fake_judge):
+    judge.structured_output = "json_schema"
+    judge.save()
+    fake_judge.action = Status(500, message="response_format json_schema is not supported")
+    run = pointwise_run(judge=judge, n=10)
+    runs.run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert "structured_output" in run.error
+    assert len(fake_judge.chat_requests) == 1
+    assert run.judgments.filter(status=UnitStatus.CANCELLED).count() == 9
+
+
+def test_a_system_under_test_generates_outputs_first(judge, make_system, fake_judge):
+    system = make_system()
+    run = pointwise_run(judge=judge, n=3, system=system, generate=True)
+    runs.run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE
+    assert Output.objects.filter(run=run, source=Output.Source.SYSTEM).count() == 3
+    assert run.judgments.filter(purpose="generate").count() == 3
+    assert run.judgments.filter(purpose="judge", status="done").count() == 3
+
+
+def test_threads_in_process_judge_concurrently(transactional_db, make_judge):
+    from fakejudge import DemoBrain, FakeJudgeServer
+
+    with FakeJudgeServer(DemoBrain(), latency=0.2) as slow:
+        judge = make_judge("slow", server=slow, max_concurrency=4)
+        run = pointwise_run(judge=judge, n=12)
+        runs.run_execute_inline(run=run, concurrency=4)
+        run.refresh_from_db()
+        assert run.status == RunStatus.DONE and run.done_units == 12
+        assert slow.max_in_flight == 4
+
+
+def test_run_id_must_be_safe_for_a_directory(judge):
+    from judgeapp.core.errors import InputError
+
+    with pytest.raises(InputError, match="run id"):
+        pointwise_run(judge=judge, run_id="../escape")
+    pointwise_run(judge=judge, run_id="nightly-2026.11.29")
+    with pytest.raises(InputError, match="already taken"):
+        pointwise_run(judge=judge, run_id="nightly-2026.11.29")
+    assert Run.objects.count() == 1
