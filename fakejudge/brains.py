@@ -96,9 +96,10 @@ class DemoBrain:
         self.tie_margin = tie_margin
         self.note = note
 
-    # Deterministic per prompt: the same prompt always draws the same random number.
+    # Deterministic per prompt and model: the same prompt to the same model always draws the same number,
+    # and two "models" served by one demo server disagree now and then, as a jury's members do.
     def _rng(self, request: FakeRequest) -> random.Random:
-        digest = hashlib.sha256(f"{self.seed}:{request.prompt}".encode()).hexdigest()
+        digest = hashlib.sha256(f"{self.seed}:{request.model}:{request.prompt}".encode()).hexdigest()
         return random.Random(int(digest[:16], 16))
 
     def _say(self, text: str) -> str:

@@ -47,7 +47,6 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -58,6 +57,10 @@ MIDDLEWARE = [
     # Login required everywhere (CONTRACT §5); views open to the public say so with @login_not_required.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
 ]
+
+if PRODUCTION:
+    # Static files straight from the app server (after collectstatic); runserver serves them in development.
+    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
 
 ROOT_URLCONF = "judgeapp.urls"
 
@@ -119,7 +122,7 @@ JUDGE_BACKOFF_SECONDS = env.float("JUDGE_BACKOFF_SECONDS", default=0.5)  # first
 
 # --- Celery ---------------------------------------------------------------------------------------------
 # The default broker is kombu's filesystem transport under DATA_DIR: a real worker process, no server.
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://localhost/")
 BROKER_DIR = DATA_DIR / "broker"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -146,6 +149,8 @@ UNIT_HARD_TIME_LIMIT = UNIT_SOFT_TIME_LIMIT + 30
 RUN_SOFT_TIME_LIMIT = env.int("RUN_SOFT_TIME_LIMIT", default=6 * 3600)
 RUN_HARD_TIME_LIMIT = RUN_SOFT_TIME_LIMIT + 60
 WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=8)
+# The scripted demo judge that `manage.py up` starts for the demo (fakejudge; not a language model).
+DEMO_JUDGE_PORT = env.int("DEMO_JUDGE_PORT", default=8931)
 
 # --- Auth and web ---------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,0 +1,130 @@
+"""Demo data, so that a new user sees every mode before configuring anything.
+
+Everything here is judged by the repo's scripted demo judge server (fakejudge), never by a language model,
+and every judge it creates is marked `scripted_demo` so that each page and report says so. The one
+exception is real data: the PandaLM import brings a real GPT-3.5 judge's verdicts and real human labels.
+
+`demo_load()` is idempotent: a step whose run already exists is skipped. Each mode adds its step to STEPS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+
+from judgeapp.models import EndpointSource, Judge, Run, System
+from judgeapp.roles import Role
+
+EVALS = Path(settings.BASE_DIR) / "evals"
+DEMO_PASSWORD_SUFFIX = "-demo-password"
+# One scripted judge per family, so that the jury demo has a panel of different families.
+DEMO_JUDGES = [
+    ("demo-judge", "demo-judge-qwen2.5-7b", "qwen"),
+    ("demo-juror-llama", "demo-judge-llama-3.1-8b", "meta"),
+    ("demo-juror-mistral", "demo-judge-mistral-7b", "mistral"),
+    ("demo-juror-gemma", "demo-judge-gemma-2-9b", "google"),
+]
+DEMO_SYSTEMS = [
+    ("support-bot-v1", "gpt-4o-mini", "openai", "You are a support assistant. Be brief."),
+    ("support-bot-v2", "gpt-4o-mini", "openai", "You are a support assistant. Give concrete next steps and say what to expect."),
+]
+
+
+@dataclass
+class DemoContext:
+    judge_url: str
+    judge: Judge
+    jurors: list[Judge]
+    systems: list[System]
+    lead: User
+
+
+Step = Callable[[DemoContext], str | None]
+STEPS: list[tuple[str, Step]] = []
+
+
+def step(run_id: str):
+    """Register a demo step that creates the run `run_id` (skipped when it exists)."""
+
+    def register(function: Step) -> Step:
+        STEPS.append((run_id, function))
+        return function
+
+    return register
+
+
+def demo_users() -> list[tuple[str, str, str]]:
+    """(username, password, role) of the demo accounts, created if missing."""
+    accounts = []
+    for role in (Role.LEAD, Role.REVIEWER, Role.ANNOTATOR):
+        username = str(role)
+        password = f"{username}{DEMO_PASSWORD_SUFFIX}"
+        user, created = User.objects.get_or_create(username=username)
+        if created:
+            user.set_password(password)
+            user.save()
+        user.groups.add(Group.objects.get(name=role))
+        accounts.append((username, password, str(role)))
+    for extra in ("annotator2", "annotator3"):
+        user, created = User.objects.get_or_create(username=extra)
+        if created:
+            user.set_password(f"{extra}{DEMO_PASSWORD_SUFFIX}")
+            user.save()
+        user.groups.add(Group.objects.get(name=Role.ANNOTATOR))
+    return accounts
+
+
+def demo_endpoints(judge_url: str) -> tuple[list[Judge], list[System]]:
+    judges = []
+    for name, model, family in DEMO_JUDGES:
+        judge, _ = Judge.objects.update_or_create(
+            name=name,
+            defaults={
+                "model": model,
+                "family": family,
+                "base_url": judge_url,
+                "api_key_env": "DEMO_JUDGE_KEY",
+                "source": EndpointSource.DEMO,
+                "scripted_demo": True,
+                "timeout_seconds": 10,
+            },
+        )
+        judges.append(judge)
+    systems = []
+    for name, model, family, prompt in DEMO_SYSTEMS:
+        system, _ = System.objects.update_or_create(
+            name=name,
+            defaults={
+                "model": model,
+                "family": family,
+                "base_url": judge_url,
+                "api_key_env": "DEMO_JUDGE_KEY",
+                "source": EndpointSource.DEMO,
+                "scripted_demo": True,
+                "system_prompt": prompt,
+            },
+        )
+        systems.append(system)
+    return judges, systems
+
+
+def demo_load(*, judge_url: str, log: Callable[[str], None] = print) -> None:
+    # Importing the steps registers them.
+    from judgeapp.demo import steps  # noqa: F401
+
+    accounts = demo_users()
+    judges, systems = demo_endpoints(judge_url)
+    context = DemoContext(
+        judge_url=judge_url, judge=judges[0], jurors=judges[1:], systems=systems, lead=User.objects.get(username="lead")
+    )
+    for run_id, function in STEPS:
+        if Run.objects.filter(run_id=run_id).exists():
+            continue
+        message = function(context)
+        if message:
+            log(message)
+    log("demo accounts: " + ", ".join(f"{u} / {p} ({r})" for u, p, r in accounts))

@@ -1,0 +1,71 @@
+"""What every judgeapp command shares (CONTRACT §3).
+
+Bad input is one line on stderr and exit status 2, never a traceback; SIGTERM and Ctrl-C end the command
+cleanly (a run in progress is marked failed with the reason, so nothing is left half-running); long work
+shows a progress bar on a terminal and stays quiet in CI logs.
+"""
+
+import signal
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from judgeapp.core.errors import InputError
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+class JudgeCommand(BaseCommand):
+    # Set by commands that start a run, so that an interrupt can mark it.
+    current_run = None
+
+    def run_from_argv(self, argv):
+        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+        try:
+            super().run_from_argv(argv)
+        except InputError as exc:
+            self.stderr.write(f"error: {exc}")
+            sys.exit(2)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            self._mark_interrupted(str(exc) or "SIGINT")
+            self.stderr.write(f"interrupted ({exc or 'SIGINT'}); stopped cleanly")
+            sys.exit(143 if isinstance(exc, Interrupted) else 130)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    def execute(self, *args, **options):
+        # call_command() (tests, other commands) goes through here: make bad input a CommandError with
+        # the same one line, so it never surfaces as a traceback.
+        try:
+            return super().execute(*args, **options)
+        except InputError:
+            raise
+        except CommandError as exc:
+            raise InputError(str(exc)) from None
+
+    def _mark_interrupted(self, why: str) -> None:
+        if self.current_run is None:
+            return
+        from judgeapp.services.runs import run_fail
+
+        run_fail(run_pk=self.current_run.pk, error=f"interrupted by {why} before it finished")
+
+    def progress_bar(self, *, total: int, desc: str) -> tqdm:
+        # disable=None: a bar on a terminal, nothing when stderr is not a TTY (CI logs).
+        return tqdm(total=total, desc=desc, unit="judgment", disable=None, file=sys.stderr, leave=False)
+
+    def progress_callback(self, bar: tqdm):
+        def update(finished: int, total: int) -> None:
+            if total and bar.total != total:
+                bar.total = total
+            bar.n = finished
+            bar.refresh()
+
+        return update
