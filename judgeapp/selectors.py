@@ -3,7 +3,7 @@
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from judgeapp.models import Judge, Judgment, Run, System
+from judgeapp.models import Judge, Judgment, Output, Run, System
 
 
 def runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:
@@ -27,3 +27,21 @@ def judgments_of(*, run: Run) -> QuerySet[Judgment]:
 
 def endpoints_all() -> tuple[QuerySet[Judge], QuerySet[System]]:
     return Judge.objects.order_by("name"), System.objects.order_by("name")
+
+
+def run_outputs(*, run: Run) -> QuerySet[Output]:
+    """The replies a run judged, beside their inputs: slot '' (pointwise, jury) or 'A'/'B' (pairwise)."""
+    return run.outputs.select_related("case").order_by("case__position", "slot")
+
+
+def run_verdicts(*, run: Run):
+    """Every judge verdict of a finished run (judgeapp.runkinds.Verdict), for calibration."""
+    from judgeapp.runkinds import handler_for
+
+    return handler_for(run.kind).verdicts(run)
+
+
+def run_label_kind(*, run: Run) -> str | None:
+    from judgeapp.runkinds import handler_for
+
+    return handler_for(run.kind).label_kind

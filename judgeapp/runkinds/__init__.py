@@ -4,9 +4,9 @@ The run machinery (services/runs.py) is the same for every kind; a kind only pla
 finalizes. Handlers register themselves on import.
 """
 
-from .base import RunFailed, RunHandler, UnitResult, UnitSpec, handler_for, register
+from .base import RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, handler_for, register
 
 # Importing a kind's module registers its handler.
 from . import pointwise  # noqa: E402,F401
 
-__all__ = ["RunFailed", "RunHandler", "UnitResult", "UnitSpec", "handler_for", "register"]
+__all__ = ["RunFailed", "RunHandler", "UnitResult", "UnitSpec", "Verdict", "handler_for", "register"]

@@ -55,6 +55,20 @@ class UnitResult:
         return cls(ok=False, fields={"error": error, **fields})
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """One judge's verdict on one item, in the form a person can also give: what calibration compares.
+
+    value: an integer score (pointwise), "pass"/"fail" (jury), or "A"/"B"/"tie" (pairwise, after both
+    orders). judge: the judge's name; a jury's pooled verdict is under the name "jury".
+    """
+
+    case_id: str
+    criterion: str
+    judge: str
+    value: int | str
+
+
 class RunFailed(Exception):
     """The whole run cannot go on (a judge's server refuses its structured-output setting, say). The
     message is shown once on the run, not once per unit."""
@@ -81,6 +95,13 @@ class RunHandler:
         raise NotImplementedError
 
     def run_sequential(self, run: Run, progress=None) -> None:
+        raise NotImplementedError
+
+    # What people label for this kind ("score", "pass_fail" or "pairwise"); None: not calibrated by people.
+    label_kind: ClassVar[str | None] = None
+
+    def verdicts(self, run: Run) -> list[Verdict]:
+        """Every judge verdict of a finished run, one per (case, criterion, judge)."""
         raise NotImplementedError
 
 

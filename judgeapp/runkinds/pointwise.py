@@ -7,7 +7,7 @@ from judgeapp.core.pointwise import ScoredItem, gate_decision, summarize
 from judgeapp.core.prompts import load_prompt, user_message
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 
-from .base import RunHandler, UnitResult, UnitSpec, register
+from .base import RunHandler, UnitResult, UnitSpec, Verdict, register
 
 
 def generate_output(unit: Judgment) -> UnitResult:
@@ -40,6 +40,13 @@ def criterion_spec(criterion) -> CriterionSpec:
 @register
 class PointwiseHandler(RunHandler):
     kind = RunKind.POINTWISE
+    label_kind = "score"
+
+    def verdicts(self, run):
+        return [
+            Verdict(case_id=j.case.case_id, criterion=j.criterion.name, judge=j.judge.name, value=j.parsed["score"])
+            for j in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "criterion", "judge")
+        ]
 
     def plan(self, run, stage):
         generates = run.system_id is not None and run.config.get("options", {}).get("generate", False)
