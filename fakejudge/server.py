@@ -263,6 +263,7 @@ class FakeJudgeServer:
         self._stopping = threading.Event()
         self._in_flight = 0
         self.max_in_flight = 0
+        self.busy_seconds = 0.0  # summed duration of all chat requests: busy / wall = mean concurrency
         self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -295,6 +296,19 @@ class FakeJudgeServer:
         with self._lock:
             self.requests.clear()
             self.max_in_flight = 0
+            self.busy_seconds = 0.0
+
+    def stats(self) -> dict:
+        with self._lock:
+            chats = [r for r in self.requests if r.path.endswith("/chat/completions")]
+            return {
+                "chat_requests": len(chats),
+                "distinct_prompts": len({r.conversation_key for r in chats}),
+                "max_in_flight": self.max_in_flight,
+                "busy_seconds": self.busy_seconds,
+                "first_at": chats[0].received_at if chats else None,
+                "last_at": chats[-1].received_at if chats else None,
+            }
 
     @property
     def chat_requests(self) -> list[FakeRequest]:
@@ -307,9 +321,10 @@ class FakeJudgeServer:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
 
-    def _leave(self) -> None:
+    def _leave(self, started: float) -> None:
         with self._lock:
             self._in_flight -= 1
+            self.busy_seconds += time.time() - started
 
     def _wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)
@@ -318,6 +333,9 @@ class FakeJudgeServer:
 def _make_handler(server: FakeJudgeServer):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes; with Nagle on, the body waits for the client's delayed
+        # ACK (~40 ms) on a kept-alive connection, which would swamp every latency the tests script.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args):  # quiet: tests read server.requests instead
             pass
@@ -331,7 +349,12 @@ def _make_handler(server: FakeJudgeServer):
             self.wfile.write(response.body)
 
         def do_GET(self):
-            if self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/").endswith("/_stats"):  # for benchmarks in another process
+                self._send(Response(body=json.dumps(server.stats()).encode(), headers={"Content-Type": "application/json"}))
+            elif self.path.rstrip("/").endswith("/_reset"):
+                server.reset()
+                self._send(Response(body=b"{}", headers={"Content-Type": "application/json"}))
+            elif self.path.rstrip("/").endswith("/models"):
                 body = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fakejudge"} for m in server.models]}
                 self._send(Response(body=json.dumps(body).encode(), headers={"Content-Type": "application/json"}))
             else:
@@ -364,6 +387,6 @@ def _make_handler(server: FakeJudgeServer):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             finally:
-                server._leave()
+                server._leave(request.received_at)
 
     return Handler

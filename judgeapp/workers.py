@@ -20,9 +20,15 @@ def _start_time(pid: int) -> str:
         return "0"
 
 
+_identity: tuple[int, str] | None = None
+
+
 def worker_identity() -> str:
+    global _identity
     pid = os.getpid()
-    return f"{_HOST}:{pid}:{_start_time(pid)}:{threading.get_ident()}"
+    if _identity is None or _identity[0] != pid:  # a forked pool child has a new pid
+        _identity = (pid, f"{_HOST}:{pid}:{_start_time(pid)}")
+    return f"{_identity[1]}:{threading.get_ident()}"
 
 
 def claimer_is_dead(identity: str) -> bool:

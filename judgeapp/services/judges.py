@@ -2,6 +2,7 @@
 client that reaches each of them, with the app's shared response cache and concurrency limiter."""
 
 import logging
+import random
 import re
 import threading
 import time
@@ -205,7 +206,11 @@ class DatabaseSlotLimiter:
         while slot_id is None:
             now = timezone.now()
             free = Q(holder="") | Q(leased_until__lt=now)
-            for candidate in JudgeSlot.objects.filter(free, judge_name=name, slot__lt=max_concurrency).values_list("id", flat=True)[:4]:
+            candidates = list(JudgeSlot.objects.filter(free, judge_name=name, slot__lt=max_concurrency).values_list("id", flat=True))
+            # Callers that read the same free slots at once would all race for the first; start each at a
+            # random one so that one attempt usually wins.
+            random.shuffle(candidates)
+            for candidate in candidates:
                 taken = JudgeSlot.objects.filter(free, id=candidate).update(holder=holder, leased_until=now + lease)
                 if taken:
                     slot_id = candidate
