@@ -1,0 +1,134 @@
+"""Judges and systems from the judges file, the environment and the admin; the cross-process limiter."""
+
+import threading
+
+import pytest
+from django.test import override_settings
+
+from fakejudge import DemoBrain, FakeJudgeServer
+from judgeapp.core.errors import InputError
+from judgeapp.models import EndpointSource, Judge, System
+from judgeapp.services.judges import client_for, judge_get, judges_sync, system_get
+
+GOOD = b'''
+[judges.small-a]
+model = "qwen2.5-7b-instruct"
+base_url = "http://127.0.0.1:8000/v1"
+api_key_env = "LOCAL_KEY"
+max_concurrency = 3
+
+[judges.small-b]
+model = "llama3.1:8b"
+structured_output = "json_object"
+
+[systems.support-bot-v2]
+model = "gpt-4o-mini"
+family = "openai"
+system_prompt = "You are a support assistant."
+'''
+
+
+@pytest.fixture
+def judges_file(tmp_path, settings):
+    path = tmp_path / "judges.toml"
+    path.write_bytes(GOOD)
+    settings.JUDGES_FILE = str(path)
+    return path
+
+
+@pytest.mark.django_db
+def test_judges_file_loads_judges_and_systems(judges_file):
+    assert set(judges_sync()) == {"small-a", "small-b", "support-bot-v2"}
+    a = Judge.objects.get(name="small-a")
+    assert (a.model, a.effective_family, a.api_key_env, a.max_concurrency) == ("qwen2.5-7b-instruct", "qwen", "LOCAL_KEY", 3)
+    assert Judge.objects.get(name="small-b").effective_family == "meta"
+    assert System.objects.get(name="support-bot-v2").system_prompt == "You are a support assistant."
+    assert system_get(name="support-bot-v2").family == "openai"
+
+
+@pytest.mark.django_db
+def test_editing_the_file_updates_its_judges_but_not_admin_edits(judges_file):
+    judges_sync()
+    Judge.objects.filter(name="small-b").update(source=EndpointSource.ADMIN, model="edited-in-admin")
+    judges_file.write_bytes(GOOD.replace(b"max_concurrency = 3", b"max_concurrency = 5").replace(b"llama3.1:8b", b"llama3.2:3b"))
+    judges_sync()
+    assert Judge.objects.get(name="small-a").max_concurrency == 5
+    assert Judge.objects.get(name="small-b").model == "edited-in-admin"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (b"[judges.x]\nfamily = 'qwen'\n", "missing 'model'"),
+        (b"[judges.x]\nmodel = 'm'\napi_key = 'sk-123'\n", "api_key_env"),
+        (b"[judges.x]\nmodel = 'm'\nstructured_output = 'grammar'\n", "structured_output must be"),
+        (b"[judges.x]\nmodel = 'm'\nmax_concurrency = 0\n", "max_concurrency"),
+        (b"[judges.x]\nmodel = 'm'\ncolour = 'red'\n", "unknown key"),
+        (b"[judge.x]\nmodel = 'm'\n", "unknown table"),
+        (b"[judges.x\nmodel = 'm'\n", "not valid TOML"),
+    ],
+)
+def test_a_bad_judges_file_is_one_clear_line(tmp_path, settings, text, message):
+    path = tmp_path / "judges.toml"
+    path.write_bytes(text)
+    settings.JUDGES_FILE = str(path)
+    with pytest.raises(InputError, match=message) as exc:
+        judges_sync()
+    assert "\n" not in str(exc.value)
+    assert not Judge.objects.exists()
+
+
+@pytest.mark.django_db
+def test_default_judge_comes_from_the_environment(settings):
+    settings.JUDGE_MODEL = "gpt-4o"
+    settings.OPENAI_BASE_URL = "http://llm.internal/v1"
+    judge = judge_get()
+    assert (judge.name, judge.model, judge.effective_family, judge.base_url) == ("default", "gpt-4o", "openai", "http://llm.internal/v1")
+
+
+@pytest.mark.django_db
+def test_unknown_judge_names_the_known_ones(judges_file):
+    with pytest.raises(InputError, match="unknown judge 'nope' \\(known: small-a, small-b\\)"):
+        judge_get(name="nope")
+
+
+@pytest.mark.django_db
+def test_no_judge_at_all_says_how_to_configure_one():
+    with pytest.raises(InputError, match="JUDGE_MODEL"):
+        judge_get()
+
+
+def test_the_key_is_read_from_the_named_variable_and_never_stored(transactional_db, monkeypatch):
+    monkeypatch.setenv("TEAM_KEY", "sk-secret-123")
+    with FakeJudgeServer(DemoBrain()) as server:
+        judge = Judge.objects.create(name="keyed", model="fake-judge", base_url=server.url, api_key_env="TEAM_KEY")
+        client_for(judge).chat([{"role": "user", "content": "hello"}])
+        assert "sk-secret-123" not in str(judge.config_snapshot())
+        assert "sk-secret-123" not in str(server.chat_requests[0].headers)  # the log drops Authorization
+
+
+def test_concurrency_limit_holds_across_connections(transactional_db):
+    """Threads with their own database connections stand in for worker processes on other machines."""
+    from django.db import connections
+
+    with FakeJudgeServer(DemoBrain(), latency=0.15) as server:
+        judge = Judge.objects.create(name="limited", model="fake-judge", base_url=server.url, max_concurrency=3)
+
+        def call(i):
+            try:
+                # A fresh client per thread: only the database slots are shared.
+                from judgeapp.judge_client import JudgeClient
+                from judgeapp.services.judges import DatabaseSlotLimiter, endpoint_config
+
+                JudgeClient(endpoint_config(judge), limiter=DatabaseSlotLimiter()).chat([{"role": "user", "content": f"q{i}"}])
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(9)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(server.chat_requests) == 9
+        assert server.max_in_flight == 3

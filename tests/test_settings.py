@@ -1,0 +1,28 @@
+"""Production settings: the deploy checks pass, and the development secret key is refused."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STRONG_KEY = "k" * 20 + "-production-secret-for-the-deploy-check-" + "x" * 20
+
+
+def manage(*args, **env):
+    base = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DJANGO_SETTINGS_MODULE")}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_check_deploy_is_clean_with_production_settings():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", JUDGEAPP_ENV="production", SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="judge.example.com")
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_the_development_secret_key():
+    result = manage("check", JUDGEAPP_ENV="production", ALLOWED_HOSTS="judge.example.com")
+    assert result.returncode != 0
+    assert "development key is refused" in result.stderr
