@@ -1,0 +1,314 @@
+"""Leakage detection for the blind comparator, run on every input before any judging.
+
+The seed: "Do not accept configuration names, skill paths, label keys, raw outputs, or raw transcripts.
+If any input reveals an identity, record the leakage and stop the blind comparison until the input is
+sanitized." Every input is scanned: each version's files (their contents and their paths), the eval
+prompt, the expectations, and the labels themselves.
+
+Two kinds of check:
+- known names: the configured systems and judges (names and models) and the mapping's own real names,
+  matched as whole words, case-insensitively, with `-`, `_`, `.` and spaces interchangeable
+  (`support-bot-v2` also catches `support_bot_v2` and `Support Bot v2`);
+- structure: skill paths (`skills/foo/SKILL.md`), absolute and workspace paths, label keys
+  (`with_skill`, `config_name: …`), well-known model names (`gpt-4o`, `llama-3.1-8b`), chat-log structure
+  (speaker turns, `"role": "assistant"`, chat-template tokens), tool-call dumps and raw API responses.
+
+A flag says which input, where (file and line), what it reveals, and the offending text. Plain Python.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+
+from judgeapp.core.blind_inputs import LABEL, VersionContent
+
+
+class Kind:
+    KNOWN_NAME = "known_name"
+    MODEL_NAME = "model_name"
+    SKILL_PATH = "skill_path"
+    FILE_PATH = "file_path"
+    LABEL_KEY = "label_key"
+    TRANSCRIPT = "transcript"
+    TOOL_CALL = "tool_call"
+    RAW_OUTPUT = "raw_output"
+
+    LABELS = {
+        KNOWN_NAME: "configuration or version name",
+        MODEL_NAME: "model name",
+        SKILL_PATH: "skill path",
+        FILE_PATH: "file path",
+        LABEL_KEY: "label key",
+        TRANSCRIPT: "raw transcript",
+        TOOL_CALL: "tool-call dump",
+        RAW_OUTPUT: "raw model output",
+    }
+
+
+@dataclass(frozen=True)
+class KnownName:
+    """A name that identifies a configuration: `what` says where it comes from ("configured system")."""
+
+    text: str
+    what: str
+
+
+@dataclass(frozen=True)
+class LeakageFlag:
+    input: str  # "version A (outputs/a)", "eval prompt", "expectations", "version labels"
+    location: str  # "run-2/notes.md line 4", "file name run-2/SKILL.md", "line 3", "expectation 2"
+    kind: str
+    detail: str  # what it reveals
+    snippet: str  # the offending text, in its line
+
+    def as_dict(self) -> dict:
+        return asdict(self) | {"kind_label": Kind.LABELS.get(self.kind, self.kind)}
+
+
+# Names too generic to mean an identity: matching them would stop every comparison.
+GENERIC_NAMES = {
+    "default", "baseline", "judge", "judges", "system", "systems", "model", "models", "test", "tests", "demo",
+    "main", "output", "outputs", "result", "results", "run", "runs", "version", "versions", "data", "final",
+    "draft", "new", "old", "current", "latest", "candidate", "control", "treatment", "temp", "tmp", "inbox",
+    "blind", "blinded", "sanitized", "eval", "evals", "files", "work", "workspace", "home", "users",
+}
+MIN_NAME_LENGTH = 4
+SNIPPET_CHARS = 160
+
+_MODEL = re.compile(
+    r"(?<![\w-])(?:"
+    r"gpt-?(?:3\.5|4(?:\.\d)?|4o|5)[\w.-]*|chatgpt|o[134]-(?:mini|preview|pro)"
+    r"|claude[\s-](?:\d[\w.-]*|instant|opus|sonnet|haiku)[\w.-]*|claude-\w[\w.-]*"
+    r"|llama[\s-]?\d[\w.-]*|qwen[\s-]?\d?[\w.-]*|mistral[\s-](?:\d+(?:\.\d+)?b|small|medium|large|nemo|tiny)[\w.-]*"
+    r"|mixtral[\w.-]*|gemini[\s-](?:\d|pro|flash|ultra|nano)[\w.-]*|gemma[\s-]?\d[\w.-]*|deepseek[\w.-]*"
+    r"|phi-\d[\w.-]*|command-r[\w.-]*"
+    r")(?![\w-])",
+    re.I,
+)
+_SKILL_PATH = re.compile(
+    r"(?<![\w-])(?:[\w.~-]+/)*skills/[\w.-]+(?:/[\w.-]+)*/?|(?<![\w-])(?:[\w.~-]+/)*SKILL\.md\b", re.I
+)
+_FILE_PATH = re.compile(
+    r"(?<![\w.:/-])/(?:home|Users|root|tmp|var|opt|mnt|srv|workspaces?|work|private|data)/[^\s'\"`<>()\[\]{},;]+"
+    r"|(?<![\w/])~/[\w.-]+/[^\s'\"`<>()\[\]{},;]*"
+    r"|\b[A-Za-z]:\\(?:[^\\\s]+\\)+[^\\\s]*"
+    r"|\bfile://\S+"
+    r"|(?<![\w-])iteration-\d+/\S+"
+)
+_LABEL_WORD = re.compile(
+    r"(?<![\w-])(?:(?:with|without|old|new|no)[_-]skills?|skill[_-](?:name|path|version|id)"
+    r"|config(?:uration)?[_-](?:name|id|label)|(?:version|variant)[_-]label)(?![\w-])",
+    re.I,
+)
+_LABEL_LINE = re.compile(
+    r"^\s*[-*]?\s*[\"']?(?P<key>config|configuration|config_name|configuration_name|variant|skill|skill_name|skill_path"
+    r"|system_name|model_name|model_id|judge|judge_name|version_label|run_config)[\"']?\s*[:=]\s*\S",
+    re.I,
+)
+_SPEAKER = re.compile(
+    r"^\s*(?:>\s*)?\**\s*(?P<role>user|human|assistant|ai|system|bot|claude|chatgpt|gpt|model|tool)\s*\**\s*:"
+    r"|^\s*#{1,6}\s*\**(?P<heading>user|human|assistant)\**\s*$",
+    re.I,
+)
+_ASSISTANT_ROLES = {"assistant", "ai", "bot", "claude", "chatgpt", "gpt", "model"}
+_USER_ROLES = {"user", "human"}
+_JSON_ROLE = re.compile(r"\"role\"\s*:\s*\"(?:user|assistant|system|tool|developer|human)\"", re.I)
+_CHAT_TOKENS = re.compile(
+    r"<\|im_start\|>|<\|im_end\|>|\[/?INST\]|<\|start_header_id\|>|<\|eot_id\|>|<start_of_turn>|<\|user\|>|<\|assistant\|>"
+)
+_TOOL_CALL = re.compile(
+    r"\"(?:tool_calls|tool_call_id|tool_use_id|function_call)\"\s*:"
+    r"|\"type\"\s*:\s*\"(?:tool_use|tool_result|function_call)\""
+    r"|</?(?:function_calls|invoke|tool_call|tool_use|tool_result|parameter name)\b"
+    r"|^\s*(?:⏺|●|⎿)?\s*(?:Bash|Read|Write|Edit|MultiEdit|Glob|Grep|WebFetch|WebSearch|Task|TodoWrite|NotebookEdit)\("
+    r"|^\s*(?:Tool call|Tool result|Calling tool|Tool use|Function call)\s*[:(]",
+    re.I | re.M,
+)
+_RAW_OUTPUT = re.compile(
+    r"\"(?:finish_reason|stop_reason|prompt_tokens|completion_tokens|input_tokens|output_tokens)\"\s*:"
+    r"|\"object\"\s*:\s*\"chat\.completion"
+    r"|\bchatcmpl-[A-Za-z0-9]{6,}"
+)
+_TRANSCRIPT_FILE = re.compile(r"(?:^|/)[^/]*(?:transcript|chat[-_]?log|conversation)[^/]*$|(?:^|/)messages\.jsonl?$", re.I)
+
+
+def _name_pattern(name: str) -> str:
+    tokens = [t for t in re.split(r"[-_\s.]+", name.strip()) if t]
+    return r"(?<![A-Za-z0-9])" + r"[-_\s.]?".join(re.escape(t) for t in tokens) + r"(?![A-Za-z0-9])"
+
+
+def usable_name(name: str) -> bool:
+    clean = name.strip()
+    return len(clean) >= MIN_NAME_LENGTH and clean.lower() not in GENERIC_NAMES and not clean.isdigit()
+
+
+def mapping_names(real_name: str) -> list[str]:
+    """The names a version's real name contributes: itself, and its last meaningful path component
+    (`iteration-1/with_skill/outputs` gives `with_skill`)."""
+    parts = [p for p in re.split(r"[\\/]+", real_name.strip()) if p and p not in (".", "..")]
+    names = [real_name.strip()] if "/" not in real_name and "\\" not in real_name else []
+    for part in reversed(parts[-2:]):
+        if usable_name(part):
+            names.append(part)
+            break
+    return [n for n in dict.fromkeys(names) if usable_name(n)]
+
+
+class NameMatcher:
+    """One regex for every known name; reports which name matched."""
+
+    def __init__(self, names: Iterable[KnownName]):
+        unique: dict[str, KnownName] = {}
+        for name in names:
+            if usable_name(name.text):
+                unique.setdefault(name.text.strip().lower(), name)
+        self.names = list(unique.values())
+        # Longest first, so that `support-bot-v2` wins over `support-bot`.
+        self.names.sort(key=lambda n: -len(n.text))
+        self.regex = (
+            re.compile("|".join(f"(?P<n{i}>{_name_pattern(n.text)})" for i, n in enumerate(self.names)), re.I)
+            if self.names
+            else None
+        )
+
+    def finditer(self, line: str):
+        if self.regex is None:
+            return
+        for match in self.regex.finditer(line):
+            index = int(match.lastgroup[1:])
+            yield match, self.names[index]
+
+
+def _snippet(line: str, start: int, end: int) -> str:
+    line = line.rstrip("\n")
+    if len(line) <= SNIPPET_CHARS:
+        return line.strip()
+    room = max(0, (SNIPPET_CHARS - (end - start)) // 2)
+    left = max(0, start - room)
+    right = min(len(line), end + room)
+    return ("…" if left else "") + line[left:right].strip() + ("…" if right < len(line) else "")
+
+
+class _Collector:
+    """Flags, one per (input, place, kind, what): the first line is kept and the other lines counted."""
+
+    def __init__(self):
+        self._flags: dict[tuple, tuple[LeakageFlag, set]] = {}
+
+    def add(self, *, input: str, place: str, line_no: int | None, kind: str, detail: str, snippet: str, key: str) -> None:
+        slot = (input, place, kind, key)
+        if slot in self._flags:
+            self._flags[slot][1].add(line_no)
+            return
+        if line_no is None:
+            location = place
+        else:
+            location = f"{place} line {line_no}" if place else f"line {line_no}"
+        self._flags[slot] = (LeakageFlag(input, location, kind, detail, snippet), {line_no})
+
+    def flags(self) -> list[LeakageFlag]:
+        out = []
+        for flag, lines in self._flags.values():
+            more = len(lines) - 1
+            if more:
+                flag = LeakageFlag(flag.input, flag.location, flag.kind, f"{flag.detail} (and {more} more line{'s' if more > 1 else ''})", flag.snippet)
+            out.append(flag)
+        return out
+
+
+def _scan_lines(collector: _Collector, text: str, *, input: str, place: str, names: NameMatcher, line_offset: int = 0) -> None:
+    speakers: list[tuple[int | None, str, str]] = []
+    lines = text.splitlines()
+    # A one-line text with a place of its own ("expectation 2") needs no line number.
+    numbered = not (place and len(lines) == 1)
+    for i, line in enumerate(lines, start=1):
+        line_no = i + line_offset if numbered else None
+        for match, known in names.finditer(line):
+            collector.add(input=input, place=place, line_no=line_no, kind=Kind.KNOWN_NAME,
+                          detail=f"names the {known.what} {known.text!r}", snippet=_snippet(line, *match.span()), key=known.text.lower())
+        checks = (
+            (_MODEL, Kind.MODEL_NAME, lambda m: f"names the model {m.group(0)!r}", lambda m: m.group(0).lower()),
+            (_SKILL_PATH, Kind.SKILL_PATH, lambda m: f"gives the skill path {m.group(0)!r}", lambda m: m.group(0)),
+            (_FILE_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0)),
+            (_LABEL_WORD, Kind.LABEL_KEY, lambda m: f"uses the label key {m.group(0)!r}", lambda m: m.group(0).lower()),
+            (_LABEL_LINE, Kind.LABEL_KEY, lambda m: f"declares {m.group('key')!r}, a configuration key", lambda m: m.group("key").lower()),
+            (_TOOL_CALL, Kind.TOOL_CALL, lambda m: "holds a tool-call dump", lambda m: "tool"),
+            (_RAW_OUTPUT, Kind.RAW_OUTPUT, lambda m: "holds a raw model API response", lambda m: "raw"),
+            (_JSON_ROLE, Kind.TRANSCRIPT, lambda m: "holds chat messages with roles (a transcript)", lambda m: "roles"),
+            (_CHAT_TOKENS, Kind.TRANSCRIPT, lambda m: "holds chat-template tokens (a transcript)", lambda m: "tokens"),
+        )
+        for regex, kind, describe, key in checks:
+            match = regex.search(line)
+            if match:
+                collector.add(input=input, place=place, line_no=line_no, kind=kind, detail=describe(match),
+                              snippet=_snippet(line, *match.span()), key=key(match))
+        speaker = _SPEAKER.match(line)
+        if speaker:
+            speakers.append((line_no, (speaker.group("role") or speaker.group("heading")).lower(), line))
+    roles = {role for _, role, _ in speakers}
+    # Chat-log structure: turns by a user and by an assistant. One of them alone ("System: Linux") is not.
+    if roles & _USER_ROLES and roles & _ASSISTANT_ROLES:
+        line_no, _, line = speakers[0]
+        shown = ", ".join(sorted(r.capitalize() for r in roles))
+        collector.add(input=input, place=place, line_no=line_no, kind=Kind.TRANSCRIPT,
+                      detail=f"has chat-log structure: {len(speakers)} speaker turns ({shown})",
+                      snippet=_snippet(line, 0, min(len(line), 40)), key="speakers")
+
+
+def _scan_path(collector: _Collector, path: str, *, input: str, place: str, names: NameMatcher) -> None:
+    """A file's path is shown to the judge too: it must not name anything either."""
+    where = f"file name {place}"
+    for match, known in names.finditer(path):
+        collector.add(input=input, place=where, line_no=None, kind=Kind.KNOWN_NAME,
+                      detail=f"names the {known.what} {known.text!r}", snippet=path, key=known.text.lower())
+    for regex, kind, detail in (
+        (_SKILL_PATH, Kind.SKILL_PATH, "is a skill path"),
+        (_MODEL, Kind.MODEL_NAME, "names a model"),
+        (_LABEL_WORD, Kind.LABEL_KEY, "uses a label key"),
+        (_TRANSCRIPT_FILE, Kind.TRANSCRIPT, "is named as a transcript or chat log"),
+    ):
+        if regex.search(path):
+            collector.add(input=input, place=where, line_no=None, kind=kind, detail=detail, snippet=path, key=kind)
+
+
+def scan_labels(labels: Iterable[str]) -> list[LeakageFlag]:
+    """Labels must be blinded letters; `with_skill` or a directory name is a label key."""
+    return [
+        LeakageFlag("version labels", f"label {label!r}", Kind.LABEL_KEY,
+                    f"{label!r} is not a blinded label (use A, B, C…)", label)
+        for label in labels
+        if not LABEL.match(label)
+    ]
+
+
+def scan_inputs(
+    *,
+    versions: list[tuple[str, VersionContent]],
+    eval_prompt: str,
+    expectations: list[str],
+    known: Iterable[KnownName] = (),
+    labels: Iterable[str] = (),
+) -> list[LeakageFlag]:
+    """Every leakage flag in every input. `versions` pairs each version's input name (how a flag names it)
+    with its content. An empty list means the inputs are blind."""
+    names = NameMatcher(known)
+    collector = _Collector()
+    for input_name, content in versions:
+        for run in content.runs:
+            prefix = f"{run.real_name}/" if run.real_name else ""
+            for f in run.files:
+                place = f"{prefix}{f.path}"
+                _scan_path(collector, f.path, input=input_name, place=place, names=names)
+                if f.text is not None:
+                    _scan_lines(collector, f.text, input=input_name, place=place, names=names)
+    _scan_lines(collector, eval_prompt, input="eval prompt", place="", names=names)
+    for i, expectation in enumerate(expectations, start=1):
+        _scan_lines(collector, expectation, input="expectations", place=f"expectation {i}", names=names)
+    return scan_labels(labels) + collector.flags()
+
+
+def format_flag(flag: LeakageFlag) -> str:
+    """One line for a terminal."""
+    return f"LEAKAGE [{Kind.LABELS.get(flag.kind, flag.kind)}] {flag.input}, {flag.location}: {flag.detail}: {flag.snippet}"
