@@ -87,15 +87,18 @@ _MODEL = re.compile(
     r")(?![\w-])",
     re.I,
 )
+# A path segment does not end in the sentence's full stop or comma.
+_SEGMENT = r"[\w.-]*[\w-]"
+_PATH_CHARS = r"[^\s'\"`<>()\[\]{},;]*[^\s'\"`<>()\[\]{},;.:]"
 _SKILL_PATH = re.compile(
-    r"(?<![\w-])(?:[\w.~-]+/)*skills/[\w.-]+(?:/[\w.-]+)*/?|(?<![\w-])(?:[\w.~-]+/)*SKILL\.md\b", re.I
+    rf"(?<![\w-])(?:[\w.~-]+/)*skills/{_SEGMENT}(?:/{_SEGMENT})*/?|(?<![\w-])(?:[\w.~-]+/)*SKILL\.md\b", re.I
 )
 _FILE_PATH = re.compile(
-    r"(?<![\w.:/-])/(?:home|Users|root|tmp|var|opt|mnt|srv|workspaces?|work|private|data)/[^\s'\"`<>()\[\]{},;]+"
-    r"|(?<![\w/])~/[\w.-]+/[^\s'\"`<>()\[\]{},;]*"
+    rf"(?<![\w.:/-])/(?:home|Users|root|tmp|var|opt|mnt|srv|workspaces?|work|private|data)/{_PATH_CHARS}"
+    rf"|(?<![\w/])~/[\w.-]+/{_PATH_CHARS}"
     r"|\b[A-Za-z]:\\(?:[^\\\s]+\\)+[^\\\s]*"
-    r"|\bfile://\S+"
-    r"|(?<![\w-])iteration-\d+/\S+"
+    rf"|\bfile://{_PATH_CHARS}"
+    rf"|(?<![\w-])iteration-\d+/{_PATH_CHARS}"
 )
 _LABEL_WORD = re.compile(
     r"(?<![\w-])(?:(?:with|without|old|new|no)[_-]skills?|skill[_-](?:name|path|version|id)"
@@ -196,12 +199,16 @@ class _Collector:
 
     def __init__(self):
         self._flags: dict[tuple, tuple[LeakageFlag, set]] = {}
+        self._places: dict[tuple[str, str], int] = {}
+        self._order: dict[tuple, tuple[int, int]] = {}
 
     def add(self, *, input: str, place: str, line_no: int | None, kind: str, detail: str, snippet: str, key: str) -> None:
         slot = (input, place, kind, key)
         if slot in self._flags:
             self._flags[slot][1].add(line_no)
             return
+        # Flags are listed by input and file in reading order, then by line.
+        self._order[slot] = (self._places.setdefault((input, place), len(self._places)), line_no or 0)
         if line_no is None:
             location = place
         else:
@@ -210,7 +217,8 @@ class _Collector:
 
     def flags(self) -> list[LeakageFlag]:
         out = []
-        for flag, lines in self._flags.values():
+        for slot in sorted(self._flags, key=self._order.__getitem__):
+            flag, lines = self._flags[slot]
             more = len(lines) - 1
             if more:
                 flag = LeakageFlag(flag.input, flag.location, flag.kind, f"{flag.detail} (and {more} more line{'s' if more > 1 else ''})", flag.snippet)
