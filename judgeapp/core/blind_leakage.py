@@ -77,13 +77,15 @@ GENERIC_NAMES = {
 MIN_NAME_LENGTH = 4
 SNIPPET_CHARS = 160
 
+# A model-name tail (`-3.5-sonnet`, `2.5-7b`) never ends in the sentence's full stop.
+_TAIL = r"(?:[\w.-]*\w)?"
 _MODEL = re.compile(
     r"(?<![\w-])(?:"
-    r"gpt-?(?:3\.5|4(?:\.\d)?|4o|5)[\w.-]*|chatgpt|o[134]-(?:mini|preview|pro)"
-    r"|claude[\s-](?:\d[\w.-]*|instant|opus|sonnet|haiku)[\w.-]*|claude-\w[\w.-]*"
-    r"|llama[\s-]?\d[\w.-]*|qwen[\s-]?\d?[\w.-]*|mistral[\s-](?:\d+(?:\.\d+)?b|small|medium|large|nemo|tiny)[\w.-]*"
-    r"|mixtral[\w.-]*|gemini[\s-](?:\d|pro|flash|ultra|nano)[\w.-]*|gemma[\s-]?\d[\w.-]*|deepseek[\w.-]*"
-    r"|phi-\d[\w.-]*|command-r[\w.-]*"
+    rf"gpt-?(?:3\.5|4(?:\.\d)?|4o|5){_TAIL}|chatgpt|o[134]-(?:mini|preview|pro)"
+    rf"|claude[\s-](?:\d{_TAIL}|instant|opus|sonnet|haiku){_TAIL}|claude-\w{_TAIL}"
+    rf"|llama[\s-]?\d{_TAIL}|qwen[\s-]?\d?{_TAIL}|mistral[\s-](?:\d+(?:\.\d+)?b|small|medium|large|nemo|tiny){_TAIL}"
+    rf"|mixtral{_TAIL}|gemini[\s-](?:\d|pro|flash|ultra|nano){_TAIL}|gemma[\s-]?\d{_TAIL}|deepseek{_TAIL}"
+    rf"|phi-\d{_TAIL}|command-r{_TAIL}"
     r")(?![\w-])",
     re.I,
 )
