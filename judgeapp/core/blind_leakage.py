@@ -19,6 +19,7 @@ A flag says which input, where (file and line), what it reveals, and the offendi
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
@@ -82,9 +83,9 @@ _TAIL = r"(?:[\w.-]*\w)?"
 _MODEL = re.compile(
     r"(?<![\w-])(?:"
     rf"gpt-?(?:3\.5|4(?:\.\d)?|4o|5){_TAIL}|chatgpt|o[134]-(?:mini|preview|pro)"
-    rf"|claude[\s-](?:\d{_TAIL}|instant|opus|sonnet|haiku){_TAIL}|claude-\w{_TAIL}"
-    rf"|llama[\s-]?\d{_TAIL}|qwen[\s-]?\d?{_TAIL}|mistral[\s-](?:\d+(?:\.\d+)?b|small|medium|large|nemo|tiny){_TAIL}"
-    rf"|mixtral{_TAIL}|gemini[\s-](?:\d|pro|flash|ultra|nano){_TAIL}|gemma[\s-]?\d{_TAIL}|deepseek{_TAIL}"
+    rf"|claude[ \t-](?:\d{_TAIL}|instant|opus|sonnet|haiku){_TAIL}|claude-\w{_TAIL}"
+    rf"|llama[ \t-]?\d{_TAIL}|qwen[ \t-]?\d?{_TAIL}|mistral[ \t-](?:\d+(?:\.\d+)?b|small|medium|large|nemo|tiny){_TAIL}"
+    rf"|mixtral{_TAIL}|gemini[ \t-](?:\d|pro|flash|ultra|nano){_TAIL}|gemma[ \t-]?\d{_TAIL}|deepseek{_TAIL}"
     rf"|phi-\d{_TAIL}|command-r{_TAIL}"
     r")(?![\w-])",
     re.I,
@@ -108,14 +109,14 @@ _LABEL_WORD = re.compile(
     re.I,
 )
 _LABEL_LINE = re.compile(
-    r"^\s*[-*]?\s*[\"']?(?P<key>config|configuration|config_name|configuration_name|variant|skill|skill_name|skill_path"
-    r"|system_name|model_name|model_id|judge|judge_name|version_label|run_config)[\"']?\s*[:=]\s*\S",
-    re.I,
+    r"^[ \t]*[-*]?[ \t]*[\"']?(?P<key>config|configuration|config_name|configuration_name|variant|skill|skill_name|skill_path"
+    r"|system_name|model_name|model_id|judge|judge_name|version_label|run_config)[\"']?[ \t]*[:=][ \t]*\S",
+    re.I | re.M,
 )
 _SPEAKER = re.compile(
-    r"^\s*(?:>\s*)?\**\s*(?P<role>user|human|assistant|ai|system|bot|claude|chatgpt|gpt|model|tool)\s*\**\s*:"
-    r"|^\s*#{1,6}\s*\**(?P<heading>user|human|assistant)\**\s*$",
-    re.I,
+    r"^[ \t]*(?:>[ \t]*)?\**[ \t]*(?P<role>user|human|assistant|ai|system|bot|claude|chatgpt|gpt|model|tool)[ \t]*\**[ \t]*:"
+    r"|^[ \t]*#{1,6}[ \t]*\**(?P<heading>user|human|assistant)\**[ \t]*$",
+    re.I | re.M,
 )
 _ASSISTANT_ROLES = {"assistant", "ai", "bot", "claude", "chatgpt", "gpt", "model"}
 _USER_ROLES = {"user", "human"}
@@ -127,8 +128,8 @@ _TOOL_CALL = re.compile(
     r"\"(?:tool_calls|tool_call_id|tool_use_id|function_call)\"\s*:"
     r"|\"type\"\s*:\s*\"(?:tool_use|tool_result|function_call)\""
     r"|</?(?:function_calls|invoke|tool_call|tool_use|tool_result|parameter name)\b"
-    r"|^\s*(?:⏺|●|⎿)?\s*(?:Bash|Read|Write|Edit|MultiEdit|Glob|Grep|WebFetch|WebSearch|Task|TodoWrite|NotebookEdit)\("
-    r"|^\s*(?:Tool call|Tool result|Calling tool|Tool use|Function call)\s*[:(]",
+    r"|^[ \t]*(?:⏺|●|⎿)?[ \t]*(?:Bash|Read|Write|Edit|MultiEdit|Glob|Grep|WebFetch|WebSearch|Task|TodoWrite|NotebookEdit)\("
+    r"|^[ \t]*(?:Tool call|Tool result|Calling tool|Tool use|Function call)[ \t]*[:(]",
     re.I | re.M,
 )
 _RAW_OUTPUT = re.compile(
@@ -141,7 +142,7 @@ _TRANSCRIPT_FILE = re.compile(r"(?:^|/)[^/]*(?:transcript|chat[-_]?log|conversat
 
 def _name_pattern(name: str) -> str:
     tokens = [t for t in re.split(r"[-_\s.]+", name.strip()) if t]
-    return r"(?<![A-Za-z0-9])" + r"[-_\s.]?".join(re.escape(t) for t in tokens) + r"(?![A-Za-z0-9])"
+    return r"(?<![A-Za-z0-9])" + r"[-_ \t.]?".join(re.escape(t) for t in tokens) + r"(?![A-Za-z0-9])"
 
 
 def usable_name(name: str) -> bool:
@@ -162,28 +163,30 @@ def mapping_names(real_name: str) -> list[str]:
 
 
 class NameMatcher:
-    """One regex for every known name; reports which name matched."""
+    """Finds every known name in a text and says which one matched. A name's regex runs only on texts
+    that contain all its words (a plain substring test), which keeps a long list of names cheap."""
 
     def __init__(self, names: Iterable[KnownName]):
         unique: dict[str, KnownName] = {}
         for name in names:
             if usable_name(name.text):
                 unique.setdefault(name.text.strip().lower(), name)
-        self.names = list(unique.values())
-        # Longest first, so that `support-bot-v2` wins over `support-bot`.
-        self.names.sort(key=lambda n: -len(n.text))
-        self.regex = (
-            re.compile("|".join(f"(?P<n{i}>{_name_pattern(n.text)})" for i, n in enumerate(self.names)), re.I)
-            if self.names
-            else None
-        )
+        # Longest first, so that `support-bot-v2` is reported rather than `support-bot` inside it.
+        self.names = sorted(unique.values(), key=lambda n: -len(n.text))
+        self.tokens = [[t.lower() for t in re.split(r"[-_\s.]+", n.text.strip()) if t] for n in self.names]
+        self.regexes = [re.compile(_name_pattern(n.text), re.I) for n in self.names]
 
-    def finditer(self, line: str):
-        if self.regex is None:
-            return
-        for match in self.regex.finditer(line):
-            index = int(match.lastgroup[1:])
-            yield match, self.names[index]
+    def finditer(self, text: str):
+        lower = text.lower()
+        taken: list[tuple[int, int]] = []
+        for name, tokens, regex in zip(self.names, self.tokens, self.regexes):
+            if not all(token in lower for token in tokens):
+                continue
+            for match in regex.finditer(text):
+                if any(start <= match.start() < end for start, end in taken):
+                    continue  # inside a longer name already reported
+                taken.append(match.span())
+                yield match, name
 
 
 def _snippet(line: str, start: int, end: int) -> str:
@@ -228,43 +231,60 @@ class _Collector:
         return out
 
 
-def _scan_lines(collector: _Collector, text: str, *, input: str, place: str, names: NameMatcher, line_offset: int = 0) -> None:
-    speakers: list[tuple[int | None, str, str]] = []
-    lines = text.splitlines()
+# Each check with the words one of which a text must contain for the check to find anything: a cheap
+# substring test spares most texts the regex.
+_CHECKS = (
+    (_MODEL, Kind.MODEL_NAME, lambda m: f"names the model {m.group(0)!r}", lambda m: m.group(0).lower(),
+     ("gpt", "o1-", "o3-", "o4-", "claude", "llama", "qwen", "mistral", "mixtral", "gemini", "gemma", "deepseek", "phi-", "command-r")),
+    (_SKILL_PATH, Kind.SKILL_PATH, lambda m: f"gives the skill path {m.group(0)!r}", lambda m: m.group(0), ("skill",)),
+    (_FILE_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), ("/", ":\\")),
+    (_LABEL_WORD, Kind.LABEL_KEY, lambda m: f"uses the label key {m.group(0)!r}", lambda m: m.group(0).lower(),
+     ("skill", "config", "label")),
+    (_LABEL_LINE, Kind.LABEL_KEY, lambda m: f"declares {m.group('key')!r}, a configuration key", lambda m: m.group("key").lower(),
+     ("config", "variant", "skill", "_name", "model_id", "judge", "label")),
+    (_TOOL_CALL, Kind.TOOL_CALL, lambda m: "holds a tool-call dump", lambda m: "tool",
+     ("tool", "function", "invoke", "parameter", "(")),
+    (_RAW_OUTPUT, Kind.RAW_OUTPUT, lambda m: "holds a raw model API response", lambda m: "raw",
+     ("reason", "tokens", "chat.completion", "chatcmpl-")),
+    (_JSON_ROLE, Kind.TRANSCRIPT, lambda m: "holds chat messages with roles (a transcript)", lambda m: "roles", ('"role"',)),
+    (_CHAT_TOKENS, Kind.TRANSCRIPT, lambda m: "holds chat-template tokens (a transcript)", lambda m: "tokens", ("<|", "inst]", "<start_of_turn>")),
+)
+
+
+def _scan_lines(collector: _Collector, text: str, *, input: str, place: str, names: NameMatcher) -> None:
+    """Every check over the whole text at once (a regex pass is far faster than a Python loop over
+    lines); each match is then placed on its line."""
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
     # A one-line text with a place of its own ("expectation 2") needs no line number.
-    numbered = not (place and len(lines) == 1)
-    for i, line in enumerate(lines, start=1):
-        line_no = i + line_offset if numbered else None
-        for match, known in names.finditer(line):
-            collector.add(input=input, place=place, line_no=line_no, kind=Kind.KNOWN_NAME,
-                          detail=f"names the {known.what} {known.text!r}", snippet=_snippet(line, *match.span()), key=known.text.lower())
-        checks = (
-            (_MODEL, Kind.MODEL_NAME, lambda m: f"names the model {m.group(0)!r}", lambda m: m.group(0).lower()),
-            (_SKILL_PATH, Kind.SKILL_PATH, lambda m: f"gives the skill path {m.group(0)!r}", lambda m: m.group(0)),
-            (_FILE_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0)),
-            (_LABEL_WORD, Kind.LABEL_KEY, lambda m: f"uses the label key {m.group(0)!r}", lambda m: m.group(0).lower()),
-            (_LABEL_LINE, Kind.LABEL_KEY, lambda m: f"declares {m.group('key')!r}, a configuration key", lambda m: m.group("key").lower()),
-            (_TOOL_CALL, Kind.TOOL_CALL, lambda m: "holds a tool-call dump", lambda m: "tool"),
-            (_RAW_OUTPUT, Kind.RAW_OUTPUT, lambda m: "holds a raw model API response", lambda m: "raw"),
-            (_JSON_ROLE, Kind.TRANSCRIPT, lambda m: "holds chat messages with roles (a transcript)", lambda m: "roles"),
-            (_CHAT_TOKENS, Kind.TRANSCRIPT, lambda m: "holds chat-template tokens (a transcript)", lambda m: "tokens"),
-        )
-        for regex, kind, describe, key in checks:
-            match = regex.search(line)
-            if match:
-                collector.add(input=input, place=place, line_no=line_no, kind=kind, detail=describe(match),
-                              snippet=_snippet(line, *match.span()), key=key(match))
-        speaker = _SPEAKER.match(line)
-        if speaker:
-            speakers.append((line_no, (speaker.group("role") or speaker.group("heading")).lower(), line))
-    roles = {role for _, role, _ in speakers}
+    numbered = not (place and len(text.rstrip("\n").splitlines()) <= 1)
+
+    def located(match: re.Match) -> tuple[int | None, str]:
+        index = bisect_right(starts, match.start()) - 1
+        end = text.find("\n", starts[index])
+        line = text[starts[index] : end if end >= 0 else len(text)]
+        snippet = _snippet(line, match.start() - starts[index], min(len(line), match.end() - starts[index]))
+        return (index + 1 if numbered else None), snippet
+
+    for match, known in names.finditer(text):
+        line_no, snippet = located(match)
+        collector.add(input=input, place=place, line_no=line_no, kind=Kind.KNOWN_NAME,
+                      detail=f"names the {known.what} {known.text!r}", snippet=snippet, key=known.text.lower())
+    lower = text.lower()
+    for regex, kind, describe, key, needles in _CHECKS:
+        if not any(needle in lower for needle in needles):
+            continue
+        for match in regex.finditer(text):
+            line_no, snippet = located(match)
+            collector.add(input=input, place=place, line_no=line_no, kind=kind, detail=describe(match),
+                          snippet=snippet, key=key(match))
+    speakers = [(m, (m.group("role") or m.group("heading")).lower()) for m in _SPEAKER.finditer(text)]
+    roles = {role for _, role in speakers}
     # Chat-log structure: turns by a user and by an assistant. One of them alone ("System: Linux") is not.
     if roles & _USER_ROLES and roles & _ASSISTANT_ROLES:
-        line_no, _, line = speakers[0]
+        line_no, snippet = located(speakers[0][0])
         shown = ", ".join(sorted(r.capitalize() for r in roles))
         collector.add(input=input, place=place, line_no=line_no, kind=Kind.TRANSCRIPT,
-                      detail=f"has chat-log structure: {len(speakers)} speaker turns ({shown})",
-                      snippet=_snippet(line, 0, min(len(line), 40)), key="speakers")
+                      detail=f"has chat-log structure: {len(speakers)} speaker turns ({shown})", snippet=snippet, key="speakers")
 
 
 def _scan_path(collector: _Collector, path: str, *, input: str, place: str, names: NameMatcher) -> None:

@@ -51,6 +51,11 @@ def version_run(output: BlindRunOutput) -> VersionRun:
 class BlindHandler(RunHandler):
     kind = RunKind.BLIND
 
+    def verdicts(self, run):
+        """A blind comparison ranks versions; people do not label it item by item, so calibration has no
+        verdict to compare (label_kind is None)."""
+        return []
+
     def plan(self, run, stage):
         if stage == 0:
             return [UnitSpec(key=RUBRIC_KEY, purpose=Purpose.PLAN, judge_id=run.judge_id)]
