@@ -1,16 +1,19 @@
 """The demo step: a new user sees a finished blind comparison and one stopped on leakage."""
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 
 from judgeapp.demo import DemoContext, demo_endpoints, demo_users
 from judgeapp.demo.steps import blind
 from judgeapp.models import BlindComparison, Run
+from judgeapp.roles import Role
 
 
 @pytest.mark.django_db(transaction=True)
 def test_demo_blind_shows_a_comparison_and_a_leakage_stop(fake_judge, tmp_path, settings, client):
     settings.BROWSE_ROOTS = [tmp_path / "inbox"]
+    for role in Role.values:  # a transactional test before this one may have flushed the migration's groups
+        Group.objects.get_or_create(name=role)
     demo_users()
     judges, systems = demo_endpoints(fake_judge.url)
     context = DemoContext(judge_url=fake_judge.url, judge=judges[0], jurors=judges[1:], systems=systems,
