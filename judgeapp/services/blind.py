@@ -170,7 +170,11 @@ def version_from_directory(*, label: str, directory: str) -> VersionInput:
 
 def known_names(real_names: list[str]) -> list[KnownName]:
     """Every name that identifies a configuration: the configured systems and judges (names and models)
-    and the mapping's own real names."""
+    and the mapping's own real names. The judges file is loaded first, so that a system named only there
+    is known too."""
+    from judgeapp.services.judges import judges_sync
+
+    judges_sync()
     names = []
     for system in System.objects.all():
         names += [KnownName(system.name, "configured system"), KnownName(system.model, f"model of the system {system.name!r}")]

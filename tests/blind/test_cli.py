@@ -274,3 +274,17 @@ def test_the_command_in_its_own_process_judges_in_parallel(transactional_db, mak
     assert doc["rubric"]["A"]["run_consistency"] != "high"
     slow.stop()
     assert slow.max_in_flight > 1
+
+
+def test_systems_named_only_in_the_judges_file_are_known_names(judge, fake_judge, tmp_path, settings):
+    judges_file = tmp_path / "judges.toml"
+    judges_file.write_text('[systems.acme-assistant]\nmodel = "acme-large-2"\n')
+    settings.JUDGES_FILE = judges_file
+    a = write_version(tmp_path, "a", [MIDDLING + "\nDrafted by acme-large-2.\n"])
+    b = write_version(tmp_path, "b", [STRONG + "\nAcme Assistant checked it.\n"])
+    prompt, _ = write_inputs(tmp_path)
+    status, out, _ = blind_compare("--version", f"A={a}", "--version", f"B={b}", "--prompt", str(prompt),
+                                   "--output", str(tmp_path / "c.json"), "--judge", judge.name)
+    assert status == 1
+    assert "model of the system 'acme-assistant' 'acme-large-2'" in out
+    assert "configured system 'acme-assistant'" in out
