@@ -71,7 +71,8 @@ def blind_run_view(*, run: Run) -> BlindRunView | None:
         return None
     report = run.report or {}
     doc = report.get("comparison")
-    units = {j.key: j for j in run.judgments.all()}
+    # Only what the run cards link to: the units' messages and replies stay on their own pages.
+    units = {j.key: j for j in run.judgments.only("key", "uuid", "status")}
     per_run = report.get("runs", {})
     revealed = comparison.is_revealed
     columns = []

@@ -86,15 +86,19 @@ def _file(path: str, data: bytes | int) -> VersionFile:
     return VersionFile(path, _decode(data, path), len(data))
 
 
-def version_from_files(files: dict[str, bytes | int], *, name: str, max_run_bytes: int) -> VersionContent:
+def version_from_files(
+    files: dict[str, bytes | int], *, name: str, max_run_bytes: int, run_dirs: list[str] = ()
+) -> VersionContent:
     """Build a version from {relative path: bytes}; the shared path of directories, archives and uploads.
-    A value that is an int stands for a binary file of that size that was not read."""
+    A value that is an int stands for a binary file of that size that was not read. `run_dirs` names
+    the run-* directories seen, so that a run that produced no file is still a run (a failed one)."""
     visible = {p: data for p, data in files.items() if not _is_hidden(PurePosixPath(p).parts)}
-    if not visible:
+    run_dirs = [d for d in run_dirs if RUN_DIR.match(d) and not d.startswith(".")]
+    if not visible and not run_dirs:
         raise InputError(f"{name}: no files to compare")
     if len(visible) > MAX_FILES_PER_VERSION:
         raise InputError(f"{name}: {len(visible):,} files is over the limit of {MAX_FILES_PER_VERSION:,}")
-    runs: dict[str, VersionRun] = {}
+    runs: dict[str, VersionRun] = {d: VersionRun(real_name=d) for d in run_dirs}
     loose: dict[str, bytes] = {}
     for path, data in visible.items():
         parts = PurePosixPath(path).parts
@@ -140,6 +144,10 @@ def read_version_dir(path: str | Path, *, max_run_bytes: int, name: str | None =
     if not root.is_dir():
         raise InputError(f"{label}: not a directory")
     files: dict[str, bytes | int] = {}
+    try:
+        run_dirs = [e.name for e in root.iterdir() if RUN_DIR.match(e.name) and e.is_dir() and not e.is_symlink()]
+    except OSError as exc:
+        raise InputError(f"{label}: cannot read it ({exc.strerror})") from None
     stack = [root]
     while stack:
         current = stack.pop()
@@ -165,7 +173,7 @@ def read_version_dir(path: str | Path, *, max_run_bytes: int, name: str | None =
                     raise InputError(f"{label}: cannot read {rel} ({exc.strerror})") from None
                 if len(files) > MAX_FILES_PER_VERSION:
                     raise InputError(f"{label}: more than {MAX_FILES_PER_VERSION:,} files")
-    return version_from_files(files, name=label, max_run_bytes=max_run_bytes)
+    return version_from_files(files, name=label, max_run_bytes=max_run_bytes, run_dirs=run_dirs)
 
 
 def read_version_zip(data: bytes, *, name: str, max_run_bytes: int, max_total_bytes: int) -> VersionContent:
@@ -179,10 +187,12 @@ def read_version_zip(data: bytes, *, name: str, max_run_bytes: int, max_total_by
     except zipfile.BadZipFile:
         raise InputError(f"{name}: not a valid zip archive") from None
     files: dict[str, bytes] = {}
+    directories: list[str] = []
     total = 0
     with archive:
         for info in archive.infolist():
             if info.is_dir():
+                directories.append(info.filename.replace("\\", "/").strip("/"))
                 continue
             path = PurePosixPath(info.filename.replace("\\", "/"))
             if path.is_absolute() or ".." in path.parts or re.match(r"^[A-Za-z]:", info.filename):
@@ -195,12 +205,14 @@ def read_version_zip(data: bytes, *, name: str, max_run_bytes: int, max_total_by
                     files[str(path)] = _large(handle.read(8192), info.file_size, f"{name}: {info.filename}", max_run_bytes)
             else:
                 files[str(path)] = archive.read(info)
-    tops = {PurePosixPath(p).parts[0] for p in files if not _is_hidden(PurePosixPath(p).parts)}
+    tops = {PurePosixPath(p).parts[0] for p in [*files, *directories] if p and not _is_hidden(PurePosixPath(p).parts)}
     if len(tops) == 1 and all(len(PurePosixPath(p).parts) > 1 for p in files):
         (top,) = tops
         if not RUN_DIR.match(top):
             files = {str(PurePosixPath(*PurePosixPath(p).parts[1:])): d for p, d in files.items() if PurePosixPath(p).parts[0] == top}
-    return version_from_files(files, name=name, max_run_bytes=max_run_bytes)
+            directories = [str(PurePosixPath(*PurePosixPath(d).parts[1:])) for d in directories if len(PurePosixPath(d).parts) > 1]
+    run_dirs = [d for d in directories if len(PurePosixPath(d).parts) == 1]
+    return version_from_files(files, name=name, max_run_bytes=max_run_bytes, run_dirs=run_dirs)
 
 
 def parse_eval_prompt(data: bytes, name: str) -> str:

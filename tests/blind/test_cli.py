@@ -288,3 +288,17 @@ def test_systems_named_only_in_the_judges_file_are_known_names(judge, fake_judge
     assert status == 1
     assert "model of the system 'acme-assistant' 'acme-large-2'" in out
     assert "configured system 'acme-assistant'" in out
+
+
+def test_an_empty_run_directory_counts_as_a_failed_run(judge, fake_judge, tmp_path):
+    a = write_version(tmp_path, "a", [STRONG, STRONG])
+    (a / "run-3").mkdir()
+    b = write_version(tmp_path, "b", [STRONG, STRONG])
+    prompt, _ = write_inputs(tmp_path)
+    output = tmp_path / "c.json"
+    status, _, err = blind_compare("--version", f"A={a}", "--version", f"B={b}", "--prompt", str(prompt),
+                                   "--output", str(output), "--judge", judge.name)
+    assert status == 0, err
+    doc = json.loads(output.read_text())
+    assert doc["winner"] == "B" and doc["rubric"]["A"]["run_consistency"] == "low"
+    assert any('version="A" run="run-3 of 3"' in r.prompt and "(this run produced no files)" in r.prompt for r in fake_judge.chat_requests)

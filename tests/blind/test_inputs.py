@@ -141,3 +141,20 @@ def test_version_arguments_are_label_equals_directory():
     assert split_version_argument("A=out/a") == ("A", "out/a")
     with pytest.raises(InputError, match="expected LABEL=DIR"):
         split_version_argument("out/a")
+
+
+def test_an_empty_run_directory_is_a_run_that_produced_nothing(tmp_path):
+    write(tmp_path, {"run-1/a.md": "x", "run-2/a.md": "y"})
+    (tmp_path / "run-3").mkdir()
+    content = read_version_dir(tmp_path, max_run_bytes=LIMIT)
+    assert [r.real_name for r in content.runs] == ["run-1", "run-2", "run-3"]
+    assert content.runs[2].files == [] and render_run(content.runs[2]) == "(this run produced no files)"
+
+
+def test_an_empty_run_directory_in_an_archive_is_kept():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("v/run-1/a.md", "x")
+        archive.writestr(zipfile.ZipInfo("v/run-2/"), "")
+    content = read_version_zip(buffer.getvalue(), name="v", max_run_bytes=LIMIT, max_total_bytes=LIMIT)
+    assert [r.real_name for r in content.runs] == ["run-1", "run-2"] and content.runs[1].files == []
