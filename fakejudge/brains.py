@@ -107,6 +107,12 @@ class DemoBrain:
 
     def __call__(self, request: FakeRequest) -> Response:
         prompt = request.prompt
+        # The blind comparator's prompts quote whole outputs, which may hold any other prompt's markers:
+        # recognise them first.
+        if prompt.startswith("You are deriving the rubric for a blind comparison"):
+            return completion(request, self.blind_rubric(request))
+        if prompt.startswith("You are scoring one run of one version in a blind comparison"):
+            return completion(request, self.blind_score(request))
         if "You are checking whether another agent's work meets one requirement" in prompt:
             return self.agent(request)
         if "Comparison goal:" in prompt and "Artifact A:" in prompt:
@@ -216,3 +222,126 @@ class DemoBrain:
             )
             return completion(request, json.dumps({"verdict": verdict, "evidence": evidence}))
         return completion(request, json.dumps({"verdict": "not_met", "evidence": "no file path in the requirement to check"}))
+
+
+    # --- The blind comparator (judgeapp/prompts/blind_rubric.md, blind_score.md) ---------------------------
+
+    def blind_rubric(self, request: FakeRequest) -> str:
+        """The four shared criteria, described with the task's own words, plus domain criteria chosen by
+        what the task asks for."""
+        task = _between(request.prompt, "<task>", "</task>") or ""
+        topic = ", ".join(list(_task_words(task).values())[:4]) or "the task"
+        criteria = [
+            {"name": "correctness", "description": f"What the output says about {topic} is right.",
+             "score_1": "Wrong on the main points.", "score_5": "Right throughout."},
+            {"name": "completeness", "description": "Every part the task asks for is there.",
+             "score_1": "Most of the task is missing.", "score_5": "Nothing the task asks for is missing."},
+            {"name": "structure", "description": "Headings, lists and order make it easy to follow.",
+             "score_1": "One undivided block.", "score_5": "Clear sections in a sensible order."},
+            {"name": "usability", "description": "The reader can act on it as it is: concrete values, names and steps.",
+             "score_1": "Vague; the reader must redo the work.", "score_5": "Usable as delivered."},
+        ]
+        domain = [(name, text) for pattern, name, text in _BLIND_DOMAIN if re.search(pattern, task, re.I)][:2]
+        for name, text in domain or [("task_focus", "It stays on what the task asks, without padding.")]:
+            criteria.append({"name": name, "description": text, "score_1": "Not at all.", "score_5": "Fully."})
+        analysis = self._say(f"The task asks for an output about {topic}; the rubric follows its wording.")
+        return json.dumps({"task_analysis": analysis, "criteria": criteria})
+
+    def blind_score(self, request: FakeRequest) -> str:
+        """Scores from the run's text: coverage of the task's words, structure, substance, concrete
+        details; a run that is empty or starts with an error scores 1 and did not complete."""
+        prompt = request.prompt
+        task = _between(prompt, "<task>", "</task>") or ""
+        block = re.search(r"<version_output [^>]*>\n(.*)</version_output>", prompt, re.S)
+        measured = _BlindOutput(block.group(1) if block else "", task)
+        rng = self._rng(request)
+        values = {
+            "correctness": measured.coverage,
+            "completeness": 0.5 * measured.coverage + 0.5 * measured.substance,
+            "structure": measured.structure,
+            "usability": 0.5 * measured.concrete + 0.5 * measured.structure,
+        }
+        scores = {}
+        for name, _description in _tagged(prompt, "criterion"):
+            value = values.get(name, 0.5 * measured.coverage + 0.5 * measured.concrete)
+            score = 1 if measured.failed else max(1, min(5, 1 + round(4 * value)))
+            if rng.random() < self.noise:
+                score = max(1, min(5, score + rng.choice([-1, 1])))
+            reasoning = self._say(
+                "The run stopped before producing the output." if measured.failed
+                else f"Measured {name.replace('_', ' ')} at {value:.2f} from the output's text."
+            )
+            scores[name] = {"reasoning": reasoning, "score": score}
+        checks = []
+        for number, text in _tagged(prompt, "expectation"):
+            wanted = _task_words(text)
+            hits = [word for stem, word in wanted.items() if stem in measured.stems]
+            missing = [word for stem, word in wanted.items() if stem not in measured.stems]
+            passed = not measured.failed and bool(wanted) and len(hits) >= 0.6 * len(wanted)
+            evidence = (f"found {', '.join(hits)}" if hits else "found none of its words") + (
+                f"; missing {', '.join(missing)}" if missing else "")
+            checks.append({"id": int(number), "passed": passed, "evidence": evidence})
+        strengths, weaknesses = [], []
+        if measured.failed:
+            weaknesses.append("The run failed before producing the output")
+        else:
+            if measured.coverage >= 0.7:
+                strengths.append("Covers the task's key points")
+            elif measured.missing:
+                weaknesses.append("Leaves out: " + ", ".join(measured.missing))
+            if measured.structure >= 0.5:
+                strengths.append("Clear structure")
+            else:
+                weaknesses.append("Little structure")
+            if measured.concrete >= 0.5:
+                strengths.append("Concrete values and steps")
+            else:
+                weaknesses.append("Few concrete details")
+        return json.dumps({"completed": not measured.failed, "scores": scores, "expectations": checks,
+                           "strengths": strengths, "weaknesses": weaknesses})
+
+
+# Domain criteria the demo judge adds to a blind rubric, by what the task asks for.
+_BLIND_DOMAIN = [
+    (r"\b(code|function|script|python|program|sql|query)\b", "runs_as_written", "The code would run as written, with no missing pieces."),
+    (r"\b(summar\w*|notes|digest|recap)\b", "faithfulness", "Everything stated is supported by the source; nothing is invented."),
+    (r"\b(steps?|guide|how to|instructions?|runbook|checklist)\b", "actionability", "A reader can follow it step by step without guessing."),
+    (r"\b(email|reply|customer|letter|message)\b", "tone", "The tone suits the reader: clear, polite and calm."),
+]
+_BLIND_FAILURE = re.compile(r"^\s*(error|fatal|traceback|exception|aborted|run failed|failed|timeout|timed out)\b", re.I | re.M)
+
+
+# Words that say what an expectation checks, not what the output must contain.
+_EXPECTATION_VERBS = set(
+    "lists list says names explains mentions includes describes gives shows covers contains states uses order "
+    "output answer clear clearly each every least cover covers write after".split()
+)
+
+
+def _task_words(text: str) -> dict[str, str]:
+    """Content words by their first six letters (so that `refunds` meets `refund`), each with the word."""
+    words: dict[str, str] = {}
+    for w in _words(text):
+        if len(w) > 3 and w not in _STOP and w not in _EXPECTATION_VERBS:
+            words.setdefault(w[:6], w)
+    return words
+
+
+def _tagged(prompt: str, tag: str) -> list[tuple[str, str]]:
+    return re.findall(rf'<{tag} (?:id|name)="([^"]+)">(.*?)</{tag}>', prompt, re.S)
+
+
+class _BlindOutput:
+    """What the demo judge measures in one run's output, relative to the task."""
+
+    def __init__(self, output: str, task: str):
+        body = re.sub(r"</?file[^>]*>", "", output)
+        words = _words(body)
+        self.stems = {w[:6] for w in words}
+        self.failed = not words or "(this run produced no files)" in output or bool(_BLIND_FAILURE.search(body[:400]))
+        wanted = _task_words(task)
+        self.coverage = len(wanted.keys() & self.stems) / len(wanted) if wanted else 0.5
+        self.missing = [word for stem, word in wanted.items() if stem not in self.stems][:4]
+        self.structure = min(1.0, len(re.findall(r"^\s*(#+ |[-*] |\d+[.)] )", body, re.M)) / 8)
+        self.substance = min(1.0, len(set(words)) / 120)
+        self.concrete = min(1.0, len(re.findall(r"\d+|`[^`]+`", body)) / 6)

@@ -21,3 +21,45 @@ def pointwise(ctx: DemoContext) -> str:
     )
     run = run_execute_inline(run=run, concurrency=8)
     return f"demo: pointwise run {run.run_id} {run.status}, mean {run.report and run.report.get('mean')}"
+
+
+@step("demo-blind")
+def blind(ctx: DemoContext) -> str:
+    """Two blind comparisons of the example runbooks (evals/blind/runbook): three clean versions, one with
+    a failing run, compared to the end; and two versions whose files give their configuration away,
+    stopped on leakage before any judging. The examples are copied under the first BROWSE_ROOT so that
+    they can be picked from the "New blind comparison" form too."""
+    import shutil
+
+    from django.conf import settings
+
+    from judgeapp.core.blind_inputs import expectations_from_lines
+    from judgeapp.services.blind import blind_compare_create, version_from_browse
+
+    source = EVALS / "blind" / "runbook"
+    inbox = settings.BROWSE_ROOTS[0]
+    for group, target in (("versions", "runbook-demo"), ("leaky", "runbook-demo-leaky")):
+        shutil.copytree(source / group, inbox / target, dirs_exist_ok=True)
+
+    def versions(target: str, names: list[str]):
+        return [version_from_browse(f"0:{target}/{name}") for name in names]  # 0: the first BROWSE_ROOT
+
+    task = (source / "task.md").read_text(encoding="utf-8").strip()
+    expectations = expectations_from_lines((source / "expectations.txt").read_text(encoding="utf-8"))
+    leaked = blind_compare_create(
+        versions=versions("runbook-demo-leaky", ["with-skill", "without-skill"]),
+        eval_prompt=task, expectations=expectations, judge=ctx.judge, executor=Executor.INLINE, created_by=ctx.lead,
+    )
+    outcome = blind_compare_create(
+        versions=versions("runbook-demo", ["runbook-terse", "runbook-stepwise", "runbook-prose"]),
+        eval_prompt=task, expectations=expectations, judge=ctx.judge, executor=Executor.INLINE, created_by=ctx.lead,
+        run_id="demo-blind",
+    )
+    if outcome.leaked:  # the examples themselves must be clean; say so rather than hide it
+        return f"demo: blind comparison stopped on {len(outcome.flags)} leakage flag(s): {outcome.flags[0].detail}"
+    run = run_execute_inline(run=outcome.run, concurrency=4)
+    winner = (run.report or {}).get("comparison", {}) or {}
+    return (
+        f"demo: blind comparison {run.run_id} {run.status}, winner {winner.get('winner') or 'none'}; "
+        f"another stopped on {len(leaked.flags)} leakage flags (scripted demo judge)"
+    )

@@ -47,3 +47,7 @@ __all__ = [
     "content_hash",
     "short_version",
 ]
+
+from .blind import BlindComparison, BlindRunOutput, BlindVersion  # noqa: E402
+
+__all__ += ["BlindComparison", "BlindRunOutput", "BlindVersion"]
