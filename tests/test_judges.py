@@ -132,3 +132,23 @@ def test_concurrency_limit_holds_across_connections(transactional_db):
             t.join()
         assert len(server.chat_requests) == 9
         assert server.max_in_flight == 3
+
+
+def test_slots_held_by_a_dead_process_are_freed_at_once(transactional_db):
+    """A worker killed mid-call leaves its slot leased; the next caller must not wait for the lease."""
+    import socket
+    import time
+
+    from django.utils import timezone
+
+    from judgeapp.models import JudgeSlot
+    from judgeapp.services.judges import DatabaseSlotLimiter
+
+    limiter = DatabaseSlotLimiter()
+    with limiter("held", 2):
+        pass  # creates the two slots
+    dead = f"{socket.gethostname()}:999999:1:1:abcd"
+    JudgeSlot.objects.filter(judge_name="held").update(holder=dead, leased_until=timezone.now() + timezone.timedelta(hours=1))
+    started = time.monotonic()
+    with limiter("held", 2):
+        assert time.monotonic() - started < 1

@@ -67,14 +67,14 @@ def demo_users() -> list[tuple[str, str, str]]:
         if created:
             user.set_password(password)
             user.save()
-        user.groups.add(Group.objects.get(name=role))
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
         accounts.append((username, password, str(role)))
     for extra in ("annotator2", "annotator3"):
         user, created = User.objects.get_or_create(username=extra)
         if created:
             user.set_password(f"{extra}{DEMO_PASSWORD_SUFFIX}")
             user.save()
-        user.groups.add(Group.objects.get(name=Role.ANNOTATOR))
+        user.groups.add(Group.objects.get_or_create(name=Role.ANNOTATOR)[0])
     return accounts
 
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 from judgeapp.core.errors import InputError
 from judgeapp.judge_client import EndpointConfig, JudgeClient
 from judgeapp.models import CachedResponse, EndpointSource, Judge, JudgeSlot, StructuredOutput, System
-from judgeapp.workers import worker_identity
+from judgeapp.workers import claimer_is_dead, worker_identity
 
 log = logging.getLogger(__name__)
 
@@ -216,9 +216,14 @@ class DatabaseSlotLimiter:
                     slot_id = candidate
                     break
             else:
-                # Every slot busy, or the rows are gone (a flushed database): make sure they exist, then wait.
-                if JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).count() < max_concurrency:
+                # Every slot busy, or the rows are gone (a flushed database): make sure they exist, free the
+                # slots of holders that died (a killed worker on this host), then wait.
+                held = list(JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).values_list("id", "holder"))
+                if len(held) < max_concurrency:
                     self._ensure_slots(name, max_concurrency, force=True)
+                    continue
+                dead = [(slot, who) for slot, who in held if who and claimer_is_dead(who)]
+                if any(JudgeSlot.objects.filter(id=slot, holder=who).update(holder="", leased_until=None) for slot, who in dead):
                     continue
                 time.sleep(self.poll_seconds)
         try:
