@@ -47,3 +47,27 @@ __all__ = [
     "content_hash",
     "short_version",
 ]
+
+from .ranker import (  # noqa: E402
+    Comparison,
+    ComparisonStage,
+    Insertion,
+    InsertionOutcome,
+    InsertionSource,
+    InsertionStatus,
+    Ranklist,
+    RanklistEntry,
+    Winner,
+)
+
+__all__ += [
+    "Comparison",
+    "ComparisonStage",
+    "Insertion",
+    "InsertionOutcome",
+    "InsertionSource",
+    "InsertionStatus",
+    "Ranklist",
+    "RanklistEntry",
+    "Winner",
+]
