@@ -8,6 +8,7 @@ new candidate better accomplishes the goal.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -219,20 +220,40 @@ def read_ranklist(path: str | Path) -> list[str]:
     return data
 
 
-def append_jsonl(path: str | Path, records: list[dict]) -> None:
-    """Append records to a JSONL log in one write (O_APPEND keeps concurrent appends whole)."""
+def jsonl_ensure(path: str | Path, records: list[dict], key: Callable[[dict], object]) -> int:
+    """Append to a JSONL log the records it does not hold yet (by `key`); returns how many were added.
+
+    The log is append-only: nothing in it is ever rewritten. Appending what is missing, under an
+    exclusive lock on the file, makes a retried or resumed write add each record exactly once, and a
+    record whose write was lost in a crash is added by the next writer.
+    """
     if not records:
-        return
+        return 0
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with open(fd, "rb", closefd=False) as f:
+            existing = f.read()
+        present = set()
+        for line in existing.splitlines():
+            try:
+                present.add(key(json.loads(line)))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+        missing = [r for r in records if key(r) not in present]
+        if not missing:
+            return 0
+        data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in missing).encode("utf-8")
+        if existing and not existing.endswith(b"\n"):
+            data = b"\n" + data  # a line cut short by a crash stays on its own line
         while data:
             data = data[os.write(fd, data):]
         os.fsync(fd)
+        return len(missing)
     finally:
-        os.close(fd)
+        os.close(fd)  # releases the lock
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
@@ -247,3 +268,27 @@ def read_jsonl(path: str | Path) -> list[dict]:
         except json.JSONDecodeError:
             continue
     return records
+
+
+# --- The report (seed "4. Save the result") ---------------------------------------------------------------
+
+
+def format_verdict(winner: str, rationale: str) -> str:
+    return f"WINNER: {winner}\nRATIONALE: {rationale}"
+
+
+def format_ranklist(path: str | Path, top: list[tuple[str, str]]) -> str:
+    """`Ranklist: <path>` then `Top 3:` and one line per artifact: `  1. <id> — <one-line preview>`."""
+    lines = [f"Ranklist: {path}", "Top 3:"]
+    lines += [f"  {n}. {artifact_id} — {preview}" for n, (artifact_id, preview) in enumerate(top[:3], start=1)]
+    if not top:
+        lines.append("  (empty)")
+    return "\n".join(lines)
+
+
+def format_calls(calls: int, worst_case: float, *, inserts: int, both_orders: bool) -> str:
+    orders = " (each comparison judged in both orders)" if both_orders else ""
+    return (
+        f"Comparator calls: {calls} for {inserts} insert{'s' if inserts != 1 else ''}{orders}; "
+        f"the seed's worst case (2 + log2 N per insert): {worst_case:.1f}"
+    )

@@ -10,3 +10,4 @@ from .base import RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, handler_
 from . import pointwise  # noqa: E402,F401
 
 __all__ = ["RunFailed", "RunHandler", "UnitResult", "UnitSpec", "Verdict", "handler_for", "register"]
+from . import ranker  # noqa: E402,F401
