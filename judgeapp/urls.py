@@ -16,4 +16,5 @@ urlpatterns = [
     path("judges/", shell.judges_list, name="judges"),
     path("calibration/", include("calibration.urls")),
     path("admin/", admin.site.urls),
+    path("ranker/", include("judgeapp.views.ranker_urls")),
 ]

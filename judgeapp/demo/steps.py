@@ -21,3 +21,23 @@ def pointwise(ctx: DemoContext) -> str:
     )
     run = run_execute_inline(run=run, concurrency=8)
     return f"demo: pointwise run {run.run_id} {run.status}, mean {run.report and run.report.get('mean')}"
+
+
+@step("demo-rank")
+def rank(ctx: DemoContext) -> str:
+    from judgeapp.services.ranker import candidates_in_dir, rank_create
+
+    run = rank_create(
+        candidates=candidates_in_dir(EVALS / "ranker" / "checkout-postmortems"),
+        goal="a postmortem of the checkout outage that explains the root cause, the customer impact and concrete follow-up actions",
+        judge=ctx.judge,
+        set_name="checkout-postmortems",
+        max_size=5,
+        run_id="demo-rank",
+        executor=Executor.INLINE,
+        created_by=ctx.lead,
+        title="Eight postmortems of one outage, top 5 kept (scripted demo judge)",
+    )
+    run = run_execute_inline(run=run)
+    top = ", ".join(run.report["ranking"][:3]) if run.report else "-"
+    return f"demo: batch rank {run.run_id} {run.status}, top 3: {top}"

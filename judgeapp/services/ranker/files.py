@@ -49,13 +49,16 @@ def comparison_record(comparison: Comparison) -> dict:
     }
 
 
-def comparisons_sync(run: Run, *, ranklist: Ranklist | None = None) -> int:
-    """comparisons.jsonl holds every comparison of the run (or of one of its ranklists)."""
+def comparisons_sync(run: Run, *, ranklist: Ranklist | None = None, insertion=None) -> int:
+    """comparisons.jsonl holds every comparison of the run (narrowed to one ranklist or one insertion
+    when only those can be missing)."""
     comparisons = Comparison.objects.filter(run=run).select_related(
         "run", "ranklist__artifact_set", "artifact_a__artifact_set", "artifact_b", "goal", "judgment", "judgment_swapped"
     )
     if ranklist is not None:
         comparisons = comparisons.filter(ranklist=ranklist)
+    if insertion is not None:
+        comparisons = comparisons.filter(insertion=insertion)
     return jsonl_ensure(
         run.run_dir / "comparisons.jsonl",
         [comparison_record(c) for c in comparisons.order_by("created_at", "id")],

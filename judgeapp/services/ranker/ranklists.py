@@ -222,6 +222,7 @@ def ranklist_work(
     Judge outages (JudgeError) propagate and leave the insertion pending, to be resumed.
     """
     holder = worker_identity()
+    repaired = False
     last_pending = None
     last_change = time.monotonic()
     while True:
@@ -244,7 +245,9 @@ def ranklist_work(
             continue
         try:
             ranklist = Ranklist.objects.select_related("run", "artifact_set", "goal", "judge", "prompt").get(pk=ranklist_pk)
-            ranklist_files_repair(ranklist)
+            if not repaired:
+                ranklist_files_repair(ranklist)  # a crash may have fallen between a commit and a file write
+                repaired = True
             insertion = (
                 Insertion.objects.filter(ranklist=ranklist, status=InsertionStatus.PENDING)
                 .select_related("artifact", "artifact__artifact_set")
@@ -331,7 +334,7 @@ def _insertion_finish(ranklist, insertion, token, *, status, list_length, result
             counter = "done_units" if status == InsertionStatus.DONE else "failed_units"
             Run.objects.filter(pk=ranklist.run_id).update(**{counter: F(counter) + 1}, updated_at=timezone.now())
     ranklist_file_write(ranklist)
-    comparisons_sync(ranklist.run, ranklist=ranklist)
+    comparisons_sync(ranklist.run, insertion=insertion)
 
 
 # --- Reading a ranklist for a report --------------------------------------------------------------------
