@@ -94,13 +94,13 @@ def ranklist_insert(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         candidate = form.cleaned_data["file"]
         try:
-            insertion, created = ranker_web.insertion_submit(
+            insertion, queued = ranker_web.insertion_submit(
                 ranklist=ranklist, candidate=candidate, requested_by=request.user.get_username()
             )
         except InputError as exc:
             form.add_error(None, str(exc))
         else:
-            if created:
+            if queued:
                 messages.success(request, f"{candidate.artifact_id} is queued for insertion.")
             else:
                 messages.info(request, f"{candidate.artifact_id} is already registered in this ranklist: skipped, nothing compared.")

@@ -34,7 +34,7 @@ class Command(JudgeCommand):
         candidate = candidate_read(options["file"])
         ranklist = ranklist_from_path(options["ranklist"])
         judges_sync()
-        insertion, created = insertion_register(
+        insertion, queued = insertion_register(
             ranklist=ranklist,
             candidate=candidate,
             goal=options["goal"],
@@ -48,7 +48,7 @@ class Command(JudgeCommand):
                 f"warning: judge {ranklist.judge.name!r} changed since this ranklist was built "
                 f"(version {ranklist.judge_version} -> {ranklist.judge.version}); its comparisons may not be alike"
             )
-        if not created:
+        if not queued:
             self.stderr.write(f"skipped: {candidate.artifact_id} is already registered in this ranklist; nothing was compared")
         else:
             def finished() -> bool:
@@ -62,7 +62,7 @@ class Command(JudgeCommand):
         insertion.refresh_from_db()
         summary = ranklist_summary(ranklist)
         self.stdout.write(format_ranklist(summary["ranklist"], [(t["id"], t["preview"]) for t in summary["top"]]))
-        if created:
+        if queued:
             self.stdout.write(
                 format_calls(
                     insertion.comparisons * (2 if ranklist.both_orders else 1),
@@ -74,5 +74,5 @@ class Command(JudgeCommand):
         if insertion.status == InsertionStatus.FAILED:
             self.stderr.write(f"error: {candidate.artifact_id} could not be placed: {insertion.error}")
             sys.exit(1)
-        if created and insertion.outcome == "discarded":
+        if queued and insertion.outcome == "discarded":
             self.stderr.write(f"{candidate.artifact_id} is worse than every artifact of the full list: not kept")

@@ -174,15 +174,16 @@ def insertion_register(
     max_size: int | None = None,
     requested_by: str = "",
 ) -> tuple[Insertion, bool]:
-    """Queue `candidate` for insertion. Returns (insertion, created): an artifact ID already registered
-    in the ranklist is not registered again (created False, and nothing is judged)."""
+    """Queue `candidate` for insertion. Returns (insertion, queued). An artifact ID already registered in
+    the ranklist is not registered again: when its insertion is finished it is skipped (queued False,
+    nothing is judged); when it is still pending (an insert that was interrupted), it is resumed."""
     goal_check(ranklist, goal)
     judge_check(ranklist, judge_name)
     if max_size is not None:
         max_size_check(max_size)
     existing = Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id).first()
     if existing is not None:
-        return existing, False
+        return existing, existing.status == InsertionStatus.PENDING
     try:
         with transaction.atomic():
             # Serialises the sequence numbers of two registrations at once (a row lock on PostgreSQL; on
@@ -200,7 +201,7 @@ def insertion_register(
         existing = Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id).first()
         if existing is None:
             raise
-        return existing, False
+        return existing, existing.status == InsertionStatus.PENDING
     metadata_sync(ranklist)
     return insertion, True
 

@@ -26,11 +26,11 @@ def compare_submit(**kwargs) -> Run:
 
 
 def insertion_submit(*, ranklist: Ranklist, candidate, requested_by: str) -> tuple[Insertion, bool]:
-    """Queue one more candidate; a worker makes the insert. (insertion, created) as insertion_register."""
-    insertion, created = insertion_register(ranklist=ranklist, candidate=candidate, requested_by=requested_by)
-    if created:
+    """Queue one more candidate; a worker makes the insert. (insertion, queued) as insertion_register."""
+    insertion, queued = insertion_register(ranklist=ranklist, candidate=candidate, requested_by=requested_by)
+    if queued:
         ranklist_work_enqueue(ranklist=ranklist)
-    return insertion, created
+    return insertion, queued
 
 
 def ranklist_work_enqueue(*, ranklist: Ranklist) -> None:
