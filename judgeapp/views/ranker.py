@@ -15,6 +15,11 @@ from judgeapp.views.ranker_forms import CompareForm, InsertForm, RankForm
 from judgeapp.views.shell import HtmxHttpRequest
 
 
+def _form_status(request: HtmxHttpRequest, form) -> int:
+    # htmx swaps only 2xx answers: a form with errors comes back 200 to be swapped in place.
+    return 400 if form.errors and not request.htmx else 200
+
+
 def _to_run(request: HtmxHttpRequest, run) -> HttpResponse:
     if request.htmx:
         return HttpResponseClientRedirect(reverse("run_detail", args=[run.run_id]))
@@ -51,7 +56,7 @@ def rank_new(request: HtmxHttpRequest) -> HttpResponse:
             messages.success(request, f"Batch rank {run.run_id} started: {len(data['candidates'])} candidates.")
             return _to_run(request, run)
     template = "judgeapp/ranker/rank_new.html#rank-form" if request.htmx else "judgeapp/ranker/rank_new.html"
-    return render(request, template, {"rank_form": form}, status=400 if form.errors else 200)
+    return render(request, template, {"rank_form": form}, status=_form_status(request, form))
 
 
 @role_required(*READERS)
@@ -73,7 +78,7 @@ def compare_new(request: HtmxHttpRequest) -> HttpResponse:
         else:
             return _to_run(request, run)
     template = "judgeapp/ranker/compare_new.html#compare-form" if request.htmx else "judgeapp/ranker/compare_new.html"
-    return render(request, template, {"compare_form": form}, status=400 if form.errors else 200)
+    return render(request, template, {"compare_form": form}, status=_form_status(request, form))
 
 
 @role_required(*READERS)
@@ -106,7 +111,7 @@ def ranklist_insert(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
                 messages.info(request, f"{candidate.artifact_id} is already registered in this ranklist: skipped, nothing compared.")
             return _to_run(request, ranklist.run)
     template = "judgeapp/ranker/insert.html#insert-form" if request.htmx else "judgeapp/ranker/insert.html"
-    return render(request, template, {"insert_form": form, "ranklist": ranklist, "run": ranklist.run}, status=400 if form.errors else 200)
+    return render(request, template, {"insert_form": form, "ranklist": ranklist, "run": ranklist.run}, status=_form_status(request, form))
 
 
 @require_POST

@@ -27,10 +27,14 @@ class MultipleFileField(forms.FileField):
         super().__init__(*args, **kwargs)
 
     def clean(self, data, initial=None):
-        single = super().clean
-        if isinstance(data, (list, tuple)):
-            return [single(item, initial) for item in data]
-        return [single(data, initial)] if data else []
+        items = list(data) if isinstance(data, (list, tuple)) else ([data] if data else [])
+        cleaned = []
+        for item in items:
+            try:
+                cleaned.append(super().clean(item, initial))
+            except forms.ValidationError as exc:  # name the file: there may be dozens
+                raise forms.ValidationError(f"{getattr(item, 'name', 'a file')}: {' '.join(exc.messages)}") from None
+        return cleaned
 
 
 def candidate_from_upload(upload) -> Candidate:
@@ -103,6 +107,8 @@ class RankForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
+        if "files" in self.errors or "directory" in self.errors:
+            return cleaned  # the field's own error says what is wrong
         uploads, directory = cleaned.get("files") or [], cleaned.get("directory")
         if uploads and directory:
             raise forms.ValidationError("Upload files or choose a directory, not both.")
