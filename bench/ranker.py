@@ -1,14 +1,15 @@
 """Benchmark of the ranker (seed ranker.md): comparator calls and ranking quality of a batch rank.
 
-    python bench/ranker.py [--n 100] [--cap 10] [--trials 5] [--noise 0.2] [--bias 0.3]
+    python bench/ranker.py [--n 100] [--cap 10] [--trials 5] [--noise 0.05,0.2] [--bias 0.1,0.3]
 
 N candidates with hidden true qualities arrive in a random order (a fresh order per trial) and are
 batch-ranked with `manage.py rank` into a ranklist capped at --cap, through the app's judge client over
 HTTP to the fake judge server, in a throwaway SQLite database and DATA_DIR. The fake judge compares by
 an oracle of the true quality; it is then made a bad judge on purpose:
 
-- noisy: with probability --noise a verdict is drawn at random (A, B or Equal);
-- position-biased: with probability --bias it answers A (the artifact shown first) whatever the content.
+- noisy: with probability p (each of --noise) a verdict is drawn at random (A, B or Equal);
+- position-biased: with probability p (each of --bias) it answers A (the artifact shown first) whatever
+  the content.
 
 Printed figures:
 - comparator calls of a batch rank with a perfect judge, against the seed's worst case (2 + log2 N per
@@ -111,13 +112,20 @@ class Bench:
         return report
 
 
+def probabilities(text: str) -> list[float]:
+    values = [float(v) for v in text.split(",") if v.strip()]
+    if not values or not all(0 <= v <= 1 for v in values):
+        raise argparse.ArgumentTypeError("comma-separated probabilities between 0 and 1")
+    return values
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=100, help="candidates (default 100)")
     parser.add_argument("--cap", type=int, default=10, help="max ranklist size (default 10)")
     parser.add_argument("--trials", type=int, default=5, help="random arrival orders per setting (default 5)")
-    parser.add_argument("--noise", type=float, default=0.2, help="noisy judge: probability of a random verdict (default 0.2)")
-    parser.add_argument("--bias", type=float, default=0.3, help="biased judge: probability of answering A (default 0.3)")
+    parser.add_argument("--noise", type=probabilities, default="0.05,0.2", help="noisy judges: probabilities of a random verdict (default 0.05,0.2)")
+    parser.add_argument("--bias", type=probabilities, default="0.1,0.3", help="biased judges: probabilities of answering A (default 0.1,0.3)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the qualities and arrival orders")
     args = parser.parse_args(argv)
 
@@ -149,10 +157,8 @@ def main(argv=None) -> int:
           f"{lower_bound:.1f} -> ratio {mean_calls / lower_bound:.2f}")
     print(f"  the ranklist is exactly the true top {args.cap}, in order, in {exact}/{len(reports)} trials\n")
 
-    settings = [
-        (f"noisy (p={args.noise} random verdict)", {"noise": args.noise}),
-        (f"position-biased (p={args.bias} answers A)", {"position_bias": args.bias}),
-    ]
+    settings = [(f"noisy (p={p:g} random verdict)", {"noise": p}) for p in args.noise]
+    settings += [(f"position-biased (p={p:g} answers A)", {"position_bias": p}) for p in args.bias]
     print(f"Bad judges: Kendall tau-b of the top {args.cap} against the truth (mean over {args.trials} trials; "
           f"1 = the true top {args.cap} in order), overlap with the true top {args.cap}, comparator calls")
     print(f"  {'judge':42} {'orders':>8} {'tau-b':>7} {'min':>6} {'overlap':>8} {'calls':>7}")

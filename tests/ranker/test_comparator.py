@@ -8,7 +8,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from fakejudge import DemoBrain, Reply, Sequence, Status
+from fakejudge import Reply, Sequence, Status
 from judgeapp.core.ranker import read_jsonl
 from judgeapp.models import Comparison, Insertion, InsertionStatus, Judgment, Run, RunStatus
 
@@ -148,3 +148,12 @@ def test_an_interrupted_insert_resumes_without_asking_the_same_question_twice(or
     first_two = answered[:2]
     assert all(answered.count(p) == 1 for p in first_two)  # asked once, replayed from the database
     assert json.loads(path.read_text()) == ranking[:5] + ["new.md"] + ranking[5:9]
+
+
+def test_the_judge_sees_the_contents_never_the_file_names(judge, fake_judge, tmp_path):
+    (tmp_path / "gpt-4o-release-v2.md").write_text("Root cause: a pool of 20 connections.")
+    (tmp_path / "baseline-v1.md").write_text("We fixed it.")
+    run_command("compare", str(tmp_path / "gpt-4o-release-v2.md"), str(tmp_path / "baseline-v1.md"), "--judge", judge.name)
+    prompt = fake_judge.chat_requests[-1].prompt
+    assert "Root cause: a pool of 20 connections." in prompt and "We fixed it." in prompt
+    assert "gpt-4o" not in prompt and "baseline" not in prompt and "v1" not in prompt and "v2" not in prompt

@@ -2,7 +2,6 @@
 comparison, insert one more, run a direct compare, resume after an outage. Celery is stood in for by
 recording what is sent; the task bodies are then run in this process."""
 
-import io
 import json
 
 import pytest
@@ -148,7 +147,7 @@ def test_no_directory_outside_browse_roots_can_be_chosen(logged_in, oracle_judge
 @pytest.fixture
 def ranked(oracle_judge, oracle, tmp_path):
     truth = oracle.write(tmp_path / "c", 6, seed=9)
-    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="web-rank", executor="inline")
+    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", executor="inline")
     runs.run_execute_inline(run=run)
     return Ranklist.objects.get(run=run), truth
 

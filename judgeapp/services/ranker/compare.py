@@ -12,7 +12,7 @@ from judgeapp.services.runs import run_create
 
 from .comparator import ComparatorSpec, compare
 from .files import comparisons_sync
-from .inputs import Candidate
+from .inputs import Candidate, run_dir_check_fresh
 
 RANKER_KINDS = (RunKind.RANK, RunKind.COMPARE)
 
@@ -44,6 +44,7 @@ def compare_create(
             options={"goal": goal_row.text, "both_orders": both_orders, "files": write_files},
             versions={"goal": goal_row.content_hash[:12]},
         )
+        run_dir_check_fresh(run)  # rolls the new run back
         _compare_set(run, a, b)
         run.total_units = 1
         run.save(update_fields=["total_units", "updated_at"])

@@ -108,3 +108,10 @@ def unique_ids_check(candidates: list[Candidate]) -> None:
                 f"({seen[candidate.artifact_id]} and {candidate.relative_path}); IDs are file names and must differ"
             )
         seen[candidate.artifact_id] = candidate.relative_path
+
+
+def run_dir_check_fresh(run) -> None:
+    """A new run's directory must not hold another run's files (a database reset with DATA_DIR kept, a
+    reused run id): the logs are append-only and would mix two runs."""
+    if run.run_dir.exists() and any(run.run_dir.iterdir()):
+        raise InputError(f"{run.run_dir} already holds files of an earlier run; choose another run id (or move it away)")

@@ -41,7 +41,7 @@ from judgeapp.workers import worker_identity
 
 from .comparator import ComparatorFailed, ComparatorSpec, compare
 from .files import comparisons_sync, metadata_sync, ranklist_file_write, ranklist_files_repair
-from .inputs import Candidate, max_size_check, set_name_check, unique_ids_check
+from .inputs import Candidate, max_size_check, run_dir_check_fresh, set_name_check, unique_ids_check
 from .lease import LeaseLost, ranklist_lease_release, ranklist_lease_renew, ranklist_lease_try
 
 POLL_SECONDS = 0.2
@@ -92,6 +92,7 @@ def rank_create(
             options={"goal": goal_row.text, "set": set_name, "max_size": max_size, "both_orders": both_orders},
             versions={"goal": goal_row.content_hash[:12]},
         )
+        run_dir_check_fresh(run)  # rolls the new run back
         artifact_set = ArtifactSet.objects.create(run=run, name=set_name)
         ranklist = Ranklist.objects.create(
             run=run,
