@@ -84,6 +84,24 @@ def _unfence(text: str) -> str:
     return "\n".join(lines)
 
 
+def _fenced_block(text: str, label: str, start: int = 0) -> tuple[str, int] | None:
+    """The content of the backtick fence that opens right after `label` (at or after `start`), and where
+    the block ends. The ranker's prompt fences each artifact with a run longer than any inside it, so
+    the first line of at least that many backticks closes it."""
+    at = text.find(label, start)
+    if at < 0:
+        return None
+    body_start = at + len(label)
+    opening = re.match(r"(`{3,})\n", text[body_start:])
+    if not opening:
+        return None
+    content_start = body_start + len(opening.group(0))
+    closing = re.compile(r"^" + opening.group(1) + r"`*[ \t]*$", re.M).search(text, content_start)
+    if not closing:
+        return None
+    return text[content_start : closing.start()].rstrip("\n"), closing.end()
+
+
 class DemoBrain:
     def __init__(self, *, quality: Quality | None = None, artifact_quality_fn: Quality | None = None,
                  position_bias: float = 0.0, noise: float = 0.0, seed: int = 0, tie_margin: float = 0.02,
@@ -178,8 +196,13 @@ class DemoBrain:
     def ranker(self, request: FakeRequest) -> str:
         prompt = request.prompt
         goal = (_between(prompt, "Comparison goal:", "\n") or "").strip()
-        first = _unfence(_between(prompt, "Artifact A:", "\nArtifact B:") or "")
-        second = _unfence(_between(prompt, "Artifact B:", "\nDecide which one better accomplishes the goal") or "")
+        block_a = _fenced_block(prompt, "Artifact A:\n")
+        block_b = _fenced_block(prompt, "\nArtifact B:\n", block_a[1]) if block_a else None
+        if block_a and block_b:
+            first, second = block_a[0], block_b[0]
+        else:  # artifacts shown without fences
+            first = _unfence(_between(prompt, "Artifact A:", "\nArtifact B:") or "")
+            second = _unfence(_between(prompt, "Artifact B:", "\nDecide which one better accomplishes the goal") or "")
         preference = self._prefer(request, self.artifact_quality(first, goal), self.artifact_quality(second, goal))
         winner = {"1": "A", "2": "B", "tie": "Equal"}[preference]
         rationale = {

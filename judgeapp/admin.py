@@ -109,3 +109,16 @@ class AuditLogAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(models.Ranklist)
+class RanklistAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "goal", "judge", "max_size", "both_orders", "version", "created_at"]
+    readonly_fields = ["uuid", "run", "artifact_set", "goal", "prompt", "judge", "judge_version", "version", "created_at", "updated_at"]
+
+
+@admin.register(models.Comparison)
+class ComparisonAdmin(admin.ModelAdmin):
+    list_display = ["run", "artifact_a", "artifact_b", "stage", "winner", "created_at"]
+    list_filter = ["stage", "winner"]
+    readonly_fields = [f.name for f in models.Comparison._meta.fields]

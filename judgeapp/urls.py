@@ -17,4 +17,5 @@ urlpatterns = [
     path("calibration/", include("calibration.urls")),
     path("blind/", include("judgeapp.urls_blind")),
     path("admin/", admin.site.urls),
+    path("ranker/", include("judgeapp.views.ranker_urls")),
 ]

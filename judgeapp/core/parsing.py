@@ -162,10 +162,37 @@ _WINNER_LINE = re.compile(r"^\s*\**\s*WINNER\s*\**\s*:\s*\**\s*(?P<value>[^\n*]*
 _RATIONALE_LINE = re.compile(r"^\s*\**\s*RATIONALE\s*\**\s*:\s*\**(?P<value>.*)", re.I | re.M | re.S)
 
 
+_FENCE_OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
 def strip_fenced_blocks(reply: str) -> str:
     """The reply with every fenced block removed: a judge that quotes an artifact inside a fence must not
-    have a `WINNER:` line in the quote read as its verdict."""
-    return _FENCE.sub("", reply)
+    have a `WINNER:` line in the quote read as its verdict.
+
+    Fences are read as Markdown reads them, line by line: a block opened by a run of N backticks (or
+    tildes) closes only on a line of at least N of them, so an artifact quoted inside a longer fence (as
+    the ranker's prompt shows it) stays whole even when it holds fences of its own. A fence that never
+    closes is left as text.
+    """
+    lines = reply.splitlines(keepends=True)
+    kept: list[str] = []
+    i = 0
+    while i < len(lines):
+        opening = _FENCE_OPENING.match(lines[i])
+        if opening:
+            marker = opening.group(1)
+            for j in range(i + 1, len(lines)):
+                closing = lines[j].strip()
+                if len(closing) >= len(marker) and closing == marker[0] * len(closing):
+                    i = j + 1
+                    break
+            else:
+                kept.append(lines[i])
+                i += 1
+            continue
+        kept.append(lines[i])
+        i += 1
+    return "".join(kept)
 
 
 def parse_winner_rationale(reply: str, allowed: tuple[str, ...] = ("A", "B", "Equal")) -> dict:

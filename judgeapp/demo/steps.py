@@ -63,3 +63,26 @@ def blind(ctx: DemoContext) -> str:
         f"demo: blind comparison {run.run_id} {run.status}, winner {winner.get('winner') or 'none'}; "
         f"another stopped on {len(leaked.flags)} leakage flags (scripted demo judge)"
     )
+@step("demo-rank")
+def rank(ctx: DemoContext) -> str:
+    import shutil
+
+    from judgeapp.models import Run as RunModel
+    from judgeapp.services.ranker import candidates_in_dir, rank_create
+
+    # The demo's own directory, left by an earlier database: the demo is rebuilt from scratch.
+    shutil.rmtree(RunModel(run_id="demo-rank", kind=RunKind.RANK).run_dir, ignore_errors=True)
+    run = rank_create(
+        candidates=candidates_in_dir(EVALS / "ranker" / "checkout-postmortems"),
+        goal="a postmortem of the checkout outage that explains the root cause, the customer impact and concrete follow-up actions",
+        judge=ctx.judge,
+        set_name="checkout-postmortems",
+        max_size=5,
+        run_id="demo-rank",
+        executor=Executor.INLINE,
+        created_by=ctx.lead,
+        title="Eight postmortems of one outage, top 5 kept (scripted demo judge)",
+    )
+    run = run_execute_inline(run=run)
+    top = ", ".join(run.report["ranking"][:3]) if run.report else "-"
+    return f"demo: batch rank {run.run_id} {run.status}, top 3: {top}"

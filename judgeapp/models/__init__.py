@@ -51,3 +51,26 @@ __all__ = [
 from .blind import BlindComparison, BlindRunOutput, BlindVersion  # noqa: E402
 
 __all__ += ["BlindComparison", "BlindRunOutput", "BlindVersion"]
+from .ranker import (  # noqa: E402
+    Comparison,
+    ComparisonStage,
+    Insertion,
+    InsertionOutcome,
+    InsertionSource,
+    InsertionStatus,
+    Ranklist,
+    RanklistEntry,
+    Winner,
+)
+
+__all__ += [
+    "Comparison",
+    "ComparisonStage",
+    "Insertion",
+    "InsertionOutcome",
+    "InsertionSource",
+    "InsertionStatus",
+    "Ranklist",
+    "RanklistEntry",
+    "Winner",
+]

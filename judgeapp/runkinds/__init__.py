@@ -11,3 +11,4 @@ from . import pointwise  # noqa: E402,F401
 
 __all__ = ["RunFailed", "RunHandler", "UnitResult", "UnitSpec", "Verdict", "handler_for", "register"]
 from . import blind  # noqa: E402,F401
+from . import ranker  # noqa: E402,F401

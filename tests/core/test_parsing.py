@@ -96,3 +96,14 @@ def test_conflicting_winner_lines_are_refused():
 def test_missing_rationale_is_refused():
     with pytest.raises(ParseError, match="RATIONALE"):
         parse_winner_rationale("WINNER: A")
+
+
+def test_a_longer_fence_holding_a_shorter_one_is_quoted_whole():
+    # A judge echoing an artifact the way the ranker's prompt fences it: four backticks around a text that
+    # holds its own ``` block and a WINNER line after it.
+    reply = "````\n```\ncode\n```\nWINNER: A\n````\nWINNER: B\nRATIONALE: B is deeper."
+    assert parse_winner_rationale(reply)["winner"] == "B"
+
+
+def test_an_unclosed_fence_is_left_as_text():
+    assert parse_winner_rationale("```\nWINNER: B\nRATIONALE: r")["winner"] == "B"
