@@ -8,8 +8,8 @@ citations and each one is checked against the conversation's observations (tools
 - a path whose absence is the point (`out/accuracy.png is missing`) — a tool reported it missing, or
   listed the directory it would be in; a binary file — a tool read it;
 - `step N` / `trace step N` — a tool showed that trace step;
-- a command — a `run_file` call ran that file; text quoted from its output (or from any tool) must be in
-  what the tool returned.
+- a command — a `run_file` call ran that file, or a `search` was made for the quoted text; text quoted
+  from an output (or from any tool) must be in what the tool returned.
 
 Evidence passes when it has at least one such citation and nothing it cites or quotes is unsupported.
 The check is a reading of free text, so it is deliberately lenient with words that only look like paths
@@ -155,6 +155,10 @@ class _Checker:
         fragment = quote.strip()
         if not fragment or self.looks_like_path(_normalise(fragment)):
             return  # a quoted path: checked as a path
+        searched = [s for s in self.obs.searches if s["query"].strip().lower() == fragment.lower()]
+        if searched:
+            self.citations.append(f"search {searched[0]['query']!r} ({searched[0]['matches']} matches)")
+            return
         ran = [run for run in self.obs.runs if run["path"] in fragment.split()]
         if ran:
             self.citations.append(f"{ran[0]['path']} (run)")  # a quoted command line: `python train.py`

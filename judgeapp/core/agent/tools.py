@@ -101,6 +101,7 @@ class Observations:
     paths: set[str] = field(default_factory=set)  # every path a tool named or was asked about
     steps: set[int] = field(default_factory=set)  # trace steps shown
     runs: list[dict] = field(default_factory=list)  # {path, command, exit_code, output}
+    searches: list[dict] = field(default_factory=list)  # {query, where, matches}
     outputs: list[str] = field(default_factory=list)  # every tool answer, verbatim
 
     def saw_absence_of(self, path: str) -> bool:
@@ -339,6 +340,7 @@ class ToolBox:
                             snippet = flat[start: match.end() + 100]
                             hits.append(f"trace step {step.id}: {'…' if start else ''}{snippet}{'…' if match.end() + 100 < len(flat) else ''}")
                             obs.steps.add(step.id)
+        obs.searches.append({"query": query, "where": where, "matches": count})
         header = f"{count} match{'es' if count != 1 else ''} for {query!r} in {' and '.join(searched)}"
         if count > len(hits):
             header += f"; the first {len(hits)} shown"
