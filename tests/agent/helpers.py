@@ -92,3 +92,16 @@ def tar_bytes(members: dict[str, bytes], *, symlinks: dict[str, str] | None = No
 def tree_snapshot(root: Path) -> dict[str, bytes]:
     """Every file under root with its content: to show a workspace is unchanged."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def agent_run(judge, workspace, *, requirements: bytes = REQUIREMENTS_MD, trace: bytes | None = TRACE, run_id=None,
+              executor="inline", workspace_name: str = ""):
+    """An agent run stored the way the app stores one (Django needed)."""
+    from judgeapp.services.agent import agent_inputs_read, agent_run_create
+
+    inputs = agent_inputs_read(
+        task=TASK.encode(), task_name="task.md", requirements=requirements, requirements_name="requirements.md",
+        trace=trace, trace_name="trace.jsonl" if trace is not None else "",
+    )
+    return agent_run_create(inputs=inputs, workspace=workspace, workspace_name=workspace_name, judge=judge,
+                            run_id=run_id, executor=executor)
