@@ -196,3 +196,15 @@ def run_trace(run: Run) -> Trace | None:
 def run_requirements(run: Run) -> list[Requirement]:
     return [Requirement(r["id"], r["text"]) for r in run.config.get("options", {}).get("requirements", [])]
 
+
+
+def report_write(*, report: dict, path: str | Path) -> Path:
+    """Write a report as JSON atomically (temp file + os.replace): a reader never sees half a report."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        temporary.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path

@@ -159,3 +159,8 @@ def test_archive_single_top_directory_is_unwrapped(tmp_path):
 def test_not_an_archive_is_one_clear_error(tmp_path):
     with pytest.raises(InputError, match="not a zip or tar archive"):
         ingest_archive(b"just some text", "notes.txt", tmp_path / "dest")
+
+
+def test_archive_top_directory_of_another_name_is_kept(tmp_path):
+    ingest_archive(zip_bytes({"out/metrics.json": b"{}"}), "ws.zip", tmp_path / "dest")
+    assert Workspace(tmp_path / "dest").files() == ["out/metrics.json"]

@@ -278,7 +278,7 @@ def archive_kind(name: str, head: bytes) -> str | None:
 
 def ingest_archive(data: bytes | str | Path, name: str, dest: str | Path, *, limits: WorkspaceLimits | None = None) -> IngestReport:
     """Unpack a workspace archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz) into `dest` (which must
-    not exist). A single top-level directory holding everything is unwrapped."""
+    not exist). A single top-level directory named like the archive (project/ in project.zip) is unwrapped."""
     dest = Path(dest)
     label = name
     budget = _Budget(limits or WorkspaceLimits(), label)
@@ -305,6 +305,14 @@ def ingest_archive(data: bytes | str | Path, name: str, dest: str | Path, *, lim
     return budget.report
 
 
+def _archive_stem(name: str) -> str:
+    base = os.path.basename(name.replace("\\", "/"))
+    for suffix in (".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".tar", ".zip"):
+        if base.lower().endswith(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
 def _extract(members: list[_Member], dest: Path, budget: _Budget) -> None:
     label = budget.label
     for member in members:
@@ -312,9 +320,10 @@ def _extract(members: list[_Member], dest: Path, budget: _Budget) -> None:
     members = [m for m in members if m.path]
     if len(members) > budget.limits.max_files * 2:
         raise InputError(f"{label}: more than {budget.limits.max_files:,} files (AGENT_WORKSPACE_MAX_FILES)")
-    # Unwrap "project/..." when every member sits in one top-level directory.
+    # Unwrap "project/..." in project.zip (what zipping a folder, or a forge's download, gives) when every
+    # member sits in that one directory; a top directory of another name (out/, src/) is the agent's own.
     tops = {m.path.split("/", 1)[0] for m in members}
-    if len(tops) == 1 and any("/" in m.path for m in members):
+    if len(tops) == 1 and any("/" in m.path for m in members) and next(iter(tops)) == _archive_stem(label):
         top = tops.pop()
         if all(m.path == top and m.kind == "dir" or m.path.startswith(top + "/") for m in members):
             for m in members:
