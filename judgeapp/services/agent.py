@@ -9,6 +9,7 @@ row is created; on any error the staging directory is removed and nothing is lef
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import uuid
@@ -36,6 +37,8 @@ from judgeapp.core.errors import InputError
 from judgeapp.models import Executor, Run, RunKind, content_hash, short_version
 from judgeapp.services.content import prompt_register
 from judgeapp.services.runs import run_create, run_id_check
+
+log = logging.getLogger(__name__)
 
 WORKSPACE_DIR = "workspace"
 TRACE_FILE = "trace.jsonl"
@@ -173,7 +176,10 @@ def agent_run_create(
             )
             destination = run.run_dir
             if destination.exists():
-                raise InputError(f"{destination} already exists; choose another run id")
+                # Left by a run whose row is gone (a reset database): kept aside, never overwritten.
+                orphan = destination.with_name(f".orphan-{destination.name}-{uuid.uuid4().hex[:8]}")
+                os.replace(destination, orphan)
+                log.warning("moved %s, left by a deleted run, to %s", destination, orphan)
             destination.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging, destination)
     except BaseException:

@@ -33,17 +33,17 @@ def args_for(files, *extra):
 def test_agent_judge_prints_the_verdicts_and_writes_the_report(judge, files, capsys, settings):
     settings.AGENT_SANDBOX_ENABLED = False
     report_path = files / "report.json"
-    call_command("agent-judge", *args_for(files, "--judge", judge.name, "--report", str(report_path), "--run-id", "cli-agent"))
+    call_command("agent-judge", *args_for(files, "--judge", judge.name, "--report", str(report_path), "--run-id", f"cli-{files.name[-12:]}"))
     out = capsys.readouterr().out
     assert "Met 2 of 3 requirements (67%); 1 not met, 0 unverified" in out
     assert "  1. not met    saves the plot to out/accuracy.png" in out
     assert f"Report: {report_path}" in out
     report = json.loads(report_path.read_text())
-    assert report["run_id"] == "cli-agent" and report["kind"] == "agent"
+    assert report["run_id"] == f"cli-{files.name[-12:]}" and report["kind"] == "agent"
     assert [r["verdict"] for r in report["requirements"]] == ["not_met", "met", "met"]
     assert report["met_share"] == 0.6667 and report["requirements"][0]["tool_calls"]
     assert not list(files.glob(".report.json.*"))  # written through a temporary file
-    assert Run.objects.get(run_id="cli-agent").executor == "inline"
+    assert Run.objects.get(run_id=f"cli-{files.name[-12:]}").executor == "inline"
 
 
 @pytest.mark.django_db

@@ -145,9 +145,9 @@ def test_bad_archive_stores_nothing(judge, tmp_path):
 
 
 def test_taken_run_id_is_refused_before_anything_is_copied(judge, tmp_path):
-    agent_run(judge, make_workspace(tmp_path / "ws"), run_id="agent-once")
+    first = agent_run(judge, make_workspace(tmp_path / "ws"))
     with pytest.raises(InputError, match="already taken"):
-        agent_run(judge, make_workspace(tmp_path / "ws2"), run_id="agent-once")
+        agent_run(judge, tmp_path / "does-not-exist", run_id=first.run_id)
 
 
 def test_verdicts_for_calibration_are_pass_or_fail_per_requirement(judge, tmp_path, settings):
@@ -159,3 +159,14 @@ def test_verdicts_for_calibration_are_pass_or_fail_per_requirement(judge, tmp_pa
     verdicts = {(v.case_id, v.value) for v in selectors.run_verdicts(run=Run.objects.get(pk=run.pk))}
     assert verdicts == {("1", "fail"), ("2", "pass"), ("3", "pass")}
     assert json.dumps(run.report)  # the whole report is JSON
+
+
+def test_a_directory_left_by_a_deleted_run_is_kept_aside_not_overwritten(judge, tmp_path):
+    first = agent_run(judge, make_workspace(tmp_path / "ws"), run_id=f"reused-{tmp_path.name[-10:]}")
+    (first.run_dir / "note.txt").write_text("keep me")
+    run_id, old_dir = first.run_id, first.run_dir
+    first.delete()
+    second = agent_run(judge, make_workspace(tmp_path / "ws2", with_plot=False), run_id=run_id)
+    assert not (second.run_dir / "workspace" / "out" / "accuracy.png").exists()
+    kept = [p for p in old_dir.parent.iterdir() if p.name.startswith(f".orphan-{run_id}-")]
+    assert len(kept) == 1 and (kept[0] / "note.txt").read_text() == "keep me"
