@@ -208,6 +208,11 @@ _AGENT_STOP = _STOP | set(
 _RUN_WORDS = re.compile(r"\b(run|runs|running|execut\w*|prints?|exits?)\b", re.I)
 
 
+def _quoted(text: str) -> str:
+    """Text quoted as evidence: in double quotes, or in backticks when it has double quotes of its own."""
+    return f"`{text}`" if '"' in text else f'"{text}"'
+
+
 def _requirement_paths(requirement: str) -> list[str]:
     """Paths the requirement names, in order: `backticked` ones first, then anything like dir/file.ext."""
     found: list[str] = []
@@ -293,22 +298,22 @@ class ScriptedAgentJudge:
             body = output.split("---\n", 1)[-1].strip().splitlines()
             first = next((line.strip() for line in body if line.strip() and line.strip() != "(no output)"), "")
             exit_match = re.search(r"^exit code (-?\d+)", output, re.M)
-            said = f" and printed \"{first[:100]}\"" if first else ""
+            said = f" and printed {_quoted(first[:100])}" if first else ""
             if exit_match and exit_match.group(1) == "0":
                 return self._verdict("met", f"ran `{command}`: exit code 0{said}.")
             status = f"exit code {exit_match.group(1)}" if exit_match else "it was killed at the time limit"
             last = next((line.strip() for line in reversed(body) if line.strip()), "")
-            return self._verdict("not_met", f"ran `{command}`: {status}; its last output line: \"{last[:100]}\".")
+            return self._verdict("not_met", f"ran `{command}`: {status}; its last output line: {_quoted(last[:100])}.")
         terms = [t for t in _requirement_terms(requirement) if t != path]
         if terms and lines:
             for number, text in lines:
                 if any(t.lower() in text.lower() for t in terms):
-                    return self._verdict("met", f"{path}:{number} reads \"{text.strip()[:120]}\".")
+                    return self._verdict("met", f"{path}:{number} reads {_quoted(text.strip()[:120])}.")
             return self._verdict("not_met", f"{path}:{lines[0][0]}-{lines[-1][0]} (the lines read) never mention {', '.join(repr(t) for t in terms)}.")
         if not lines:
             return self._verdict("not_met", f"{path} is empty: read_file answered \"{shown.strip()}\".")
         number, text = lines[0]
-        return self._verdict("met", f"{path}:{number} exists and starts with \"{text.strip()[:120]}\".")
+        return self._verdict("met", f"{path}:{number} exists and starts with {_quoted(text.strip()[:120])}.")
 
     def _about_trace(self, requirement: str, history, tools):
         searches = [h for h in history if h[0] == "search"]
@@ -321,7 +326,7 @@ class ScriptedAgentJudge:
                 return self._verdict("met", f"trace step {step.group(1)} shows it (search for \"{arguments['query']}\").")
             hit = re.search(r"^([^\s:]+):(\d+): (.*)$", result, re.M)
             if hit:
-                return self._verdict("met", f"{hit.group(1)}:{hit.group(2)} reads \"{hit.group(3).strip()[:120]}\".")
+                return self._verdict("met", f"{hit.group(1)}:{hit.group(2)} reads {_quoted(hit.group(3).strip()[:120])}.")
         keywords = _keywords(requirement)
         if len(searches) < len(keywords):
             return ("search", {"query": keywords[len(searches)], "where": "all"})

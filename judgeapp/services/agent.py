@@ -109,16 +109,16 @@ def sandbox_summary() -> dict:
     return {**sandbox.status.as_dict(), "limits": sandbox.limits.as_dict(), "python": sandbox.python}
 
 
-def _ingest(source: str | Path | bytes, name: str, dest: Path):
+def _ingest(source: str | Path | bytes, name: str, dest: Path, mentioned: str):
     limits = workspace_limits()
     if isinstance(source, bytes):
-        return ingest_archive(source, name, dest, limits=limits)
+        return ingest_archive(source, name, dest, limits=limits, mentioned=mentioned)
     path = Path(source)
     if path.is_dir():
         return ingest_directory(path, dest, limits=limits)
     if not path.exists():
         raise InputError(f"{path}: no such directory or archive")
-    return ingest_archive(path, name or path.name, dest, limits=limits)
+    return ingest_archive(path, name or path.name, dest, limits=limits, mentioned=mentioned)
 
 
 def agent_run_create(
@@ -142,7 +142,8 @@ def agent_run_create(
     staging = runs_dir / f".incoming-{uuid.uuid4().hex}"
     try:
         staging.mkdir()
-        intake = _ingest(workspace, workspace_name or str(workspace)[:200], staging / WORKSPACE_DIR)
+        mentioned = "\n".join([inputs.task, *(r.text for r in inputs.requirements)])
+        intake = _ingest(workspace, workspace_name or str(workspace)[:200], staging / WORKSPACE_DIR, mentioned)
         manifest = Workspace(staging / WORKSPACE_DIR).manifest_hash()
         if inputs.trace is not None:
             (staging / TRACE_FILE).write_text(inputs.trace.to_jsonl(), encoding="utf-8")

@@ -161,6 +161,9 @@ def test_not_an_archive_is_one_clear_error(tmp_path):
         ingest_archive(b"just some text", "notes.txt", tmp_path / "dest")
 
 
-def test_archive_top_directory_of_another_name_is_kept(tmp_path):
-    ingest_archive(zip_bytes({"out/metrics.json": b"{}"}), "ws.zip", tmp_path / "dest")
-    assert Workspace(tmp_path / "dest").files() == ["out/metrics.json"]
+def test_archive_top_directory_is_unwrapped_unless_the_checklist_names_paths_under_it(tmp_path):
+    data = zip_bytes({"workspace/out/metrics.json": b"{}"})
+    report = ingest_archive(data, "flowers.zip", tmp_path / "a", mentioned="1. writes out/metrics.json")
+    assert Workspace(tmp_path / "a").files() == ["out/metrics.json"] and report.unwrapped == "workspace/"
+    kept = ingest_archive(zip_bytes({"out/metrics.json": b"{}"}), "ws.zip", tmp_path / "b", mentioned="1. writes out/metrics.json")
+    assert Workspace(tmp_path / "b").files() == ["out/metrics.json"] and kept.unwrapped == ""

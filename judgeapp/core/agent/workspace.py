@@ -16,6 +16,7 @@ import hashlib
 import io
 import os
 import posixpath
+import re
 import shutil
 import stat
 import tarfile
@@ -50,9 +51,10 @@ class IngestReport:
     files: int = 0
     bytes: int = 0
     skipped: list[str] = field(default_factory=list)
+    unwrapped: str = ""  # the archive's single top directory, taken off
 
     def as_dict(self) -> dict:
-        return {"files": self.files, "bytes": self.bytes, "skipped": self.skipped}
+        return {"files": self.files, "bytes": self.bytes, "skipped": self.skipped, "unwrapped": self.unwrapped}
 
 
 def _inside(real_root: str, real_path: str) -> bool:
@@ -276,9 +278,11 @@ def archive_kind(name: str, head: bytes) -> str | None:
     return None
 
 
-def ingest_archive(data: bytes | str | Path, name: str, dest: str | Path, *, limits: WorkspaceLimits | None = None) -> IngestReport:
+def ingest_archive(data: bytes | str | Path, name: str, dest: str | Path, *, limits: WorkspaceLimits | None = None,
+                   mentioned: str = "") -> IngestReport:
     """Unpack a workspace archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz) into `dest` (which must
-    not exist). A single top-level directory named like the archive (project/ in project.zip) is unwrapped."""
+    not exist). A single top-level directory holding everything is unwrapped, unless `mentioned` (the task
+    and checklist) names a path under it."""
     dest = Path(dest)
     label = name
     budget = _Budget(limits or WorkspaceLimits(), label)
@@ -299,7 +303,7 @@ def ingest_archive(data: bytes | str | Path, name: str, dest: str | Path, *, lim
         except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
             raise InputError(f"{label}: the archive cannot be read ({exc})") from None
         with archive:
-            _extract(members, dest, budget)
+            _extract(members, dest, budget, mentioned)
     finally:
         stream.close()
     return budget.report
@@ -313,18 +317,18 @@ def _archive_stem(name: str) -> str:
     return base
 
 
-def _extract(members: list[_Member], dest: Path, budget: _Budget) -> None:
+def _extract(members: list[_Member], dest: Path, budget: _Budget, mentioned: str) -> None:
     label = budget.label
     for member in members:
         member.path = _member_path(member.path, label)
     members = [m for m in members if m.path]
     if len(members) > budget.limits.max_files * 2:
         raise InputError(f"{label}: more than {budget.limits.max_files:,} files (AGENT_WORKSPACE_MAX_FILES)")
-    # Unwrap "project/..." in project.zip (what zipping a folder, or a forge's download, gives) when every
-    # member sits in that one directory; a top directory of another name (out/, src/) is the agent's own.
+    # Zipping a folder (or a forge's download) wraps everything in one directory: unwrap it, unless the
+    # task or checklist names paths under it (a workspace whose only content is out/ or src/).
     tops = {m.path.split("/", 1)[0] for m in members}
-    if len(tops) == 1 and any("/" in m.path for m in members) and next(iter(tops)) == _archive_stem(label):
-        top = tops.pop()
+    top = next(iter(tops)) if len(tops) == 1 and any("/" in m.path for m in members) else None
+    if top and (top == _archive_stem(label) or not re.search(rf"(?<![\w.-]){re.escape(top)}/", mentioned)):
         if all(m.path == top and m.kind == "dir" or m.path.startswith(top + "/") for m in members):
             for m in members:
                 m.path = m.path[len(top) + 1:] if m.path != top else ""
@@ -332,6 +336,7 @@ def _extract(members: list[_Member], dest: Path, budget: _Budget) -> None:
                     m.link_target = _member_path(m.link_target, label)
                     m.link_target = m.link_target[len(top) + 1:] if m.link_target.startswith(top + "/") else m.link_target
             members = [m for m in members if m.path]
+            budget.report.unwrapped = f"{top}/"
     dest.mkdir(parents=True)
     files: dict[str, Path] = {}
     links: list[tuple[str, str]] = []
