@@ -5,7 +5,7 @@ import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
 from tests.agent.helpers import REQUIREMENTS_MD, TASK, TRACE, png_bytes, zip_bytes
-from tests.browser.conftest import browser, log_in, page, screenshots  # noqa: F401 - the browser fixtures
+from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
