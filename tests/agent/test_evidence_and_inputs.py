@@ -137,3 +137,16 @@ def test_trace_jsonl_and_json_array_are_read_with_their_step_numbers():
 def test_bad_trace_line_is_named():
     with pytest.raises(InputError, match=r"t\.jsonl line 2: not valid JSON"):
         parse_trace(b'{"step": 1}\n{oops\n', "t.jsonl")
+
+
+@pytest.mark.parametrize("evidence", [
+    "Read `train.py` lines 4-5: it prints the accuracy",
+    "train.py#L4-L5 prints the accuracy",
+    "lines 4-5 of `train.py` print the accuracy",
+    "train.py (line 5) prints the accuracy",
+])
+def test_the_usual_ways_of_citing_lines_are_understood(toolbox, evidence):
+    toolbox.call("read_file", {"path": "train.py", "start_line": 4, "end_line": 5})
+    result = check(toolbox, evidence)
+    assert result.ok, result.problems
+    assert any(c.startswith("train.py:") for c in result.citations)

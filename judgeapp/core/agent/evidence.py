@@ -27,7 +27,8 @@ from .tools import Observations
 _PATH = r"[A-Za-z0-9_.\-][A-Za-z0-9_./\-]*"
 _LINES = r"(\d+)(?:\s*[-–]\s*(\d+))?"
 _PATH_COLON_LINE = re.compile(rf"(?<![\w/.\-])({_PATH}):{_LINES}\b")
-_PATH_THEN_LINE = re.compile(rf"(?<![\w/.\-])({_PATH})[,]?\s*\(?\s*lines?\s+{_LINES}\b", re.I)
+_PATH_THEN_LINE = re.compile(rf"(?<![\w/.\-])({_PATH})[`'\"]?[,:]?\s*\(?\s*lines?\s+{_LINES}\b", re.I)
+_PATH_HASH_LINE = re.compile(rf"(?<![\w/.\-])({_PATH})#L(\d+)(?:-L?(\d+))?\b")
 _LINE_OF_PATH = re.compile(rf"\blines?\s+{_LINES}\s+(?:of|in)\s+`?({_PATH})", re.I)
 _TOKEN = re.compile(rf"(?<![\w/.\-]){_PATH}")
 _TRACE_STEP = re.compile(r"\btrace\s+steps?\s*#?\s*(\d+)(?:\s*(?:[-–,]|and|to)\s*(\d+))?", re.I)
@@ -202,6 +203,8 @@ def check_evidence(
         checker.cite_lines(match.group(1), match.group(2), match.group(3))
     for match in _PATH_THEN_LINE.finditer(text):
         checker.cite_lines(match.group(1), match.group(2), match.group(3))
+    for match in _PATH_HASH_LINE.finditer(text):
+        checker.cite_lines(match.group(1), match.group(2), match.group(3))
     for match in _LINE_OF_PATH.finditer(text):
         checker.cite_lines(match.group(3), match.group(1), match.group(2))
     explicit_spans = []
@@ -214,7 +217,7 @@ def check_evidence(
     for match in _QUOTED.finditer(text):
         checker.cite_quote(next(g for g in match.groups() if g is not None))
     # Bare paths last: the ones already cited with a line are skipped.
-    stripped = _PATH_COLON_LINE.sub(lambda m: m.group(1), text)
+    stripped = _PATH_HASH_LINE.sub(lambda m: m.group(1), _PATH_COLON_LINE.sub(lambda m: m.group(1), text))
     for match in _TOKEN.finditer(stripped):
         checker.cite_path(match.group(0))
     # A command cited by name ("python train.py") is a run of that file.

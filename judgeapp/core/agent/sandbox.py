@@ -205,15 +205,14 @@ class Sandbox:
         source = Path(workspace_root)
         executable = os.access(source / rel_path, os.X_OK)
         argv, shown = self.command_line(rel_path, args, executable)
-        as_root = status.mode == "root"
+        interpreter = _interpreter(rel_path, self.python)
+        if interpreter and not os.path.isabs(interpreter[0]):
+            raise SandboxError(f"no {interpreter[0]} interpreter found on {SANDBOX_PATH}")
         root = _make_root(None)
         try:
             shutil.copytree(source, root / "work", symlinks=True, dirs_exist_ok=True)
-            if as_root:
+            if status.mode == "root":
                 _chown_tree(root, NOBODY)
-            if interpreter := _interpreter(rel_path, self.python):
-                if not os.path.isabs(interpreter[0]):
-                    raise SandboxError(f"no {interpreter[0]} interpreter found on {SANDBOX_PATH}")
             result = self._execute(_mode_argv(status.mode) + _init_argv(root, self.limits) + ["--", *argv], shown)
             # The copy's temporary path means nothing to the judge and would make every run's output
             # differ (and miss the response cache on a replay): show paths relative to the workspace.
