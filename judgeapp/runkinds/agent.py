@@ -18,6 +18,12 @@ def requirement_key(requirement_id: str) -> str:
     return f"req/{requirement_id}"
 
 
+def _turns_without_tool_output(turns: list[dict]) -> list[dict]:
+    """The conversation for the report: each tool turn points at its call (`n`), whose arguments and
+    output are in the requirement's `tool_calls`, so the report does not carry every output twice."""
+    return [{"role": "tool", "n": t.get("n"), "name": t.get("name")} if t.get("role") == "tool" else t for t in turns]
+
+
 @register
 class AgentHandler(RunHandler):
     kind = RunKind.AGENT
@@ -92,7 +98,7 @@ class AgentHandler(RunHandler):
                     evidence_check=parsed.get("evidence_check"),
                     tool_calls=(unit.transcript or {}).get("tool_calls", []),
                     tool_call_count=parsed.get("tool_call_count", 0),
-                    transcript=(unit.transcript or {}).get("turns", []),
+                    transcript=_turns_without_tool_output((unit.transcript or {}).get("turns", [])),
                 )
             elif unit is not None and unit.status == UnitStatus.FAILED:
                 row["reason"] = f"the judge could not be asked: {unit.error}"

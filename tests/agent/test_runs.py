@@ -170,3 +170,14 @@ def test_a_directory_left_by_a_deleted_run_is_kept_aside_not_overwritten(judge, 
     assert not (second.run_dir / "workspace" / "out" / "accuracy.png").exists()
     kept = [p for p in old_dir.parent.iterdir() if p.name.startswith(f".orphan-{run_id}-")]
     assert len(kept) == 1 and (kept[0] / "note.txt").read_text() == "keep me"
+
+
+def test_report_transcript_points_at_tool_calls_instead_of_repeating_their_output(judge, tmp_path, settings):
+    settings.AGENT_SANDBOX_ENABLED = False
+    run = agent_run(judge, make_workspace(tmp_path / "ws"), requirements=b"1. writes the metrics to out/metrics.json\n")
+    runs.run_execute_inline(run=run)
+    run.refresh_from_db()
+    requirement = by_id(run.report)["1"]
+    assert [t["role"] for t in requirement["transcript"]] == ["prompt", "judge", "tool", "judge", "verdict"]
+    assert requirement["transcript"][2] == {"role": "tool", "n": 1, "name": "read_file"}
+    assert '"accuracy": 0.93' in requirement["tool_calls"][0]["output"]
