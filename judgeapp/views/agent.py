@@ -41,7 +41,7 @@ class AgentRunForm(forms.Form):
             return self._read(upload, file_field), upload.name
         text = (self.cleaned_data.get(text_field) or "").strip()
         if text:
-            return text.encode("utf-8"), f"the {what} field"
+            return text.encode("utf-8"), what
         self.add_error(text_field, f"Write the {what} or upload a file.")
         return None
 
