@@ -200,11 +200,6 @@ def run_trace(run: Run) -> Trace | None:
     return parse_trace(path.read_bytes(), TRACE_FILE)
 
 
-def run_requirements(run: Run) -> list[Requirement]:
-    return [Requirement(r["id"], r["text"]) for r in run.config.get("options", {}).get("requirements", [])]
-
-
-
 def report_write(*, report: dict, path: str | Path) -> Path:
     """Write a report as JSON atomically (temp file + os.replace): a reader never sees half a report."""
     path = Path(path)
