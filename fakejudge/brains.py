@@ -223,28 +223,12 @@ class DemoBrain:
         )
 
     def agent(self, request: FakeRequest) -> Response:
-        """A small tool-using judge: look for the path the requirement names, then decide on what it saw."""
-        prompt = request.prompt
-        requirement = _between(prompt, "<requirement>", "</requirement>") or ""
-        path_match = re.search(r"[\w./-]+\.[A-Za-z0-9]{1,5}\b", requirement)
-        results = request.tool_results
-        tools = request.tool_names
-        if path_match and not results and tools:
-            path = path_match.group(0)
-            tool = next((t for t in tools if "read" in t), tools[0])
-            return completion(request, None, tool_calls=make_tool_calls([(tool, {"path": path})]))
-        if path_match and results:
-            path = path_match.group(0)
-            observed = str(results[-1].get("content", ""))
-            missing = re.search(r"(not found|no such|does not exist|error)", observed, re.I)
-            verdict = "not_met" if missing else "met"
-            evidence = (
-                f"{path}: not found in the workspace (tool said: {observed[:120]})"
-                if missing
-                else f"{path}:1 exists; first line read: {observed.splitlines()[0][:120] if observed else ''}"
-            )
-            return completion(request, json.dumps({"verdict": verdict, "evidence": evidence}))
-        return completion(request, json.dumps({"verdict": "not_met", "evidence": "no file path in the requirement to check"}))
+        """A small tool-using judge: look at what the requirement names, then decide on what it saw."""
+        return ScriptedAgentJudge(note=self.note)(request)
+
+
+# --- The agent judge: a scripted user of judgeapp's agent tools ------------------------------------------
+
 
 
     # --- The blind comparator (judgeapp/prompts/blind_rubric.md, blind_score.md) ---------------------------
@@ -325,6 +309,145 @@ class DemoBrain:
 
 
 # Domain criteria the demo judge adds to a blind rubric, by what the task asks for.
+
+
+
+_AGENT_STOP = _STOP | set(
+    "agent agents must should shall will workspace file files using uses used make makes made sure each every "
+    "least also only some more most other such very well being into onto trace before after finishing finish "
+    "task code project result results output outputs".split()
+)
+_RUN_WORDS = re.compile(r"\b(run|runs|running|execut\w*|prints?|exits?)\b", re.I)
+
+
+def _quoted(text: str) -> str:
+    """Text quoted as evidence: in double quotes, or in backticks when it has double quotes of its own."""
+    return f"`{text}`" if '"' in text else f'"{text}"'
+
+
+def _requirement_paths(requirement: str) -> list[str]:
+    """Paths the requirement names, in order: `backticked` ones first, then anything like dir/file.ext."""
+    found: list[str] = []
+    for quoted in re.findall(r"`([^`]+)`", requirement):
+        if re.search(r"[/.]", quoted) and " " not in quoted.strip():
+            found.append(quoted.strip())
+    for token in re.findall(r"(?<![\w/])((?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,4})\b", requirement):
+        found.append(token)
+    return list(dict.fromkeys(p.strip("./") if p.startswith("./") else p for p in found))
+
+
+def _requirement_terms(requirement: str) -> list[str]:
+    """Texts the requirement quotes ("accuracy", 'loss'), which the named file must contain."""
+    return [a or b for a, b in re.findall(r"\"([^\"]{2,60})\"|'([^']{2,60})'", requirement)]
+
+
+def _keywords(requirement: str) -> list[str]:
+    words = [w for w in _words(requirement) if len(w) > 3 and w not in _AGENT_STOP]
+    return sorted(dict.fromkeys(words), key=lambda w: (-len(w), words.index(w)))[:3]
+
+
+class ScriptedAgentJudge:
+    """Deterministic judge for the agent prompt, reading the conversation to know what it has done.
+
+    - The requirement names a file: read it. Missing: not met. Binary: met (it exists). A runnable file the
+      requirement says runs or prints: run it, met on exit code 0. Quoted terms: met on the line holding
+      the first one, not met when none is there. Otherwise met on its first line.
+    - No file named: search the trace and workspace for the requirement's words (up to three), read the
+      trace step found, and cite it; no match anywhere is not met, citing the searches.
+    """
+
+    def __init__(self, note: str = SCRIPTED_NOTE):
+        self.note = note
+
+    def __call__(self, request: FakeRequest) -> Response:
+        requirement = _between(request.prompt, "<requirement>", "</requirement>") or ""
+        history = self._history(request)
+        tools = request.tool_names
+        paths = _requirement_paths(requirement)
+        if paths:
+            action = self._about_file(paths[0], requirement, history, tools)
+        else:
+            action = self._about_trace(requirement, history, tools)
+        if isinstance(action, tuple):
+            return completion(request, None, tool_calls=make_tool_calls([action]))
+        return completion(request, json.dumps(action))
+
+    @staticmethod
+    def _history(request: FakeRequest) -> list[tuple[str, dict, str]]:
+        """(tool, arguments, result) of every tool call so far, in order."""
+        results = {m.get("tool_call_id"): str(m.get("content") or "") for m in request.messages if m.get("role") == "tool"}
+        history = []
+        for message in request.messages:
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", {})
+                try:
+                    arguments = json.loads(function.get("arguments") or "{}")
+                except json.JSONDecodeError:
+                    arguments = {}
+                history.append((function.get("name", ""), arguments, results.get(call.get("id"), "")))
+        return history
+
+    def _verdict(self, verdict: str, evidence: str) -> dict:
+        return {"verdict": verdict, "evidence": f"{evidence} {self.note}"}
+
+    def _about_file(self, path: str, requirement: str, history, tools):
+        reads = [h for h in history if h[0] == "read_file" and h[1].get("path") == path]
+        runs = [h for h in history if h[0] == "run_file" and h[1].get("path") == path]
+        if not reads:
+            return ("read_file", {"path": path})
+        shown = reads[-1][2]
+        if shown.startswith("error:"):
+            return self._verdict("not_met", f"{path} is missing: read_file answered \"{shown[len('error: '):].strip()}\".")
+        if "binary file" in shown.splitlines()[0]:
+            return self._verdict("met", f"{path} exists: {shown.splitlines()[0].strip()}.")
+        lines = re.findall(r"^\s*(\d+)\| ?(.*)$", shown, re.M)
+        wants_run = _RUN_WORDS.search(requirement) and path.endswith((".py", ".sh"))
+        if wants_run and "run_file" in tools:
+            if not runs:
+                return ("run_file", {"path": path})
+            output = runs[-1][2]
+            command = output.splitlines()[0].lstrip("$ ").strip() if output.startswith("$") else f"run {path}"
+            body = output.split("---\n", 1)[-1].strip().splitlines()
+            first = next((line.strip() for line in body if line.strip() and line.strip() != "(no output)"), "")
+            exit_match = re.search(r"^exit code (-?\d+)", output, re.M)
+            said = f" and printed {_quoted(first[:100])}" if first else ""
+            if exit_match and exit_match.group(1) == "0":
+                return self._verdict("met", f"ran `{command}`: exit code 0{said}.")
+            status = f"exit code {exit_match.group(1)}" if exit_match else "it was killed at the time limit"
+            last = next((line.strip() for line in reversed(body) if line.strip()), "")
+            return self._verdict("not_met", f"ran `{command}`: {status}; its last output line: {_quoted(last[:100])}.")
+        terms = [t for t in _requirement_terms(requirement) if t != path]
+        if terms and lines:
+            for number, text in lines:
+                if any(t.lower() in text.lower() for t in terms):
+                    return self._verdict("met", f"{path}:{number} reads {_quoted(text.strip()[:120])}.")
+            return self._verdict("not_met", f"{path}:{lines[0][0]}-{lines[-1][0]} (the lines read) never mention {', '.join(repr(t) for t in terms)}.")
+        if not lines:
+            return self._verdict("not_met", f"{path} is empty: read_file answered \"{shown.strip()}\".")
+        number, text = lines[0]
+        return self._verdict("met", f"{path}:{number} exists and starts with {_quoted(text.strip()[:120])}.")
+
+    def _about_trace(self, requirement: str, history, tools):
+        searches = [h for h in history if h[0] == "search"]
+        for _name, arguments, result in searches:
+            step = re.search(r"^trace step (-?\d+):", result, re.M)
+            if step:
+                steps = [h for h in history if h[0] == "read_trace_step"]
+                if not steps and "read_trace_step" in tools:
+                    return ("read_trace_step", {"step": int(step.group(1))})
+                return self._verdict("met", f"trace step {step.group(1)} shows it (search for \"{arguments['query']}\").")
+            hit = re.search(r"^([^\s:]+):(\d+): (.*)$", result, re.M)
+            if hit:
+                return self._verdict("met", f"{hit.group(1)}:{hit.group(2)} reads {_quoted(hit.group(3).strip()[:120])}.")
+        keywords = _keywords(requirement)
+        if len(searches) < len(keywords):
+            return ("search", {"query": keywords[len(searches)], "where": "all"})
+        if not searches:
+            return self._verdict("not_met", "the requirement names nothing to look for in the workspace or the trace.")
+        queried = ", ".join(f"\"{h[1]['query']}\"" for h in searches)
+        return self._verdict("not_met", f"searches for {queried} in the workspace and the trace found no match.")
+
+
 _BLIND_DOMAIN = [
     (r"\b(code|function|script|python|program|sql|query)\b", "runs_as_written", "The code would run as written, with no missing pieces."),
     (r"\b(summar\w*|notes|digest|recap)\b", "faithfulness", "Everything stated is supported by the source; nothing is invented."),

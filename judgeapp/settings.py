@@ -155,6 +155,22 @@ WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=8)
 # The scripted demo judge that `manage.py up` starts for the demo (fakejudge; not a language model).
 DEMO_JUDGE_PORT = env.int("DEMO_JUDGE_PORT", default=8931)
 
+# --- Agent-as-a-Judge (docs/agent.md) --------------------------------------------------------------------
+# A workspace (a directory or an uploaded archive) is copied into the run's directory within these limits.
+AGENT_WORKSPACE_MAX_BYTES = env.int("AGENT_WORKSPACE_MAX_BYTES", default=50_000_000)
+AGENT_WORKSPACE_MAX_FILES = env.int("AGENT_WORKSPACE_MAX_FILES", default=5_000)
+AGENT_FILE_MAX_BYTES = env.int("AGENT_FILE_MAX_BYTES", default=20_000_000)
+AGENT_TRACE_MAX_BYTES = env.int("AGENT_TRACE_MAX_BYTES", default=20_000_000)
+# The judge's run_file sandbox (needs Linux namespaces: root, or unprivileged user namespaces): per run.
+AGENT_SANDBOX_ENABLED = env.bool("AGENT_SANDBOX_ENABLED", default=True)
+AGENT_SANDBOX_TIMEOUT_SECONDS = env.float("AGENT_SANDBOX_TIMEOUT_SECONDS", default=30.0)
+AGENT_SANDBOX_MEMORY_MB = env.int("AGENT_SANDBOX_MEMORY_MB", default=512)
+AGENT_SANDBOX_MAX_PROCESSES = env.int("AGENT_SANDBOX_MAX_PROCESSES", default=64)
+AGENT_SANDBOX_OUTPUT_BYTES = env.int("AGENT_SANDBOX_OUTPUT_BYTES", default=8_000)
+# The interpreter for .py files, found on /usr/local/bin:/usr/bin:/bin; as root the program runs as
+# nobody, so it must be readable by every user (a system Python, or a venv outside /root).
+AGENT_SANDBOX_PYTHON = env.str("AGENT_SANDBOX_PYTHON", default="python3")
+
 # --- Auth and web ---------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

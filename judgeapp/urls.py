@@ -16,6 +16,7 @@ urlpatterns = [
     path("judges/", shell.judges_list, name="judges"),
     path("calibration/", include("calibration.urls")),
     path("blind/", include("judgeapp.urls_blind")),
+    path("agent/", include("judgeapp.views.agent")),
     path("admin/", admin.site.urls),
     path("ranker/", include("judgeapp.views.ranker_urls")),
 ]

@@ -86,3 +86,29 @@ def rank(ctx: DemoContext) -> str:
     run = run_execute_inline(run=run)
     top = ", ".join(run.report["ranking"][:3]) if run.report else "-"
     return f"demo: batch rank {run.run_id} {run.status}, top 3: {top}"
+@step("demo-agent")
+def agent(ctx: DemoContext) -> str:
+    """An agent's finished workspace and trace (evals/agent/flowers), judged requirement by requirement."""
+    from judgeapp.services.agent import agent_inputs_read, agent_run_create
+
+    base = EVALS / "agent" / "flowers"
+    inputs = agent_inputs_read(
+        task=(base / "task.md").read_bytes(),
+        task_name="evals/agent/flowers/task.md",
+        requirements=(base / "requirements.md").read_bytes(),
+        requirements_name="evals/agent/flowers/requirements.md",
+        trace=(base / "trace.jsonl").read_bytes(),
+        trace_name="evals/agent/flowers/trace.jsonl",
+    )
+    run = agent_run_create(
+        inputs=inputs,
+        workspace=base / "workspace",
+        workspace_name="evals/agent/flowers/workspace",
+        judge=ctx.judge,
+        run_id="demo-agent",
+        executor=Executor.INLINE,
+        title="An agent's flower classifier, checked against its checklist (scripted demo judge)",
+    )
+    run = run_execute_inline(run=run, concurrency=4)
+    counts = (run.report or {}).get("counts", {})
+    return f"demo: agent run {run.run_id} {run.status}, {counts.get('met')} of {counts.get('total')} requirements met"

@@ -104,3 +104,9 @@ def test_judgment_detail_shows_prompt_raw_reply_and_attempts(client, reviewer, f
     judgment = finished_run.judgments.first()
     html = client.get(reverse("judgment_detail", args=[finished_run.run_id, judgment.uuid])).content.decode()
     assert "Raw reply" in html and "&lt;assistant_reply&gt;" in html and "HTTP attempts" in html
+
+
+def test_progress_partial_keeps_asking_to_reload_the_page_when_done(client, reviewer, queued_run):
+    client.force_login(reviewer)
+    response = client.get(reverse("run_progress", args=["r-queued"]) + "?reload=1", headers={"HX-Request": "true"})
+    assert f'hx-get="{reverse("run_progress", args=["r-queued"])}?reload=1"' in response.content.decode()

@@ -1,0 +1,124 @@
+"""`manage.py agent-devai-agreement`: measure the agent judge against the published human verdicts of the
+Agent-as-a-Judge benchmark (DevAI), given a local checkout of github.com/metauto-ai/agent-as-a-judge.
+
+For each DevAI task that has both a developer agent's workspace and human verdicts, it runs this app's
+agent judge on the task (the task's `query`, its `requirements[].criteria`, the workspace, and the
+trajectory when the checkout has one) and compares each requirement's verdict with the people's
+`satisfied`. The paper reports about 90% agreement with people for its own agent judge.
+"""
+
+import json
+import re
+from pathlib import Path
+
+from judgeapp.core.agent.agreement import AgreementCounts, compare
+from judgeapp.core.errors import InputError
+from judgeapp.management.base import JudgeCommand
+from judgeapp.models import Executor
+from judgeapp.services.agent import agent_inputs_read, agent_run_create, report_write
+from judgeapp.services.judges import judge_get
+from judgeapp.services.runs import run_execute_inline
+
+
+def _human_verdicts(path: Path, count: int) -> list[bool | None]:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    rows = doc.get("requirements", []) if isinstance(doc, dict) else []
+    verdicts = [row.get("satisfied") if isinstance(row, dict) else None for row in rows]
+    verdicts = [v if isinstance(v, bool) else None for v in verdicts]
+    return (verdicts + [None] * count)[:count]
+
+
+class Command(JudgeCommand):
+    help = (
+        "Run the agent judge on DevAI tasks from a local checkout of metauto-ai/agent-as-a-judge and report its "
+        "agreement with the published human verdicts (benchmark/judgment/<developer>/human_as_a_judge)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--checkout", required=True, metavar="DIR", help="local checkout of github.com/metauto-ai/agent-as-a-judge")
+        parser.add_argument("--developer", default="OpenHands", help="developer agent whose workspaces are judged (OpenHands, MetaGPT, GPT-Pilot)")
+        parser.add_argument("--judge", metavar="J", help="judge name (default: the default judge)")
+        parser.add_argument("--tasks", default="", help="comma-separated task names or number prefixes (e.g. 01,21); default all")
+        parser.add_argument("--limit", type=int, default=0, help="judge at most this many tasks")
+        parser.add_argument("--no-trace", action="store_true", help="judge without the trajectories (black box)")
+        parser.add_argument("--concurrency", type=int, default=4, help="requirements judged at once (default 4)")
+        parser.add_argument("--report", metavar="OUT.json", help="write the per-task and total agreement here")
+
+    def handle(self, *args, **options):
+        root = Path(options["checkout"]) / "benchmark"
+        developer = options["developer"]
+        instances = root / "devai" / "instances"
+        workspaces = root / "workspaces" / developer
+        humans = root / "judgment" / developer / "human_as_a_judge"
+        trajectories = root / "trajectories" / developer
+        for needed in (instances, workspaces, humans):
+            if not needed.is_dir():
+                raise InputError(f"{needed}: no such directory (is --checkout a checkout of metauto-ai/agent-as-a-judge "
+                                 "with its workspaces downloaded?)")
+        report_path = Path(options["report"]) if options["report"] else None
+        if report_path is not None and not report_path.parent.is_dir():
+            raise InputError(f"--report {report_path}: the directory {report_path.parent} does not exist")
+        wanted = [t.strip() for t in options["tasks"].split(",") if t.strip()]
+        judge = judge_get(name=options["judge"])
+
+        def number(path: Path) -> int:
+            match = re.match(r"(\d+)", path.stem)
+            return int(match.group(1)) if match else 10**6
+
+        tasks = []
+        for instance in sorted(instances.glob("*.json"), key=lambda p: (number(p), p.stem)):
+            if wanted and not any(instance.stem == w or instance.stem.startswith(f"{w}_") for w in wanted):
+                continue
+            if (workspaces / instance.stem).is_dir() and (humans / instance.name).exists():
+                tasks.append(instance)
+        if options["limit"]:
+            tasks = tasks[: options["limit"]]
+        if not tasks:
+            raise InputError(f"no DevAI task has both a workspace under {workspaces} and human verdicts under {humans}")
+
+        total = AgreementCounts()
+        per_task = []
+        self.stdout.write(f"Judging {len(tasks)} DevAI task(s) of {developer} with {judge.name} ({judge.model})")
+        for instance in tasks:
+            data = instance.read_bytes()
+            trace_path = trajectories / instance.name
+            use_trace = trace_path.exists() and not options["no_trace"]
+            try:
+                inputs = agent_inputs_read(
+                    task=data, task_name=str(instance), requirements=data, requirements_name=str(instance),
+                    trace=trace_path.read_bytes() if use_trace else None, trace_name=str(trace_path) if use_trace else "",
+                )
+                run = agent_run_create(
+                    inputs=inputs, workspace=workspaces / instance.stem, workspace_name=str(workspaces / instance.stem),
+                    judge=judge, executor=Executor.INLINE, title=f"DevAI {instance.stem} ({developer})",
+                )
+            except InputError as exc:
+                self.stdout.write(f"  {instance.stem}: skipped ({exc})")
+                per_task.append({"task": instance.stem, "skipped": str(exc)})
+                continue
+            run = run_execute_inline(run=run, concurrency=max(1, options["concurrency"]))
+            run.refresh_from_db()
+            rows = (run.report or {}).get("requirements", [])
+            counts = compare([(r["id"], r["verdict"]) for r in rows], _human_verdicts(humans / instance.name, len(rows)),
+                             prefix=f"{instance.stem}#")
+            total.merge(counts)
+            figures = counts.as_dict()
+            per_task.append({"task": instance.stem, "run_id": run.run_id, "trace": use_trace, **figures})
+            shown = f"{figures['agreement']:.0%}" if figures["agreement"] is not None else "n/a"
+            self.stdout.write(
+                f"  {instance.stem}: {counts.agree}/{counts.verified} agree ({shown}), {counts.unverified} unverified · run {run.run_id}"
+            )
+        figures = total.as_dict()
+        summary = {"developer": developer, "judge": {"name": judge.name, "model": judge.model}, "tasks": per_task,
+                   "total": {k: v for k, v in figures.items() if k != "disagreements"}}
+        if figures["agreement"] is None:
+            self.stdout.write("No requirement could be compared.")
+        else:
+            self.stdout.write(
+                f"Agreement with people: {figures['agreement']:.1%} of {total.verified} verified requirements; "
+                f"{figures['agreement_unverified_as_not_met']:.1%} counting the {total.unverified} unverified as not met "
+                "(the benchmark's own agent judge: about 90%)"
+            )
+        if report_path is not None:
+            report_write(report=summary, path=report_path)
+            self.stdout.write(f"Report: {report_path}")
