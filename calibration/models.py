@@ -206,6 +206,15 @@ class AgreementResult(TimeStampedModel):
     def metric_value(self, metric: str) -> float | None:
         return self.kappa if metric == AgreementMetric.KAPPA else self.agreement
 
+    @property
+    def kappa_figure(self) -> dict | None:
+        """{value, ci} of the kappa: quadratic-weighted for scores, Cohen's otherwise."""
+        return self.metrics.get("quadratic_kappa" if self.label_kind == LabelKind.SCORE else "kappa")
+
+    @property
+    def agreement_figure(self) -> dict | None:
+        return self.metrics.get("exact" if self.label_kind == LabelKind.SCORE else "percent")
+
 
 class JudgeLock(TimeStampedModel):
     """Whether one judge configuration may back a release gate. Changed only by a new agreement result,

@@ -21,3 +21,12 @@ def pointwise(ctx: DemoContext) -> str:
     )
     run = run_execute_inline(run=run, concurrency=8)
     return f"demo: pointwise run {run.run_id} {run.status}, mean {run.report and run.report.get('mean')}"
+
+
+@step("demo-calibration")
+def calibration(ctx: DemoContext) -> str:
+    """PandaLM's real human labels and GPT-3.5 verdicts, and a blind sample of the pointwise demo for the
+    demo annotators (idempotent: there is no run called demo-calibration, so this runs on every load)."""
+    from calibration.demo import calibration_demo
+
+    return calibration_demo(lead=ctx.lead)
