@@ -23,8 +23,8 @@ class LabelKind(models.TextChoices):
 
 class AgreementMetric(models.TextChoices):
     # Quadratic-weighted kappa for 1–5 scores; Cohen's kappa for pass/fail and pairwise labels.
-    KAPPA = "kappa", "kappa (quadratic-weighted for scores, Cohen's for pass/fail and pairwise)"
-    AGREEMENT = "agreement", "share of exact agreement"
+    KAPPA = "kappa", "kappa"
+    AGREEMENT = "agreement", "agreement"
 
 
 DEFAULT_LEVEL_THRESHOLD = 0.6
@@ -51,7 +51,13 @@ class AgreementLevel(TimeStampedModel):
         ]
 
     def __str__(self):
-        return f"{self.get_metric_display()} ≥ {self.threshold:.2f}, at least {self.min_items} items"
+        return f"{self.get_metric_display()} ≥ {self.threshold:.2f} on at least {self.min_items} items"
+
+    @property
+    def explained(self) -> str:
+        if self.metric == AgreementMetric.KAPPA:
+            return "quadratic-weighted kappa for 1–5 scores, Cohen's kappa for pass/fail and pairwise labels"
+        return "exact agreement for 1–5 scores, percent agreement for pass/fail and pairwise labels"
 
 
 class Sample(TimeStampedModel):

@@ -100,3 +100,23 @@ def scores_for(n: int) -> list[int]:
 
 
 __all__ = ["RUBRIC_ONE", "RUBRIC_TWO", "SYSTEM_MODEL", "SYSTEM_NAME", "labels_csv", "scores_for"]
+
+
+@pytest.fixture
+def small_pairwise_run(db):
+    """A finished pairwise run (judged elsewhere, imported) with n items; the judge preferred A on even items."""
+    from judgeapp.models import Judge
+    from judgeapp.services.imports import ImportedPair, pairwise_run_import
+
+    def make(n=8, run_id="pairwise-small"):
+        judge = Judge.objects.create(name="pair-judge", model="pair-judge-model-70b", family="anthropic")
+        items = [
+            ImportedPair(case_id=f"p{i}", input=f"Question {i}: how do I export my data?", a=f"Version-one reply {i}.",
+                         b=f"Version-two reply {i}.", verdict="A" if i % 2 == 0 else "B",
+                         reasoning=f"Secret judge reasoning {i}.", raw_reply="1" if i % 2 == 0 else "2")
+            for i in range(n)
+        ]
+        return pairwise_run_import(run_id=run_id, title=f"{SYSTEM_NAME} A/B", judge=judge, testset_name="pairs",
+                                   items=items, source="tests")
+
+    return make

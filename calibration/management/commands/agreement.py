@@ -40,7 +40,7 @@ class Command(JudgeCommand):
             self.stdout.write(f"No human-scored sample{' for judge ' + judge if judge else ''} yet.")
         for row in rows:
             self._print_row(row)
-        self.stdout.write(f"Level: {level}. Locked judges block every release gate that relies on them.")
+        self.stdout.write(f"Level: {level} ({level.explained}). A locked judge blocks every release gate that relies on it.")
 
     def _print_row(self, row):
         r = row.pooled

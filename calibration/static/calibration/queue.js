@@ -14,6 +14,8 @@
     const button = region.querySelector('button[data-key="' + CSS.escape(key) + '"]');
     if (!button || button.disabled) return;
     event.preventDefault();
+    // A key pressed the instant a new item arrives must still go through htmx, not a full page post.
+    if (window.htmx && button.form) window.htmx.process(button.form);
     button.click();
   });
 })();
