@@ -5,8 +5,9 @@ import pytest
 
 from calibration.models import Assignment, AssignmentState
 from calibration.services.samples import sample_draw
-from tests.browser.conftest import browser, log_in, page, screenshots  # noqa: F401 - fixtures
+from tests.browser.conftest import log_in
 from tests.calibration.conftest import RUBRIC_TWO, scores_for
+from tests.calibration.conftest import fast_bootstrap, planted_run, planted_server, small_pairwise_run  # noqa: F401 - fixtures
 from tests.calibration.test_web import assert_blind
 
 pytestmark = pytest.mark.browser
@@ -23,7 +24,7 @@ def wait_for_item_other_than(page, uuid):
     )
 
 
-def test_annotator_scores_five_items_with_the_keyboard_only_undoes_one_and_the_labels_are_stored(page, planted_run, annotator, make_user, screenshots):  # noqa: F811
+def test_annotator_scores_five_items_with_the_keyboard_only_undoes_one_and_the_labels_are_stored(page, planted_run, annotator, make_user, screenshots):
     run = planted_run(scores_for(10), rubric=RUBRIC_TWO)
     bob = make_user("bob", "annotator")
     sample_draw(run=run, size=8, seed=4, overlap=2, annotators=[annotator, bob])
@@ -66,7 +67,7 @@ def test_annotator_scores_five_items_with_the_keyboard_only_undoes_one_and_the_l
     assert Assignment.objects.get(uuid=skipped).state == AssignmentState.SKIPPED
 
 
-def test_lead_sees_real_agreement_figures_and_the_lock_on_the_calibration_page(page, lead, annotator, small_pairwise_run, screenshots):  # noqa: F811
+def test_lead_sees_real_agreement_figures_and_the_lock_on_the_calibration_page(page, lead, annotator, small_pairwise_run, screenshots):
     from calibration.pandalm import pandalm_import
     from calibration.services.agreement import agreement_compute
 
