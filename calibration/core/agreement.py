@@ -70,14 +70,16 @@ def _quiet(function: Callable[[], float]) -> float:
 
 
 def _metric_functions(label_kind: str, scale: tuple[int, int]) -> dict[str, Callable[[np.ndarray, np.ndarray], float]]:
-    codes = label_codes(label_kind, scale)
+    """Each figure as a function of (judge, human) arrays: scores as numbers, categories as their codes."""
     if label_kind == SCORE:
+        points = label_codes(label_kind, scale)
         return {
             "exact": lambda j, h: float(np.mean(j == h)),
             "within_one": lambda j, h: float(np.mean(np.abs(j - h) <= 1)),
-            "quadratic_kappa": lambda j, h: _quiet(lambda: cohen_kappa_score(j, h, weights="quadratic", labels=codes)),
+            "quadratic_kappa": lambda j, h: _quiet(lambda: cohen_kappa_score(j, h, weights="quadratic", labels=points)),
             "spearman": lambda j, h: _quiet(lambda: stats.spearmanr(j, h).statistic),
         }
+    codes = list(range(len(CATEGORIES[label_kind])))
     return {
         "percent": lambda j, h: float(np.mean(j == h)),
         "kappa": lambda j, h: _quiet(lambda: cohen_kappa_score(j, h, labels=codes)),
@@ -90,9 +92,11 @@ AGREEMENT_METRIC = {SCORE: "exact", PASS_FAIL: "percent", PAIRWISE: "percent"}
 
 
 def _as_array(values: Sequence, label_kind: str) -> np.ndarray:
+    """Scores as numbers; categories as their index in CATEGORIES (integer arrays keep the libraries fast)."""
     if label_kind == SCORE:
         return np.asarray(values, dtype=float)
-    return np.asarray(values, dtype=object)
+    code_of = {c: i for i, c in enumerate(CATEGORIES[label_kind])}
+    return np.asarray([code_of[v] for v in values], dtype=int)
 
 
 def _item_bootstrap(
@@ -101,10 +105,17 @@ def _item_bootstrap(
     """95% percentile intervals of a vector statistic, resampling items (each a group of row indices)."""
     if len(groups) < 2 or n_resamples < 1:
         return None
+    # The rows of a resample of items, without a Python loop over the items: the groups laid end to end
+    # in `order`, each item's slice found from its start and length.
+    order = np.concatenate(groups)
+    counts = np.array([len(g) for g in groups])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
 
     def on_items(item_indices: np.ndarray) -> np.ndarray:
-        rows = np.concatenate([groups[i] for i in item_indices])
-        return statistic(rows)
+        lengths = counts[item_indices]
+        ends = np.cumsum(lengths)
+        within = np.arange(ends[-1]) - np.repeat(ends - lengths, lengths)
+        return statistic(order[np.repeat(starts[item_indices], lengths) + within])
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -239,11 +250,12 @@ def inter_annotator(
             continue
         first = _as_array([overlapping[i][a] for i in shared], label_kind)
         second = _as_array([overlapping[i][b] for i in shared], label_kind)
+        labels_of_kind = codes if label_kind == SCORE else list(range(len(codes)))
         pairs.append(
             {
                 "annotators": [a, b],
                 "n": len(shared),
-                "kappa": _clean(_quiet(lambda: cohen_kappa_score(first, second, weights=weights, labels=codes))),
+                "kappa": _clean(_quiet(lambda: cohen_kappa_score(first, second, weights=weights, labels=labels_of_kind))),
                 "agreement": _clean(float(np.mean(first == second))),
             }
         )
