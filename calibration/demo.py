@@ -22,10 +22,8 @@ def calibration_demo(*, lead=None, pointwise_run_id: str = "demo-pointwise") -> 
         agreement_compute(sample_pk=sample.pk)
     if imported:
         result = sample.results.filter(criterion="").first()
-        lines.append(
-            f"demo: PandaLM imported as run {run.run_id} (real GPT-3.5 verdicts and human labels); "
-            f"GPT-3.5 vs people: Cohen's kappa {result.kappa:.2f}" if result else f"demo: PandaLM imported as run {run.run_id}"
-        )
+        figure = f", GPT-3.5 vs people: Cohen's kappa {result.kappa:.2f}" if result and result.kappa is not None else ""
+        lines.append(f"PandaLM imported as run {run.run_id} (real GPT-3.5 verdicts and human labels{figure})")
     pointwise = Run.objects.filter(run_id=pointwise_run_id, status__in=[RunStatus.DONE, RunStatus.INVALID]).first()
     users = list(get_user_model().objects.filter(username__in=DEMO_ANNOTATORS).order_by("username"))
     if pointwise is not None and users and not Sample.objects.filter(run=pointwise, method=Sample.Method.DRAWN).exists():
@@ -33,7 +31,8 @@ def calibration_demo(*, lead=None, pointwise_run_id: str = "demo-pointwise") -> 
             run=pointwise, size=DEMO_SAMPLE_SIZE, seed=DEMO_SEED, overlap=min(2, len(users)), annotators=users, created_by=lead
         )
         lines.append(
-            f"demo: calibration sample {drawn.short_id} of {pointwise.run_id} ({drawn.size} items, 2 annotators each) "
-            f"in the queues of {', '.join(u.username for u in users)}"
+            f"calibration sample {drawn.short_id} of {pointwise.run_id} ({drawn.size} items, {drawn.overlap} annotators each) "
+            f"queued for {', '.join(u.username for u in users)}"
         )
-    return "\n".join(lines)
+    # One line: the demo loader prints each step's message on a line of its own.
+    return ("demo: " + "; ".join(lines)) if lines else ""

@@ -109,3 +109,14 @@ def test_pandalm_agreement_matches_an_independent_computation_and_the_published_
     # What a report on this judge shows; GPT-3.5 agrees with people far less than they agree with each other.
     report = agreement_for_run(run=run)
     assert report["kappa"] == pytest.approx(result.kappa) and report["status"] == "below level" and report["locked"] is True
+
+
+def test_the_imported_run_and_its_judgments_open_on_the_web(client, reviewer, pandalm):
+    run, sample = pandalm
+    client.force_login(reviewer)
+    page = client.get(f"/runs/{run.run_id}/")
+    assert page.status_code == 200 and "gpt-3.5-turbo" in page.content.decode() and "Scripted demo judge" not in page.content.decode()
+    judgment = run.judgments.get(key="0/ab")
+    detail = client.get(f"/runs/{run.run_id}/judgments/{judgment.uuid}/")
+    assert detail.status_code == 200 and judgment.parsed["reasoning"][:40] in detail.content.decode()
+    assert client.get(f"/calibration/samples/{sample.uuid}/").status_code == 200
