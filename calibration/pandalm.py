@@ -21,8 +21,8 @@ from calibration.models import Sample
 from calibration.services.labels import labels_store
 from calibration.services.samples import run_items
 from judgeapp.core.errors import InputError
-from judgeapp.models import EndpointSource, Judge, Run
-from judgeapp.services.imports import ImportedPair, pairwise_run_import
+from judgeapp.models import Run
+from judgeapp.services.imports import ImportedPair, judge_of_import, pairwise_run_import
 
 DEFAULT_DIR = Path(settings.BASE_DIR) / "datasets" / "pandalm"
 RUN_ID = "pandalm-gpt-3.5-turbo"
@@ -85,10 +85,7 @@ def pandalm_import(*, directory: Path = DEFAULT_DIR, run_id: str = RUN_ID) -> tu
     """
     pairs, labels = pandalm_read(directory)
     with transaction.atomic():
-        judge, _ = Judge.objects.get_or_create(
-            name=JUDGE_NAME,
-            defaults={"model": "gpt-3.5-turbo", "family": "openai", "source": EndpointSource.ADMIN, "scripted_demo": False},
-        )
+        judge = judge_of_import(name=JUDGE_NAME, model="gpt-3.5-turbo", family="openai")
         run = pairwise_run_import(
             run_id=run_id,
             title="PandaLM test set v1: GPT-3.5 judge vs three human annotators (imported, real data)",

@@ -17,7 +17,6 @@ from calibration.services import locks as lock_services
 from calibration.services.samples import sample_draw
 from judgeapp import selectors as judgeapp_selectors
 from judgeapp.core.errors import InputError
-from judgeapp.models import AuditLog
 from judgeapp.roles import READERS, Role, has_role, role_required
 
 
@@ -112,7 +111,7 @@ def overview(request: HtmxHttpRequest) -> HttpResponse:
         "locks": selectors.locks_all(),
         "samples": selectors.samples_recent(),
         "metric_labels": METRIC_LABELS,
-        "audit": AuditLog.objects.filter(action__startswith="calibration.").select_related("actor")[:20],
+        "audit": judgeapp_selectors.audit_recent(action_prefix="calibration."),
         "unlock_form": UnlockForm(),
         "is_lead": has_role(request.user, Role.LEAD),
     }

@@ -3,7 +3,7 @@
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from judgeapp.models import Criterion, Judge, Judgment, Output, Run, RunStatus, System
+from judgeapp.models import AuditLog, Criterion, Judge, Judgment, Output, Run, RunStatus, System
 
 
 def runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:
@@ -72,3 +72,11 @@ def runs_finished(*, kinds: list[str] | None = None, limit: int = 200) -> QueryS
     if kinds is not None:
         runs = runs.filter(kind__in=kinds)
     return runs.order_by("-created_at")[:limit]
+
+
+def audit_recent(*, action_prefix: str = "", limit: int = 20) -> QuerySet[AuditLog]:
+    """The latest audit entries, optionally of one family of actions ("calibration.")."""
+    entries = AuditLog.objects.select_related("actor", "run")
+    if action_prefix:
+        entries = entries.filter(action__startswith=action_prefix)
+    return entries.order_by("-created_at", "-id")[:limit]

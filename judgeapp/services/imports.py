@@ -10,9 +10,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from judgeapp.core.errors import InputError
-from judgeapp.models import Executor, Judge, Judgment, Output, Purpose, Run, RunKind, RunStatus, UnitStatus
+from judgeapp.models import EndpointSource, Executor, Judge, Judgment, Output, Purpose, Run, RunKind, RunStatus, UnitStatus
 from judgeapp.services.content import testset_store
 from judgeapp.services.runs import run_create
+
+
+def judge_of_import(*, name: str, model: str, family: str) -> Judge:
+    """The judge row standing for a judge that ran elsewhere (no URL: it is never called from here)."""
+    judge, _ = Judge.objects.get_or_create(
+        name=name, defaults={"model": model, "family": family, "source": EndpointSource.ADMIN, "scripted_demo": False}
+    )
+    return judge
 
 
 @dataclass

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 N = 30  # above the default minimum sample size of 20
 
 
-def import_labels(run, labels, *, annotator="ann", criterion="helpfulness", django_capture_on_commit_callbacks=None):
+def import_labels(run, labels, *, annotator="ann", criterion="helpfulness"):
     rows = [(run.run_id, f"c{i:03d}", criterion, annotator, label) for i, label in enumerate(labels)]
     return labels_import(data=labels_csv(rows), name="labels.csv").samples[0]
 
