@@ -16,7 +16,7 @@ from judgeapp.services.content import rubric_store
 from judgeapp.services.content import testset_store as store_testset
 from judgeapp.services.runs import run_create
 from tests.calibration.conftest import RUBRIC_ONE, labels_csv
-from tests.factories import testset_bytes as testset_data
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +45,7 @@ class StandInJury(RunHandler):
 def jury_run(monkeypatch, make_judge):
     monkeypatch.setitem(runkinds_base._REGISTRY, RunKind.JURY, StandInJury())
     jurors = [make_judge(name, family=family) for name, family in (("juror-a", "qwen"), ("juror-b", "mistral"), ("juror-c", "google"))]
-    testset = store_testset(data=testset_data(N), name="jury.jsonl")
+    testset = store_testset(data=factories.testset_bytes(N), name="jury.jsonl")
     run = run_create(kind=RunKind.JURY, run_id="jury-run", judges=jurors, testset=testset, rubric=rubric_store(data=RUBRIC_ONE, name="r.toml"))
     Output.objects.bulk_create(Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in testset.cases.all())
     run.status = RunStatus.DONE
