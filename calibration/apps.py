@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class CalibrationConfig(AppConfig):
     name = "calibration"
     verbose_name = "Calibration"
+
+    def ready(self):
+        from . import signals  # noqa: F401  (worker start-up catch-up)

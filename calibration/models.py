@@ -1,0 +1,253 @@
+"""Human labels, samples and queues, judge–human agreement, and the release-gate lock.
+
+A Sample is drawn from one finished run (or made by an import of labels); its items are what people label,
+each given to one or more annotators (an Assignment, which also holds the label). An AgreementResult is
+the agreement of one judge configuration with the people on one sample; a JudgeLock is whether that judge
+configuration may still back a release gate.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from judgeapp.models import TimeStampedModel
+
+
+class LabelKind(models.TextChoices):
+    SCORE = "score", "score 1–5"
+    PASS_FAIL = "pass_fail", "pass / fail"
+    PAIRWISE = "pairwise", "A / B / tie"
+
+
+class AgreementMetric(models.TextChoices):
+    # Quadratic-weighted kappa for 1–5 scores; Cohen's kappa for pass/fail and pairwise labels.
+    KAPPA = "kappa", "kappa"
+    AGREEMENT = "agreement", "agreement"
+
+
+DEFAULT_LEVEL_THRESHOLD = 0.6
+DEFAULT_LEVEL_MIN_ITEMS = 20
+
+
+class AgreementLevel(TimeStampedModel):
+    """The level a judge configuration's agreement must reach. Each change is a new row: the latest
+    holds, and the history shows who set what."""
+
+    metric = models.CharField(max_length=20, choices=AgreementMetric.choices, default=AgreementMetric.KAPPA)
+    threshold = models.FloatField(default=DEFAULT_LEVEL_THRESHOLD)
+    min_items = models.PositiveIntegerField(
+        default=DEFAULT_LEVEL_MIN_ITEMS,
+        help_text="Labelled items a sample needs before its agreement can lock or unlock a judge.",
+    )
+    set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(threshold__gte=-1) & Q(threshold__lte=1), name="level_threshold_in_range"),
+            models.CheckConstraint(condition=Q(min_items__gte=1), name="level_min_items_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.get_metric_display()} ≥ {self.threshold:.2f} on at least {self.min_items} items"
+
+    @property
+    def explained(self) -> str:
+        if self.metric == AgreementMetric.KAPPA:
+            return "quadratic-weighted kappa for 1–5 scores, Cohen's kappa for pass/fail and pairwise labels"
+        return "exact agreement for 1–5 scores, percent agreement for pass/fail and pairwise labels"
+
+
+class Sample(TimeStampedModel):
+    class Method(models.TextChoices):
+        DRAWN = "drawn", "drawn from the run, stratified by the judge's verdict"
+        IMPORTED = "imported", "imported labels"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    run = models.ForeignKey("judgeapp.Run", on_delete=models.CASCADE, related_name="calibration_samples")
+    label_kind = models.CharField(max_length=20, choices=LabelKind.choices)
+    method = models.CharField(max_length=10, choices=Method.choices, default=Method.DRAWN)
+    size = models.PositiveIntegerField(help_text="Items in the sample.")
+    seed = models.BigIntegerField(null=True, blank=True, help_text="The fixed seed of the draw.")
+    overlap = models.PositiveSmallIntegerField(default=1, help_text="Annotators per item.")
+    stratified_by = models.CharField(max_length=100, blank=True, help_text="The judge whose verdicts formed the strata.")
+    source = models.CharField(max_length=500, blank=True, help_text="The file the labels came from, for an import.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Bumped in the transaction of every label change; the agreement task records the version it computed,
+    # so a task that finds them equal has nothing to do, and one that computed a stale version throws it away.
+    labels_version = models.PositiveIntegerField(default=0)
+    agreement_version = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # "The latest human sample" of a run's judge: samples newest first.
+            models.Index(fields=["-created_at"], name="sample_newest"),
+        ]
+
+    def __str__(self):
+        return f"sample {str(self.uuid)[:8]} of {self.run_id}"
+
+    @property
+    def short_id(self) -> str:
+        return str(self.uuid)[:8]
+
+    @property
+    def agreement_stale(self) -> bool:
+        return self.agreement_version != self.labels_version
+
+
+class SampleItem(TimeStampedModel):
+    """One thing people label: a case of the run (and, for scores, one criterion of the rubric)."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    case = models.ForeignKey("judgeapp.Case", on_delete=models.PROTECT, related_name="+")
+    case_key = models.CharField(max_length=200, help_text="The case's id in its test set.")
+    criterion = models.CharField(max_length=100, blank=True, help_text="Empty for pairwise and jury labels.")
+    stratum = models.CharField(max_length=20, blank=True, help_text="The stratifying judge's verdict (never shown to annotators).")
+
+    class Meta:
+        ordering = ["sample", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "case_key", "criterion"], name="sampleitem_unique_per_sample"),
+        ]
+
+    def __str__(self):
+        return f"{self.case_key}/{self.criterion}" if self.criterion else self.case_key
+
+
+class AssignmentState(models.TextChoices):
+    PENDING = "pending"
+    LABELLED = "labelled"
+    SKIPPED = "skipped"
+
+
+class LabelSource(models.TextChoices):
+    WEB = "web", "scored in the browser"
+    IMPORT = "import", "imported from a file"
+
+
+class Assignment(TimeStampedModel):
+    """An item in one annotator's queue, and that annotator's label for it.
+
+    `value` is in the run's own terms: "1".."5", "pass"/"fail", or "A"/"B"/"tie" — for pairwise items the
+    annotator saw the replies as 1 and 2 in an order of their own (`swapped`: reply 1 was B).
+    """
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    item = models.ForeignKey(SampleItem, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibration_assignments")
+    position = models.PositiveIntegerField(help_text="Order in the annotator's queue within the sample.")
+    swapped = models.BooleanField(default=False)
+    state = models.CharField(max_length=10, choices=AssignmentState.choices, default=AssignmentState.PENDING)
+    value = models.CharField(max_length=10, blank=True)
+    source = models.CharField(max_length=10, choices=LabelSource.choices, blank=True)
+    acted_at = models.DateTimeField(null=True, blank=True, help_text="When it was last labelled or skipped (for undo).")
+
+    class Meta:
+        ordering = ["item__sample", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_per_item_annotator"),
+            models.CheckConstraint(
+                condition=Q(state="labelled", value__gt="") | (~Q(state="labelled") & Q(value="")),
+                name="assignment_value_iff_labelled",
+            ),
+        ]
+        indexes = [
+            # An annotator's queue: their next pending (then skipped) item.
+            models.Index(fields=["annotator", "state", "position"], name="assignment_queue",
+                         condition=Q(state__in=["pending", "skipped"])),
+            # Undo: an annotator's most recent action.
+            models.Index(fields=["annotator", "-acted_at"], name="assignment_last_action",
+                         condition=Q(acted_at__isnull=False)),
+        ]
+
+    def __str__(self):
+        return f"{self.item} for {self.annotator_id}"
+
+
+class AgreementResult(TimeStampedModel):
+    """How one judge configuration agrees with the people on one sample, for one criterion ("" = all).
+
+    Recomputed in place when the sample's labels change; `labels_version` is the sample's version it saw.
+    """
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="results")
+    judge_name = models.CharField(max_length=100)
+    judge_version = models.CharField(max_length=64, help_text="The judge's configuration hash (model, family, URL, …).")
+    prompt_version = models.CharField(max_length=64, blank=True)
+    rubric_version = models.CharField(max_length=64, blank=True)
+    criterion = models.CharField(max_length=100, blank=True, help_text="Empty: every criterion pooled.")
+    label_kind = models.CharField(max_length=20, choices=LabelKind.choices)
+    scripted_demo = models.BooleanField(default=False, help_text="The judge is the repo's scripted demo server.")
+    n_items = models.PositiveIntegerField(help_text="Items with both a judge verdict and a human label.")
+    n_labels = models.PositiveIntegerField(help_text="Human labels compared (an item with overlap counts each).")
+    kappa = models.FloatField(null=True, blank=True, help_text="Quadratic-weighted (scores) or Cohen's kappa.")
+    agreement = models.FloatField(null=True, blank=True, help_text="Exact / percent agreement.")
+    metrics = models.JSONField(default=dict, help_text="{name: {value, ci: [low, high]}}")
+    per_annotator = models.JSONField(default=list, blank=True)
+    inter_annotator = models.JSONField(null=True, blank=True, help_text="Krippendorff's alpha and pairwise kappas where items overlap.")
+    labels_version = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-sample__created_at", "judge_name", "criterion"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "judge_name", "criterion"], name="agreement_unique_per_sample_judge_criterion"),
+        ]
+        indexes = [
+            # The lock and the reports: the latest result of one judge configuration.
+            models.Index(fields=["judge_name", "judge_version", "criterion"], name="agreement_by_judge_config"),
+        ]
+
+    def __str__(self):
+        return f"{self.judge_name}@{self.judge_version[:12]} on {self.sample}"
+
+    @property
+    def short_judge_version(self) -> str:
+        return self.judge_version[:12]
+
+    def metric_value(self, metric: str) -> float | None:
+        return self.kappa if metric == AgreementMetric.KAPPA else self.agreement
+
+    @property
+    def kappa_figure(self) -> dict | None:
+        """{value, ci} of the kappa: quadratic-weighted for scores, Cohen's otherwise."""
+        return self.metrics.get("quadratic_kappa" if self.label_kind == LabelKind.SCORE else "kappa")
+
+    @property
+    def agreement_figure(self) -> dict | None:
+        return self.metrics.get("exact" if self.label_kind == LabelKind.SCORE else "percent")
+
+
+class JudgeLock(TimeStampedModel):
+    """Whether one judge configuration may back a release gate. Changed only by a new agreement result,
+    a new level, or a lead's override; every change is in the audit log."""
+
+    judge_name = models.CharField(max_length=100)
+    judge_version = models.CharField(max_length=64)
+    locked = models.BooleanField(default=False)
+    reason = models.TextField(blank=True)
+    result = models.ForeignKey(AgreementResult, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    result_labels_version = models.PositiveIntegerField(default=0, help_text="The labels version of `result` when decided.")
+    overridden = models.BooleanField(default=False, help_text="A lead unlocked it by hand; holds until new labels arrive.")
+    changed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["judge_name", "-changed_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge_name", "judge_version"], name="judgelock_unique_per_config"),
+        ]
+        indexes = [
+            # A run's judge whose configuration has no row: the latest state of the judge under its name.
+            models.Index(fields=["judge_name", "-changed_at"], name="judgelock_by_name_latest"),
+        ]
+
+    def __str__(self):
+        return f"{self.judge_name}@{self.judge_version[:12]}: {'locked' if self.locked else 'unlocked'}"
+
+    @property
+    def short_judge_version(self) -> str:
+        return self.judge_version[:12]

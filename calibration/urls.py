@@ -5,5 +5,15 @@ from calibration import views
 app_name = "calibration"
 
 urlpatterns = [
+    path("", views.overview, name="overview"),
+    path("samples/new/", views.sample_new, name="sample_new"),
+    path("samples/<uuid:sample_uuid>/", views.sample_detail, name="sample_detail"),
+    path("level/", views.level_set, name="level_set"),
+    path("locks/<str:judge_name>/<str:judge_version>/unlock/", views.lock_unlock, name="lock_unlock"),
+    # The annotator's blind queue.
     path("queue/", views.queue, name="queue"),
+    path("queue/undo/", views.queue_undo, name="queue_undo"),
+    path("queue/items/<uuid:assignment_uuid>/", views.queue_item, name="queue_item"),
+    path("queue/items/<uuid:assignment_uuid>/label/", views.queue_label, name="queue_label"),
+    path("queue/items/<uuid:assignment_uuid>/skip/", views.queue_skip, name="queue_skip"),
 ]

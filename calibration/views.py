@@ -1,8 +1,191 @@
-from django.shortcuts import render
+"""Calibration's pages: the annotator's blind queue; samples, agreement, the level and the locks for
+reviewers and leads."""
 
-from judgeapp.roles import Role, role_required
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+from django_htmx.middleware import HtmxDetails
+
+from calibration import selectors
+from calibration.core.agreement import METRIC_LABELS
+from calibration.forms import LevelForm, SampleForm, UnlockForm
+from calibration.models import JudgeLock
+from calibration.services import labels as label_services
+from calibration.services import locks as lock_services
+from calibration.services.samples import sample_draw
+from judgeapp import selectors as judgeapp_selectors
+from judgeapp.core.errors import InputError
+from judgeapp.roles import READERS, Role, has_role, role_required
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+# --- The annotator's queue (blind) ---------------------------------------------------------------------
+
+
+def _queue_page(request: HtmxHttpRequest, assignment, *, error: str = "", status: int = 200, skipped_view: bool = False) -> HttpResponse:
+    context = {
+        "assignment": assignment,
+        "display": selectors.item_display(assignment=assignment) if assignment else None,
+        "progress": selectors.queue_progress(annotator=request.user),
+        "can_undo": selectors.queue_last_action(annotator=request.user) is not None,
+        "skipped_view": skipped_view,
+        "error": error,
+    }
+    template = "calibration/queue.html#item" if request.htmx else "calibration/queue.html"
+    return render(request, template, context, status=status)
+
+
+def _own(request, assignment_uuid):
+    assignment = selectors.assignment_get(assignment_uuid=assignment_uuid)
+    if assignment.annotator_id != request.user.pk:
+        raise PermissionDenied  # an annotator reaches only their own queue
+    return assignment
+
+
+def _next(request: HtmxHttpRequest) -> HttpResponse:
+    if request.htmx:
+        skipped = request.POST.get("skipped_view") == "1"
+        assignment = selectors.queue_next(annotator=request.user, skipped=skipped)
+        return _queue_page(request, assignment, skipped_view=skipped and assignment is not None)
+    return redirect("calibration:queue")
 
 
 @role_required(Role.ANNOTATOR)
-def queue(request):
-    return render(request, "calibration/queue.html", {})
+def queue(request: HtmxHttpRequest) -> HttpResponse:
+    skipped = request.GET.get("skipped") == "1"
+    return _queue_page(request, selectors.queue_next(annotator=request.user, skipped=skipped), skipped_view=skipped)
+
+
+@role_required(Role.ANNOTATOR)
+def queue_item(request: HtmxHttpRequest, assignment_uuid) -> HttpResponse:
+    return _queue_page(request, _own(request, assignment_uuid))
+
+
+@require_POST
+@role_required(Role.ANNOTATOR)
+def queue_label(request: HtmxHttpRequest, assignment_uuid) -> HttpResponse:
+    assignment = _own(request, assignment_uuid)
+    try:
+        label_services.label_record(assignment=assignment, answer=request.POST.get("answer", ""))
+    except InputError as exc:
+        return _queue_page(request, assignment, error=str(exc), status=400)
+    return _next(request)
+
+
+@require_POST
+@role_required(Role.ANNOTATOR)
+def queue_skip(request: HtmxHttpRequest, assignment_uuid) -> HttpResponse:
+    label_services.label_skip(assignment=_own(request, assignment_uuid))
+    return _next(request)
+
+
+@require_POST
+@role_required(Role.ANNOTATOR)
+def queue_undo(request: HtmxHttpRequest) -> HttpResponse:
+    assignment = label_services.label_undo(annotator=request.user)
+    if assignment is None:
+        if request.htmx:
+            return _queue_page(request, selectors.queue_next(annotator=request.user), error="Nothing to undo.")
+        messages.info(request, "Nothing to undo.")
+        return redirect("calibration:queue")
+    if request.htmx:
+        return _queue_page(request, assignment)
+    return redirect("calibration:queue_item", assignment_uuid=assignment.uuid)
+
+
+# --- Samples, agreement, level and locks (reviewers and leads) -----------------------------------------
+
+
+@role_required(*READERS)
+def overview(request: HtmxHttpRequest) -> HttpResponse:
+    level = selectors.level_current()
+    context = {
+        "level": level,
+        "level_form": LevelForm(initial={"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items}),
+        "agreements": selectors.agreement_latest(),
+        "locks": selectors.locks_all(),
+        "samples": selectors.samples_recent(),
+        "metric_labels": METRIC_LABELS,
+        "audit": judgeapp_selectors.audit_recent(action_prefix="calibration."),
+        "unlock_form": UnlockForm(),
+        "is_lead": has_role(request.user, Role.LEAD),
+    }
+    return render(request, "calibration/overview.html", context)
+
+
+@role_required(*READERS)
+def sample_new(request: HtmxHttpRequest) -> HttpResponse:
+    form = SampleForm(request.POST or None, initial={"run": request.GET.get("run")})
+    if request.method == "POST" and form.is_valid():
+        run = judgeapp_selectors.run_get(run_id=form.cleaned_data["run"])
+        try:
+            sample = sample_draw(
+                run=run,
+                size=form.cleaned_data["size"],
+                seed=form.cleaned_data["seed"],
+                overlap=form.cleaned_data["overlap"],
+                annotators=list(form.cleaned_data["annotators"]),
+                created_by=request.user,
+            )
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Sample {sample.short_id} drawn: {sample.size} items in the annotators' queues.")
+            return redirect("calibration:sample_detail", sample_uuid=sample.uuid)
+    return render(request, "calibration/sample_new.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@role_required(*READERS)
+def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
+    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    strata: dict[str, int] = {}
+    for stratum in sample.items.values_list("stratum", flat=True):
+        strata[stratum or "—"] = strata.get(stratum or "—", 0) + 1
+    context = {
+        "sample": sample,
+        "run": sample.run,
+        "progress": selectors.sample_progress(sample=sample),
+        "results": selectors.results_of_sample(sample=sample),
+        "strata": sorted(strata.items()),
+        "metric_labels": METRIC_LABELS,
+    }
+    return render(request, "calibration/sample_detail.html", context)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def level_set(request: HtmxHttpRequest) -> HttpResponse:
+    form = LevelForm(request.POST)
+    if form.is_valid():
+        try:
+            level = lock_services.level_set(actor=request.user, **form.cleaned_data)
+        except InputError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Level set: {level}.")
+    else:
+        messages.error(request, "Level not changed: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    return redirect("calibration:overview")
+
+
+@require_POST
+@role_required(Role.LEAD)
+def lock_unlock(request: HtmxHttpRequest, judge_name: str, judge_version: str) -> HttpResponse:
+    lock = get_object_or_404(JudgeLock, judge_name=judge_name, judge_version=judge_version)
+    form = UnlockForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Say why the judge may be trusted without a recalibration.")
+    else:
+        try:
+            if lock_services.lock_unlock(lock=lock, actor=request.user, reason=form.cleaned_data["reason"]):
+                messages.success(request, f"Judge {judge_name} ({judge_version}) unlocked.")
+            else:
+                messages.info(request, f"Judge {judge_name} ({judge_version}) was not locked.")
+        except InputError as exc:
+            messages.error(request, str(exc))
+    return redirect("calibration:overview")

@@ -112,3 +112,10 @@ def agent(ctx: DemoContext) -> str:
     run = run_execute_inline(run=run, concurrency=4)
     counts = (run.report or {}).get("counts", {})
     return f"demo: agent run {run.run_id} {run.status}, {counts.get('met')} of {counts.get('total')} requirements met"
+@step("demo-calibration")
+def calibration(ctx: DemoContext) -> str:
+    """PandaLM's real human labels and GPT-3.5 verdicts, and a blind sample of the pointwise demo for the
+    demo annotators (idempotent: there is no run called demo-calibration, so this runs on every load)."""
+    from calibration.demo import calibration_demo
+
+    return calibration_demo(lead=ctx.lead)

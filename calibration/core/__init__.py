@@ -1,0 +1,1 @@
+"""Calibration's pure algorithms (no Django): drawing and assigning samples, agreement statistics."""

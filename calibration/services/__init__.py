@@ -1,0 +1,1 @@
+"""Calibration's writes: samples, labels, agreement, the level and the locks."""

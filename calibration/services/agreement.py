@@ -1,0 +1,139 @@
+"""Judge–human agreement of a sample, computed by a Celery task whenever its labels change.
+
+Idempotent: the task compares the sample's labels version with the one its stored results were computed
+for and does nothing when they match; a task that finds the labels changed while it computed throws its
+figures away (the change enqueued a newer task). Results are written per judge configuration × prompt
+version × rubric version × criterion, then the locks of the judge configurations involved are evaluated.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from calibration.core.agreement import LabelPair, inter_annotator, judge_human
+from calibration.core.labels import label_value
+from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
+from calibration.selectors import judge_configurations
+
+log = logging.getLogger(__name__)
+
+
+def bootstrap_resamples() -> int:
+    return getattr(settings, "CALIBRATION_BOOTSTRAP_RESAMPLES", 1000)
+
+
+def agreement_enqueue(*, sample_id: int) -> None:
+    """Compute the sample's agreement in a worker once the labels' transaction commits."""
+
+    def send():
+        from calibration.tasks import compute_agreement
+
+        try:
+            compute_agreement.delay(sample_id)
+        except Exception:  # noqa: BLE001 - the labels are stored; a worker's start-up or `agreement` catches up
+            log.warning("could not enqueue the agreement of sample %s; it stays pending", sample_id, exc_info=True)
+
+    transaction.on_commit(send)
+
+
+def _groups(sample: Sample) -> tuple[list[str], dict]:
+    """The criteria to report on ("" = all pooled first) and each item's human labels."""
+    assignments = (
+        Assignment.objects.filter(item__sample=sample, state=AssignmentState.LABELLED)
+        .select_related("item", "annotator")
+        .order_by("item__position", "annotator__username")
+    )
+    labels: dict = defaultdict(dict)  # item -> {annotator: value}
+    for a in assignments:
+        labels[a.item][a.annotator.username] = label_value(a.value, label_kind=sample.label_kind)
+    criteria = sorted({item.criterion for item in labels if item.criterion})
+    return ([""] + criteria) if criteria else [""], labels
+
+
+def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
+    """(Re)compute the sample's agreement results. False when there was nothing to do."""
+    from calibration.services.locks import locks_evaluate
+    from calibration.services.samples import run_items
+
+    sample = Sample.objects.select_related("run").get(pk=sample_pk)
+    version = sample.labels_version
+    if sample.agreement_version == version and not force:
+        return False
+    run = sample.run
+    items = run_items(run=run)
+    configs = judge_configurations(run=run)
+    criteria, labels = _groups(sample)
+    judges = sorted({judge for (_, _, judge) in items.verdicts} & set(configs))
+    resamples = bootstrap_resamples()
+    seed = sample.seed or 0
+
+    computed = []
+    for criterion in criteria:
+        in_group = {item: by for item, by in labels.items() if not criterion or item.criterion == criterion}
+        scales = [items.scales.get(item.criterion, (1, 5)) for item in in_group] or [(1, 5)]
+        scale = (min(s[0] for s in scales), max(s[1] for s in scales))
+        human_only = inter_annotator(
+            {item.pk: by for item, by in in_group.items()},
+            label_kind=sample.label_kind,
+            scale=scale,
+            n_resamples=resamples,
+            seed=seed,
+        )
+        for judge in judges:
+            pairs = []
+            for item, by in in_group.items():
+                verdict = items.verdicts.get((item.case_key, item.criterion, judge))
+                if verdict is None:
+                    continue
+                judged = label_value(verdict, label_kind=sample.label_kind)
+                pairs.extend(LabelPair(item.pk, annotator, judged, human) for annotator, human in by.items())
+            if not pairs:
+                continue
+            figures = judge_human(pairs, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
+            computed.append((judge, criterion, figures, human_only))
+
+    with transaction.atomic():
+        locked_sample = Sample.objects.select_for_update().get(pk=sample_pk)
+        if locked_sample.labels_version != version:
+            return False  # labels changed meanwhile: the task their change enqueued computes the new state
+        kept = []
+        for judge, criterion, figures, human_only in computed:
+            result, _ = AgreementResult.objects.update_or_create(
+                sample=sample,
+                judge_name=judge,
+                criterion=criterion,
+                defaults={
+                    "judge_version": configs[judge]["version"],
+                    "prompt_version": run.versions.get("prompt") or "",
+                    "rubric_version": run.versions.get("rubric") or "",
+                    "label_kind": sample.label_kind,
+                    "scripted_demo": configs[judge]["scripted_demo"],
+                    "n_items": figures["n_items"],
+                    "n_labels": figures["n_labels"],
+                    "kappa": figures["kappa"],
+                    "agreement": figures["agreement"],
+                    "metrics": figures["metrics"],
+                    "per_annotator": figures["per_annotator"],
+                    "inter_annotator": human_only,
+                    "labels_version": version,
+                },
+            )
+            kept.append(result.pk)
+        AgreementResult.objects.filter(sample=sample).exclude(pk__in=kept).delete()
+        Sample.objects.filter(pk=sample_pk).update(agreement_version=version, updated_at=timezone.now())
+        locks_evaluate(configs=[(judge, configs[judge]["version"]) for judge in judges])
+    return True
+
+
+def agreements_refresh() -> int:
+    """Compute every sample whose labels changed since its agreement was computed (a lost task, say)."""
+    count = 0
+    for pk in Sample.objects.exclude(labels_version=0).values_list("pk", "labels_version", "agreement_version"):
+        if pk[1] != pk[2] and agreement_compute(sample_pk=pk[0]):
+            count += 1
+    return count

@@ -1,0 +1,167 @@
+"""The lock on the release gate: the level a lead sets, and whether each judge configuration reaches it.
+
+A judge configuration is locked when its decisive result (the latest sample with at least `min_items`
+labelled items, every criterion pooled) falls below the level, and unlocked when a recalibration — a
+sample from a run with a new prompt or rubric version, or a fresh sample — brings its decisive result back
+to the level. A new judge version is a new configuration: it is unlocked by its own sample reaching the
+level (until then it inherits its judge's lock, see selectors.lock_reason_for). A lead may also unlock a
+configuration by hand; that holds until new labels change its decisive result. Every lock, unlock and
+level change goes into the audit log.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, JudgeLock
+from calibration.selectors import decisive_result, level_current
+from judgeapp.core.errors import InputError
+from judgeapp.models import AuditLog
+
+
+def _metric_label(level: AgreementLevel, result: AgreementResult) -> str:
+    if level.metric == AgreementMetric.KAPPA:
+        return "quadratic-weighted kappa" if result.label_kind == "score" else "Cohen's kappa"
+    return "exact agreement" if result.label_kind == "score" else "percent agreement"
+
+
+def _describe(level: AgreementLevel, result: AgreementResult) -> str:
+    value = result.metric_value(level.metric)
+    relation = "≥" if value >= level.threshold else "<"
+    return (
+        f"{_metric_label(level, result)} {value:.2f} {relation} {level.threshold:.2f} on sample {result.sample.short_id} "
+        f"of run {result.sample.run.run_id} ({result.n_items} items, prompt {result.prompt_version or '—'}, "
+        f"rubric {result.rubric_version or '—'})"
+    )
+
+
+def _audit(*, action: str, actor, subject: str, reason: str, run=None, detail: dict | None = None) -> None:
+    AuditLog.objects.create(
+        actor=actor if getattr(actor, "is_authenticated", False) else None,
+        actor_label=getattr(actor, "username", "") or "system",
+        action=action,
+        run=run,
+        subject=subject,
+        reason=reason,
+        detail=detail or {},
+    )
+
+
+def _detail(level: AgreementLevel, result: AgreementResult) -> dict:
+    return {
+        "judge": result.judge_name,
+        "judge_version": result.judge_version,
+        "sample": str(result.sample.uuid),
+        "run_id": result.sample.run.run_id,
+        "prompt_version": result.prompt_version,
+        "rubric_version": result.rubric_version,
+        "metric": level.metric,
+        "value": result.metric_value(level.metric),
+        "threshold": level.threshold,
+        "min_items": level.min_items,
+        "n_items": result.n_items,
+    }
+
+
+def lock_evaluate(*, judge_name: str, judge_version: str, level: AgreementLevel | None = None) -> str | None:
+    """Bring one configuration's lock in line with its decisive result. Returns "locked", "unlocked" or None."""
+    level = level or level_current()
+    result = decisive_result(judge_name=judge_name, judge_version=judge_version, level=level)
+    if result is None:
+        return None  # no sample large enough yet: nothing to decide on
+    lock = JudgeLock.objects.select_for_update().filter(judge_name=judge_name, judge_version=judge_version).first()
+    same_evidence = lock is not None and lock.result_id == result.pk and lock.result_labels_version == result.labels_version
+    if lock is not None and lock.overridden and same_evidence:
+        return None  # a lead's unlock holds until new labels arrive
+    reaches = result.metric_value(level.metric) >= level.threshold
+    now = timezone.now()
+    subject = f"judge {judge_name} configuration {judge_version[:12]}"
+    change = None
+    if lock is None:
+        lock = JudgeLock(judge_name=judge_name, judge_version=judge_version, changed_at=now)
+        if not reaches:
+            change = "locked"
+    elif lock.locked != (not reaches):
+        change = "locked" if not reaches else "unlocked"
+    lock.locked = not reaches
+    lock.reason = _describe(level, result)
+    lock.result = result
+    lock.result_labels_version = result.labels_version
+    lock.overridden = False
+    if change:
+        lock.changed_at = now
+    lock.save()
+    if change == "locked":
+        _audit(action=AuditLog.Action.JUDGE_LOCKED, actor=None, subject=subject, reason=lock.reason,
+               run=result.sample.run, detail=_detail(level, result))
+    elif change == "unlocked":
+        _audit(action=AuditLog.Action.JUDGE_UNLOCKED, actor=None, subject=subject, reason=f"recalibrated: {lock.reason}",
+               run=result.sample.run, detail=_detail(level, result))
+    return change
+
+
+def locks_evaluate(*, configs=None) -> dict[tuple[str, str], str]:
+    """Evaluate the locks of the given (judge name, version) pairs, or of every configuration with a result."""
+    level = level_current()
+    if configs is None:
+        configs = set(AgreementResult.objects.values_list("judge_name", "judge_version").distinct())
+    changes = {}
+    with transaction.atomic():
+        for judge_name, judge_version in sorted(set(configs)):
+            change = lock_evaluate(judge_name=judge_name, judge_version=judge_version, level=level)
+            if change:
+                changes[(judge_name, judge_version)] = change
+    return changes
+
+
+def level_set(*, metric: str, threshold: float, min_items: int, actor, reason: str = "") -> AgreementLevel:
+    """A lead's new level; every judge configuration's lock is evaluated against it at once."""
+    if metric not in AgreementMetric.values:
+        raise InputError(f"metric must be one of {', '.join(AgreementMetric.values)}")
+    if not -1.0 <= threshold <= 1.0:
+        raise InputError("the threshold must be between -1 and 1")
+    if min_items < 1:
+        raise InputError("the minimum sample size must be at least 1 item")
+    with transaction.atomic():
+        previous = level_current()
+        level = AgreementLevel.objects.create(metric=metric, threshold=threshold, min_items=min_items, set_by=actor)
+        _audit(
+            action=AuditLog.Action.LEVEL_SET,
+            actor=actor,
+            subject="calibration level",
+            reason=reason or f"{level}",
+            detail={
+                "metric": metric,
+                "threshold": threshold,
+                "min_items": min_items,
+                "previous": {"metric": previous.metric, "threshold": previous.threshold, "min_items": previous.min_items},
+            },
+        )
+        locks_evaluate()
+    return level
+
+
+def lock_unlock(*, lock: JudgeLock, actor, reason: str) -> bool:
+    """A lead lifts a lock by hand, with a reason. It holds until new labels change the decisive result."""
+    reason = reason.strip()
+    if not reason:
+        raise InputError("say why the judge may be trusted without a recalibration")
+    with transaction.atomic():
+        lock = JudgeLock.objects.select_for_update().get(pk=lock.pk)
+        if not lock.locked:
+            return False
+        lock.locked = False
+        lock.overridden = True
+        lock.changed_at = timezone.now()
+        lock.reason = f"unlocked by {actor.username}: {reason}"
+        lock.save()
+        _audit(
+            action=AuditLog.Action.JUDGE_UNLOCKED,
+            actor=actor,
+            subject=f"judge {lock.judge_name} configuration {lock.judge_version[:12]}",
+            reason=reason,
+            run=lock.result.sample.run if lock.result else None,
+            detail={"judge": lock.judge_name, "judge_version": lock.judge_version, "override": True},
+        )
+    return True

@@ -1,0 +1,129 @@
+"""Drawing a human-scoring sample from a finished run and putting it in annotators' queues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from calibration.core.labels import PAIRWISE, parse_label
+from calibration.core.sampling import assign, queue_order, reply_order_swapped, stratified_sample
+from calibration.models import Assignment, Sample, SampleItem
+from calibration.selectors import POOLED_JURY, judge_configurations, primary_judge
+from judgeapp import selectors as judgeapp_selectors
+from judgeapp.core.errors import InputError
+from judgeapp.models import Run, RunStatus
+from judgeapp.roles import Role, has_role
+
+User = get_user_model()
+
+MAX_SAMPLE_SIZE = 5000
+
+
+@dataclass
+class RunItems:
+    """What of a run people can label: its label kind, and each (case id, criterion) with the case row,
+    the judges' verdicts on it, and the criterion's scale."""
+
+    label_kind: str
+    cases: dict  # case_id -> Case
+    verdicts: dict  # (case_id, criterion, judge) -> canonical label
+    scales: dict  # criterion -> (low, high)
+
+
+def run_items(*, run: Run) -> RunItems:
+    label_kind = judgeapp_selectors.run_label_kind(run=run)
+    if label_kind is None:
+        raise InputError(f"run {run.run_id}: a {run.get_kind_display()} run has no verdicts people can label")
+    if run.status not in (RunStatus.DONE, RunStatus.INVALID):
+        raise InputError(f"run {run.run_id} is {run.status}; draw a sample from a finished run")
+    scales = {c.name: c.scale_bounds for c in judgeapp_selectors.run_criteria(run=run)}
+    cases = {o.case.case_id: o.case for o in judgeapp_selectors.run_outputs(run=run)}
+    verdicts = {}
+    for verdict in judgeapp_selectors.run_verdicts(run=run):
+        try:
+            value = parse_label(verdict.value, label_kind=label_kind, scale=scales.get(verdict.criterion, (1, 5)))
+        except ValueError:
+            continue  # a verdict outside the scale was never counted by the run either
+        verdicts[(verdict.case_id, verdict.criterion, verdict.judge)] = value
+    return RunItems(label_kind=label_kind, cases=cases, verdicts=verdicts, scales=scales)
+
+
+def annotators_check(usernames_or_users) -> list:
+    users = []
+    for entry in usernames_or_users:
+        user = entry if isinstance(entry, User) else User.objects.filter(username=entry).first()
+        if user is None:
+            raise InputError(f"no user {entry!r}")
+        if not has_role(user, Role.ANNOTATOR):
+            raise InputError(f"{user.username} is not in the annotator group")
+        users.append(user)
+    if len({u.pk for u in users}) != len(users):
+        raise InputError("an annotator is named twice")
+    return users
+
+
+@transaction.atomic
+def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators, created_by=None) -> Sample:
+    """Draw `size` items of `run`, stratified by its judge's verdicts, and give each to `overlap`
+    annotators. The same run, size and seed always draw the same items."""
+    annotators = annotators_check(annotators)
+    if not annotators:
+        raise InputError("choose at least one annotator")
+    if not 1 <= size <= MAX_SAMPLE_SIZE:
+        raise InputError(f"the sample size must be between 1 and {MAX_SAMPLE_SIZE}")
+    if not 1 <= overlap <= len(annotators):
+        raise InputError(f"overlap {overlap}: each item can go to at most the {len(annotators)} annotator(s) chosen")
+    items = run_items(run=run)
+    stratifier = primary_judge(run=run)
+    if stratifier not in judge_configurations(run=run) and stratifier != POOLED_JURY:
+        raise InputError(f"run {run.run_id} has no judge")
+    candidates = sorted(
+        ((case_id, criterion), value)
+        for (case_id, criterion, judge), value in items.verdicts.items()
+        if judge == stratifier and case_id in items.cases
+    )
+    if not candidates:
+        raise InputError(f"run {run.run_id} has no judged item to sample")
+    keys = stratified_sample(candidates, size=min(size, len(candidates)), seed=seed)
+    strata = dict(candidates)
+    sample = Sample.objects.create(
+        run=run,
+        label_kind=items.label_kind,
+        size=len(keys),
+        seed=seed,
+        overlap=overlap,
+        stratified_by=stratifier,
+        created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
+    )
+    rows = SampleItem.objects.bulk_create(
+        SampleItem(
+            sample=sample,
+            position=i,
+            case=items.cases[case_id],
+            case_key=case_id,
+            criterion=criterion,
+            stratum=strata[(case_id, criterion)],
+        )
+        for i, (case_id, criterion) in enumerate(keys)
+    )
+    item_of = {(row.case_key, row.criterion): row for row in rows}
+    given = assign(keys, [a.pk for a in annotators], overlap=overlap, seed=seed)
+    by_annotator: dict[int, list] = {}
+    for key, annotator_ids in given.items():
+        for annotator_id in annotator_ids:
+            by_annotator.setdefault(annotator_id, []).append(key)
+    assignments = []
+    for annotator_id, annotator_keys in by_annotator.items():
+        for position, key in enumerate(queue_order(annotator_keys, seed=seed, annotator=annotator_id)):
+            assignments.append(
+                Assignment(
+                    item=item_of[key],
+                    annotator_id=annotator_id,
+                    position=position,
+                    swapped=items.label_kind == PAIRWISE and reply_order_swapped(seed=seed, annotator=annotator_id, key=key),
+                )
+            )
+    Assignment.objects.bulk_create(assignments, batch_size=500)
+    return sample
