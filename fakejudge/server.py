@@ -363,6 +363,9 @@ def _make_handler(server: FakeJudgeServer):
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            if len(raw) < length:  # the client died mid-request (a killed worker): nothing was asked
+                self.close_connection = True
+                return
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
