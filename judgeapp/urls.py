@@ -15,5 +15,6 @@ urlpatterns = [
     path("runs/<str:run_id>/judgments/<uuid:judgment_uuid>/", shell.judgment_detail, name="judgment_detail"),
     path("judges/", shell.judges_list, name="judges"),
     path("calibration/", include("calibration.urls")),
+    path("pointwise/", include("judgeapp.urls_pointwise")),
     path("admin/", admin.site.urls),
 ]
