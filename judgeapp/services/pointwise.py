@@ -24,6 +24,7 @@ from judgeapp.services.runs import run_create, run_enqueue, run_id_check
 EVALS_DIR = Path(settings.BASE_DIR) / "evals"
 TESTSET_SUFFIXES = (".jsonl", ".csv")
 RUBRIC_SUFFIXES = (".toml", ".json")
+SCRIPTED_DEMO_WARNING = "judged by the repo's scripted demo server (a text heuristic), not a language model"
 
 
 @dataclass
@@ -188,7 +189,7 @@ def report_warnings(*, run: Run) -> list[str]:
     if judge.get("temperature", 0.0) != 0.0:
         warnings.append(f"the judge ran at temperature {judge['temperature']}, not 0")
     if run.uses_scripted_judge:
-        warnings.append("judged by the repo's scripted demo server (a text heuristic), not a language model")
+        warnings.append(SCRIPTED_DEMO_WARNING)
     warnings += [f"rubric: {w}" for w in run.config.get("options", {}).get("rubric_warnings", [])]
     return warnings
 

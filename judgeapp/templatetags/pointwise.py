@@ -2,6 +2,8 @@
 
 from django import template
 
+from judgeapp.services.pointwise import SCRIPTED_DEMO_WARNING
+
 register = template.Library()
 
 
@@ -41,3 +43,12 @@ def percent(value) -> str:
         return f"{100 * float(value):.1f}%"
     except (TypeError, ValueError):
         return "—"
+
+
+@register.filter
+def page_warnings(report: dict | None, run) -> list[str]:
+    """The report's warnings, less the scripted-demo one when the page's own demo banner already says it."""
+    warnings = (report or {}).get("warnings") or []
+    if run.uses_scripted_judge:
+        return [w for w in warnings if w != SCRIPTED_DEMO_WARNING]
+    return warnings
