@@ -133,6 +133,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
         "polling_interval": 0.05,
     }
+    # kombu's transport with atomic message writes (judgeapp/broker.py: its own can hand a worker half a file).
+    CELERY_BROKER_TRANSPORT = "judgeapp.broker:Transport"
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="judgeapp")
