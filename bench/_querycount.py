@@ -3,22 +3,35 @@ while a task of a run executes, per pool process, and writes the count when the 
 
 import json
 import os
+import re
 import threading
+import time
 from pathlib import Path
 
 from celery.signals import task_postrun, task_prerun, worker_process_shutdown
 from django.db.backends.signals import connection_created
 
 COUNTED_TASKS = {"judgeapp.tasks.execute_judgment", "judgeapp.tasks.start_run"}
-_state = {"queries": 0, "tasks": 0, "active": False}
+_state = {"queries": 0, "seconds": 0.0, "tasks": 0, "active": False, "by_kind": {}}
 _lock = threading.Lock()
 
 
 def _count(execute, sql, params, many, context):
-    if _state["active"]:
+    if not _state["active"]:
+        return execute(sql, params, many, context)
+    started = time.perf_counter()
+    try:
+        return execute(sql, params, many, context)
+    finally:
+        elapsed = time.perf_counter() - started
+        words = sql.split(None, 1)
+        table = re.search(r'(?:FROM|UPDATE|INTO)\s+"?(\w+)"?', sql, re.I)
+        key = f"{words[0].upper() if words else '?'} {table.group(1) if table else ''}".strip()
         with _lock:
             _state["queries"] += 1
-    return execute(sql, params, many, context)
+            _state["seconds"] += elapsed
+            count, seconds = _state["by_kind"].get(key, (0, 0.0))
+            _state["by_kind"][key] = (count + 1, seconds + elapsed)
 
 
 @connection_created.connect
@@ -47,4 +60,4 @@ def _stop(sender=None, **kwargs):
 def _write(**kwargs):
     folder = os.environ.get("BENCH_QUERYCOUNT_DIR")
     if folder and _state["tasks"]:
-        Path(folder, f"{os.getpid()}.json").write_text(json.dumps({"queries": _state["queries"], "tasks": _state["tasks"]}))
+        Path(folder, f"{os.getpid()}.json").write_text(json.dumps({k: _state[k] for k in ("queries", "seconds", "tasks", "by_kind")}))

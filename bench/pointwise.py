@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -79,19 +80,43 @@ def wait_port(port: int, timeout: float = 15) -> None:
     raise RuntimeError(f"nothing listening on port {port}")
 
 
+def sql_kind(sql: str) -> str:
+    """'UPDATE judgeapp_run', 'SELECT judgeapp_judgeslot'...: the statement and its first table."""
+    words = sql.split(None, 1)
+    verb = words[0].upper() if words else "?"
+    table = re.search(r'(?:FROM|UPDATE|INTO)\s+"?(\w+)"?', sql, re.I)
+    return f"{verb} {table.group(1) if table else ''}".strip()
+
+
+def print_kinds(by_kind: dict, judged: int) -> None:
+    for key, (count, seconds) in sorted(by_kind.items(), key=lambda kv: -kv[1][1])[:12]:
+        print(f"    {key:<36} {count / judged:5.2f} per judgment · {1000 * seconds / judged:7.2f} ms per judgment · {1000 * seconds / count:6.2f} ms each", flush=True)
+
+
 class QueryCounter:
     """Counts the SQL statements of every connection opened in this process (one per thread)."""
 
     def __init__(self):
         self.count = 0
+        self.seconds = 0.0  # wall time inside the database calls, lock waits included
+        self.by_kind: dict[str, tuple[int, float]] = {}
         self.enabled = False
         self._lock = threading.Lock()
 
     def __call__(self, execute, sql, params, many, context):
-        if self.enabled:
+        if not self.enabled:
+            return execute(sql, params, many, context)
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            elapsed = time.perf_counter() - started
+            key = sql_kind(sql)
             with self._lock:
                 self.count += 1
-        return execute(sql, params, many, context)
+                self.seconds += elapsed
+                count, seconds = self.by_kind.get(key, (0, 0.0))
+                self.by_kind[key] = (count + 1, seconds + elapsed)
 
     def install(self) -> None:
         from django.db import connection
@@ -137,7 +162,7 @@ def proc_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, extra: str = "") -> dict:
+def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, db_seconds: float, extra: str = "") -> dict:
     judged = run.done_units + run.failed_units
     figures = {
         "path": label,
@@ -150,12 +175,13 @@ def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, 
         "queries_per_judgment": round(queries / judged, 1) if judged else 0,
         "judge_mean_concurrency": round(mean_concurrency(run), 1),
         "cpu_ms_per_judgment": {k: round(1000 * v / judged, 2) for k, v in cpu.items()} if judged else {},
+        "db_wall_ms_per_judgment": round(1000 * db_seconds / judged, 1) if judged else 0,
     }
     print(
         f"{label:>7}: {judged} judgments ({run.status}) in {wall:.2f} s vs ideal {ideal:.2f} s "
         f"= {100 * figures['efficiency']:.1f}% · {figures['judgments_per_s']} judgments/s · "
         f"{figures['queries_per_judgment']} queries/judgment · judge concurrency {figures['judge_mean_concurrency']} · "
-        f"CPU ms/judgment {figures['cpu_ms_per_judgment']}{extra}",
+        f"CPU ms/judgment {figures['cpu_ms_per_judgment']} · in database calls {figures['db_wall_ms_per_judgment']} ms/judgment{extra}",
         flush=True,
     )
     return figures
@@ -168,14 +194,17 @@ def bench_inline(judge, args, counter: QueryCounter, ideal: float, fake_pid: int
     run_execute_inline(run=make_run(judge, 2 * args.concurrency, Executor.INLINE, f"warm-{uuid.uuid4().hex[:6]}"), concurrency=args.concurrency)
     CachedResponse.objects.all().delete()
     run = make_run(judge, args.cases, Executor.INLINE, f"inline-{uuid.uuid4().hex[:6]}")
-    counter.count, counter.enabled = 0, True
+    counter.count, counter.seconds, counter.by_kind, counter.enabled = 0, 0.0, {}, True
     fake_cpu, app_cpu = proc_cpu_seconds(fake_pid), time.process_time()
     started = time.perf_counter()
     run = run_execute_inline(run=run, concurrency=args.concurrency)
     wall = time.perf_counter() - started
     cpu = {"app": time.process_time() - app_cpu, "fake_judge": proc_cpu_seconds(fake_pid) - fake_cpu}
     counter.enabled = False
-    return report("inline", run, wall, counter.count, ideal, cpu)
+    figures = report("inline", run, wall, counter.count, ideal, cpu, counter.seconds)
+    if args.by_statement:
+        print_kinds(counter.by_kind, run.total_units)
+    return figures
 
 
 def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int) -> dict:
@@ -249,8 +278,18 @@ def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int) -> dic
     counts = [json.loads(p.read_text()) for p in Path(os.environ["BENCH_QUERYCOUNT_DIR"]).glob("*.json")]
     # The workers count the warm-up's judgments too (same queries per judgment): scale to the measured run.
     warm_units = 2 * args.concurrency
-    queries = sum(c["queries"] for c in counts) * run.total_units / (run.total_units + warm_units)
-    return report("celery", run, wall, queries, ideal, cpu, extra=f" · {len(counts)} worker processes reported")
+    share = run.total_units / (run.total_units + warm_units)
+    queries = sum(c["queries"] for c in counts) * share
+    db_seconds = sum(c.get("seconds", 0.0) for c in counts) * share
+    figures = report("celery", run, wall, queries, ideal, cpu, db_seconds, extra=f" · {len(counts)} worker processes reported")
+    if args.by_statement:
+        by_kind: dict[str, tuple[int, float]] = {}
+        for c in counts:
+            for key, (count, seconds) in c.get("by_kind", {}).items():
+                total = by_kind.get(key, (0, 0.0))
+                by_kind[key] = (total[0] + count * share, total[1] + seconds * share)
+        print_kinds(by_kind, run.total_units)
+    return figures
 
 
 def _tree_cpu_seconds(pid: int) -> float:
@@ -295,12 +334,83 @@ def bench_breakdown(judge, args, counter: QueryCounter) -> None:
         print(f"  {label:<40} {1000 * cpu / n:6.2f} ms CPU · {1000 * wall / n:6.2f} ms wall · {counter.count / n:4.1f} queries", flush=True)
     CachedResponse.objects.all().delete()
     run = make_run(judge, n, Executor.INLINE, f"breakdown-{uuid.uuid4().hex[:6]}")
+    parts = _instrument(counter)
     counter.count, counter.enabled = 0, True
     cpu, wall = time.process_time(), time.perf_counter()
     run_execute_inline(run=run, concurrency=1)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     counter.enabled = False
     print(f"  {'full unit: claim, execute, record, report':<40} {1000 * cpu / n:6.2f} ms CPU · {1000 * wall / n:6.2f} ms wall · {counter.count / n:4.1f} queries", flush=True)
+    print("  inside the full unit (inclusive, CPU per judgment):", flush=True)
+    for label, (seconds, queries, calls) in parts.items():
+        print(f"    {label:<54} {1000 * seconds / n:6.2f} ms · {queries / n:4.1f} queries · {calls / n:4.1f} calls", flush=True)
+
+
+def _instrument(counter: QueryCounter) -> dict:
+    """Wrap the run machinery's steps to add up their CPU time and queries (one thread: no overlap)."""
+    import functools
+
+    from judgeapp.judge_client import JudgeClient
+    from judgeapp.runkinds.pointwise import PointwiseHandler
+    from judgeapp.services import judges as judge_services
+    from judgeapp.services import runs as run_services
+
+    parts: dict[str, list] = {}
+
+    def wrap(owner, name: str, label: str) -> None:
+        original = getattr(owner, name)
+        parts[label] = [0.0, 0, 0]
+
+        @functools.wraps(original)
+        def timed(*args, **kwargs):
+            cpu, queries = time.thread_time(), counter.count
+            try:
+                return original(*args, **kwargs)
+            finally:
+                parts[label][0] += time.thread_time() - cpu
+                parts[label][1] += counter.count - queries
+                parts[label][2] += 1
+
+        setattr(owner, name, timed)
+
+    wrap(run_services, "judgment_execute", "judgment_execute (all of a unit)")
+    wrap(run_services, "judgment_claim", "  judgment_claim (conditional UPDATE)")
+    wrap(PointwiseHandler, "execute", "  handler.execute (prompt + judge call)")
+    wrap(JudgeClient, "judge", "    JudgeClient.judge (parse, retry)")
+    wrap(JudgeClient, "chat", "      JudgeClient.chat (cache, limiter, HTTP)")
+    wrap(judge_services.DatabaseResponseCache, "get", "        response cache get (SELECT)")
+    wrap(judge_services.DatabaseResponseCache, "set", "        response cache set (INSERT)")
+    _wrap_context_manager(parts, counter, judge_services.DatabaseSlotLimiter, "        slot limiter: take + give back a slot")
+    wrap(run_services, "judgment_record", "  judgment_record (UPDATEs, EXISTS, advance)")
+    wrap(PointwiseHandler, "finalize", "    handler.finalize (the report, once)")
+    return parts
+
+
+def _wrap_context_manager(parts: dict, counter: QueryCounter, owner, label: str) -> None:
+    """Time what a context manager does on entry and exit, not what runs inside it."""
+    original = owner.__call__
+    parts[label] = [0.0, 0, 0]
+
+    class Timed:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def _timed(self, step, *args):
+            cpu, queries = time.thread_time(), counter.count
+            try:
+                return step(*args)
+            finally:
+                parts[label][0] += time.thread_time() - cpu
+                parts[label][1] += counter.count - queries
+
+        def __enter__(self):
+            parts[label][2] += 1
+            return self._timed(self.inner.__enter__)
+
+        def __exit__(self, *exc):
+            return self._timed(self.inner.__exit__, *exc)
+
+    owner.__call__ = lambda self, *args, **kwargs: Timed(original(self, *args, **kwargs))
 
 
 def main() -> None:
@@ -310,6 +420,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16, help="judge max_concurrency = worker processes = threads")
     parser.add_argument("--mode", choices=["both", "celery", "inline"], default="both")
     parser.add_argument("--json", metavar="OUT", help="also write the figures as JSON here")
+    parser.add_argument("--by-statement", action="store_true", help="also print the database time per kind of statement")
     parser.add_argument("--breakdown", type=int, metavar="N", help="instead: the CPU per judgment of each layer, N judgments at zero latency")
     args = parser.parse_args()
 

@@ -20,9 +20,16 @@ def _start_time(pid: int) -> str:
         return "0"
 
 
+_own_start_time: dict[int, str] = {}  # by pid: a forked child gets its own entry
+
+
 def worker_identity() -> str:
     pid = os.getpid()
-    return f"{_HOST}:{pid}:{_start_time(pid)}:{threading.get_ident()}"
+    # Read /proc once per process: this is called for every judgment and every judge call.
+    start = _own_start_time.get(pid)
+    if start is None:
+        start = _own_start_time[pid] = _start_time(pid)
+    return f"{_HOST}:{pid}:{start}:{threading.get_ident()}"
 
 
 def claimer_is_dead(identity: str) -> bool:

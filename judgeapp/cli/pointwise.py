@@ -62,8 +62,11 @@ def handle(command, options) -> int:
     command.current_run = run
     bar = command.progress_bar(total=run.testset.case_count * run.rubric.criteria.count(), desc=f"pointwise {run.run_id}")
     try:
+        # No bar (not a terminal): no progress callback either, which would read the run's total every judgment.
         run = run_execute_inline(
-            run=run, concurrency=options.get("concurrency") or judge.max_concurrency, progress=command.progress_callback(bar)
+            run=run,
+            concurrency=options.get("concurrency") or judge.max_concurrency,
+            progress=None if bar.disable else command.progress_callback(bar),
         )
     finally:
         bar.close()

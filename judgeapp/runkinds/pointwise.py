@@ -4,7 +4,7 @@
 from judgeapp.core.files import CriterionSpec, render_criterion
 from judgeapp.core.parsing import score_spec
 from judgeapp.core.pointwise import ScoredItem, summarize
-from judgeapp.core.prompts import load_prompt, user_message
+from judgeapp.core.prompts import Prompt, load_prompt, user_message
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 
 from .base import RunHandler, UnitResult, UnitSpec, Verdict, register
@@ -31,6 +31,13 @@ def generate_output(unit: Judgment) -> UnitResult:
             "error": "" if result.text.strip() else "the system returned an empty reply",
         },
     )
+
+
+def run_prompt(run) -> Prompt:
+    """The judge prompt of the version the run recorded (not whatever the file says now)."""
+    if run.prompt_id is not None:
+        return Prompt(name=run.prompt.name, text=run.prompt.text)
+    return load_prompt("pointwise")
 
 
 def criterion_spec(criterion) -> CriterionSpec:
@@ -63,12 +70,20 @@ class PointwiseHandler(RunHandler):
                 [Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in cases if c.output is not None],
                 ignore_conflicts=True,
             )
-        with_output = set(Output.objects.filter(run=run, slot="").values_list("case_id", flat=True))
+        # Each unit carries the reply it judges: the judgment row records exactly what the judge was shown,
+        # and executing it needs no query for the output.
+        outputs = dict(Output.objects.filter(run=run, slot="").values_list("case_id", "text"))
         criteria = list(run.rubric.criteria.all())
         return [
-            UnitSpec(key=f"{c.case_id}/{cr.name}", case_id=c.pk, criterion_id=cr.pk, judge_id=run.judge_id)
+            UnitSpec(
+                key=f"{c.case_id}/{cr.name}",
+                case_id=c.pk,
+                criterion_id=cr.pk,
+                judge_id=run.judge_id,
+                payload={"output": outputs[c.pk]},
+            )
             for c in cases
-            if c.pk in with_output
+            if c.pk in outputs
             for cr in criteria
         ]
 
@@ -77,9 +92,12 @@ class PointwiseHandler(RunHandler):
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
-        output = Output.objects.get(run_id=unit.run_id, case_id=unit.case_id, slot="")
-        prompt = load_prompt("pointwise")
-        text = prompt.render(rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=output.text)
+        output = unit.payload.get("output")
+        if output is None:  # a unit planned before outputs travelled with it
+            output = Output.objects.get(run_id=unit.run_id, case_id=unit.case_id, slot="").text
+        text = run_prompt(unit.run).render(
+            rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=output
+        )
         low, high = unit.criterion.scale_bounds
         outcome = client_for(unit.judge).judge(user_message(text), score_spec(low, high))
         return UnitResult.from_outcome(outcome)

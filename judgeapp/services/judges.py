@@ -2,6 +2,7 @@
 client that reaches each of them, with the app's shared response cache and concurrency limiter."""
 
 import logging
+import random
 import re
 import threading
 import time
@@ -205,7 +206,11 @@ class DatabaseSlotLimiter:
         while slot_id is None:
             now = timezone.now()
             free = Q(holder="") | Q(leased_until__lt=now)
-            for candidate in JudgeSlot.objects.filter(free, judge_name=name, slot__lt=max_concurrency).values_list("id", flat=True)[:4]:
+            # Every caller reads the same free slots; trying them in a random order keeps callers from racing
+            # for the same row (each lost race is another write on a hot table).
+            candidates = list(JudgeSlot.objects.filter(free, judge_name=name, slot__lt=max_concurrency).values_list("id", flat=True))
+            random.shuffle(candidates)
+            for candidate in candidates[:4]:
                 taken = JudgeSlot.objects.filter(free, id=candidate).update(holder=holder, leased_until=now + lease)
                 if taken:
                     slot_id = candidate
