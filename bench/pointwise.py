@@ -1,20 +1,26 @@
 """Pointwise at scale: N cases x 1 criterion against the fake judge at a fixed latency, judge concurrency C.
 
-    .venv/bin/python bench/pointwise.py [--cases 1000] [--latency 0.2] [--concurrency 16] [--mode both]
+    .venv/bin/python bench/pointwise.py [--cases 1000] [--latency 0.2] [--concurrency 16] [--mode both] [--by-statement]
+    .venv/bin/python bench/pointwise.py --breakdown 300 --latency 0      # CPU of one judgment, layer by layer
 
-Prints, for each path, the wall time against the ideal (cases x latency / concurrency: 12.5 s for the
-defaults), judgments per second, database queries per judgment, and the judge's mean concurrency:
+For each path: the wall time against the ideal (cases x latency / concurrency: 12.5 s for the defaults),
+judgments per second, database queries per judgment, the judge's mean concurrency (summed call time / wall),
+CPU milliseconds per judgment (this process or the worker pool, and the fake judge), and the wall time spent
+inside database calls per judgment (lock and CPU waits included; `--by-statement` splits it by statement):
 
-- celery: `evaluate`'s web path. A run created for Celery and enqueued; real worker processes (prefork,
-  concurrency C) claim and judge one unit per task. Wall = from enqueue to the run's finished_at.
-- inline: the CLI path. `run_execute_inline` on a thread pool of C threads in this process.
+- celery: the web's path. A run created for Celery and enqueued; real worker processes (prefork,
+  concurrency C) claim and judge one unit per task. Wall = from enqueue to the run's finished_at. The pool
+  is warmed first with a small run (a deployed worker is already running).
+- inline: the CLI's path. `run_execute_inline` on a thread pool of C threads in this process (warmed too).
 
 The fake judge runs in its own process (its threads must not share this process's GIL). Queries are
 counted on every connection that runs a judgment (the workers count theirs with bench/_querycount.py).
-The response cache is emptied before each path, so every judgment reaches the judge.
+The response cache is emptied before each path, so every judgment reaches the judge. The machine's load
+average is printed: on a shared machine other processes' CPU shows up as lost efficiency.
 
 DATABASE_URL and CELERY_BROKER_URL pick the services (default: a fresh SQLite file and the embedded
-filesystem broker, the laptop defaults); DATA_DIR defaults to a fresh temp folder.
+filesystem broker, the laptop defaults); DATA_DIR defaults to a fresh temp folder, removed at the end.
+BENCH_PROFILE_WORKERS=out.txt records the worker pool with py-spy (raw stacks, GIL holders only).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -465,6 +472,7 @@ def main() -> None:
     finally:
         os.killpg(fake.pid, signal.SIGTERM)
         fake.wait(timeout=10)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
