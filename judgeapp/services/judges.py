@@ -19,7 +19,7 @@ from django.utils import timezone
 from judgeapp.core.errors import InputError
 from judgeapp.judge_client import EndpointConfig, JudgeClient
 from judgeapp.models import CachedResponse, EndpointSource, Judge, JudgeSlot, StructuredOutput, System
-from judgeapp.workers import worker_identity
+from judgeapp.workers import claimer_is_dead, worker_identity
 
 log = logging.getLogger(__name__)
 
@@ -179,13 +179,33 @@ class DatabaseResponseCache:
 
 class DatabaseSlotLimiter:
     """A judge's max_concurrency across processes and machines: a call leases one of the judge's slot
-    rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself."""
+    rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself;
+    on the same host, a slot whose holder's process is gone is taken back as soon as a caller waits for one."""
 
     poll_seconds = 0.02
+    dead_holder_check_seconds = 1.0
 
     def __init__(self):
         self._ensured: set[tuple[str, int]] = set()
         self._lock = threading.Lock()
+        self._dead_checked_at: dict[str, float] = {}
+
+    def _release_dead_holders(self, name: str, max_concurrency: int) -> bool:
+        """Free the slots of holders that were on this host and are dead (a SIGKILLed worker never gives its
+        slots back, and their lease is UNIT_HARD_TIME_LIMIT long: its successor would wait that long)."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._dead_checked_at.get(name, 0.0) < self.dead_holder_check_seconds:
+                return False
+            self._dead_checked_at[name] = now
+        held = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).exclude(holder="")
+        released = 0
+        for slot_id, holder in held.values_list("id", "holder"):
+            if claimer_is_dead(holder):
+                released += JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
+        if released:
+            log.warning("judge %s: took back %d slot(s) held by dead processes", name, released)
+        return bool(released)
 
     def _ensure_slots(self, name: str, max_concurrency: int, *, force: bool = False) -> None:
         with self._lock:
@@ -219,6 +239,8 @@ class DatabaseSlotLimiter:
                 # Every slot busy, or the rows are gone (a flushed database): make sure they exist, then wait.
                 if JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).count() < max_concurrency:
                     self._ensure_slots(name, max_concurrency, force=True)
+                    continue
+                if self._release_dead_holders(name, max_concurrency):
                     continue
                 time.sleep(self.poll_seconds)
         try:
