@@ -122,3 +122,34 @@ class ComparisonAdmin(admin.ModelAdmin):
     list_display = ["run", "artifact_a", "artifact_b", "stage", "winner", "created_at"]
     list_filter = ["stage", "winner"]
     readonly_fields = [f.name for f in models.Comparison._meta.fields]
+@admin.register(models.Release)
+class ReleaseAdmin(admin.ModelAdmin):
+    """Made by leads on a run's gate page (with an audit entry); read here, not edited."""
+
+    list_display = ["system", "label", "run", "mean", "released_by", "created_at"]
+    list_filter = ["system"]
+    readonly_fields = [f.name for f in models.Release._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.GateDecision)
+class GateDecisionAdmin(admin.ModelAdmin):
+    """Append-only, like the audit log."""
+
+    list_display = ["run", "verdict", "actor_label", "reason", "created_at"]
+    list_filter = ["verdict"]
+    search_fields = ["run__run_id", "reason", "actor_label"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

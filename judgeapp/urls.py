@@ -17,6 +17,7 @@ urlpatterns = [
     path("calibration/", include("calibration.urls")),
     path("blind/", include("judgeapp.urls_blind")),
     path("agent/", include("judgeapp.views.agent")),
+    path("pointwise/", include("judgeapp.urls_pointwise")),
     path("admin/", admin.site.urls),
     path("ranker/", include("judgeapp.views.ranker_urls")),
 ]

@@ -20,15 +20,16 @@ def _start_time(pid: int) -> str:
         return "0"
 
 
-_identity: tuple[int, str] | None = None
+_own_start_time: dict[int, str] = {}  # by pid: a forked child gets its own entry
 
 
 def worker_identity() -> str:
-    global _identity
     pid = os.getpid()
-    if _identity is None or _identity[0] != pid:  # a forked pool child has a new pid
-        _identity = (pid, f"{_HOST}:{pid}:{_start_time(pid)}")
-    return f"{_identity[1]}:{threading.get_ident()}"
+    # Read /proc once per process: this is called for every judgment and every judge call.
+    start = _own_start_time.get(pid)
+    if start is None:
+        start = _own_start_time[pid] = _start_time(pid)
+    return f"{_HOST}:{pid}:{start}:{threading.get_ident()}"
 
 
 def claimer_is_dead(identity: str) -> bool:

@@ -3,4 +3,5 @@ and `handle(command, options) -> int` (the exit status). Register a module in EV
 
 EVALUATE_MODES: dict[str, str] = {
     # name -> module path, imported when the command runs
+    "pointwise": "judgeapp.cli.pointwise",
 }

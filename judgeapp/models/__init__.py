@@ -1,6 +1,7 @@
 from .base import TimeStampedModel, content_hash, short_version
 from .content import Artifact, ArtifactSet, Case, Criterion, Goal, PromptTemplate, Rubric, TestSet
 from .endpoints import EndpointSource, Judge, StructuredOutput, System
+from .releases import GateDecision, Release
 from .runs import (
     ACTIVE_UNIT_STATUSES,
     FINISHED_RUN_STATUSES,
@@ -28,6 +29,7 @@ __all__ = [
     "Criterion",
     "EndpointSource",
     "Executor",
+    "GateDecision",
     "Goal",
     "Judge",
     "JudgeSlot",
@@ -35,6 +37,7 @@ __all__ = [
     "Output",
     "PromptTemplate",
     "Purpose",
+    "Release",
     "Rubric",
     "Run",
     "RunKind",

@@ -3,8 +3,8 @@
 
 from judgeapp.core.files import CriterionSpec, render_criterion
 from judgeapp.core.parsing import score_spec
-from judgeapp.core.pointwise import ScoredItem, gate_decision, summarize
-from judgeapp.core.prompts import load_prompt, user_message
+from judgeapp.core.pointwise import ScoredItem, summarize
+from judgeapp.core.prompts import Prompt, load_prompt, user_message
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 
 from .base import RunHandler, UnitResult, UnitSpec, Verdict, register
@@ -31,6 +31,13 @@ def generate_output(unit: Judgment) -> UnitResult:
             "error": "" if result.text.strip() else "the system returned an empty reply",
         },
     )
+
+
+def run_prompt(run) -> Prompt:
+    """The judge prompt of the version the run recorded (not whatever the file says now)."""
+    if run.prompt_id is not None:
+        return Prompt(name=run.prompt.name, text=run.prompt.text)
+    return load_prompt("pointwise")
 
 
 def criterion_spec(criterion) -> CriterionSpec:
@@ -63,12 +70,20 @@ class PointwiseHandler(RunHandler):
                 [Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in cases if c.output is not None],
                 ignore_conflicts=True,
             )
-        with_output = set(Output.objects.filter(run=run, slot="").values_list("case_id", flat=True))
+        # Each unit carries the reply it judges: the judgment row records exactly what the judge was shown,
+        # and executing it needs no query for the output.
+        outputs = dict(Output.objects.filter(run=run, slot="").values_list("case_id", "text"))
         criteria = list(run.rubric.criteria.all())
         return [
-            UnitSpec(key=f"{c.case_id}/{cr.name}", case_id=c.pk, criterion_id=cr.pk, judge_id=run.judge_id)
+            UnitSpec(
+                key=f"{c.case_id}/{cr.name}",
+                case_id=c.pk,
+                criterion_id=cr.pk,
+                judge_id=run.judge_id,
+                payload={"output": outputs[c.pk]},
+            )
             for c in cases
-            if c.pk in with_output
+            if c.pk in outputs
             for cr in criteria
         ]
 
@@ -77,9 +92,12 @@ class PointwiseHandler(RunHandler):
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
-        output = Output.objects.get(run_id=unit.run_id, case_id=unit.case_id, slot="")
-        prompt = load_prompt("pointwise")
-        text = prompt.render(rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=output.text)
+        output = unit.payload.get("output")
+        if output is None:  # a unit planned before outputs travelled with it
+            output = Output.objects.get(run_id=unit.run_id, case_id=unit.case_id, slot="").text
+        text = run_prompt(unit.run).render(
+            rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=output
+        )
         low, high = unit.criterion.scale_bounds
         outcome = client_for(unit.judge).judge(user_message(text), score_spec(low, high))
         return UnitResult.from_outcome(outcome)
@@ -94,6 +112,11 @@ class PointwiseHandler(RunHandler):
             )
 
     def finalize(self, run):
+        from judgeapp.selectors_releases import gate_evaluate
+        from judgeapp.services.pointwise import report_context
+
+        criteria = list(run.rubric.criteria.all())
+        units = run.judgments.filter(purpose=Purpose.JUDGE).select_related("case", "criterion")
         items = [
             ScoredItem(
                 case_id=j.case.case_id,
@@ -102,28 +125,36 @@ class PointwiseHandler(RunHandler):
                 reasoning=(j.parsed or {}).get("reasoning", ""),
                 parse_error=j.parse_error,
                 error=j.error,
+                ref=str(j.uuid),
             )
-            for j in run.judgments.filter(purpose=Purpose.JUDGE).select_related("case", "criterion")
+            for j in units
         ]
-        summary = summarize(items)
-        options = run.config.get("options", {})
-        report = {
-            "run_id": run.run_id,
-            "kind": run.kind,
-            **summary,
-            "gate": gate_decision(
-                mean=summary["mean"],
-                threshold=options.get("threshold"),
-                baseline_mean=options.get("baseline_mean"),
-                invalid=summary["invalid"],
-            ),
-            "versions": {k: run.versions.get(k) for k in ("testset", "rubric", "prompt", "judge")},
-            "judge": {
-                "model": run.judge.model if run.judge else None,
-                "family": run.judge.effective_family if run.judge else None,
-                "temperature": 0.0,
-            },
-            "warnings": [],
-            "agreement": None,
-        }
-        return (RunStatus.INVALID if summary["invalid"] else RunStatus.DONE), report
+        # A case the system under test gave no output for was not judged; it counts as unjudged, so that a
+        # system failing on its hardest cases cannot raise its own mean.
+        judged_cases = {i.case_id for i in items}
+        items += [
+            ScoredItem(case_id=case_id, criterion=c.name, score=None, error="the system under test gave no output")
+            for case_id in run.testset.cases.exclude(case_id__in=judged_cases).values_list("case_id", flat=True)
+            for c in criteria
+        ]
+        bounds = [c.scale_bounds for c in criteria] or [(1, 5)]
+        summary = summarize(items, scale=(min(b[0] for b in bounds), max(b[1] for b in bounds)))
+        _add_excerpts(run, summary["lowest"])
+        status = RunStatus.INVALID if summary["invalid"] else RunStatus.DONE
+        report = {"run_id": run.run_id, "kind": run.kind, **summary, **report_context(run=run)}
+        report["gate"] = gate_evaluate(run=run, report=report, status=status)
+        return status, report
+
+
+def _excerpt(text: str | None, limit: int = 300) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _add_excerpts(run, lowest: list[dict]) -> None:
+    """The customer message and the reply beside each of the lowest-scoring cases, so the report reads alone."""
+    outputs = Output.objects.filter(run=run, slot="", case__case_id__in={item["case_id"] for item in lowest})
+    texts = {o.case.case_id: (o.case.input, o.text) for o in outputs.select_related("case")}
+    for item in lowest:
+        message, reply = texts.get(item["case_id"], ("", ""))
+        item["input"], item["output"] = _excerpt(message), _excerpt(reply)

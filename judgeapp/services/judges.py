@@ -46,13 +46,13 @@ def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str
                 raise InputError(f"{where}: names may use letters, digits, '-' and '_' only")
             if not isinstance(entry, dict):
                 raise InputError(f"{where}: expected a table")
-            if "api_key" in entry:
-                raise InputError(f"{where}: never put a key in this file; name its environment variable in api_key_env")
             extra = set(entry) - allowed
             if extra:
                 raise InputError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
             if not isinstance(entry.get("model"), str) or not entry["model"].strip():
                 raise InputError(f"{where}: missing 'model'")
+            if "api_key" in entry:
+                raise InputError(f"{where}: put the key in an environment variable and name it in api_key_env")
             so = entry.get("structured_output", StructuredOutput.NONE)
             if so not in StructuredOutput.values:
                 raise InputError(f"{where}: structured_output must be one of {', '.join(StructuredOutput.values)}")
@@ -179,13 +179,33 @@ class DatabaseResponseCache:
 
 class DatabaseSlotLimiter:
     """A judge's max_concurrency across processes and machines: a call leases one of the judge's slot
-    rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself."""
+    rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself;
+    on the same host, a slot whose holder's process is gone is taken back as soon as a caller waits for one."""
 
     poll_seconds = 0.02
+    dead_holder_check_seconds = 1.0
 
     def __init__(self):
         self._ensured: set[tuple[str, int]] = set()
         self._lock = threading.Lock()
+        self._dead_checked_at: dict[str, float] = {}
+
+    def _release_dead_holders(self, name: str, max_concurrency: int) -> bool:
+        """Free the slots of holders that were on this host and are dead (a SIGKILLed worker never gives its
+        slots back, and their lease is UNIT_HARD_TIME_LIMIT long: its successor would wait that long)."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._dead_checked_at.get(name, 0.0) < self.dead_holder_check_seconds:
+                return False
+            self._dead_checked_at[name] = now
+        held = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).exclude(holder="")
+        released = 0
+        for slot_id, holder in held.values_list("id", "holder"):
+            if claimer_is_dead(holder):
+                released += JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
+        if released:
+            log.warning("judge %s: took back %d slot(s) held by dead processes", name, released)
+        return bool(released)
 
     def _ensure_slots(self, name: str, max_concurrency: int, *, force: bool = False) -> None:
         with self._lock:
@@ -206,24 +226,21 @@ class DatabaseSlotLimiter:
         while slot_id is None:
             now = timezone.now()
             free = Q(holder="") | Q(leased_until__lt=now)
+            # Every caller reads the same free slots; trying them in a random order keeps callers from racing
+            # for the same row (each lost race is another write on a hot table).
             candidates = list(JudgeSlot.objects.filter(free, judge_name=name, slot__lt=max_concurrency).values_list("id", flat=True))
-            # Callers that read the same free slots at once would all race for the first; start each at a
-            # random one so that one attempt usually wins.
             random.shuffle(candidates)
-            for candidate in candidates:
+            for candidate in candidates[:4]:
                 taken = JudgeSlot.objects.filter(free, id=candidate).update(holder=holder, leased_until=now + lease)
                 if taken:
                     slot_id = candidate
                     break
             else:
-                # Every slot busy, or the rows are gone (a flushed database): make sure they exist, free the
-                # slots of holders that died (a killed worker on this host), then wait.
-                held = list(JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).values_list("id", "holder"))
-                if len(held) < max_concurrency:
+                # Every slot busy, or the rows are gone (a flushed database): make sure they exist, then wait.
+                if JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).count() < max_concurrency:
                     self._ensure_slots(name, max_concurrency, force=True)
                     continue
-                dead = [(slot, who) for slot, who in held if who and claimer_is_dead(who)]
-                if any(JudgeSlot.objects.filter(id=slot, holder=who).update(holder="", leased_until=None) for slot, who in dead):
+                if self._release_dead_holders(name, max_concurrency):
                     continue
                 time.sleep(self.poll_seconds)
         try:

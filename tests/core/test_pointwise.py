@@ -43,3 +43,54 @@ def test_histogram_and_lowest_cases():
     report = summarize(items, lowest_n=2)
     assert report["histogram"] == {"1": 1, "2": 0, "3": 1, "4": 0, "5": 1}
     assert [x["case_id"] for x in report["lowest"]] == ["a", "c"]
+
+
+def test_bootstrap_interval_contains_the_mean_and_narrows_with_more_cases():
+    from judgeapp.core.pointwise import bootstrap_mean_ci
+
+    few = bootstrap_mean_ci([4, 5, 2, 5])
+    many = bootstrap_mean_ci([4, 5, 2, 5] * 50)
+    assert few[0] <= 4.0 <= few[1] and many[0] <= 4.0 <= many[1]
+    assert (many[1] - many[0]) < (few[1] - few[0])
+    assert bootstrap_mean_ci([4, 5, 2, 5]) == few  # seeded: the same scores give the same report
+
+
+def test_bootstrap_interval_of_identical_scores_is_the_point_and_of_one_score_is_none():
+    from judgeapp.core.pointwise import bootstrap_mean_ci
+
+    assert bootstrap_mean_ci([3, 3, 3]) == [3.0, 3.0]
+    assert bootstrap_mean_ci([3]) is None
+
+
+def test_overall_interval_resamples_cases_not_single_scores():
+    """Three criteria that always agree are one observation per case, not three."""
+    from judgeapp.core.pointwise import bootstrap_mean_ci
+
+    scores = [1, 5, 2, 4, 5, 1, 3, 5]
+    items = [ScoredItem(f"c{i}", criterion, s) for i, s in enumerate(scores) for criterion in ("a", "b", "c")]
+    report = summarize(items)
+    per_case = report["mean_ci95"]
+    naive = bootstrap_mean_ci(scores * 3)
+    assert (per_case[1] - per_case[0]) > (naive[1] - naive[0])
+    assert report["per_criterion_ci95"]["a"] == bootstrap_mean_ci(scores)
+
+
+def test_lowest_items_link_to_their_judgment_and_histograms_cover_each_criterion():
+    items = [ScoredItem("a", "q", 2, "meh", ref="u-1"), ScoredItem("a", "t", 4, "ok", ref="u-2")]
+    report = summarize(items, scale=(1, 5))
+    assert report["lowest"][0] == {"case_id": "a", "criterion": "q", "score": 2, "reasoning": "meh", "judgment": "u-1"}
+    assert report["histogram_per_criterion"] == {"q": {"1": 0, "2": 1, "3": 0, "4": 0, "5": 0}, "t": {"1": 0, "2": 0, "3": 0, "4": 1, "5": 0}}
+
+
+def test_markdown_summary_leads_with_the_gate_and_lists_the_lowest_cases():
+    from judgeapp.core.pointwise import report_markdown
+
+    items = [ScoredItem("c1", "q", 5, "fine"), ScoredItem("c2", "q", 1, "rude | wrong\nreply")]
+    report = {"run_id": "r1", **summarize(items)}
+    report["gate"] = gate_decision(mean=report["mean"], threshold=3.5, baseline_mean=None, invalid=False)
+    report |= {"warnings": ["same family"], "versions": {"testset": "abc"}, "judge": {"model": "m", "family": "f", "temperature": 0.0}}
+    markdown = report_markdown(report)
+    assert markdown.startswith("## Pointwise evaluation `r1`: gate BLOCKED")
+    assert "- mean 3.000 is below the threshold 3.5" in markdown
+    assert "| c2 | q | 1 | rude \\| wrong reply |" in markdown  # one table row, pipes escaped
+    assert "> ⚠ same family" in markdown

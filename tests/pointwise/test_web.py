@@ -1,0 +1,304 @@
+"""The pointwise pages: start a run (pick from evals/ or upload), the report, judgments, exports, the gate
+with the leads' decisions, releases. With and without htmx; roles and CSRF enforced."""
+
+import io
+import json
+
+import pandas as pd
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from judgeapp import models
+from judgeapp.models import AuditLog, Executor, GateDecision, Release, Run, RunStatus
+from judgeapp.services import runs
+from tests import factories
+from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE, RUBRIC_TWO, pointwise_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def finished(judge, make_system):
+    system = make_system("bot")
+    run = pointwise_run(judge=judge, n=6, rubric=RUBRIC_TWO, run_id="pw-1", system=system, threshold=1.0)
+    return runs.run_execute_inline(run=run)
+
+
+def form_data(judge, **extra):
+    return {"judge": judge.pk, "threshold": "3.5", **extra}
+
+
+# --- Starting a run ------------------------------------------------------------------------------------
+
+
+def test_the_form_offers_the_test_sets_and_rubrics_in_evals(client, reviewer, judge):
+    client.force_login(reviewer)
+    html = client.get(reverse("pointwise:new")).content.decode()
+    assert "evals/support/testset.jsonl" in html and "evals/support/rubric.toml" in html
+    assert 'enctype="multipart/form-data"' in html and "csrfmiddlewaretoken" in html
+
+
+def test_picking_files_from_evals_queues_a_celery_run(client, reviewer, judge, monkeypatch, django_capture_on_commit_callbacks):
+    from judgeapp import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks.start_run, "delay", lambda pk: sent.append(pk))
+    client.force_login(reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("pointwise:new"),
+            form_data(judge, testset_pick="support/testset.jsonl", rubric_pick="support/rubric.toml", title="nightly"),
+        )
+    run = Run.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("run_detail", args=[run.run_id])
+    assert run.executor == Executor.CELERY and run.status == RunStatus.QUEUED and run.created_by == reviewer
+    assert sent == [run.pk]
+    assert run.testset.case_count == 24 and run.rubric.criteria.count() == 3
+    assert run.testset.source_path.endswith("evals/support/testset.jsonl")
+    assert run.config["options"]["threshold"] == 3.5
+
+
+def test_uploaded_files_are_stored_by_content_hash(client, reviewer, judge, monkeypatch):
+    from judgeapp import tasks
+
+    monkeypatch.setattr(tasks.start_run, "delay", lambda pk: None)
+    client.force_login(reviewer)
+    response = client.post(
+        reverse("pointwise:new"),
+        form_data(
+            judge,
+            testset_file=SimpleUploadedFile("mine.jsonl", factories.testset_bytes(3)),
+            rubric_file=SimpleUploadedFile("rubric.toml", RUBRIC_ONE),
+        ),
+    )
+    assert response.status_code == 302
+    run = Run.objects.get()
+    assert run.testset.name == "mine" and run.testset.case_count == 3 and run.versions["testset"] == run.testset.version
+    assert run.testset.git_commit == ""
+
+
+@pytest.mark.parametrize(
+    "testset, rubric, message",
+    [
+        (b'{"id": "c1", "output": "x"}\n', RUBRIC_ONE, "missing column &#x27;input&#x27;"),
+        (b'{"id": "c1", "input": "a", "output": "x"}\n{"id": "c1", "input": "b", "output": "y"}\n', RUBRIC_ONE, "duplicate id"),
+        (b'{"id": "c1", "input": "a", "output": \n', RUBRIC_ONE, "not valid JSON"),
+        (factories.testset_bytes(2), b'name = "r"\n[[criteria]]\nname = "h"\ndescription = "d"\n', "missing &#x27;scale&#x27;"),
+    ],
+    ids=["missing-column", "duplicate-ids", "invalid-json", "rubric-without-scale"],
+)
+def test_a_bad_upload_is_a_form_error_and_nothing_is_stored(client, reviewer, judge, testset, rubric, message):
+    client.force_login(reviewer)
+    response = client.post(
+        reverse("pointwise:new"),
+        form_data(judge, testset_file=SimpleUploadedFile("t.jsonl", testset), rubric_file=SimpleUploadedFile("r.toml", rubric)),
+    )
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not (models.TestSet.objects.exists() or models.Rubric.objects.exists() or Run.objects.exists())
+
+
+def test_a_test_set_and_rubric_must_each_be_picked_or_uploaded(client, reviewer, judge):
+    client.force_login(reviewer)
+    response = client.post(reverse("pointwise:new"), form_data(judge, testset_pick="", rubric_pick="support/rubric.toml"))
+    assert response.status_code == 400 and b"Pick a file from evals/ or upload one" in response.content
+    assert not Run.objects.exists()
+
+
+def test_a_path_outside_evals_cannot_be_picked(client, reviewer, judge):
+    client.force_login(reviewer)
+    response = client.post(reverse("pointwise:new"), form_data(judge, testset_pick="../judgeapp/settings.py", rubric_pick="support/rubric.toml"))
+    assert response.status_code == 400 and not Run.objects.exists()
+
+
+def test_annotators_cannot_start_runs_or_read_gates(client, annotator, finished):
+    client.force_login(annotator)
+    for url in (reverse("pointwise:new"), reverse("pointwise:gate", args=["pw-1"]), reverse("pointwise:releases"),
+                reverse("pointwise:judgments", args=["pw-1"]), reverse("pointwise:export", args=["pw-1", "csv"])):
+        assert client.get(url).status_code == 403
+
+
+# --- The report ----------------------------------------------------------------------------------------
+
+
+def test_the_run_page_shows_scores_histogram_and_lowest_cases(client, reviewer, finished):
+    client.force_login(reviewer)
+    html = client.get(reverse("run_detail", args=["pw-1"])).content.decode()
+    report = finished.report
+    assert f'data-mean="{report["mean"]}"' in html and "95% CI" in html
+    for point, count in report["histogram"].items():
+        assert f'data-score="{point}" data-count="{count}"' in html
+    lowest = report["lowest"][0]
+    assert reverse("judgment_detail", args=["pw-1", lowest["judgment"]]) in html
+    assert BAD_REPLY in html  # the reply beside its lowest score
+    assert "helpfulness" in html and "tone" in html
+    assert reverse("pointwise:export", args=["pw-1", "csv"]) in html
+    # The gate and the judgments load by htmx, with links for pages without JavaScript.
+    assert f'hx-get="{reverse("pointwise:gate", args=["pw-1"])}"' in html
+    assert f'href="{reverse("pointwise:judgments", args=["pw-1"])}"' in html
+
+
+def test_the_run_page_of_an_unfinished_run_waits_for_the_report(client, reviewer, judge):
+    pointwise_run(judge=judge, n=2, executor="celery", run_id="pw-q")
+    client.force_login(reviewer)
+    html = client.get(reverse("run_detail", args=["pw-q"])).content.decode()
+    assert "The report appears here when every case is scored." in html and 'hx-trigger="every 2s"' in html
+
+
+def test_same_family_warning_is_on_the_page(client, reviewer, make_judge, make_system):
+    judge = make_judge("gpt-judge", model="gpt-4o", family="openai")
+    run = pointwise_run(judge=judge, n=2, run_id="pw-fam", system=make_system("bot"))
+    runs.run_execute_inline(run=run)
+    client.force_login(reviewer)
+    html = client.get(reverse("run_detail", args=["pw-fam"])).content.decode()
+    assert "same family (openai)" in html
+
+
+def test_judgments_filter_by_score_and_page(client, reviewer, judge):
+    run = pointwise_run(judge=judge, n=60, run_id="pw-big")
+    runs.run_execute_inline(run=run)
+    client.force_login(reviewer)
+    url = reverse("pointwise:judgments", args=["pw-big"])
+    page = client.get(url)
+    assert page.context["page"].paginator.count == 60 and len(page.context["page"]) == 50
+    assert b"<html" in page.content
+    low_score = min(int(s) for s, c in run.report["histogram"].items() if c)
+    partial = client.get(url, {"score": low_score}, headers={"HX-Request": "true"})
+    assert b"<html" not in partial.content and b'id="judgment-list"' in partial.content
+    html = partial.content.decode()
+    rows = html.count(f'href="/runs/pw-big/judgments/')
+    assert rows == run.report["histogram"][str(low_score)] > 0
+    assert html.count(f'class="score s{low_score}"') == rows and 'class="score s5"' not in html
+    second = client.get(url, {"page": 2})
+    assert len(second.context["page"]) == 10
+
+
+def test_a_judgment_drills_down_to_prompt_raw_reply_score_and_attempts(client, reviewer, finished):
+    client.force_login(reviewer)
+    judgment = finished.judgments.get(key="c001/helpfulness")
+    html = client.get(reverse("judgment_detail", args=["pw-1", judgment.uuid])).content.decode()
+    assert "&lt;assistant_reply&gt;" in html and "Respond in JSON" in html  # the prompt sent
+    assert "Raw reply" in html and "HTTP attempts" in html and "Parse attempts" in html
+    assert f"&#x27;score&#x27;: {judgment.parsed['score']}" in html
+
+
+def test_exports_csv_json_and_markdown(client, reviewer, finished):
+    client.force_login(reviewer)
+    csv = client.get(reverse("pointwise:export", args=["pw-1", "csv"]))
+    assert csv["Content-Disposition"] == 'attachment; filename="pw-1.csv"'
+    frame = pd.read_csv(io.StringIO(csv.content.decode()))
+    assert len(frame) == 12 and set(frame.criterion) == {"helpfulness", "tone"}
+    report = json.loads(client.get(reverse("pointwise:export", args=["pw-1", "json"])).content)
+    assert report["run_id"] == "pw-1" and report["gate"]["passed"] is True and "agreement" in report
+    markdown = client.get(reverse("pointwise:export", args=["pw-1", "md"])).content.decode()
+    assert markdown.startswith("## Pointwise evaluation `pw-1`: gate PASSED")
+    assert client.get(reverse("pointwise:export", args=["pw-1", "exe"])).status_code == 404
+
+
+# --- The gate and the leads' decisions -----------------------------------------------------------------
+
+
+def test_reviewers_see_the_gate_but_not_the_decision_forms(client, reviewer, finished):
+    client.force_login(reviewer)
+    html = client.get(reverse("pointwise:gate", args=["pw-1"])).content.decode()
+    assert "PASSED" in html and "Only a lead approves, blocks or releases." in html
+    assert reverse("pointwise:decide", args=["pw-1"]) not in html
+
+
+def test_the_gate_panel_is_a_partial_for_htmx(client, reviewer, finished):
+    client.force_login(reviewer)
+    partial = client.get(reverse("pointwise:gate", args=["pw-1"]), headers={"HX-Request": "true"})
+    assert b"<html" not in partial.content and b'id="gate-panel"' in partial.content and b'data-passed="true"' in partial.content
+
+
+def test_a_lead_approves_with_a_reason_and_it_is_audited(client, lead, finished):
+    client.force_login(lead)
+    page = client.get(reverse("pointwise:gate", args=["pw-1"])).content.decode()
+    assert reverse("pointwise:decide", args=["pw-1"]) in page and reverse("pointwise:release", args=["pw-1"]) in page
+    response = client.post(reverse("pointwise:decide", args=["pw-1"]), {"verdict": "approved", "reason": "Read the lowest cases."})
+    assert response.status_code == 302
+    decision = GateDecision.objects.get()
+    assert decision.decided_by == lead and decision.reason == "Read the lowest cases."
+    assert AuditLog.objects.get().action == AuditLog.Action.RELEASE_APPROVED
+    html = client.get(reverse("pointwise:gate", args=["pw-1"])).content.decode()
+    assert "Read the lowest cases." in html and "release.approved" in html
+
+
+def test_a_lead_cannot_approve_a_blocked_gate(client, lead, judge):
+    run = runs.run_execute_inline(run=pointwise_run(judge=judge, n=2, run_id="pw-low", threshold=4.5))
+    assert run.report["gate"]["passed"] is False
+    client.force_login(lead)
+    response = client.post(reverse("pointwise:decide", args=["pw-low"]), {"verdict": "approved", "reason": "ship"})
+    assert response.status_code == 400 and b"cannot be approved" in response.content
+    assert not GateDecision.objects.exists()
+
+
+def test_a_decision_without_a_reason_is_a_form_error(client, lead, finished):
+    client.force_login(lead)
+    response = client.post(reverse("pointwise:decide", args=["pw-1"]), {"verdict": "blocked", "reason": ""})
+    assert response.status_code == 400 and not GateDecision.objects.exists()
+
+
+def test_a_lead_blocks_and_the_gate_shows_it(client, lead, finished):
+    client.force_login(lead)
+    client.post(reverse("pointwise:decide", args=["pw-1"]), {"verdict": "blocked", "reason": "Tone regressed on refunds."})
+    partial = client.get(reverse("pointwise:gate", args=["pw-1"]), headers={"HX-Request": "true"}).content.decode()
+    assert 'data-passed="false"' in partial and "Tone regressed on refunds." in partial
+
+
+def test_a_reviewer_cannot_decide_or_release(client, reviewer, finished):
+    client.force_login(reviewer)
+    assert client.post(reverse("pointwise:decide", args=["pw-1"]), {"verdict": "approved", "reason": "x"}).status_code == 403
+    assert client.post(reverse("pointwise:release", args=["pw-1"]), {"label": "v1"}).status_code == 403
+    assert not (GateDecision.objects.exists() or Release.objects.exists())
+
+
+def test_decisions_need_post_and_csrf(lead, finished):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(lead)
+    url = reverse("pointwise:decide", args=["pw-1"])
+    assert client.get(url).status_code == 405
+    assert client.post(url, {"verdict": "approved", "reason": "x"}).status_code == 403
+    token = client.get(reverse("pointwise:gate", args=["pw-1"])).context["csrf_token"]
+    assert client.post(url, {"verdict": "approved", "reason": "x", "csrfmiddlewaretoken": str(token)}).status_code == 302
+
+
+def test_a_lead_marks_a_run_released_and_the_releases_page_lists_it(client, lead, finished):
+    client.force_login(lead)
+    response = client.post(reverse("pointwise:release", args=["pw-1"]), {"label": "v2.4.0", "note": "Tuesday"})
+    assert response.status_code == 302
+    release = Release.objects.get()
+    assert release.run == finished and release.label == "v2.4.0" and release.released_by == lead
+    html = client.get(reverse("pointwise:releases")).content.decode()
+    assert "v2.4.0" in html and "release.marked_released" in html and "leo" in html
+    again = client.post(reverse("pointwise:release", args=["pw-1"]), {"label": "v2.4.1"})
+    assert again.status_code == 400 and b"already released" in again.content
+
+
+def test_a_run_of_another_kind_has_no_pointwise_pages(client, reviewer, judge):
+    run = pointwise_run(judge=judge, n=1, run_id="other")
+    Run.objects.filter(pk=run.pk).update(kind="pairwise")
+    client.force_login(reviewer)
+    assert client.get(reverse("pointwise:gate", args=["other"])).status_code == 404
+
+
+def test_good_and_bad_replies_are_told_apart_on_the_report(client, reviewer, judge):
+    """Sanity of the whole chain: the test set's good replies score above its bad ones."""
+    run = runs.run_execute_inline(run=pointwise_run(judge=judge, n=4, run_id="pw-sanity"))
+    scores = {j.case.case_id: j.parsed["score"] for j in run.judgments.select_related("case")}
+    assert scores["c000"] > scores["c001"]  # GOOD_REPLY on even cases, BAD_REPLY on odd ones
+    assert GOOD_REPLY and run.report["lowest"][0]["case_id"] in {"c001", "c003"}
+
+
+def test_progress_polling_keeps_asking_to_reload_the_page_when_the_run_finishes(client, reviewer, judge):
+    """The run page reloads once when its run finishes, to show the report: every poll must carry that."""
+    run = pointwise_run(judge=judge, n=1, executor="celery", run_id="pw-poll")
+    client.force_login(reviewer)
+    url = reverse("run_progress", args=["pw-poll"])
+    polling = client.get(url, {"reload": "1"}, headers={"HX-Request": "true"}).content.decode()
+    assert f'hx-get="{url}?reload=1"' in polling
+    runs.run_execute_inline(run=Run.objects.filter(pk=run.pk).update(executor="inline") and Run.objects.get(pk=run.pk))
+    done = client.get(url, {"reload": "1"}, headers={"HX-Request": "true"})
+    assert done.status_code == 286 and done["HX-Refresh"] == "true"
