@@ -3,7 +3,7 @@
 import io
 
 import pytest
-from django.core.management import call_command, get_commands
+from django.core.management import call_command
 
 from calibration import selectors
 from calibration.models import AgreementLevel, JudgeLock
@@ -53,7 +53,6 @@ def run_gate(run_id, capsys) -> tuple[int, str]:
     return code, out.getvalue() + err.getvalue() + captured.out + captured.err
 
 
-@pytest.mark.skipif("gate" not in get_commands(), reason="needs the `gate` command of issue 4 (pointwise), merged by the lead")
 def test_planted_labels_lock_the_gate_command_until_a_new_sample_agrees(planted_run, with_tasks, capsys):
     run = planted_run(scores_for(N))
     with_tasks(run, agreeing(scores_for(N)))
