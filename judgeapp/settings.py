@@ -5,6 +5,7 @@ A fresh clone runs with no variable set: SQLite in the project, an embedded brok
 Every variable read here is listed in `.env.example`.
 """
 
+import sys
 from pathlib import Path
 
 import environ
@@ -28,7 +29,10 @@ if PRODUCTION and (SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < 50)
         "SECRET_KEY must be set to a long random value in production; the development key is refused."
     )
 
-DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION)
+# A Celery worker has no page to show a debug traceback on, and DEBUG makes it log every query.
+_program = Path(sys.argv[0])  # `celery …` or `python -m celery …` (…/celery/__main__.py)
+IS_CELERY_WORKER = "worker" in sys.argv[1:] and "celery" in (_program.name, _program.parent.name)
+DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION and not IS_CELERY_WORKER)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["*"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -94,9 +98,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     # The test database is a file, not memory, so that a real worker process can share it.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
-else:
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
-    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+# Keep connections between requests and tasks: reconnecting for every judgment (and, on SQLite, running
+# the PRAGMAs again) was a measurable part of a judgment's cost.
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -119,6 +124,9 @@ JUDGE_TIMEOUT_SECONDS = env.float("JUDGE_TIMEOUT_SECONDS", default=60.0)
 JUDGE_MAX_ATTEMPTS = env.int("JUDGE_MAX_ATTEMPTS", default=5)
 JUDGE_MAX_CONCURRENCY = env.int("JUDGE_MAX_CONCURRENCY", default=8)
 JUDGE_BACKOFF_SECONDS = env.float("JUDGE_BACKOFF_SECONDS", default=0.5)  # first retry's wait; doubles each time
+# How a judge's max_concurrency is held across processes: "database" (slot rows: workers on any number of
+# machines) or "host" (lock files: one machine). Default: host on SQLite, database otherwise.
+JUDGE_LIMITER = env.str("JUDGE_LIMITER", default="")
 
 # --- Celery ---------------------------------------------------------------------------------------------
 # The default broker is kombu's filesystem transport under DATA_DIR: a real worker process, no server.

@@ -152,3 +152,42 @@ def test_slots_held_by_a_dead_process_are_freed_at_once(transactional_db):
     started = time.monotonic()
     with limiter("held", 2):
         assert time.monotonic() - started < 1
+
+
+def test_host_limiter_bounds_concurrent_calls_across_file_descriptors(tmp_path):
+    """The SQLite default: slot files under DATA_DIR/locks; each caller opens its own descriptor, as a
+    separate worker process would."""
+    from judgeapp.judge_client import EndpointConfig, JudgeClient
+    from judgeapp.services.judges import HostSlotLimiter
+
+    with FakeJudgeServer(DemoBrain(), latency=0.15) as server:
+        limiter = HostSlotLimiter(tmp_path)
+        client = JudgeClient(EndpointConfig(name="host-limited", model="m", base_url=server.url, max_concurrency=3), limiter=limiter)
+        threads = [threading.Thread(target=client.chat, args=([{"role": "user", "content": f"q{i}"}],)) for i in range(9)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(server.chat_requests) == 9
+        assert server.max_in_flight == 3
+
+
+def test_host_limiter_slot_of_a_killed_process_is_free_at_once(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from judgeapp.services.judges import HostSlotLimiter
+
+    limiter = HostSlotLimiter(tmp_path)
+    slot_file = limiter._slot_path("solo", 0)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import fcntl,os,time; fd=os.open({str(slot_file)!r}, os.O_RDWR|os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert holder.stdout.readline().strip() == "held"
+    holder.kill()
+    holder.wait()
+    started = time.monotonic()
+    with limiter("solo", 1):
+        assert time.monotonic() - started < 1

@@ -1,7 +1,9 @@
 """Judges and systems: loaded from the judges file (CONTRACT §1), the environment and the admin; and the
 client that reaches each of them, with the app's shared response cache and concurrency limiter."""
 
+import fcntl
 import logging
+import os
 import random
 import re
 import threading
@@ -249,8 +251,57 @@ class DatabaseSlotLimiter:
             JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
 
 
+class HostSlotLimiter:
+    """A judge's max_concurrency across the processes of one machine: a call holds an exclusive `flock` on
+    one of the judge's slot files under DATA_DIR/locks. The kernel drops a dead process's locks at once,
+    and no database write is made. The default on SQLite, whose database is one machine's anyway (there,
+    two slot writes per call were a large part of a judgment's cost: every write takes the database lock)."""
+
+    poll_seconds = 0.005
+
+    def __init__(self, directory: Path | None = None):
+        self.directory = directory
+
+    def _slot_path(self, name: str, slot: int) -> Path:
+        directory = self.directory or Path(settings.DATA_DIR) / "locks"
+        directory.mkdir(parents=True, exist_ok=True)
+        return directory / f"judge-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}.{slot}.lock"
+
+    @contextmanager
+    def __call__(self, name: str, max_concurrency: int):
+        slots = list(range(max(1, max_concurrency)))
+        fd = None
+        while fd is None:
+            random.shuffle(slots)  # callers that start together try different slots first
+            for slot in slots:
+                candidate = os.open(self._slot_path(name, slot), os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(candidate, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(candidate)
+                    continue
+                fd = candidate
+                break
+            else:
+                time.sleep(self.poll_seconds)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+def limiter_for_settings():
+    """The database limiter when workers may run on several machines (PostgreSQL); the host limiter when
+    the database is a SQLite file. JUDGE_LIMITER=database|host overrides."""
+    kind = settings.JUDGE_LIMITER or (
+        "host" if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") else "database"
+    )
+    return HostSlotLimiter() if kind == "host" else DatabaseSlotLimiter()
+
+
 _cache = DatabaseResponseCache()
-_limiter = DatabaseSlotLimiter()
+_limiter = limiter_for_settings()
 _clients: dict[tuple[str, str], JudgeClient] = {}
 _clients_lock = threading.Lock()
 
