@@ -48,13 +48,13 @@ def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str
                 raise InputError(f"{where}: names may use letters, digits, '-' and '_' only")
             if not isinstance(entry, dict):
                 raise InputError(f"{where}: expected a table")
+            if "api_key" in entry:
+                raise InputError(f"{where}: never put a key in this file; name its environment variable in api_key_env")
             extra = set(entry) - allowed
             if extra:
                 raise InputError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
             if not isinstance(entry.get("model"), str) or not entry["model"].strip():
                 raise InputError(f"{where}: missing 'model'")
-            if "api_key" in entry:
-                raise InputError(f"{where}: put the key in an environment variable and name it in api_key_env")
             so = entry.get("structured_output", StructuredOutput.NONE)
             if so not in StructuredOutput.values:
                 raise InputError(f"{where}: structured_output must be one of {', '.join(StructuredOutput.values)}")
