@@ -189,3 +189,31 @@ def test_run_id_must_be_safe_for_a_directory(judge):
     with pytest.raises(InputError, match="already taken"):
         pointwise_run(judge=judge, run_id="nightly-2026.11.29")
     assert Run.objects.count() == 1
+
+
+def test_a_sequential_runs_lease_is_short_and_renewed_while_it_works(transactional_db, monkeypatch):
+    """Another machine must be able to take over a dead holder's run within minutes, not hours."""
+    import time
+
+    from judgeapp.runkinds.base import _REGISTRY, RunHandler
+
+    seen = {}
+
+    class Slow(RunHandler):
+        kind = "slow-test"
+        sequential = True
+
+        def run_sequential(self, run, progress=None):
+            seen["first"] = Run.objects.get(pk=run.pk).lease_expires_at
+            time.sleep(0.5)
+            seen["later"] = Run.objects.get(pk=run.pk).lease_expires_at
+            runs.run_finish(run_pk=run.pk, status=RunStatus.DONE, report={})
+
+    monkeypatch.setitem(_REGISTRY, "slow-test", Slow())
+    monkeypatch.setattr(runs, "RUN_LEASE_SECONDS", 1.0)
+    run = Run.objects.create(run_id="seq", kind="slow-test", executor="inline", status=RunStatus.RUNNING)
+    assert runs.run_sequential_execute(run_pk=run.pk) is True
+    assert seen["first"] - timezone.now() < timezone.timedelta(seconds=2)
+    assert seen["later"] > seen["first"]
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE and run.claim_token is None

@@ -354,16 +354,33 @@ def run_cancel(*, run: Run, actor=None, reason: str = "") -> bool:
 # --- Sequential runs (one task holds the whole run) ------------------------------------------------------
 
 
+# A sequential run's holder renews a short lease while it works, so that when its machine dies another
+# machine's worker takes the run over within minutes (a lease as long as the run's time limit would be hours).
+RUN_LEASE_SECONDS = 300
+
+
+def _lease_heartbeat(run_pk: int, token: uuid.UUID, stop: threading.Event) -> None:
+    try:
+        while not stop.wait(RUN_LEASE_SECONDS / 5):
+            Run.objects.filter(pk=run_pk, claim_token=token).update(
+                lease_expires_at=timezone.now() + timezone.timedelta(seconds=RUN_LEASE_SECONDS)
+            )
+    finally:
+        connections.close_all()
+
+
 def run_sequential_execute(*, run_pk: int, worker: str | None = None, progress: Progress | None = None) -> bool:
     token = uuid.uuid4()
     now = timezone.now()
-    lease = timezone.timedelta(seconds=settings.RUN_HARD_TIME_LIMIT + 60)
+    lease = timezone.timedelta(seconds=RUN_LEASE_SECONDS)
     claimed = Run.objects.filter(
         Q(claim_token__isnull=True) | Q(lease_expires_at__lt=now), pk=run_pk, status=RunStatus.RUNNING
     ).update(claim_token=token, claimed_by=worker or worker_identity(), lease_expires_at=now + lease)
     if not claimed:
         return False
     run = Run.objects.get(pk=run_pk)
+    stop = threading.Event()
+    threading.Thread(target=_lease_heartbeat, args=(run_pk, token, stop), name="run-lease", daemon=True).start()
     try:
         handler_for(run.kind).run_sequential(run, progress=progress)
     except (RunFailed, JudgeError, InputError) as exc:
@@ -374,6 +391,7 @@ def run_sequential_execute(*, run_pk: int, worker: str | None = None, progress: 
         log.exception("run %s failed", run.run_id)
         run_fail(run_pk=run_pk, error=f"internal error: {type(exc).__name__}: {exc}")
     finally:
+        stop.set()
         Run.objects.filter(pk=run_pk, claim_token=token).update(claim_token=None, claimed_by="", lease_expires_at=None)
     return True
 
