@@ -55,3 +55,36 @@ def jury_run(*, judges, n=4, system=None, executor=Executor.INLINE, output=lambd
         executor=executor,
         **kwargs,
     )
+
+
+def run_evaluate(capsys, *argv: str) -> tuple[int, str, str]:
+    """`manage.py evaluate …` in this process, as a shell runs it: (exit status, stdout, stderr).
+
+    Needs `transactional_db`: the command closes the database connections when it ends.
+    """
+    from judgeapp.management.commands.evaluate import Command
+
+    capsys.readouterr()
+    try:
+        Command().run_from_argv(["manage.py", "evaluate", *argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write_files(folder, *, n=4, a=None, b=None, testset_outputs=None):
+    """Test set, rubric and both versions' outputs as files; returns their paths by name."""
+    from tests.factories import testset_bytes
+
+    if a is None and b is None:
+        a, b = good_and_bad(n)
+    paths = {"testset": folder / "testset.jsonl", "rubric": folder / "rubric.toml", "a": folder / "out_a.jsonl", "b": folder / "out_b.jsonl"}
+    paths["testset"].write_bytes(testset_bytes(n, output=testset_outputs))
+    paths["rubric"].write_bytes(RUBRIC_ONE)
+    if a is not None:
+        paths["a"].write_bytes(jsonl({"id": k, "output": v} for k, v in a.items()))
+    if b is not None:
+        paths["b"].write_bytes(jsonl({"id": k, "output": v} for k, v in b.items()))
+    return {k: str(v) for k, v in paths.items()}
