@@ -15,5 +15,7 @@ urlpatterns = [
     path("runs/<str:run_id>/judgments/<uuid:judgment_uuid>/", shell.judgment_detail, name="judgment_detail"),
     path("judges/", shell.judges_list, name="judges"),
     path("calibration/", include("calibration.urls")),
+    path("pairwise/", include("judgeapp.views.pairwise")),
+    path("jury/", include("judgeapp.views.jury")),
     path("admin/", admin.site.urls),
 ]
