@@ -95,5 +95,6 @@ def jury_run_create(
                 "warnings": warnings,
                 "system_family_check": family_check,
             },
-            versions={"judges": {j.name: j.version for j in judges}},
+            # One line for the run page; the report has them as a table.
+            versions={"judges": ", ".join(f"{j.name}@{j.version}" for j in judges)},
         )
