@@ -53,7 +53,8 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def run_progress(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The progress bar, polled by htmx every 2 s; the answer that shows a finished run stops the polling."""
     run = selectors.run_get(run_id=run_id)
-    response = render(request, "judgeapp/_run_progress.html", {"run": run})
+    # Pass `reload` on, so that the partial swapped in keeps asking for the reload when the run finishes.
+    response = render(request, "judgeapp/_run_progress.html", {"run": run, "reload": request.GET.get("reload")})
     if run.is_finished and request.htmx:
         stop = HttpResponseStopPolling(response.content)
         # A finished run changes what the rest of its page shows: reload it once.

@@ -153,3 +153,16 @@ def test_a_case_shows_both_replies_side_by_side_and_both_verdicts_with_reasoning
 def test_an_unknown_case_is_404(client, reviewer, finished):
     client.force_login(reviewer)
     assert client.get(reverse("pairwise:case", args=["ab-web", "nope"])).status_code == 404
+
+
+def test_a_polled_progress_bar_keeps_asking_for_the_reload_that_shows_the_report(client, reviewer, judge):
+    # Foundation fix: the partial swapped in by a poll lost `?reload=1`, so a run page opened before the
+    # run finished showed "done" but never reloaded to show its report.
+    run = pairwise_run(judge=judge, n=2, run_id="ab-polled", executor=Executor.CELERY)
+    client.force_login(reviewer)
+    url = reverse("run_progress", args=[run.run_id])
+    polled = client.get(url + "?reload=1", headers={"HX-Request": "true"}).content.decode()
+    assert f'hx-get="{url}?reload=1"' in polled
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.DONE)
+    done = client.get(url + "?reload=1", headers={"HX-Request": "true"})
+    assert done.status_code == 286 and done["HX-Refresh"] == "true"

@@ -6,8 +6,7 @@ import pytest
 from fakejudge import DemoBrain, Reply, When
 from judgeapp.services import content
 from tests import factories
-# The browser fixtures live in tests/browser/conftest.py; importing them makes them available here.
-from tests.browser.conftest import browser, log_in, page, screenshots  # noqa: F401
+from tests.browser.conftest import log_in
 from tests.factories import GOOD_REPLY, RUBRIC_TWO
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -47,8 +46,13 @@ def test_reviewer_compares_two_systems_in_the_browser(roles, page, make_user, ma
     page.screenshot(path=screenshots / "pairwise-new.png", full_page=True)
     page.click("text=Start the comparison")
     page.wait_for_url("**/runs/*/")
-    page.wait_for_selector('[data-status="done"]', timeout=90_000)
-    page.wait_for_selector("#pairwise-result", timeout=10_000)
+    page.wait_for_selector('[data-status="done"]', timeout=180_000)
+    try:
+        page.wait_for_selector("#pairwise-result", timeout=30_000)
+    except Exception:
+        (screenshots / "pairwise-fail.html").write_text(page.content())
+        page.screenshot(path=screenshots / "pairwise-fail.png", full_page=True)
+        raise
     assert "Version B wins" in page.inner_text("#pairwise-result")
     assert page.locator("#pairwise-cases tbody tr").count() == 6
     page.screenshot(path=screenshots / "pairwise-report.png", full_page=True)
@@ -90,8 +94,8 @@ def test_reviewer_convenes_a_jury_and_reads_the_grid(roles, page, make_user, mak
     page.uncheck("#field-judges label:has-text('juror-qwen ') input")
     page.click("text=Convene the jury")
     page.wait_for_url("**/runs/*/")
-    page.wait_for_selector('[data-status="done"]', timeout=90_000)
-    page.wait_for_selector("#jury-grid", timeout=10_000)
+    page.wait_for_selector('[data-status="done"]', timeout=180_000)
+    page.wait_for_selector("#jury-grid", timeout=30_000)
     assert page.locator("#jury-grid td.dissent").count() == 3  # gemma on the three good replies
     assert "review: far below the others" in page.inner_text("#jury-panel")
     page.screenshot(path=screenshots / "jury-report.png", full_page=True)
