@@ -318,6 +318,9 @@ class FakeJudgeServer:
 def _make_handler(server: FakeJudgeServer):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out as separate writes: without TCP_NODELAY the body waits for the
+        # client's delayed ACK (up to 40 ms a call), which would count as the judge's latency.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args):  # quiet: tests read server.requests instead
             pass
