@@ -4,7 +4,7 @@ verdicts back and combines the two orders (judgeapp.core.pairwise)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from judgeapp.core.files import render_rubric
 from judgeapp.core.pairwise import ORDERS, PairwiseCase, both_orders, map_back, render_pairwise_prompt, shown_first, summarize
@@ -63,9 +63,9 @@ class PairwiseHandler(RunHandler):
         return verdicts
 
     def plan(self, run, stage):
-        options = run.config.get("options", {})
-        generating = {slot: options.get("versions", {}).get(slot, {}).get("system_id") for slot in SLOTS}
-        generating = {slot: system_id for slot, system_id in generating.items() if system_id}
+        sources = run.config.get("options", {}).get("versions", {})
+        # The versions whose replies a system generates (the others came from files at creation).
+        generating = {slot: sources[slot]["system_id"] for slot in SLOTS if sources.get(slot, {}).get("system_id")}
         cases = compared_cases(run)
         if generating and stage == 0:
             return [
@@ -81,11 +81,8 @@ class PairwiseHandler(RunHandler):
             ]
         if stage != (1 if generating else 0):
             return None
-        with_both = {
-            case_id
-            for case_id, count in _count_by_case(Output.objects.filter(run=run, slot__in=SLOTS).values_list("case_id", flat=True)).items()
-            if count == 2
-        }
+        replies = Counter(Output.objects.filter(run=run, slot__in=SLOTS).values_list("case_id", flat=True))
+        with_both = {case_id for case_id, count in replies.items() if count == len(SLOTS)}
         return [
             UnitSpec(key=f"{c.case_id}/{order}", case_id=c.pk, judge_id=run.judge_id, order=order)
             for c in cases
@@ -207,10 +204,3 @@ def _unit_error(unit: Judgment | None) -> str:
     if unit.parse_error and not unit.error:
         return f"no valid verdict after one retry: {unit.parse_error}"
     return unit.error or unit.status
-
-
-def _count_by_case(case_ids) -> dict[int, int]:
-    counts: dict[int, int] = defaultdict(int)
-    for case_id in case_ids:
-        counts[case_id] += 1
-    return counts

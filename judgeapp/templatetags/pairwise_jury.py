@@ -53,3 +53,12 @@ def panel_agreement(report: dict) -> list[dict]:
         }
         for juror in report.get("panel", [])
     ]
+
+
+@register.filter
+def pvalue(value) -> str:
+    """A p-value as people read it: "0.0313", "< 0.0001"."""
+    if value is None or value == "":
+        return "n/a"
+    value = float(value)
+    return "< 0.0001" if value < 0.0001 else f"{value:.4f}"

@@ -33,7 +33,7 @@ def test_demo_pairwise_compares_the_two_support_bots_and_says_it_is_scripted(dem
     assert any(line.startswith("demo: pairwise run demo-pairwise done") for line in demo)
     client.login(username="reviewer", password="reviewer-demo-password")
     html = client.get(reverse("run_detail", args=["demo-pairwise"])).content.decode()
-    assert "Scripted demo judge." in html and "Version B wins" in html
+    assert "Scripted demo judge." in html and "Version B wins" in html and "p &lt; 0.0001" in html
     case_page = client.get(reverse("pairwise:case", args=["demo-pairwise", report["cases"][0]["case_id"]])).content.decode()
     assert "Scripted demo judge." in case_page
 
