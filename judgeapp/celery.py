@@ -4,8 +4,11 @@ import os
 from pathlib import Path
 
 from celery import Celery
+from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "judgeapp.settings")
+# filesystem:// (the embedded broker) with messages that appear only once written whole: judgeapp/broker.py.
+TRANSPORT_ALIASES["filesystem"] = "judgeapp.broker:Transport"
 
 app = Celery("judgeapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
