@@ -18,7 +18,7 @@ from django.utils import timezone
 from judgeapp.core.errors import InputError
 from judgeapp.judge_client import EndpointConfig, JudgeClient
 from judgeapp.models import CachedResponse, EndpointSource, Judge, JudgeSlot, StructuredOutput, System
-from judgeapp.workers import worker_identity
+from judgeapp.workers import claimer_is_dead, worker_identity
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,8 @@ class DatabaseResponseCache:
 
 class DatabaseSlotLimiter:
     """A judge's max_concurrency across processes and machines: a call leases one of the judge's slot
-    rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself."""
+    rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself;
+    on the same host a dead holder's slot is freed as soon as a caller finds every slot busy."""
 
     poll_seconds = 0.02
 
@@ -202,6 +203,7 @@ class DatabaseSlotLimiter:
         holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
         lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
         slot_id = None
+        dead_checked_at = 0.0
         while slot_id is None:
             now = timezone.now()
             free = Q(holder="") | Q(leased_until__lt=now)
@@ -215,11 +217,28 @@ class DatabaseSlotLimiter:
                 if JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).count() < max_concurrency:
                     self._ensure_slots(name, max_concurrency, force=True)
                     continue
+                # A killed worker's slots would stay leased for the hard time limit and stall every other
+                # caller of this judge: free the slots of dead holders on this host (once a second).
+                if time.monotonic() - dead_checked_at > 1.0:
+                    dead_checked_at = time.monotonic()
+                    if self.release_dead_holders(name, max_concurrency):
+                        continue
                 time.sleep(self.poll_seconds)
         try:
             yield
         finally:
             JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
+
+    @staticmethod
+    def release_dead_holders(name: str, max_concurrency: int) -> int:
+        """Free the judge's slots held by a process on this host that is gone; a remote holder is trusted
+        until its lease runs out (as for unit claims)."""
+        released = 0
+        held = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).exclude(holder="")
+        for slot_id, holder in held.values_list("id", "holder"):
+            if claimer_is_dead(holder):
+                released += JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
+        return released
 
 
 _cache = DatabaseResponseCache()
