@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,13 @@ def main() -> None:
         parser.error("--latency must be positive and --cases at least 1")
 
     workdir = Path(tempfile.mkdtemp(prefix="judgeapp-bench-pairwise-"))
+    try:
+        run_benchmark(args, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_benchmark(args, workdir: Path) -> None:
     os.environ.update(
         {
             "DJANGO_SETTINGS_MODULE": "judgeapp.settings",
