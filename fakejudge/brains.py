@@ -217,6 +217,10 @@ class DemoBrain:
         message = request.messages[-1].get("content", "") if request.messages else ""
         topic = [w for w in _words(message) if len(w) > 3 and w not in _STOP][:4]
         about = ", ".join(topic) if topic else "your request"
+        instructions = " ".join(m.get("content", "") for m in request.messages if m.get("role") == "system").lower()
+        if "brief" in instructions:
+            # A system told to be brief answers in one short line: two versions of a system differ.
+            return f"Please check your account about {topic[0] if topic else 'this'}."
         return (
             f"Thanks for reaching out about {about}. I'm sorry for the trouble. Here is what to do: go to "
             f"Settings, confirm the details, and we will update you by email within 2 business days."

@@ -18,6 +18,8 @@ urlpatterns = [
     path("blind/", include("judgeapp.urls_blind")),
     path("agent/", include("judgeapp.views.agent")),
     path("pointwise/", include("judgeapp.urls_pointwise")),
+    path("pairwise/", include("judgeapp.views.pairwise")),
+    path("jury/", include("judgeapp.views.jury")),
     path("admin/", admin.site.urls),
     path("ranker/", include("judgeapp.views.ranker_urls")),
 ]

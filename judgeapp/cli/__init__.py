@@ -4,4 +4,6 @@ and `handle(command, options) -> int` (the exit status). Register a module in EV
 EVALUATE_MODES: dict[str, str] = {
     # name -> module path, imported when the command runs
     "pointwise": "judgeapp.cli.pointwise",
+    "pairwise": "judgeapp.cli.pairwise",
+    "jury": "judgeapp.cli.jury",
 }

@@ -25,11 +25,20 @@ _FAMILY_PATTERNS: list[tuple[str, str]] = [
 ]
 
 
-def family_from_model(model: str) -> str:
-    """The family a model name belongs to, or the name's first word when it matches no known family."""
+def recognised_family(model: str) -> str | None:
+    """The known family a model name belongs to, or None when it matches none."""
     name = model.lower().strip()
     for pattern, family in _FAMILY_PATTERNS:
         if re.search(pattern, name):
             return family
+    return None
+
+
+def family_from_model(model: str) -> str:
+    """The family a model name belongs to, or the name's first word when it matches no known family."""
+    name = model.lower().strip()
+    family = recognised_family(name)
+    if family:
+        return family
     head = re.split(r"[/:_.\-\s]", name, maxsplit=1)[0]
     return head or "unknown"

@@ -9,6 +9,8 @@ from .base import RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, handler_
 # Importing a kind's module registers its handler.
 from . import pointwise  # noqa: E402,F401
 from . import agent  # noqa: E402,F401
+from . import pairwise  # noqa: E402,F401
+from . import jury  # noqa: E402,F401
 
 __all__ = ["RunFailed", "RunHandler", "UnitResult", "UnitSpec", "Verdict", "handler_for", "register"]
 from . import blind  # noqa: E402,F401

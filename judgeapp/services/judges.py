@@ -225,6 +225,7 @@ class DatabaseSlotLimiter:
         holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
         lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
         slot_id = None
+        dead_checked_at = 0.0
         while slot_id is None:
             now = timezone.now()
             free = Q(holder="") | Q(leased_until__lt=now)
@@ -249,6 +250,17 @@ class DatabaseSlotLimiter:
             yield
         finally:
             JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
+
+    @staticmethod
+    def release_dead_holders(name: str, max_concurrency: int) -> int:
+        """Free the judge's slots held by a process on this host that is gone; a remote holder is trusted
+        until its lease runs out (as for unit claims)."""
+        released = 0
+        held = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).exclude(holder="")
+        for slot_id, holder in held.values_list("id", "holder"):
+            if claimer_is_dead(holder):
+                released += JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
+        return released
 
 
 class HostSlotLimiter:
