@@ -3,7 +3,6 @@
 import threading
 
 import pytest
-from django.test import override_settings
 
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.core.errors import InputError

@@ -225,7 +225,6 @@ class DatabaseSlotLimiter:
         holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
         lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
         slot_id = None
-        dead_checked_at = 0.0
         while slot_id is None:
             now = timezone.now()
             free = Q(holder="") | Q(leased_until__lt=now)
