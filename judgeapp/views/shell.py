@@ -41,7 +41,9 @@ def runs_list(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(*READERS)
 def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
-    kind_template = select_template([f"judgeapp/kinds/{run.kind}.html", "judgeapp/kinds/_generic.html"])
+    # An imported run (published verdicts, not judged here) has its own page: its report has another shape.
+    names = ["judgeapp/kinds/imported.html"] if run.config.get("imported") else []
+    kind_template = select_template([*names, f"judgeapp/kinds/{run.kind}.html", "judgeapp/kinds/_generic.html"])
     return render(
         request,
         "judgeapp/run_detail.html",

@@ -71,14 +71,16 @@ def test_script_opening_a_network_socket_cannot_reach_anything(workspace):
 
 
 def test_script_looping_forever_is_killed_at_the_timeout(workspace):
+    # A duration no other process on the machine would sleep for, so that `ps` finds only this run's child.
+    marker = f"{300 + os.getpid() % 1000}.{time.monotonic_ns() % 997}"
     started = time.monotonic()
-    record = run(workspace, "import subprocess\nsubprocess.Popen(['sleep', '300'])\nwhile True:\n    pass\n", timeout=2)
+    record = run(workspace, f"import subprocess\nsubprocess.Popen(['sleep', '{marker}'])\nwhile True:\n    pass\n", timeout=2)
     elapsed = time.monotonic() - started
     assert "killed after 2 s (time limit)" in record.output
     assert elapsed < 20
     # The process it started died with it: nothing outlives a run.
     leftovers = os.popen("ps -eo args").read()
-    assert "sleep 300" not in leftovers
+    assert f"sleep {marker}" not in leftovers
 
 
 def test_memory_and_processes_are_limited(workspace):
