@@ -13,7 +13,7 @@ from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus
 
 from .base import RunHandler, UnitResult, UnitSpec, Verdict, register
 from .pairwise import rubric_text
-from .pointwise import generate_output
+from .replies import generate_output, generated_output_record, judging_stage, single_replies
 
 POOLED_JUDGE = "jury"
 
@@ -67,21 +67,10 @@ class JuryHandler(RunHandler):
         return verdicts
 
     def plan(self, run, stage):
-        generates = run.system_id is not None and run.config.get("options", {}).get("generate", False)
         cases = list(run.testset.cases.all())
-        if generates and stage == 0:
-            return [
-                UnitSpec(key=f"generate/{c.case_id}", purpose=Purpose.GENERATE, case_id=c.pk, system_id=run.system_id)
-                for c in cases
-            ]
-        if stage != (1 if generates else 0):
-            return None
-        if not generates:
-            Output.objects.bulk_create(
-                [Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in cases if c.output is not None],
-                ignore_conflicts=True,
-            )
-        with_output = set(Output.objects.filter(run=run, slot="").values_list("case_id", flat=True))
+        generation, with_output = single_replies(run, stage, cases)
+        if stage != judging_stage(run):
+            return generation  # the system's generation units at stage 0; None once judging is done
         # Case by case, every juror of a case side by side: the pool of a case fills up together.
         return [
             UnitSpec(key=f"{c.case_id}/{juror.name}", case_id=c.pk, judge_id=juror.pk)
@@ -102,13 +91,7 @@ class JuryHandler(RunHandler):
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)
 
     def on_unit_done(self, unit, result):
-        if unit.purpose == Purpose.GENERATE and result.ok:
-            Output.objects.get_or_create(
-                run_id=unit.run_id,
-                case_id=unit.case_id,
-                slot="",
-                defaults={"text": result.fields["raw_reply"], "source": Output.Source.SYSTEM, "system_id": unit.system_id},
-            )
+        generated_output_record(unit, result)
 
     def finalize(self, run):
         panel = panel_of(run)

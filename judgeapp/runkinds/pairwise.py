@@ -13,7 +13,8 @@ from judgeapp.core.prompts import user_message
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 
 from .base import RunHandler, UnitResult, UnitSpec, Verdict, register
-from .pointwise import criterion_spec, generate_output
+from .pointwise import criterion_spec
+from .replies import generate_output, generated_output_record
 
 SLOTS = ("A", "B")
 
@@ -105,13 +106,7 @@ class PairwiseHandler(RunHandler):
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)
 
     def on_unit_done(self, unit, result):
-        if unit.purpose == Purpose.GENERATE and result.ok:
-            Output.objects.get_or_create(
-                run_id=unit.run_id,
-                case_id=unit.case_id,
-                slot=unit.payload["slot"],
-                defaults={"text": result.fields["raw_reply"], "source": Output.Source.SYSTEM, "system_id": unit.system_id},
-            )
+        generated_output_record(unit, result, slot=unit.payload.get("slot", ""))
 
     def finalize(self, run):
         cases = compared_cases(run)

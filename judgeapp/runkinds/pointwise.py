@@ -5,32 +5,10 @@ from judgeapp.core.files import CriterionSpec, render_criterion
 from judgeapp.core.parsing import score_spec
 from judgeapp.core.pointwise import ScoredItem, summarize
 from judgeapp.core.prompts import Prompt, load_prompt, user_message
-from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
+from judgeapp.models import Output, Purpose, RunKind, RunStatus, UnitStatus
 
 from .base import RunHandler, UnitResult, UnitSpec, Verdict, register
-
-
-def generate_output(unit: Judgment) -> UnitResult:
-    """The system under test answers one case, through the same client as the judges."""
-    from judgeapp.services.judges import client_for
-
-    system = unit.system
-    messages = [{"role": "system", "content": system.system_prompt}] if system.system_prompt else []
-    messages.append({"role": "user", "content": unit.case.input})
-    result = client_for(system).chat(messages)
-    return UnitResult(
-        ok=bool(result.text.strip()),
-        fields={
-            "messages": messages,
-            "raw_reply": result.text,
-            "attempts": result.attempts,
-            "prompt_tokens": result.prompt_tokens,
-            "completion_tokens": result.completion_tokens,
-            "latency_ms": result.latency_ms,
-            "cached": result.cached,
-            "error": "" if result.text.strip() else "the system returned an empty reply",
-        },
-    )
+from .replies import generate_output, generated_output_record, judging_stage, single_replies
 
 
 def run_prompt(run) -> Prompt:
@@ -56,23 +34,12 @@ class PointwiseHandler(RunHandler):
         ]
 
     def plan(self, run, stage):
-        generates = run.system_id is not None and run.config.get("options", {}).get("generate", False)
         cases = list(run.testset.cases.all())
-        if generates and stage == 0:
-            return [
-                UnitSpec(key=f"generate/{c.case_id}", purpose=Purpose.GENERATE, case_id=c.pk, system_id=run.system_id)
-                for c in cases
-            ]
-        if stage != (1 if generates else 0):
-            return None
-        if not generates:
-            Output.objects.bulk_create(
-                [Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in cases if c.output is not None],
-                ignore_conflicts=True,
-            )
+        generation, outputs = single_replies(run, stage, cases)
+        if stage != judging_stage(run):
+            return generation  # the system's generation units at stage 0; None once judging is done
         # Each unit carries the reply it judges: the judgment row records exactly what the judge was shown,
         # and executing it needs no query for the output.
-        outputs = dict(Output.objects.filter(run=run, slot="").values_list("case_id", "text"))
         criteria = list(run.rubric.criteria.all())
         return [
             UnitSpec(
@@ -103,13 +70,7 @@ class PointwiseHandler(RunHandler):
         return UnitResult.from_outcome(outcome)
 
     def on_unit_done(self, unit, result):
-        if unit.purpose == Purpose.GENERATE and result.ok:
-            Output.objects.get_or_create(
-                run_id=unit.run_id,
-                case_id=unit.case_id,
-                slot="",
-                defaults={"text": result.fields["raw_reply"], "source": Output.Source.SYSTEM, "system_id": unit.system_id},
-            )
+        generated_output_record(unit, result)
 
     def finalize(self, run):
         from judgeapp.selectors_releases import gate_evaluate

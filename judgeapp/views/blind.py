@@ -18,25 +18,10 @@ from judgeapp.services import blind as blind_services
 from judgeapp.services.judges import judges_sync
 from judgeapp.services.runs import run_enqueue
 from judgeapp.views.shell import HtmxHttpRequest
+from judgeapp.forms import MultipleFileField
 
 DEFAULT_UPLOAD_ROWS = 2
 MAX_UPLOAD_ROWS = 10
-
-
-class MultipleFileInput(forms.ClearableFileInput):
-    allow_multiple_selected = True
-
-
-class MultipleFileField(forms.FileField):
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("widget", MultipleFileInput())
-        super().__init__(*args, **kwargs)
-
-    def clean(self, data, initial=None):
-        single = super().clean
-        if isinstance(data, (list, tuple)):
-            return [single(item, initial) for item in data]
-        return [single(data, initial)] if data else []
 
 
 class BlindCompareForm(forms.Form):

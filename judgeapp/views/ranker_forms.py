@@ -13,28 +13,9 @@ from judgeapp.core.ranker import DEFAULT_GOAL, DEFAULT_MAX_SIZE
 from judgeapp.models import Judge
 from judgeapp.services.ranker import candidate_from_bytes, candidates_in_dir
 from judgeapp.services.ranker.inputs import SET_NAME, Candidate, unique_ids_check
+from judgeapp.forms import MultipleFileField
 
 MAX_DIRECTORY_DEPTH = 2
-
-
-class MultipleFileInput(forms.ClearableFileInput):
-    allow_multiple_selected = True
-
-
-class MultipleFileField(forms.FileField):
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("widget", MultipleFileInput())
-        super().__init__(*args, **kwargs)
-
-    def clean(self, data, initial=None):
-        items = list(data) if isinstance(data, (list, tuple)) else ([data] if data else [])
-        cleaned = []
-        for item in items:
-            try:
-                cleaned.append(super().clean(item, initial))
-            except forms.ValidationError as exc:  # name the file: there may be dozens
-                raise forms.ValidationError(f"{getattr(item, 'name', 'a file')}: {' '.join(exc.messages)}") from None
-        return cleaned
 
 
 def candidate_from_upload(upload) -> Candidate:
