@@ -49,3 +49,25 @@ def test_a_run_started_from_a_queued_row_is_picked_up_by_a_worker(worker_factory
     wait_for(lambda: Run.objects.get(pk=run.pk).is_finished, 60, message="the run to finish")
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and run.done_units == 6
+
+
+def test_cancelling_a_running_run_stops_its_workers_from_judging_more(worker_factory, make_judge, lead):
+    with FakeJudgeServer(DemoBrain(), latency=0.3) as slow:
+        judge = make_judge("slow", server=slow, max_concurrency=2)
+        run = pointwise_run(judge=judge, n=40, executor="celery")
+        worker_factory(concurrency=2)
+        runs.run_enqueue(run=run)
+        wait_for(lambda: Run.objects.get(pk=run.pk).done_units >= 4, 60, message="4 judgments done")
+        assert runs.run_cancel(run=Run.objects.get(pk=run.pk), actor=lead, reason="wrong rubric") is True
+        calls_at_cancel = len(slow.chat_requests)
+        # Only the calls already in flight may still finish; nothing new is sent.
+        wait_for(lambda: not Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).exists(), 30, message="in-flight units to finish")
+        import time
+
+        time.sleep(1.5)
+        run.refresh_from_db()
+        assert run.status == RunStatus.CANCELLED
+        assert len(slow.chat_requests) <= calls_at_cancel + 2
+        done = Judgment.objects.filter(run=run, status=UnitStatus.DONE).count()
+        assert done < 40
+        assert Judgment.objects.filter(run=run, status=UnitStatus.CANCELLED).count() == 40 - done - Judgment.objects.filter(run=run, status=UnitStatus.FAILED).count()
