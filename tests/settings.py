@@ -18,3 +18,7 @@ os.environ.setdefault("JUDGE_BACKOFF_SECONDS", "0.05")
 from judgeapp.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Threads of the live server and of in-process runs would otherwise keep their connections open past the
+# tests, and PostgreSQL could not drop the test database at the end.
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
