@@ -12,6 +12,7 @@ DATABASE_URL / CELERY_BROKER_URL pick the services (default: a fresh SQLite file
 """
 
 import argparse
+import os
 import time
 import uuid
 
@@ -87,14 +88,17 @@ def main() -> None:
             celery_wall = time.perf_counter() - started
         finally:
             worker.stop()
-        celery_per_judgment = celery_wall * args.concurrency / args.units
     finally:
         fast.stop()
 
     print("\n1. Overhead per judgment, judge latency zero")
     print(f"   bare client call (HTTP to the fake judge, parse):        {bare * 1000:7.2f} ms")
     print(f"   in process, run machinery (claim, record, cache, limit):  {inline * 1000:7.2f} ms  -> overhead {(inline - bare) * 1000:6.2f} ms, {queries_per_judgment:.1f} queries")
-    print(f"   Celery, {args.concurrency} worker processes: {args.units / celery_wall:7.1f} judgments/s  -> {celery_per_judgment * 1000:.2f} ms of a worker per judgment, overhead {(celery_per_judgment - bare) * 1000:.2f} ms")
+    cores = os.cpu_count() or 1
+    per_judgment = celery_wall / args.units
+    print(f"   Celery, {args.concurrency} worker processes: {args.units / celery_wall:7.1f} judgments/s at zero latency "
+          f"-> {per_judgment * 1000:.2f} ms of the whole machine per judgment ({cores} cores: about "
+          f"{per_judgment * cores * 1000:.1f} ms of CPU, broker, worker, database and fake judge together)")
 
     slow = FakeJudgeProcess(latency=0.2)
     try:
