@@ -124,9 +124,13 @@ JUDGE_TIMEOUT_SECONDS = env.float("JUDGE_TIMEOUT_SECONDS", default=60.0)
 JUDGE_MAX_ATTEMPTS = env.int("JUDGE_MAX_ATTEMPTS", default=5)
 JUDGE_MAX_CONCURRENCY = env.int("JUDGE_MAX_CONCURRENCY", default=8)
 JUDGE_BACKOFF_SECONDS = env.float("JUDGE_BACKOFF_SECONDS", default=0.5)  # first retry's wait; doubles each time
-# How a judge's max_concurrency is held across processes: "database" (slot rows: workers on any number of
-# machines) or "host" (lock files: one machine). Default: host on SQLite, database otherwise.
+# How a judge's max_concurrency is held across processes: "host" (lock files: one machine), "redis" (the
+# broker's Redis: many machines) or "database" (slot rows: many machines, no Redis). Default: host on
+# SQLite, redis when the broker is Redis, database otherwise.
 JUDGE_LIMITER = env.str("JUDGE_LIMITER", default="")
+if JUDGE_LIMITER not in ("", "host", "redis", "database"):
+    raise ImproperlyConfigured("JUDGE_LIMITER must be host, redis or database")
+JUDGE_LIMITER_REDIS_URL = env.str("JUDGE_LIMITER_REDIS_URL", default="")
 
 # --- Celery ---------------------------------------------------------------------------------------------
 # The default broker is kombu's filesystem transport under DATA_DIR: a real worker process, no server.

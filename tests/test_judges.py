@@ -1,6 +1,8 @@
 """Judges and systems from the judges file, the environment and the admin; the cross-process limiter."""
 
+import os
 import threading
+import uuid
 
 import pytest
 
@@ -190,3 +192,62 @@ def test_host_limiter_slot_of_a_killed_process_is_free_at_once(tmp_path):
     started = time.monotonic()
     with limiter("solo", 1):
         assert time.monotonic() - started < 1
+
+
+@pytest.fixture
+def redis_url():
+    import redis
+
+    url = "redis://127.0.0.1:6379/15"
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=0.5).ping()
+    except redis.exceptions.ConnectionError:
+        if os.environ.get("REQUIRE_BROWSER"):  # CI: the services are there
+            pytest.fail("Redis is not running on 127.0.0.1:6379")
+        pytest.skip("no Redis on 127.0.0.1:6379")
+    return url
+
+
+def test_redis_limiter_bounds_concurrent_calls_across_clients(redis_url):
+    """Production with a Redis broker: each thread has its own Redis client, as workers on other machines."""
+    from judgeapp.judge_client import EndpointConfig, JudgeClient
+    from judgeapp.services.judges import RedisSlotLimiter
+
+    name = f"redis-limited-{uuid.uuid4().hex[:6]}"
+    with FakeJudgeServer(DemoBrain(), latency=0.15) as server:
+        def call(i):
+            config = EndpointConfig(name=name, model="m", base_url=server.url, max_concurrency=3)
+            JudgeClient(config, limiter=RedisSlotLimiter(redis_url)).chat([{"role": "user", "content": f"q{i}"}])
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(9)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(server.chat_requests) == 9
+        assert server.max_in_flight == 3
+    assert RedisSlotLimiter(redis_url).redis.zcard(RedisSlotLimiter.key(name)) == 0  # every slot given back
+
+
+def test_redis_limiter_takes_back_a_dead_holders_slot_at_once(redis_url):
+    import socket
+    import time
+
+    from judgeapp.services.judges import RedisSlotLimiter
+
+    limiter = RedisSlotLimiter(redis_url)
+    key = limiter.key(f"dead-{uuid.uuid4().hex[:6]}")
+    limiter.redis.zadd(key, {f"{socket.gethostname()}:999999:1:1:abcd": time.time() + 3600})
+    started = time.monotonic()
+    with limiter(key.rsplit(":", 1)[1], 1):
+        assert time.monotonic() - started < 1
+
+
+def test_limiter_kind_follows_the_deployment():
+    from judgeapp.services.judges import limiter_kind
+
+    sqlite, postgres = "django.db.backends.sqlite3", "django.db.backends.postgresql"
+    assert limiter_kind(configured="", engine=sqlite, broker_url="filesystem://localhost/") == "host"
+    assert limiter_kind(configured="", engine=postgres, broker_url="redis://10.0.0.5:6379/0") == "redis"
+    assert limiter_kind(configured="", engine=postgres, broker_url="amqp://10.0.0.5//") == "database"
+    assert limiter_kind(configured="host", engine=postgres, broker_url="redis://10.0.0.5:6379/0") == "host"

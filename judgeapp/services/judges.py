@@ -302,13 +302,78 @@ class HostSlotLimiter:
             os.close(fd)
 
 
+class RedisSlotLimiter:
+    """A judge's max_concurrency across machines, kept in the Redis the workers already use as their broker:
+    a sorted set per judge of holder -> lease deadline. One script call takes a slot atomically after
+    dropping expired leases (on Redis's own clock, so machines' clocks don't matter); a slot held by a dead
+    process on this host is taken back when a caller finds every slot busy. No database write."""
+
+    poll_seconds = 0.005
+    dead_holder_check_seconds = 1.0
+    _ACQUIRE = """
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+    if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+        redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+        return 1
+    end
+    return 0
+    """
+
+    def __init__(self, url: str):
+        import redis
+
+        self.redis = redis.Redis.from_url(url)
+        self._acquire = self.redis.register_script(self._ACQUIRE)
+
+    @staticmethod
+    def key(name: str) -> str:
+        return f"judgeapp:judge-slots:{name}"
+
+    def _release_dead_holders(self, key: str) -> bool:
+        dead = [h for h in (m.decode() for m in self.redis.zrange(key, 0, -1)) if claimer_is_dead(h)]
+        return bool(dead) and bool(self.redis.zrem(key, *dead))
+
+    @contextmanager
+    def __call__(self, name: str, max_concurrency: int):
+        key = self.key(name)
+        holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
+        checked_dead_at = 0.0
+        while not self._acquire(keys=[key], args=[max(1, max_concurrency), settings.UNIT_HARD_TIME_LIMIT, holder]):
+            if time.monotonic() - checked_dead_at > self.dead_holder_check_seconds:
+                checked_dead_at = time.monotonic()
+                if self._release_dead_holders(key):
+                    continue
+            time.sleep(self.poll_seconds)
+        try:
+            yield
+        finally:
+            self.redis.zrem(key, holder)
+
+
+def limiter_kind(*, configured: str | None = None, engine: str | None = None, broker_url: str | None = None) -> str:
+    """host on SQLite (its database is one machine's), redis when Redis is the broker, else database.
+    JUDGE_LIMITER=host|redis|database overrides. The arguments default to the settings."""
+    configured = settings.JUDGE_LIMITER if configured is None else configured
+    engine = settings.DATABASES["default"]["ENGINE"] if engine is None else engine
+    broker_url = settings.CELERY_BROKER_URL if broker_url is None else broker_url
+    if configured:
+        return configured
+    if engine.endswith("sqlite3"):
+        return "host"
+    if broker_url.startswith(("redis://", "rediss://")):
+        return "redis"
+    return "database"
+
+
 def limiter_for_settings():
-    """The database limiter when workers may run on several machines (PostgreSQL); the host limiter when
-    the database is a SQLite file. JUDGE_LIMITER=database|host overrides."""
-    kind = settings.JUDGE_LIMITER or (
-        "host" if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") else "database"
-    )
-    return HostSlotLimiter() if kind == "host" else DatabaseSlotLimiter()
+    kind = limiter_kind()
+    if kind == "host":
+        return HostSlotLimiter()
+    if kind == "redis":
+        return RedisSlotLimiter(settings.JUDGE_LIMITER_REDIS_URL or settings.CELERY_BROKER_URL)
+    return DatabaseSlotLimiter()
 
 
 _cache = DatabaseResponseCache()
