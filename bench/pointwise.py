@@ -1,6 +1,6 @@
 """Pointwise at scale: N cases x 1 criterion against the fake judge at a fixed latency, judge concurrency C.
 
-    .venv/bin/python bench/pointwise.py [--cases 1000] [--latency 0.2] [--concurrency 16] [--mode both] [--by-statement]
+    .venv/bin/python bench/pointwise.py [--cases 1000] [--latency 0.2] [--concurrency 16] [--pool 24] [--mode both] [--by-statement]
     .venv/bin/python bench/pointwise.py --breakdown 300 --latency 0      # CPU of one judgment, layer by layer
 
 For each path: the wall time against the ideal (cases x latency / concurrency: 12.5 s for the defaults),
@@ -9,9 +9,14 @@ CPU milliseconds per judgment (this process or the worker pool, and the fake jud
 inside database calls per judgment (lock and CPU waits included; `--by-statement` splits it by statement):
 
 - celery: the web's path. A run created for Celery and enqueued; real worker processes (prefork,
-  concurrency C) claim and judge one unit per task. Wall = from enqueue to the run's finished_at. The pool
-  is warmed first with a small run (a deployed worker is already running).
-- inline: the CLI's path. `run_execute_inline` on a thread pool of C threads in this process (warmed too).
+  --pool P, default C) claim and judge one unit per task. Wall = from enqueue to the run's finished_at. The
+  pool is warmed first with a small run (a deployed worker is already running).
+- inline: the CLI's path. `run_execute_inline` on a thread pool of P threads in this process (warmed too).
+
+The judge's limit is C whatever the pool: with P = C a slot stands idle while its process claims, records
+and fetches the next task; with P > C the extra processes do that bookkeeping while the others wait on
+the judge, and the judge still never sees more than C calls at once (the fake judge's own count of calls
+in flight is printed: "max in flight at the judge").
 
 The fake judge runs in its own process (its threads must not share this process's GIL). Queries are
 counted on every connection that runs a judgment (the workers count theirs with bench/_querycount.py).
@@ -169,10 +174,21 @@ def proc_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, db_seconds: float, extra: str = "") -> dict:
+def judge_stats(port: int, reset: bool = False) -> dict:
+    """The fake judge's own counters (requests, most calls in flight at once); `reset` zeroes them."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/{'_reset' if reset else '_stats'}", timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, db_seconds: float, extra: str = "", *, pool: int, port: int) -> dict:
     judged = run.done_units + run.failed_units
+    max_in_flight = judge_stats(port)["max_in_flight"]
     figures = {
         "path": label,
+        "pool": pool,
+        "judge_max_in_flight": max_in_flight,
         "status": run.status,
         "judgments": judged,
         "wall_s": round(wall, 2),
@@ -187,34 +203,36 @@ def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, 
     print(
         f"{label:>7}: {judged} judgments ({run.status}) in {wall:.2f} s vs ideal {ideal:.2f} s "
         f"= {100 * figures['efficiency']:.1f}% · {figures['judgments_per_s']} judgments/s · "
-        f"{figures['queries_per_judgment']} queries/judgment · judge concurrency {figures['judge_mean_concurrency']} · "
+        f"{figures['queries_per_judgment']} queries/judgment · pool {pool} · judge concurrency mean "
+        f"{figures['judge_mean_concurrency']}, max in flight at the judge {max_in_flight} · "
         f"CPU ms/judgment {figures['cpu_ms_per_judgment']} · in database calls {figures['db_wall_ms_per_judgment']} ms/judgment{extra}",
         flush=True,
     )
     return figures
 
 
-def bench_inline(judge, args, counter: QueryCounter, ideal: float, fake_pid: int) -> dict:
+def bench_inline(judge, args, counter: QueryCounter, ideal: float, fake_pid: int, port: int) -> dict:
     from judgeapp.models import CachedResponse, Executor
     from judgeapp.services.runs import run_execute_inline
 
-    run_execute_inline(run=make_run(judge, 2 * args.concurrency, Executor.INLINE, f"warm-{uuid.uuid4().hex[:6]}"), concurrency=args.concurrency)
+    run_execute_inline(run=make_run(judge, 2 * args.pool, Executor.INLINE, f"warm-{uuid.uuid4().hex[:6]}"), concurrency=args.pool)
     CachedResponse.objects.all().delete()
     run = make_run(judge, args.cases, Executor.INLINE, f"inline-{uuid.uuid4().hex[:6]}")
+    judge_stats(port, reset=True)
     counter.count, counter.seconds, counter.by_kind, counter.enabled = 0, 0.0, {}, True
     fake_cpu, app_cpu = proc_cpu_seconds(fake_pid), time.process_time()
     started = time.perf_counter()
-    run = run_execute_inline(run=run, concurrency=args.concurrency)
+    run = run_execute_inline(run=run, concurrency=args.pool)
     wall = time.perf_counter() - started
     cpu = {"app": time.process_time() - app_cpu, "fake_judge": proc_cpu_seconds(fake_pid) - fake_cpu}
     counter.enabled = False
-    figures = report("inline", run, wall, counter.count, ideal, cpu, counter.seconds)
+    figures = report("inline", run, wall, counter.count, ideal, cpu, counter.seconds, pool=args.pool, port=port)
     if args.by_statement:
         print_kinds(counter.by_kind, run.total_units)
     return figures
 
 
-def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int) -> dict:
+def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int, port: int) -> dict:
     from django.conf import settings
 
     from judgeapp.models import CachedResponse, Executor, Run
@@ -225,7 +243,7 @@ def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int) -> dic
     log = open(log_path, "w")
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "judgeapp", "worker", "--pool", "prefork",
-         "--concurrency", str(args.concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+         "--concurrency", str(args.pool), "--loglevel", "INFO", "--without-gossip", "--without-mingle",
          "--without-heartbeat", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", f"bench-{os.getpid()}@%h",
          "-I", "bench._querycount"],
         cwd=ROOT, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -238,7 +256,7 @@ def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int) -> dic
             time.sleep(0.1)
         # Warm the pool first (each process imports the HTTP stack and builds its client on its first call):
         # the figures are for a worker that is already running, as a deployed one is.
-        warm = make_run(judge, 2 * args.concurrency, Executor.CELERY, f"warm-{uuid.uuid4().hex[:6]}")
+        warm = make_run(judge, 2 * args.pool, Executor.CELERY, f"warm-{uuid.uuid4().hex[:6]}")
         run_enqueue(run=warm)
         while not Run.objects.get(pk=warm.pk).is_finished:
             if time.monotonic() > deadline + 120:
@@ -255,6 +273,7 @@ def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int) -> dic
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )
             time.sleep(2)
+        judge_stats(port, reset=True)
         enqueued_at = timezone.now()
         fake_cpu = proc_cpu_seconds(fake_pid)
         workers_cpu, parent_cpu = _tree_cpu_seconds(worker.pid), proc_cpu_seconds(worker.pid)
@@ -284,11 +303,11 @@ def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int) -> dic
         log.close()
     counts = [json.loads(p.read_text()) for p in Path(os.environ["BENCH_QUERYCOUNT_DIR"]).glob("*.json")]
     # The workers count the warm-up's judgments too (same queries per judgment): scale to the measured run.
-    warm_units = 2 * args.concurrency
+    warm_units = 2 * args.pool
     share = run.total_units / (run.total_units + warm_units)
     queries = sum(c["queries"] for c in counts) * share
     db_seconds = sum(c.get("seconds", 0.0) for c in counts) * share
-    figures = report("celery", run, wall, queries, ideal, cpu, db_seconds, extra=f" · {len(counts)} worker processes reported")
+    figures = report("celery", run, wall, queries, ideal, cpu, db_seconds, extra=f" · {len(counts)} worker processes reported", pool=args.pool, port=port)
     if args.by_statement:
         by_kind: dict[str, tuple[int, float]] = {}
         for c in counts:
@@ -424,12 +443,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=1000, help="cases (one criterion each)")
     parser.add_argument("--latency", type=float, default=0.2, help="the fake judge's seconds per answer")
-    parser.add_argument("--concurrency", type=int, default=16, help="judge max_concurrency = worker processes = threads")
+    parser.add_argument("--concurrency", type=int, default=16, help="the judge's max_concurrency (the ideal's C)")
+    parser.add_argument("--pool", type=int, help="worker processes (celery) and threads (inline); default: the concurrency")
     parser.add_argument("--mode", choices=["both", "celery", "inline"], default="both")
     parser.add_argument("--json", metavar="OUT", help="also write the figures as JSON here")
     parser.add_argument("--by-statement", action="store_true", help="also print the database time per kind of statement")
     parser.add_argument("--breakdown", type=int, metavar="N", help="instead: the CPU per judgment of each layer, N judgments at zero latency")
     args = parser.parse_args()
+    args.pool = args.pool or args.concurrency
 
     scratch = setup(args)
     from django.conf import settings
@@ -451,7 +472,7 @@ def main() -> None:
         engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         print(
             f"pointwise bench: {args.cases} cases x 1 criterion, judge latency {args.latency}s, concurrency "
-            f"{args.concurrency}; ideal {ideal:.2f} s · database {engine}, broker "
+            f"{args.concurrency}, pool {args.pool}; ideal {ideal:.2f} s · database {engine}, broker "
             f"{settings.CELERY_BROKER_URL.split('://')[0]} · {os.cpu_count()} CPUs · load {os.getloadavg()[0]:.2f}",
             flush=True,
         )
@@ -462,11 +483,11 @@ def main() -> None:
             return
         results = []
         if args.mode in ("both", "celery"):
-            results.append(bench_celery(judge, args, scratch, ideal, fake.pid))
+            results.append(bench_celery(judge, args, scratch, ideal, fake.pid, port))
         if args.mode in ("both", "inline"):
             counter = QueryCounter()
             counter.install()
-            results.append(bench_inline(judge, args, counter, ideal, fake.pid))
+            results.append(bench_inline(judge, args, counter, ideal, fake.pid, port))
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     finally:
