@@ -45,7 +45,9 @@ def _start(sender=None, **kwargs):
     from django.db import connection
 
     if sender is not None and sender.name in COUNTED_TASKS:
-        if connection.connection is not None and _count not in connection.execute_wrappers:
+        # The wrapper list belongs to this thread's connection object and survives reconnects; a pool
+        # process may reuse a connection opened before this module was loaded (no connection_created then).
+        if _count not in connection.execute_wrappers:
             connection.execute_wrappers.append(_count)
         _state["active"] = True
         _state["tasks"] += 1

@@ -9,14 +9,15 @@ CPU milliseconds per judgment (this process or the worker pool, and the fake jud
 inside database calls per judgment (lock and CPU waits included; `--by-statement` splits it by statement):
 
 - celery: the web's path. A run created for Celery and enqueued; real worker processes (prefork,
-  --pool P, default C) claim and judge one unit per task. Wall = from enqueue to the run's finished_at. The
+  --pool P, default 1.5 C) claim and judge one unit per task. Wall = from enqueue to the run's finished_at. The
   pool is warmed first with a small run (a deployed worker is already running).
 - inline: the CLI's path. `run_execute_inline` on a thread pool of P threads in this process (warmed too).
 
 The judge's limit is C whatever the pool: with P = C a slot stands idle while its process claims, records
 and fetches the next task; with P > C the extra processes do that bookkeeping while the others wait on
 the judge, and the judge still never sees more than C calls at once (the fake judge's own count of calls
-in flight is printed: "max in flight at the judge").
+in flight is printed: "max in flight at the judge"). Waiters sleep on the limiter's gate, using no CPU.
+`--pool 16` gives the figure for a pool the size of the limit.
 
 The fake judge runs in its own process (its threads must not share this process's GIL). Queries are
 counted on every connection that runs a judgment (the workers count theirs with bench/_querycount.py).
@@ -182,9 +183,25 @@ def judge_stats(port: int, reset: bool = False) -> dict:
         return json.loads(reply.read())
 
 
-def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, db_seconds: float, extra: str = "", *, pool: int, port: int) -> dict:
+def phases(run, t0) -> dict:
+    """Seconds from the start (t0) to the first judge call, and from the last judgment to the run's end
+    (the report: means, histogram, bootstrap intervals). The rest of the wall is judging."""
+    from datetime import timedelta
+
+    first, last = None, None
+    for finished, latency in run.judgments.exclude(finished_at=None).values_list("finished_at", "latency_ms"):
+        began = finished - timedelta(milliseconds=latency or 0)
+        first = began if first is None or began < first else first
+        last = finished if last is None or finished > last else last
+    if first is None or run.finished_at is None:
+        return {}
+    return {"to_first_call_s": round((first - t0).total_seconds(), 2), "report_s": round((run.finished_at - last).total_seconds(), 2)}
+
+
+def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, db_seconds: float, extra: str = "", *, pool: int, port: int, t0) -> dict:
     judged = run.done_units + run.failed_units
     max_in_flight = judge_stats(port)["max_in_flight"]
+    extra = f" · start to first call {phases(run, t0).get('to_first_call_s')} s, report {phases(run, t0).get('report_s')} s" + extra
     figures = {
         "path": label,
         "pool": pool,
@@ -221,12 +238,15 @@ def bench_inline(judge, args, counter: QueryCounter, ideal: float, fake_pid: int
     judge_stats(port, reset=True)
     counter.count, counter.seconds, counter.by_kind, counter.enabled = 0, 0.0, {}, True
     fake_cpu, app_cpu = proc_cpu_seconds(fake_pid), time.process_time()
+    from django.utils import timezone
+
+    t0 = timezone.now()
     started = time.perf_counter()
     run = run_execute_inline(run=run, concurrency=args.pool)
     wall = time.perf_counter() - started
     cpu = {"app": time.process_time() - app_cpu, "fake_judge": proc_cpu_seconds(fake_pid) - fake_cpu}
     counter.enabled = False
-    figures = report("inline", run, wall, counter.count, ideal, cpu, counter.seconds, pool=args.pool, port=port)
+    figures = report("inline", run, wall, counter.count, ideal, cpu, counter.seconds, pool=args.pool, port=port, t0=t0)
     if args.by_statement:
         print_kinds(counter.by_kind, run.total_units)
     return figures
@@ -307,7 +327,7 @@ def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int, port: 
     share = run.total_units / (run.total_units + warm_units)
     queries = sum(c["queries"] for c in counts) * share
     db_seconds = sum(c.get("seconds", 0.0) for c in counts) * share
-    figures = report("celery", run, wall, queries, ideal, cpu, db_seconds, extra=f" · {len(counts)} worker processes reported", pool=args.pool, port=port)
+    figures = report("celery", run, wall, queries, ideal, cpu, db_seconds, extra=f" · {len(counts)} worker processes reported", pool=args.pool, port=port, t0=enqueued_at)
     if args.by_statement:
         by_kind: dict[str, tuple[int, float]] = {}
         for c in counts:
@@ -444,13 +464,13 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1000, help="cases (one criterion each)")
     parser.add_argument("--latency", type=float, default=0.2, help="the fake judge's seconds per answer")
     parser.add_argument("--concurrency", type=int, default=16, help="the judge's max_concurrency (the ideal's C)")
-    parser.add_argument("--pool", type=int, help="worker processes (celery) and threads (inline); default: the concurrency")
+    parser.add_argument("--pool", type=int, help="worker processes (celery) and threads (inline); default: 1.5 x the concurrency")
     parser.add_argument("--mode", choices=["both", "celery", "inline"], default="both")
     parser.add_argument("--json", metavar="OUT", help="also write the figures as JSON here")
     parser.add_argument("--by-statement", action="store_true", help="also print the database time per kind of statement")
     parser.add_argument("--breakdown", type=int, metavar="N", help="instead: the CPU per judgment of each layer, N judgments at zero latency")
     args = parser.parse_args()
-    args.pool = args.pool or args.concurrency
+    args.pool = args.pool or args.concurrency + args.concurrency // 2
 
     scratch = setup(args)
     from django.conf import settings
@@ -465,7 +485,7 @@ def main() -> None:
     try:
         wait_port(port)
         judge = Judge.objects.create(
-            name="bench-judge", model="fake-judge", family="scripted", base_url=f"http://127.0.0.1:{port}/v1",
+            name=f"bench-judge-{uuid.uuid4().hex[:8]}", model="fake-judge", family="scripted", base_url=f"http://127.0.0.1:{port}/v1",
             max_concurrency=args.concurrency, timeout_seconds=30,
         )
         ideal = args.cases * args.latency / args.concurrency
@@ -493,7 +513,10 @@ def main() -> None:
     finally:
         os.killpg(fake.pid, signal.SIGTERM)
         fake.wait(timeout=10)
-        shutil.rmtree(scratch, ignore_errors=True)
+        if os.environ.get("BENCH_KEEP"):
+            print(f"kept {scratch}", flush=True)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -377,6 +377,7 @@ def _make_handler(server: FakeJudgeServer):
                 self._send(Status(404, message=f"no route {self.path}")(request))
                 return
             server._enter(request)
+            left = False
             try:
                 response = server.action(request)
                 wait = server.latency + response.delay
@@ -386,10 +387,16 @@ def _make_handler(server: FakeJudgeServer):
                     server._wait(response.hang)
                     self.close_connection = True
                     return
+                # The call is over once its answer is ready: counted out before the answer is written, or a
+                # client that frees its slot on reading it and sends the next call at once would be counted
+                # twice for a moment (max_in_flight one above the client's limit).
+                server._leave(request.received_at)
+                left = True
                 self._send(response)
             except (BrokenPipeError, ConnectionResetError):
                 pass
             finally:
-                server._leave(request.received_at)
+                if not left:
+                    server._leave(request.received_at)
 
     return Handler

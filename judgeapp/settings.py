@@ -160,6 +160,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # waiting for a round trip to the broker (bench/overhead.py: 63% -> 78% of the ideal at 16 processes).
 # A killed worker loses what it held; the database recovery sends those units again.
 CELERY_WORKER_PREFETCH_MULTIPLIER = env.int("WORKER_PREFETCH_MULTIPLIER", default=4)
+# Celery's Django fixup closes every database connection before and after each task unless this is set:
+# on PostgreSQL that is a new server process per judgment (bench/pointwise.py: one session per task, the
+# database's CPU the bottleneck). With it, a pool process keeps its connection; judgeapp/signals.py drops
+# one that is broken or older than CONN_MAX_AGE before each task, as Django does per request.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1_000_000)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)

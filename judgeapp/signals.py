@@ -1,4 +1,5 @@
-"""Worker start-up: recover what a crashed worker left behind, then keep checking now and then.
+"""Worker start-up: recover what a crashed worker left behind, then keep checking now and then. And
+each task starts with a usable database connection (kept between tasks, see CELERY_DB_REUSE_MAX).
 
 The worker's parent process only publishes `recover_runs` tasks; the database work happens in a pool
 child, so the parent never holds a database connection that a forked child would share.
@@ -6,7 +7,7 @@ child, so the parent never holds a database connection that a forked child would
 
 import threading
 
-from celery.signals import worker_ready, worker_shutting_down
+from celery.signals import task_postrun, task_prerun, worker_ready, worker_shutting_down
 
 RECOVER_INTERVAL_SECONDS = 30
 _stop = threading.Event()
@@ -31,3 +32,13 @@ def _recover_on_start(sender=None, **kwargs):
 @worker_shutting_down.connect
 def _stop_timer(**kwargs):
     _stop.set()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _fresh_connections(**kwargs):
+    """Django's per-request rule, per task: close a connection that errored, is past CONN_MAX_AGE or (with
+    CONN_HEALTH_CHECKS) fails its check on first use; keep the others."""
+    from django.db import close_old_connections
+
+    close_old_connections()

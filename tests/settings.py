@@ -20,5 +20,7 @@ from judgeapp.settings import *  # noqa: E402,F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Threads of the live server and of in-process runs would otherwise keep their connections open past the
-# tests, and PostgreSQL could not drop the test database at the end.
-DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+# tests, and PostgreSQL could not drop the test database at the end. Worker processes the tests start keep
+# the production setting (their connections end when the test stops them).
+if not IS_CELERY_WORKER:  # noqa: F405
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

@@ -194,6 +194,47 @@ def test_host_limiter_slot_of_a_killed_process_is_free_at_once(tmp_path):
         assert time.monotonic() - started < 1
 
 
+def test_host_limiter_waiters_queue_on_a_gate_that_a_killed_waiter_does_not_block(tmp_path):
+    """All slots taken: a caller queues behind the gate's holder; when that waiter dies (its gate lock
+    dropped by the kernel) and the slot frees, the caller gets it."""
+    import subprocess
+    import sys
+    import time
+
+    from judgeapp.services.judges import HostSlotLimiter
+
+    limiter = HostSlotLimiter(tmp_path)
+    hold = "import fcntl,os,time; fd=os.open({!r}, os.O_RDWR|os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"
+    holders = [
+        subprocess.Popen([sys.executable, "-c", hold.format(str(path))], stdout=subprocess.PIPE, text=True)
+        for path in (limiter._slot_path("solo", 0), limiter._path("solo", "gate"))
+    ]
+    try:
+        for holder in holders:
+            assert holder.stdout.readline().strip() == "held"
+        got = threading.Event()
+
+        def call():
+            with limiter("solo", 1):
+                got.set()
+
+        waiter = threading.Thread(target=call, daemon=True)
+        waiter.start()
+        assert not got.wait(0.3)  # the slot is held and another waiter is ahead
+        holders[1].kill()
+        holders[1].wait()
+        assert not got.wait(0.3)  # the gate is free, the slot still is not
+        holders[0].kill()
+        holders[0].wait()
+        started = time.monotonic()
+        assert got.wait(5)
+        assert time.monotonic() - started < 1
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
+
+
 @pytest.fixture
 def redis_url():
     import redis

@@ -77,18 +77,22 @@ class PointwiseHandler(RunHandler):
         from judgeapp.services.pointwise import report_context
 
         criteria = list(run.rubric.criteria.all())
-        units = run.judgments.filter(purpose=Purpose.JUDGE).select_related("case", "criterion")
+        # Only the fields the report reads (not each unit's messages and raw reply): this runs as the last
+        # unit's tail, so its time is the run's.
+        units = run.judgments.filter(purpose=Purpose.JUDGE).values_list(
+            "case__case_id", "criterion__name", "status", "parsed", "parse_error", "error", "uuid"
+        )
         items = [
             ScoredItem(
-                case_id=j.case.case_id,
-                criterion=j.criterion.name,
-                score=(j.parsed or {}).get("score") if j.status == UnitStatus.DONE else None,
-                reasoning=(j.parsed or {}).get("reasoning", ""),
-                parse_error=j.parse_error,
-                error=j.error,
-                ref=str(j.uuid),
+                case_id=case_id,
+                criterion=criterion,
+                score=(parsed or {}).get("score") if status == UnitStatus.DONE else None,
+                reasoning=(parsed or {}).get("reasoning", ""),
+                parse_error=parse_error,
+                error=error,
+                ref=str(uuid),
             )
-            for j in units
+            for case_id, criterion, status, parsed, parse_error, error, uuid in units
         ]
         # A case the system under test gave no output for was not judged; it counts as unjudged, so that a
         # system failing on its hardest cases cannot raise its own mean.

@@ -262,53 +262,93 @@ class DatabaseSlotLimiter:
         return released
 
 
+def _safe(name: str) -> str:
+    return re.sub(r'[^A-Za-z0-9_-]', '_', name)
+
+
+def _lock_dir() -> Path:
+    directory = Path(settings.DATA_DIR) / "locks"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+@contextmanager
+def _waiters_gate(path: Path):
+    """One waiter at a time on this machine: an exclusive `flock` the others sleep on in the kernel (no CPU,
+    the GIL released), dropped by the kernel if its holder dies. The holder polls for a slot; the next
+    waiter takes over when it has one."""
+    gate = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(gate)  # closing drops the lock
+
+
 class HostSlotLimiter:
     """A judge's max_concurrency across the processes of one machine: a call holds an exclusive `flock` on
     one of the judge's slot files under DATA_DIR/locks. The kernel drops a dead process's locks at once,
     and no database write is made. The default on SQLite, whose database is one machine's anyway (there,
-    two slot writes per call were a large part of a judgment's cost: every write takes the database lock)."""
+    two slot writes per call were a large part of a judgment's cost: every write takes the database lock).
 
-    poll_seconds = 0.005
+    A caller first tries every slot once. When all are taken it queues on the judge's gate file: one
+    waiter at a time holds the gate and looks for a free slot every `poll_seconds`; the others sleep in
+    the kernel on the gate, so a pool larger than the limit costs no CPU while it waits, and a freed
+    slot is taken within a poll."""
+
+    poll_seconds = 0.002
 
     def __init__(self, directory: Path | None = None):
         self.directory = directory
 
+    def _path(self, name: str, suffix: str) -> Path:
+        return (self.directory or _lock_dir()) / f"judge-{_safe(name)}.{suffix}"
+
     def _slot_path(self, name: str, slot: int) -> Path:
-        directory = self.directory or Path(settings.DATA_DIR) / "locks"
-        directory.mkdir(parents=True, exist_ok=True)
-        return directory / f"judge-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}.{slot}.lock"
+        return self._path(name, f"{slot}.lock")
+
+    @staticmethod
+    def _take_one(fds: list[int]) -> int | None:
+        """The first of `fds` this caller could lock, or None."""
+        for fd in fds:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            return fd
+        return None
 
     @contextmanager
     def __call__(self, name: str, max_concurrency: int):
         slots = list(range(max(1, max_concurrency)))
-        fd = None
-        while fd is None:
-            random.shuffle(slots)  # callers that start together try different slots first
-            for slot in slots:
-                candidate = os.open(self._slot_path(name, slot), os.O_RDWR | os.O_CREAT, 0o600)
-                try:
-                    fcntl.flock(candidate, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    os.close(candidate)
-                    continue
-                fd = candidate
-                break
-            else:
-                time.sleep(self.poll_seconds)
+        random.shuffle(slots)  # callers that start together try different slots first
+        fds = [os.open(self._slot_path(name, slot), os.O_RDWR | os.O_CREAT, 0o600) for slot in slots]
+        held = None
+        try:
+            held = self._take_one(fds)
+            if held is None:
+                with _waiters_gate(self._path(name, "gate")):
+                    while (held := self._take_one(fds)) is None:
+                        time.sleep(self.poll_seconds)
+        finally:
+            for fd in fds:
+                if fd != held:
+                    os.close(fd)
         try:
             yield
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            fcntl.flock(held, fcntl.LOCK_UN)
+            os.close(held)
 
 
 class RedisSlotLimiter:
     """A judge's max_concurrency across machines, kept in the Redis the workers already use as their broker:
     a sorted set per judge of holder -> lease deadline. One script call takes a slot atomically after
     dropping expired leases (on Redis's own clock, so machines' clocks don't matter); a slot held by a dead
-    process on this host is taken back when a caller finds every slot busy. No database write."""
+    process on this host is taken back when a caller finds every slot busy. No database write. When every
+    slot is busy, one waiter per machine polls (the others sleep on a local gate, as HostSlotLimiter's)."""
 
-    poll_seconds = 0.005
+    poll_seconds = 0.002
     dead_holder_check_seconds = 1.0
     _ACQUIRE = """
     local t = redis.call('TIME')
@@ -339,13 +379,17 @@ class RedisSlotLimiter:
     def __call__(self, name: str, max_concurrency: int):
         key = self.key(name)
         holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
-        checked_dead_at = 0.0
-        while not self._acquire(keys=[key], args=[max(1, max_concurrency), settings.UNIT_HARD_TIME_LIMIT, holder]):
-            if time.monotonic() - checked_dead_at > self.dead_holder_check_seconds:
-                checked_dead_at = time.monotonic()
-                if self._release_dead_holders(key):
-                    continue
-            time.sleep(self.poll_seconds)
+        args = [max(1, max_concurrency), settings.UNIT_HARD_TIME_LIMIT, holder]
+        if not self._acquire(keys=[key], args=args):
+            # Every slot busy: this machine's waiters queue on a local gate, so one of them polls Redis.
+            with _waiters_gate(_lock_dir() / f"judge-{_safe(name)}.redis-gate"):
+                checked_dead_at = 0.0
+                while not self._acquire(keys=[key], args=args):
+                    if time.monotonic() - checked_dead_at > self.dead_holder_check_seconds:
+                        checked_dead_at = time.monotonic()
+                        if self._release_dead_holders(key):
+                            continue
+                    time.sleep(self.poll_seconds)
         try:
             yield
         finally:

@@ -21,7 +21,7 @@ def test_killed_worker_loses_no_judgment_and_judges_nothing_twice(worker_factory
         wait_for(lambda: Run.objects.get(pk=run.pk).done_units >= 10, 60, message="10 judgments done")
         first.kill()
         at_kill = Run.objects.get(pk=run.pk)
-        in_flight = Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).count()
+        done_at_kill = set(Judgment.objects.filter(run=run, status=UnitStatus.DONE).values_list("case__input", flat=True))
         assert at_kill.status == RunStatus.RUNNING and at_kill.done_units < 50
 
         worker_factory(concurrency=4)
@@ -34,10 +34,13 @@ def test_killed_worker_loses_no_judgment_and_judges_nothing_twice(worker_factory
         assert units.filter(status=UnitStatus.DONE).count() == 50
         assert run.done_units == 50 and run.failed_units == 0
         assert units.values("case_id").distinct().count() == 50
-        # Every case was sent; a case is sent again only if its call was in flight when the worker died.
+        # Every case was sent; a case is sent again only if its call was in flight when the worker died: at
+        # most one per killed process, and never a case judged before the kill.
         prompts = [r.prompt for r in slow.chat_requests]
         assert len(set(prompts)) == 50
-        assert len(prompts) - 50 <= in_flight
+        assert len(prompts) - 50 <= 4
+        for prompt in set(p for p in prompts if prompts.count(p) > 1):
+            assert not any(text in prompt for text in done_at_kill), "a case judged before the kill was judged again"
         assert len(run.report["lowest"]) > 0 and run.report["judged"] == 50
 
 
