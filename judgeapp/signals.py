@@ -36,9 +36,12 @@ def _stop_timer(**kwargs):
 
 @task_prerun.connect
 @task_postrun.connect
-def _fresh_connections(**kwargs):
+def _fresh_connections(sender=None, **kwargs):
     """Django's per-request rule, per task: close a connection that errored, is past CONN_MAX_AGE or (with
-    CONN_HEALTH_CHECKS) fails its check on first use; keep the others."""
+    CONN_HEALTH_CHECKS) fails its check on first use; keep the others. Not for a task run eagerly in the
+    caller (its connection, maybe inside a transaction, is the caller's), as Celery's own fixup."""
     from django.db import close_old_connections
 
+    if sender is not None and getattr(sender.request, "is_eager", False):
+        return
     close_old_connections()

@@ -53,3 +53,13 @@ def test_a_worker_opens_a_few_database_sessions_for_many_judgments(worker_factor
     opened = sessions() - before
     # 60 judgments on 2 pool processes: one session per task would be 60 or more.
     assert 1 <= opened <= 10, f"{opened} database sessions for 60 judgments"
+
+
+def test_a_task_run_eagerly_leaves_the_callers_connection_alone(transactional_db):
+    from types import SimpleNamespace
+
+    connection.ensure_connection()
+    raw = connection.connection
+    connection.close_at = time.monotonic() - 1
+    _fresh_connections(sender=SimpleNamespace(request=SimpleNamespace(is_eager=True)))
+    assert connection.connection is raw
