@@ -1,6 +1,6 @@
 """Benchmark: a pairwise A/B run of N inputs (2N judge calls, both orders) against the fake judge server
 at a fixed latency, through the same path as `manage.py evaluate pairwise` (the run machinery's thread
-pool, the database-backed response cache and per-judge slot limiter), on a fresh SQLite database. The
+pool, the database-backed response cache and the per-judge slot limiter), on a fresh SQLite database. The
 fake judge runs in its own process, as a real judge server would, so its work does not count as ours.
 
     .venv/bin/python bench/pairwise.py                      # 500 inputs, 0.2 s latency, concurrency 8
