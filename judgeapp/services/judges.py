@@ -179,12 +179,36 @@ class DatabaseResponseCache:
         CachedResponse.objects.bulk_create([CachedResponse(key=key, response=value)], ignore_conflicts=True)
 
 
+def _safe(name: str) -> str:
+    return re.sub(r'[^A-Za-z0-9_-]', '_', name)
+
+
+def _lock_dir() -> Path:
+    directory = Path(settings.DATA_DIR) / "locks"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+@contextmanager
+def _waiters_gate(path: Path):
+    """One waiter at a time on this machine: an exclusive `flock` the others sleep on in the kernel (no CPU,
+    the GIL released), dropped by the kernel if its holder dies. The holder polls for a slot; the next
+    waiter takes over when it has one."""
+    gate = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(gate)  # closing drops the lock
+
+
 class DatabaseSlotLimiter:
     """A judge's max_concurrency across processes and machines: a call leases one of the judge's slot
     rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself;
-    on the same host, a slot whose holder's process is gone is taken back as soon as a caller waits for one."""
+    on the same host, a slot whose holder's process is gone is taken back as soon as a caller waits for one.
+    When every slot is busy, one waiter per machine polls (the others sleep on a local gate)."""
 
-    poll_seconds = 0.02
+    poll_seconds = 0.01
     dead_holder_check_seconds = 1.0
 
     def __init__(self):
@@ -219,13 +243,9 @@ class DatabaseSlotLimiter:
         with self._lock:
             self._ensured.add((name, max_concurrency))
 
-    @contextmanager
-    def __call__(self, name: str, max_concurrency: int):
-        self._ensure_slots(name, max_concurrency)
-        holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
-        lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
-        slot_id = None
-        while slot_id is None:
+    def _take(self, name: str, max_concurrency: int, holder: str, lease) -> int | None:
+        """Lease a free slot row, or None when every slot is busy."""
+        for _ in range(3):  # again at once after recreating missing rows or freeing dead holders' slots
             now = timezone.now()
             free = Q(holder="") | Q(leased_until__lt=now)
             # Every caller reads the same free slots; trying them in a random order keeps callers from racing
@@ -233,18 +253,26 @@ class DatabaseSlotLimiter:
             candidates = list(JudgeSlot.objects.filter(free, judge_name=name, slot__lt=max_concurrency).values_list("id", flat=True))
             random.shuffle(candidates)
             for candidate in candidates[:4]:
-                taken = JudgeSlot.objects.filter(free, id=candidate).update(holder=holder, leased_until=now + lease)
-                if taken:
-                    slot_id = candidate
-                    break
-            else:
-                # Every slot busy, or the rows are gone (a flushed database): make sure they exist, then wait.
-                if JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).count() < max_concurrency:
-                    self._ensure_slots(name, max_concurrency, force=True)
-                    continue
-                if self._release_dead_holders(name, max_concurrency):
-                    continue
-                time.sleep(self.poll_seconds)
+                if JudgeSlot.objects.filter(free, id=candidate).update(holder=holder, leased_until=now + lease):
+                    return candidate
+            # Every slot busy, or the rows are gone (a flushed database): make sure they exist.
+            if JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).count() < max_concurrency:
+                self._ensure_slots(name, max_concurrency, force=True)
+            elif not self._release_dead_holders(name, max_concurrency):
+                return None
+        return None
+
+    @contextmanager
+    def __call__(self, name: str, max_concurrency: int):
+        self._ensure_slots(name, max_concurrency)
+        holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
+        lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
+        slot_id = self._take(name, max_concurrency, holder, lease)
+        if slot_id is None:
+            # Every slot busy: this machine's waiters queue on a local gate, so one of them polls the table.
+            with _waiters_gate(_lock_dir() / f"judge-{_safe(name)}.db-gate"):
+                while (slot_id := self._take(name, max_concurrency, holder, lease)) is None:
+                    time.sleep(self.poll_seconds)
         try:
             yield
         finally:
@@ -260,29 +288,6 @@ class DatabaseSlotLimiter:
             if claimer_is_dead(holder):
                 released += JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
         return released
-
-
-def _safe(name: str) -> str:
-    return re.sub(r'[^A-Za-z0-9_-]', '_', name)
-
-
-def _lock_dir() -> Path:
-    directory = Path(settings.DATA_DIR) / "locks"
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
-
-
-@contextmanager
-def _waiters_gate(path: Path):
-    """One waiter at a time on this machine: an exclusive `flock` the others sleep on in the kernel (no CPU,
-    the GIL released), dropped by the kernel if its holder dies. The holder polls for a slot; the next
-    waiter takes over when it has one."""
-    gate = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(gate, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(gate)  # closing drops the lock
 
 
 class HostSlotLimiter:
