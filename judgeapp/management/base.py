@@ -1,7 +1,7 @@
 """What every judgeapp command shares (CONTRACT §3).
 
-Bad input is one line on stderr and exit status 2, never a traceback; SIGTERM and Ctrl-C end the command
-cleanly (a run in progress is marked failed with the reason, so nothing is left half-running); long work
+Bad input is one line on stderr and exit status 2, never a traceback; SIGTERM, SIGHUP (the terminal
+closed) and Ctrl-C end the command cleanly (a run in progress is marked failed with the reason, so nothing is left half-running); long work
 shows a progress bar on a terminal and stays quiet in CI logs.
 """
 
@@ -27,7 +27,7 @@ class JudgeCommand(BaseCommand):
     current_run = None
 
     def run_from_argv(self, argv):
-        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+        previous = {signum: signal.signal(signum, _raise_interrupted) for signum in (signal.SIGTERM, signal.SIGHUP)}
         try:
             super().run_from_argv(argv)
         except InputError as exc:
@@ -36,9 +36,10 @@ class JudgeCommand(BaseCommand):
         except (Interrupted, KeyboardInterrupt) as exc:
             self._mark_interrupted(str(exc) or "SIGINT")
             self.stderr.write(f"interrupted ({exc or 'SIGINT'}); stopped cleanly")
-            sys.exit(143 if isinstance(exc, Interrupted) else 130)
+            sys.exit(128 + signal.Signals[str(exc)] if isinstance(exc, Interrupted) else 130)
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
     def execute(self, *args, **options):
         # call_command() (tests, other commands) goes through here: make bad input a CommandError with

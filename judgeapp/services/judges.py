@@ -189,41 +189,59 @@ def _lock_dir() -> Path:
     return directory
 
 
-@contextmanager
-def _waiters_gate(path: Path):
-    """One waiter at a time on this machine: an exclusive `flock` the others sleep on in the kernel (no CPU,
-    the GIL released), dropped by the kernel if its holder dies. The holder polls for a slot; the next
-    waiter takes over when it has one."""
-    gate = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+def _take_or_wait(take, gate: Path, poll_seconds: float):
+    """`take()` once; while it gives None (every slot busy), wait in line: the waiters of this machine
+    queue on an exclusive `flock` of `gate` and sleep in the kernel (no CPU, the GIL released); the one
+    holding it calls `take()` every `poll_seconds` and hands the gate on when it has a slot. The kernel
+    drops the gate of a waiter that dies. Every limiter waits this way."""
+    taken = take()
+    if taken is not None:
+        return taken
+    fd = os.open(gate, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(gate, fcntl.LOCK_EX)
-        yield
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        while (taken := take()) is None:
+            time.sleep(poll_seconds)
+        return taken
     finally:
-        os.close(gate)  # closing drops the lock
+        os.close(fd)  # closing drops the lock: the next waiter takes over
+
+
+class _Every:
+    """True at most once per `seconds` for each key (checking for dead holders costs queries)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._last: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def due(self, key: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last.get(key, float("-inf")) < self.seconds:
+                return False
+            self._last[key] = now
+            return True
 
 
 class DatabaseSlotLimiter:
     """A judge's max_concurrency across processes and machines: a call leases one of the judge's slot
     rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself;
     on the same host, a slot whose holder's process is gone is taken back as soon as a caller waits for one.
-    When every slot is busy, one waiter per machine polls (the others sleep on a local gate)."""
+    Waiting as every limiter (`_take_or_wait`): one waiter per machine polls."""
 
     poll_seconds = 0.01
-    dead_holder_check_seconds = 1.0
 
     def __init__(self):
         self._ensured: set[tuple[str, int]] = set()
         self._lock = threading.Lock()
-        self._dead_checked_at: dict[str, float] = {}
+        self._dead_check = _Every(1.0)
 
     def _release_dead_holders(self, name: str, max_concurrency: int) -> bool:
         """Free the slots of holders that were on this host and are dead (a SIGKILLed worker never gives its
         slots back, and their lease is UNIT_HARD_TIME_LIMIT long: its successor would wait that long)."""
-        now = time.monotonic()
-        with self._lock:
-            if now - self._dead_checked_at.get(name, 0.0) < self.dead_holder_check_seconds:
-                return False
-            self._dead_checked_at[name] = now
+        if not self._dead_check.due(name):
+            return False
         held = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).exclude(holder="")
         released = 0
         for slot_id, holder in held.values_list("id", "holder"):
@@ -267,27 +285,13 @@ class DatabaseSlotLimiter:
         self._ensure_slots(name, max_concurrency)
         holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
         lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
-        slot_id = self._take(name, max_concurrency, holder, lease)
-        if slot_id is None:
-            # Every slot busy: this machine's waiters queue on a local gate, so one of them polls the table.
-            with _waiters_gate(_lock_dir() / f"judge-{_safe(name)}.db-gate"):
-                while (slot_id := self._take(name, max_concurrency, holder, lease)) is None:
-                    time.sleep(self.poll_seconds)
+        slot_id = _take_or_wait(
+            lambda: self._take(name, max_concurrency, holder, lease), _lock_dir() / f"judge-{_safe(name)}.db-gate", self.poll_seconds
+        )
         try:
             yield
         finally:
             JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
-
-    @staticmethod
-    def release_dead_holders(name: str, max_concurrency: int) -> int:
-        """Free the judge's slots held by a process on this host that is gone; a remote holder is trusted
-        until its lease runs out (as for unit claims)."""
-        released = 0
-        held = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).exclude(holder="")
-        for slot_id, holder in held.values_list("id", "holder"):
-            if claimer_is_dead(holder):
-                released += JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
-        return released
 
 
 class HostSlotLimiter:
@@ -296,10 +300,8 @@ class HostSlotLimiter:
     and no database write is made. The default on SQLite, whose database is one machine's anyway (there,
     two slot writes per call were a large part of a judgment's cost: every write takes the database lock).
 
-    A caller first tries every slot once. When all are taken it queues on the judge's gate file: one
-    waiter at a time holds the gate and looks for a free slot every `poll_seconds`; the others sleep in
-    the kernel on the gate, so a pool larger than the limit costs no CPU while it waits, and a freed
-    slot is taken within a poll."""
+    A caller first tries every slot once; when all are taken it waits in line (`_take_or_wait`), so a
+    pool larger than the limit costs no CPU while it waits, and a freed slot is taken within a poll."""
 
     poll_seconds = 0.002
 
@@ -330,11 +332,7 @@ class HostSlotLimiter:
         fds = [os.open(self._slot_path(name, slot), os.O_RDWR | os.O_CREAT, 0o600) for slot in slots]
         held = None
         try:
-            held = self._take_one(fds)
-            if held is None:
-                with _waiters_gate(self._path(name, "gate")):
-                    while (held := self._take_one(fds)) is None:
-                        time.sleep(self.poll_seconds)
+            held = _take_or_wait(lambda: self._take_one(fds), self._path(name, "gate"), self.poll_seconds)
         finally:
             for fd in fds:
                 if fd != held:
@@ -350,11 +348,10 @@ class RedisSlotLimiter:
     """A judge's max_concurrency across machines, kept in the Redis the workers already use as their broker:
     a sorted set per judge of holder -> lease deadline. One script call takes a slot atomically after
     dropping expired leases (on Redis's own clock, so machines' clocks don't matter); a slot held by a dead
-    process on this host is taken back when a caller finds every slot busy. No database write. When every
-    slot is busy, one waiter per machine polls (the others sleep on a local gate, as HostSlotLimiter's)."""
+    process on this host is taken back when a caller finds every slot busy. No database write. Waiting as
+    every limiter (`_take_or_wait`): one waiter per machine polls."""
 
     poll_seconds = 0.002
-    dead_holder_check_seconds = 1.0
     _ACQUIRE = """
     local t = redis.call('TIME')
     local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -371,30 +368,30 @@ class RedisSlotLimiter:
 
         self.redis = redis.Redis.from_url(url)
         self._acquire = self.redis.register_script(self._ACQUIRE)
+        self._dead_check = _Every(1.0)
 
     @staticmethod
     def key(name: str) -> str:
         return f"judgeapp:judge-slots:{name}"
 
     def _release_dead_holders(self, key: str) -> bool:
+        if not self._dead_check.due(key):
+            return False
         dead = [h for h in (m.decode() for m in self.redis.zrange(key, 0, -1)) if claimer_is_dead(h)]
         return bool(dead) and bool(self.redis.zrem(key, *dead))
+
+    def _take(self, key: str, args: list) -> bool | None:
+        """True with a slot, None when every slot is busy (after freeing dead holders' slots, if any)."""
+        if self._acquire(keys=[key], args=args) or (self._release_dead_holders(key) and self._acquire(keys=[key], args=args)):
+            return True
+        return None
 
     @contextmanager
     def __call__(self, name: str, max_concurrency: int):
         key = self.key(name)
         holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
         args = [max(1, max_concurrency), settings.UNIT_HARD_TIME_LIMIT, holder]
-        if not self._acquire(keys=[key], args=args):
-            # Every slot busy: this machine's waiters queue on a local gate, so one of them polls Redis.
-            with _waiters_gate(_lock_dir() / f"judge-{_safe(name)}.redis-gate"):
-                checked_dead_at = 0.0
-                while not self._acquire(keys=[key], args=args):
-                    if time.monotonic() - checked_dead_at > self.dead_holder_check_seconds:
-                        checked_dead_at = time.monotonic()
-                        if self._release_dead_holders(key):
-                            continue
-                    time.sleep(self.poll_seconds)
+        _take_or_wait(lambda: self._take(key, args), _lock_dir() / f"judge-{_safe(name)}.redis-gate", self.poll_seconds)
         try:
             yield
         finally:

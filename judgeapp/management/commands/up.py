@@ -69,7 +69,7 @@ class Command(JudgeCommand):
         def spawn(name: str, argv: list[str]) -> None:
             children.append((name, subprocess.Popen(argv, cwd=root, start_new_session=True)))
 
-        def stop_all(*_):
+        def stop_all():
             for _name, child in children:
                 if child.poll() is None:
                     os.killpg(child.pid, signal.SIGTERM)
