@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from judgeapp.core.errors import InputError
-from judgeapp.core.prompts import load_prompt
+from judgeapp.core.prompts import Prompt, load_prompt
 
 MIN_ANSWERS = 3
 MIN_JURORS = 3
@@ -28,9 +28,9 @@ FAR_BELOW = 0.15
 Juror = Callable[[str], "dict | None"]
 
 
-def render_juror_prompt(*, rubric: str, input: str, output: str) -> str:
-    """The seed's Juror prompt, verbatim: identical for every juror."""
-    return load_prompt("juror").render(rubric=rubric, input=input, output=output)
+def render_juror_prompt(*, rubric: str, input: str, output: str, prompt: Prompt | None = None) -> str:
+    """The seed's Juror prompt, verbatim (a run passes the version it recorded): identical for every juror."""
+    return (prompt or load_prompt("juror")).render(rubric=rubric, input=input, output=output)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from judgeapp.core.prompts import load_prompt
+from judgeapp.core.prompts import Prompt, load_prompt
 
 ORDERS = ("ab", "ba")
 # Stop rule: more than a quarter of cases ending in disagreement -> inconclusive, no winner named.
@@ -64,10 +64,10 @@ def both_orders(ab: str | None, ba: str | None) -> tuple[str | None, bool]:
     return "tie", True
 
 
-def render_pairwise_prompt(*, rubric: str, input: str, first: str, second: str) -> str:
-    """The seed prompt, verbatim. Only the rubric, the customer message and the two replies go in: no
-    system, version or model name ever reaches the judge."""
-    return load_prompt("pairwise").render(rubric=rubric, input=input, first=first, second=second)
+def render_pairwise_prompt(*, rubric: str, input: str, first: str, second: str, prompt: Prompt | None = None) -> str:
+    """The seed prompt, verbatim (a run passes the version it recorded). Only the rubric, the customer
+    message and the two replies go in: no system, version or model name ever reaches the judge."""
+    return (prompt or load_prompt("pairwise")).render(rubric=rubric, input=input, first=first, second=second)
 
 
 @dataclass

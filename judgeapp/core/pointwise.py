@@ -90,7 +90,7 @@ def clustered_mean_ci(scores_by_case: dict[str, list[int]]) -> list[float] | Non
 
 
 def summarize(
-    items: list[ScoredItem], *, scale: tuple[int, int] = (1, 5), lowest_n: int = LOWEST_N, with_ci: bool = True
+    items: list[ScoredItem], *, scale: tuple[int, int] = (1, 5), lowest_n: int = LOWEST_N
 ) -> dict:
     scored = [i for i in items if i.score is not None]
     parse_failures = [i for i in items if i.score is None and i.parse_error and not i.error]
@@ -124,9 +124,9 @@ def summarize(
     ci_observations = max((len(v) for v in by_criterion.values()), default=0)
     return {
         "mean": mean,
-        "mean_ci95": clustered_mean_ci(by_case) if with_ci else None,
+        "mean_ci95": clustered_mean_ci(by_case),
         "per_criterion": {name: statistics.fmean(scores) for name, scores in by_criterion.items()},
-        "per_criterion_ci95": {name: bootstrap_mean_ci(scores) if with_ci else None for name, scores in by_criterion.items()},
+        "per_criterion_ci95": {name: bootstrap_mean_ci(scores) for name, scores in by_criterion.items()},
         "per_criterion_n": {name: len(scores) for name, scores in by_criterion.items()},
         "ci_method": f"bootstrap {_ci_method(max(len(by_case), ci_observations))}, {BOOTSTRAP_RESAMPLES} resamples, cases resampled for the overall mean",
         "histogram": {str(point): histogram.get(point, 0) for point in points},

@@ -13,7 +13,7 @@ from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus
 
 from .base import RunHandler, UnitResult, UnitSpec, Verdict, register
 from .pairwise import rubric_text
-from .replies import generate_output, generated_output_record, judging_stage, single_replies
+from .replies import generate_output, generated_output_record, judging_stage, run_prompt, single_replies
 
 POOLED_JUDGE = "jury"
 
@@ -25,9 +25,9 @@ def panel_of(run) -> list[Judge]:
     return [by_id[i] for i in ids if i in by_id]
 
 
-def pooled_cases(run) -> list[PooledCase]:
+def pooled_cases(run, panel: list[Judge] | None = None) -> list[PooledCase]:
     """Every case of the run with its jurors' votes and the pooled verdict."""
-    panel = [j.name for j in panel_of(run)]
+    panel = [j.name for j in (panel_of(run) if panel is None else panel)]
     units: dict[int, dict[str, Judgment]] = defaultdict(dict)
     for unit in run.judgments.filter(purpose=Purpose.JUDGE).select_related("judge"):
         units[unit.case_id][unit.judge.name] = unit
@@ -72,11 +72,12 @@ class JuryHandler(RunHandler):
         if stage != judging_stage(run):
             return generation  # the system's generation units at stage 0; None once judging is done
         # Case by case, every juror of a case side by side: the pool of a case fills up together.
+        panel = panel_of(run)
         return [
             UnitSpec(key=f"{c.case_id}/{juror.name}", case_id=c.pk, judge_id=juror.pk)
             for c in cases
             if c.pk in with_output
-            for juror in panel_of(run)
+            for juror in panel
         ]
 
     def execute(self, unit):
@@ -86,7 +87,9 @@ class JuryHandler(RunHandler):
             return generate_output(unit)
         output = Output.objects.get(run_id=unit.run_id, case_id=unit.case_id, slot="")
         # The identical prompt and rubric for every juror.
-        text = render_juror_prompt(rubric=rubric_text(unit.run.rubric), input=unit.case.input, output=output.text)
+        text = render_juror_prompt(
+            rubric=rubric_text(unit.run.rubric), input=unit.case.input, output=output.text, prompt=run_prompt(unit.run, "juror")
+        )
         outcome = client_for(unit.judge).judge(user_message(text), JUROR_SPEC)
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)
 
@@ -96,7 +99,7 @@ class JuryHandler(RunHandler):
     def finalize(self, run):
         panel = panel_of(run)
         names = [j.name for j in panel]
-        cases = pooled_cases(run)
+        cases = pooled_cases(run, panel)
         summary = summarize(cases, names)
         options = run.config.get("options", {})
         warnings = list(options.get("warnings", []))

@@ -14,7 +14,7 @@ from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitS
 
 from .base import RunHandler, UnitResult, UnitSpec, Verdict, register
 from .pointwise import criterion_spec
-from .replies import generate_output, generated_output_record
+from .replies import generate_output, generated_output_record, run_prompt
 
 SLOTS = ("A", "B")
 
@@ -100,7 +100,8 @@ class PairwiseHandler(RunHandler):
         first, second = shown_first(unit.order)
         # Only the replies go in, as Reply 1 and Reply 2: the judge never learns which version is which.
         text = render_pairwise_prompt(
-            rubric=rubric_text(unit.run.rubric), input=unit.case.input, first=outputs[first], second=outputs[second]
+            rubric=rubric_text(unit.run.rubric), input=unit.case.input, first=outputs[first], second=outputs[second],
+            prompt=run_prompt(unit.run, "pairwise"),
         )
         outcome = client_for(unit.judge).judge(user_message(text), PAIRWISE_SPEC)
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)

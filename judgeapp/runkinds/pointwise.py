@@ -4,18 +4,11 @@
 from judgeapp.core.files import CriterionSpec, render_criterion
 from judgeapp.core.parsing import score_spec
 from judgeapp.core.pointwise import ScoredItem, summarize
-from judgeapp.core.prompts import Prompt, load_prompt, user_message
+from judgeapp.core.prompts import user_message
 from judgeapp.models import Output, Purpose, RunKind, RunStatus, UnitStatus
 
 from .base import RunHandler, UnitResult, UnitSpec, Verdict, register
-from .replies import generate_output, generated_output_record, judging_stage, single_replies
-
-
-def run_prompt(run) -> Prompt:
-    """The judge prompt of the version the run recorded (not whatever the file says now)."""
-    if run.prompt_id is not None:
-        return Prompt(name=run.prompt.name, text=run.prompt.text)
-    return load_prompt("pointwise")
+from .replies import generate_output, generated_output_record, judging_stage, run_prompt, single_replies
 
 
 def criterion_spec(criterion) -> CriterionSpec:
@@ -62,7 +55,7 @@ class PointwiseHandler(RunHandler):
         output = unit.payload.get("output")
         if output is None:  # a unit planned before outputs travelled with it
             output = Output.objects.get(run_id=unit.run_id, case_id=unit.case_id, slot="").text
-        text = run_prompt(unit.run).render(
+        text = run_prompt(unit.run, "pointwise").render(
             rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=output
         )
         low, high = unit.criterion.scale_bounds

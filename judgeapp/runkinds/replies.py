@@ -4,9 +4,18 @@ Pointwise and the jury judge one reply per case (slot ""); pairwise two (slots "
 system generates its replies has a stage 0 of one generation unit per case; judging starts after it.
 """
 
+from judgeapp.core.prompts import Prompt, load_prompt
 from judgeapp.models import Judgment, Output, Purpose
 
 from .base import UnitResult, UnitSpec
+
+
+def run_prompt(run, default: str) -> Prompt:
+    """The judge prompt of the version the run recorded (not whatever the file says now): the prompt
+    sent is the prompt its judgments and report name."""
+    if run.prompt_id is not None:
+        return Prompt(name=run.prompt.name, text=run.prompt.text)
+    return load_prompt(default)
 
 
 def generates(run) -> bool:

@@ -19,7 +19,7 @@ from judgeapp.core.files import CaseRow, RubricSpec, parse_rubric, parse_testset
 from judgeapp.core.pointwise import DEFAULT_THRESHOLD, report_markdown
 from judgeapp.models import Executor, Judge, Purpose, Run, RunKind, RunStatus, System
 from judgeapp.services.content import git_commit_of, prompt_register, read_input_file, rubric_store, testset_store
-from judgeapp.services.runs import run_create, run_enqueue, run_id_check
+from judgeapp.services.runs import run_create, run_enqueue
 
 EVALS_DIR = Path(settings.BASE_DIR) / "evals"
 TESTSET_SUFFIXES = (".jsonl", ".csv")
@@ -140,11 +140,7 @@ def pointwise_create(
     if baseline_run:
         base = baseline_run_get(run_id=baseline_run)
         options["baseline_run"], options["baseline_mean"] = base.run_id, base.report["mean"]
-    if run_id:
-        run_id_check(run_id)
-        if Run.objects.filter(run_id=run_id).exists():
-            raise InputError(f"run id {run_id!r} is already taken")
-    with transaction.atomic():
+    with transaction.atomic():  # run_create checks the run id; a refusal rolls the stored inputs back
         testset_row = testset_store(
             data=testset.data, name=testset.name, source_path=testset.path, git_commit=testset.git_commit
         )

@@ -15,9 +15,8 @@ from judgeapp.core.errors import InputError
 from judgeapp.models import BlindComparison, BlindVersion, Executor, Judge
 from judgeapp.roles import READERS, role_required
 from judgeapp.services import blind as blind_services
-from judgeapp.services.judges import judges_sync
 from judgeapp.services.runs import run_enqueue
-from judgeapp.views.shell import HtmxHttpRequest
+from judgeapp.views.shell import HtmxHttpRequest, judges_sync_shown
 from judgeapp.forms import MultipleFileField
 
 DEFAULT_UPLOAD_ROWS = 2
@@ -107,10 +106,7 @@ def blind_index(request: HtmxHttpRequest) -> HttpResponse:
 
 @role_required(*READERS)
 def blind_new(request: HtmxHttpRequest) -> HttpResponse:
-    try:
-        judges_sync()  # the judge list and the names leakage is checked against come from the judges file too
-    except InputError as exc:
-        messages.error(request, f"Judges file: {exc}")
+    judges_sync_shown(request)  # the judge list and the names leakage is checked against come from the judges file too
     if request.method == "POST":
         form = BlindCompareForm(request.POST, request.FILES, upload_rows=_upload_rows(request.POST.get("upload_rows")))
         if form.is_valid():

@@ -14,7 +14,7 @@ from judgeapp.selectors_pairwise import jury_case_get
 from judgeapp.services.jury import jury_run_create
 
 from .pairwise import EndpointChoiceField, InputsForm, start_run_response
-from .shell import HtmxHttpRequest
+from .shell import HtmxHttpRequest, judges_sync_shown
 
 
 class PanelField(forms.ModelMultipleChoiceField):
@@ -41,6 +41,7 @@ class JuryForm(InputsForm):
 
 @role_required(*READERS)
 def jury_new(request: HtmxHttpRequest) -> HttpResponse:
+    judges_sync_shown(request)
     form = JuryForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

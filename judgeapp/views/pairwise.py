@@ -15,7 +15,7 @@ from judgeapp.selectors_pairwise import pairwise_case_get
 from judgeapp.services.pairwise import FileInput, VersionSource, pairwise_run_create
 from judgeapp.services.runs import run_enqueue
 
-from .shell import HtmxHttpRequest
+from .shell import HtmxHttpRequest, judges_sync_shown
 
 
 class VersionedChoiceField(forms.ModelChoiceField):
@@ -101,6 +101,7 @@ def start_run_response(request: HtmxHttpRequest, run) -> HttpResponse:
 
 @role_required(*READERS)
 def pairwise_new(request: HtmxHttpRequest) -> HttpResponse:
+    judges_sync_shown(request)
     form = PairwiseForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

@@ -18,7 +18,7 @@ from judgeapp.models import Executor, Purpose, Run, RunKind, UnitStatus
 from judgeapp.roles import READERS, Role, has_role, role_required
 from judgeapp.services import pointwise as pointwise_services
 from judgeapp.services import releases as release_services
-from judgeapp.views.shell import HtmxHttpRequest
+from judgeapp.views.shell import HtmxHttpRequest, judges_sync_shown
 
 JUDGMENTS_PER_PAGE = 50
 
@@ -32,12 +32,7 @@ def _pointwise_run(run_id: str) -> Run:
 
 @role_required(*READERS)
 def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
-    from judgeapp.services.judges import judges_sync
-
-    try:
-        judges_sync()
-    except InputError as exc:
-        messages.error(request, f"Judges file: {exc}")
+    judges_sync_shown(request)
     form = PointwiseForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

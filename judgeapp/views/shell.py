@@ -20,6 +20,18 @@ class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
+def judges_sync_shown(request: HttpRequest) -> None:
+    """Load the judges file before a page lists judges or systems; a bad file is a message on the page,
+    not a 500 (the rows from the last good load stay)."""
+    from judgeapp.core.errors import InputError
+    from judgeapp.services.judges import judges_sync
+
+    try:
+        judges_sync()
+    except InputError as exc:
+        messages.error(request, f"Judges file: {exc}")
+
+
 def home(request: HtmxHttpRequest) -> HttpResponse:
     # Annotators work blind: their home is their queue, never the dashboard of runs and judges.
     if not has_role(request.user, *READERS):
@@ -86,12 +98,7 @@ def judgment_detail(request: HtmxHttpRequest, run_id: str, judgment_uuid) -> Htt
 
 @role_required(*READERS)
 def judges_list(request: HtmxHttpRequest) -> HttpResponse:
-    from judgeapp.services.judges import judges_sync
-
-    try:
-        judges_sync()
-    except Exception as exc:  # noqa: BLE001 - a bad judges file is shown on the page, not a 500
-        messages.error(request, f"Judges file: {exc}")
+    judges_sync_shown(request)
     judges, systems = selectors.endpoints_all()
     # Only whether the key's variable is set, never its value.
     key_set = {name: bool(os.environ.get(name)) for name in {e.api_key_env for e in [*judges, *systems]}}

@@ -207,3 +207,25 @@ def test_the_report_has_the_contract_keys(judge, fake_judge):
     assert report["kind"] == "pairwise" and report["run_id"] == run.run_id
     assert set(report["versions"]) >= {"testset", "rubric", "prompt", "judge", "a", "b"}
     assert report["versions"]["prompt"] == run.prompt.version
+
+
+@pytest.mark.parametrize("kind", ["pairwise", "jury"])
+def test_the_prompt_sent_is_the_version_the_run_recorded_not_the_file_of_today(kind, make_judge, fake_judge, monkeypatch):
+    """A run resumed after a deploy that changed the prompt file still sends the prompt its judgments and
+    report name."""
+    from judgeapp.core import prompts
+    from tests.pairwise.builders import jury_run
+
+    if kind == "pairwise":
+        run = pairwise_run(judge=make_judge(), n=2)
+    else:
+        run = jury_run(judges=[make_judge(f"juror-{f}", family=f) for f in ("meta", "mistral", "google")], n=2)
+    recorded = run.prompt.text
+    monkeypatch.setattr(prompts, "PROMPTS_DIR", prompts.PROMPTS_DIR.parent / "no-such-prompts")  # today's files gone
+    runs.run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE, run.error
+    sent = [u.messages[0]["content"] for u in run.judgments.filter(purpose="judge")]
+    head = recorded.split("{", 1)[0]
+    assert sent and all(text.startswith(head) for text in sent)
+    assert run.report["versions"]["prompt"] == run.prompt.version

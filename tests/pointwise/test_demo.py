@@ -29,7 +29,9 @@ def test_the_demo_releases_v1_and_gates_the_candidate_against_it(transactional_d
     gate = candidate.report["gate"]
     assert gate["baseline_run"] == "demo-pointwise" and gate["baseline_mean"] == release.mean
     decision = GateDecision.objects.get(run=candidate)
-    assert decision.verdict == ("approved" if gate["passed"] else "blocked")
+    # The candidate's replies score above v1.0's and the threshold: the gate opens and the lead approves.
+    assert gate["passed"] is True and gate["reasons"] == []
+    assert decision.verdict == "approved" and decision.decided_by.username == "lead"
     assert set(AuditLog.objects.values_list("action", flat=True)) == {"release.marked_released", f"release.{decision.verdict}"}
     assert candidate.uses_scripted_judge
     assert any("scripted demo server" in w for w in candidate.report["warnings"])
