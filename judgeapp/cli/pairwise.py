@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from django.conf import settings
 
+from judgeapp.core.atomic import json_text, write_text_atomic
 from judgeapp.core.errors import InputError
 from judgeapp.models import Executor, Run, RunStatus
 
@@ -117,17 +116,8 @@ def report_of(run: Run) -> dict:
 
 def write_report(run: Run, path: Path | None) -> None:
     """The JSON report, written whole or not at all (temp file + os.replace)."""
-    if path is None:
-        return
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.resolve().parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(report_of(run), f, indent=2, ensure_ascii=False)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    if path is not None:
+        write_text_atomic(path, json_text(report_of(run)))
 
 
 def _pct(value) -> str:

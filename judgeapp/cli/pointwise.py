@@ -1,6 +1,7 @@
 """`manage.py evaluate pointwise`: score a system's outputs on a rubric with one judge, print the report,
 and exit 0 when the release gate passes, 1 when it is blocked or the run is invalid (CONTRACT §3)."""
 
+from judgeapp.core.atomic import json_text, write_text_atomic
 from judgeapp.core.pointwise import DEFAULT_THRESHOLD
 from judgeapp.models import Executor, RunStatus
 from judgeapp.services import pointwise as pointwise_services
@@ -74,15 +75,15 @@ def handle(command, options) -> int:
 
     report = pointwise_services.report_current(run=run)
     if "report" in outputs:
-        pointwise_services.write_atomic(outputs["report"], pointwise_services.report_json(report))
+        write_text_atomic(outputs["report"], json_text(report))
     if "csv" in outputs:
-        pointwise_services.write_atomic(outputs["csv"], pointwise_services.judgments_csv(run=run))
+        write_text_atomic(outputs["csv"], pointwise_services.judgments_csv(run=run))
     markdown = pointwise_services.report_markdown_of(run=run, report=report)
     if "markdown" in outputs:
-        pointwise_services.write_atomic(outputs["markdown"], markdown)
+        write_text_atomic(outputs["markdown"], markdown)
 
     if options["format"] == "json":
-        command.stdout.write(pointwise_services.report_json(report), ending="")
+        command.stdout.write(json_text(report), ending="")
     elif run.report:
         command.stdout.write(markdown, ending="")
     gate = report["gate"]

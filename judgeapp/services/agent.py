@@ -19,6 +19,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from judgeapp.core.atomic import json_text, write_text_atomic
 from judgeapp.core.agent import (
     MAX_TOOL_CALLS,
     Requirement,
@@ -202,11 +203,4 @@ def run_trace(run: Run) -> Trace | None:
 
 def report_write(*, report: dict, path: str | Path) -> Path:
     """Write a report as JSON atomically (temp file + os.replace): a reader never sees half a report."""
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        temporary.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return path
+    return write_text_atomic(path, json_text(report))

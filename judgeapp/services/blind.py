@@ -10,10 +10,7 @@ checked.
 
 from __future__ import annotations
 
-import json
-import os
 import secrets
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from judgeapp.core.atomic import json_text, write_text_atomic
 from judgeapp.core.blind_inputs import LABELS, VersionContent, read_version_dir, read_version_zip, version_from_files
 from judgeapp.core.blind_leakage import KnownName, LeakageFlag, mapping_names, scan_inputs
 from judgeapp.core.errors import InputError
@@ -343,15 +341,4 @@ def comparison_write(*, path: str | Path, comparison: dict) -> Path:
     """comparison.json, written whole or not at all (temp file + os.replace)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(comparison, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_text_atomic(target, json_text(comparison))

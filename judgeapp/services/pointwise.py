@@ -3,10 +3,7 @@ beside the scores, and its exports (JSON, CSV of the judgments, a Markdown summa
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -277,10 +274,6 @@ def judgments_csv(*, run: Run) -> str:
     return judgments_frame(run=run).to_csv(index=False)
 
 
-def report_json(report: dict) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n"
-
-
 def report_markdown_of(*, run: Run, report: dict | None = None) -> str:
     return report_markdown(report if report is not None else report_current(run=run))
 
@@ -295,14 +288,3 @@ def output_path_check(path: str | Path, what: str) -> Path:
     return path
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write a whole file or nothing: a reader never sees half a report."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

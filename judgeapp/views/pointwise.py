@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from judgeapp import selectors, selectors_releases
+from judgeapp.core.atomic import json_text
 from judgeapp.core.errors import InputError
 from judgeapp.forms_pointwise import GateDecisionForm, PointwiseForm, ReleaseForm
 from judgeapp.models import Executor, Purpose, Run, RunKind, UnitStatus
@@ -98,7 +99,7 @@ def export(request: HtmxHttpRequest, run_id: str, fmt: str) -> HttpResponse:
     elif fmt == "md":
         body, content_type = pointwise_services.report_markdown_of(run=run), "text/markdown; charset=utf-8"
     elif fmt == "json":
-        body, content_type = pointwise_services.report_json(pointwise_services.report_current(run=run)), "application/json"
+        body, content_type = json_text(pointwise_services.report_current(run=run)), "application/json"
     else:
         raise Http404
     response = HttpResponse(body, content_type=content_type)

@@ -11,7 +11,8 @@ from judgeapp.core.errors import InputError
 from judgeapp.management.base import JudgeCommand
 from judgeapp.models import Run, RunKind
 from judgeapp.selectors_releases import gate_evaluate
-from judgeapp.services.pointwise import output_path_check, report_json, report_current, write_atomic
+from judgeapp.core.atomic import json_text, write_text_atomic
+from judgeapp.services.pointwise import output_path_check, report_current
 
 
 class Command(JudgeCommand):
@@ -32,7 +33,7 @@ class Command(JudgeCommand):
         if report_path:
             report = report_current(run=run)
             gate = report["gate"]
-            write_atomic(report_path, report_json(report))
+            write_text_atomic(report_path, json_text(report))
         else:
             gate = gate_evaluate(run=run)
         if options["json"]:
