@@ -13,7 +13,6 @@ from judgeapp.services.pointwise import (
     InputFile,
     evals_file,
     evals_files,
-    pointwise_check,
 )
 
 
@@ -80,17 +79,8 @@ class PointwiseForm(forms.Form):
         data["rubric"] = self._input("rubric_pick", "rubric_file", RUBRIC_SUFFIXES, parse_rubric)
         if data.get("baseline_mean") is not None and data.get("baseline_run"):
             self.add_error("baseline_run", "Give a baseline mean or a baseline run, not both.")
-        if data["testset"] and data["rubric"] and "threshold" in data:
-            try:
-                pointwise_check(
-                    testset=data["testset"],
-                    rubric=data["rubric"],
-                    system=data.get("system"),
-                    generate=data.get("generate", False),
-                    threshold=data["threshold"],
-                )
-            except InputError as exc:
-                self.add_error(None, str(exc))
+        # The checks across fields (outputs or a system to generate them, the threshold on the scale) are
+        # pointwise_create's; the view shows its refusal on this form.
         return data
 
 
