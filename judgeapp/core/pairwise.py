@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from judgeapp.core.prompts import Prompt, load_prompt
 
@@ -81,7 +81,6 @@ class PairwiseCase:
     len_b: int = 0
     error_ab: str = ""
     error_ba: str = ""
-    extra: dict = field(default_factory=dict)
 
     @property
     def verdict(self) -> str | None:
@@ -114,7 +113,6 @@ class PairwiseCase:
             "longer": self.longer,
             **({"error_ab": self.error_ab} if self.error_ab else {}),
             **({"error_ba": self.error_ba} if self.error_ba else {}),
-            **self.extra,
         }
 
 

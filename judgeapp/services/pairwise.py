@@ -15,7 +15,6 @@ from judgeapp.models import Executor, Judge, Output, Rubric, Run, RunKind, Syste
 from judgeapp.services.content import git_commit_of, prompt_register, read_input_file, rubric_store, testset_store
 from judgeapp.services.runs import run_create
 
-SLOTS = ("A", "B")
 
 
 @dataclass
