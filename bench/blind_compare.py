@@ -76,8 +76,8 @@ def main() -> None:
     from django.conf import settings
     from django.core.management import call_command
 
-    from judgeapp.core.blind_inputs import read_version_dir
-    from judgeapp.core.blind_leakage import KnownName, scan_inputs
+    from judgeapp.blind.core.inputs import read_version_dir
+    from judgeapp.blind.core.leakage import KnownName, scan_inputs
     from judgeapp.models import Judge, Run
 
     call_command("migrate", verbosity=0)

@@ -21,8 +21,8 @@ from _setup import RUBRIC, FakeJudgeProcess, Worker, setup_django, testset_bytes
 
 def make_run(judge, n: int, executor: str):
     from judgeapp.models import RunKind
-    from judgeapp.services.content import prompt_register, rubric_store, testset_store
-    from judgeapp.services.runs import run_create
+    from judgeapp.judging.content import prompt_register, rubric_store, testset_store
+    from judgeapp.judging.runs import run_create
 
     nonce = uuid.uuid4().hex[:8]
     return run_create(
@@ -46,9 +46,9 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from judgeapp.judge_client import EndpointConfig, JudgeClient
+    from judgeapp.judging.client import EndpointConfig, JudgeClient
     from judgeapp.models import Judge
-    from judgeapp.services.runs import run_enqueue, run_execute_inline
+    from judgeapp.judging.runs import run_enqueue, run_execute_inline
 
     print(f"judgeapp overhead benchmark ({where})")
     fast = FakeJudgeProcess(latency=0.0)
@@ -57,8 +57,8 @@ def main() -> None:
 
         # (a) bare client calls, no cache, no database
         client = JudgeClient(EndpointConfig(name="bare", model="fake-judge", base_url=fast.url))
-        from judgeapp.core.parsing import score_spec
-        from judgeapp.core.prompts import load_prompt, user_message
+        from judgeapp.judging.parsing import score_spec
+        from judgeapp.judging.prompts import load_prompt, user_message
 
         prompt = load_prompt("pointwise")
         nonce = uuid.uuid4().hex[:8]

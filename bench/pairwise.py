@@ -64,8 +64,8 @@ def run_benchmark(args, workdir: Path) -> None:
     from django.core.management import call_command
 
     from judgeapp.models import Executor, Judge
-    from judgeapp.services.pairwise import FileInput, VersionSource, pairwise_run_create
-    from judgeapp.services.runs import run_execute_inline
+    from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
+    from judgeapp.judging.runs import run_execute_inline
 
     concurrency = args.concurrency or settings.JUDGE_MAX_CONCURRENCY
     call_command("migrate", verbosity=0)

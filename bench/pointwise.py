@@ -142,7 +142,7 @@ class QueryCounter:
 
 
 def make_run(judge, cases: int, executor: str, tag: str):
-    from judgeapp.services.pointwise import InputFile, pointwise_create
+    from judgeapp.pointwise.services import InputFile, pointwise_create
 
     rows = [
         {"id": f"c{i:05d}", "input": f"[{tag}] I can't reset my password (ticket {i}).",
@@ -230,7 +230,7 @@ def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, 
 
 def bench_inline(judge, args, counter: QueryCounter, ideal: float, fake_pid: int, port: int) -> dict:
     from judgeapp.models import CachedResponse, Executor
-    from judgeapp.services.runs import run_execute_inline
+    from judgeapp.judging.runs import run_execute_inline
 
     run_execute_inline(run=make_run(judge, 2 * args.pool, Executor.INLINE, f"warm-{uuid.uuid4().hex[:6]}"), concurrency=args.pool)
     CachedResponse.objects.all().delete()
@@ -256,7 +256,7 @@ def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int, port: 
     from django.conf import settings
 
     from judgeapp.models import CachedResponse, Executor, Run
-    from judgeapp.services.runs import run_enqueue
+    from judgeapp.judging.runs import run_enqueue
 
     CachedResponse.objects.all().delete()
     log_path = scratch / "worker.log"
@@ -348,12 +348,12 @@ def _tree_cpu_seconds(pid: int) -> float:
 def bench_breakdown(judge, args, counter: QueryCounter) -> None:
     """What one judgment costs this process, layer by layer: one thread, a judge that answers at once
     (start the fake judge with --latency 0 for this), the same prompts each time, cache emptied."""
-    from judgeapp.core.parsing import score_spec
-    from judgeapp.core.prompts import load_prompt, user_message
-    from judgeapp.judge_client import JudgeClient, ThreadLimiter
+    from judgeapp.judging.parsing import score_spec
+    from judgeapp.judging.prompts import load_prompt, user_message
+    from judgeapp.judging.client import JudgeClient, ThreadLimiter
     from judgeapp.models import CachedResponse, Executor
-    from judgeapp.services import judges as judge_services
-    from judgeapp.services.runs import run_execute_inline
+    from judgeapp.judging import judges as judge_services
+    from judgeapp.judging.runs import run_execute_inline
 
     n = args.breakdown
     prompts = [
@@ -396,11 +396,10 @@ def _instrument(counter: QueryCounter) -> dict:
     """Wrap the run machinery's steps to add up their CPU time and queries (one thread: no overlap)."""
     import functools
 
-    from judgeapp.judge_client import JudgeClient
-    from judgeapp.runkinds.pointwise import PointwiseHandler
-    from judgeapp.services import judges as judge_services
-    from judgeapp.services import runs as run_services
-
+    from judgeapp.judging.client import JudgeClient
+    from judgeapp.pointwise.runkind import PointwiseHandler
+    from judgeapp.judging import judges as judge_services
+    from judgeapp.judging import runs as run_services
     parts: dict[str, list] = {}
 
     def wrap(owner, name: str, label: str) -> None:

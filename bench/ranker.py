@@ -132,7 +132,7 @@ def main(argv=None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="bench-ranker-"))
     setup_django(workdir)
     from fakejudge import DemoBrain, FakeJudgeServer
-    from judgeapp.core.ranker import top_k_lower_bound
+    from judgeapp.ranker.core import top_k_lower_bound
 
     bench = Bench(args)
     directories = [bench.candidates(workdir, t) for t in range(args.trials)]

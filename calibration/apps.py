@@ -6,4 +6,4 @@ class CalibrationConfig(AppConfig):
     verbose_name = "Calibration"
 
     def ready(self):
-        from . import signals  # noqa: F401  (worker start-up catch-up)
+        from . import signals, tasks  # noqa: F401  (worker start-up catch-up; tasks registered by name)

@@ -4,7 +4,7 @@ pointwise run in the demo annotators' queues."""
 from django.contrib.auth import get_user_model
 
 from calibration.models import Sample
-from calibration.pandalm import pandalm_ensure
+from calibration.services.pandalm import pandalm_ensure
 from calibration.services.agreement import agreement_compute
 from calibration.services.samples import sample_draw
 from judgeapp.models import Run, RunStatus

@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 
 from calibration.models import AgreementMetric
 from calibration.services.samples import MAX_SAMPLE_SIZE
-from judgeapp import selectors as judgeapp_selectors
+from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.roles import Role
 
 User = get_user_model()

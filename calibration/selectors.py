@@ -1,7 +1,7 @@
 """What the rest of the app asks calibration, and calibration's own reads.
 
 judgeapp's gate and reports call `gate_lock_reasons` and `agreement_for_run`; nothing else of calibration's
-is imported outside it. judgeapp's data is read only through `judgeapp.selectors`.
+is imported outside it. judgeapp's data is read only through `judgeapp.judging.selectors`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from calibration.models import (
     JudgeLock,
     Sample,
 )
-from judgeapp import selectors as judgeapp_selectors
+from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.models import Run, RunKind, content_hash, short_version
 
 POOLED_JURY = "jury"

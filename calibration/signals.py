@@ -5,6 +5,6 @@ from celery.signals import worker_ready
 
 @worker_ready.connect
 def _refresh_on_start(sender=None, **kwargs):
-    from calibration.tasks import refresh_agreements
+    from judgeapp.judging import taskqueue
 
-    refresh_agreements.delay()
+    taskqueue.send(taskqueue.REFRESH_AGREEMENTS)

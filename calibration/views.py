@@ -15,8 +15,8 @@ from calibration.models import JudgeLock
 from calibration.services import labels as label_services
 from calibration.services import locks as lock_services
 from calibration.services.samples import sample_draw
-from judgeapp import selectors as judgeapp_selectors
-from judgeapp.core.errors import InputError
+from judgeapp.judging import selectors as judgeapp_selectors
+from judgeapp.judging.errors import InputError
 from judgeapp.roles import READERS, Role, has_role, role_required
 
 

@@ -9,7 +9,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "judgeapp.settings")
 
 app = Celery("judgeapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# Every package with a tasks module (the run machinery's, the ranker's inserts, calibration's agreement).
+app.autodiscover_tasks(["judgeapp.judging", "judgeapp.ranker", "calibration"])
 
 
 def _prepare_embedded_broker() -> None:

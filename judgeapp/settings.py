@@ -80,6 +80,14 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "judgeapp.context_processors.roles",
             ],
+            # Each mode keeps its template tags in its own package (judgeapp/<mode>/templatetags.py).
+            "libraries": {
+                "judgeapp": "judgeapp.web.templatetags",
+                "pointwise": "judgeapp.pointwise.templatetags",
+                "jury": "judgeapp.jury.templatetags",
+                "blind": "judgeapp.blind.templatetags",
+                "ranker": "judgeapp.ranker.templatetags",
+            },
         },
     },
 ]

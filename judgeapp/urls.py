@@ -2,8 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from judgeapp.views import shell
-
+from judgeapp.web import views as shell
 urlpatterns = [
     path("", shell.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -15,11 +14,11 @@ urlpatterns = [
     path("runs/<str:run_id>/judgments/<uuid:judgment_uuid>/", shell.judgment_detail, name="judgment_detail"),
     path("judges/", shell.judges_list, name="judges"),
     path("calibration/", include("calibration.urls")),
-    path("blind/", include("judgeapp.urls_blind")),
-    path("agent/", include("judgeapp.views.agent")),
-    path("pointwise/", include("judgeapp.urls_pointwise")),
-    path("pairwise/", include("judgeapp.views.pairwise")),
-    path("jury/", include("judgeapp.views.jury")),
+    path("blind/", include("judgeapp.blind.urls")),
+    path("agent/", include("judgeapp.agent.views")),
+    path("pointwise/", include("judgeapp.pointwise.urls")),
+    path("pairwise/", include("judgeapp.pairwise.views")),
+    path("jury/", include("judgeapp.jury.views")),
     path("admin/", admin.site.urls),
-    path("ranker/", include("judgeapp.views.ranker_urls")),
+    path("ranker/", include("judgeapp.ranker.urls")),
 ]

@@ -3,8 +3,8 @@
 import json
 
 from judgeapp.models import Executor, RunKind
-from judgeapp.services.content import prompt_register, rubric_store, testset_store
-from judgeapp.services.runs import run_create
+from judgeapp.judging.content import prompt_register, rubric_store, testset_store
+from judgeapp.judging.runs import run_create
 
 RUBRIC_ONE = b'''
 name = "support-quality"

@@ -5,8 +5,8 @@ import time
 import pytest
 
 from fakejudge import BrokenBody, DemoBrain, FakeJudgeServer, Hang, PerConversation, Reply, ReplyJSON, Sequence, Status
-from judgeapp.core.parsing import score_spec
-from judgeapp.judge_client import (
+from judgeapp.judging.parsing import score_spec
+from judgeapp.judging.client import (
     EndpointConfig,
     JudgeClient,
     JudgeRejected,

@@ -7,9 +7,9 @@ import uuid
 import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.models import EndpointSource, Judge, System
-from judgeapp.services.judges import client_for, judge_get, judges_sync, system_get
+from judgeapp.judging.judges import client_for, judge_get, judges_sync, system_get
 
 GOOD = b'''
 [judges.small-a]
@@ -119,8 +119,8 @@ def test_concurrency_limit_holds_across_connections(transactional_db):
         def call(i):
             try:
                 # A fresh client per thread: only the database slots are shared.
-                from judgeapp.judge_client import JudgeClient
-                from judgeapp.services.judges import DatabaseSlotLimiter, endpoint_config
+                from judgeapp.judging.client import JudgeClient
+                from judgeapp.judging.judges import DatabaseSlotLimiter, endpoint_config
 
                 JudgeClient(endpoint_config(judge), limiter=DatabaseSlotLimiter()).chat([{"role": "user", "content": f"q{i}"}])
             finally:
@@ -143,7 +143,7 @@ def test_slots_held_by_a_dead_process_are_freed_at_once(transactional_db):
     from django.utils import timezone
 
     from judgeapp.models import JudgeSlot
-    from judgeapp.services.judges import DatabaseSlotLimiter
+    from judgeapp.judging.judges import DatabaseSlotLimiter
 
     limiter = DatabaseSlotLimiter()
     with limiter("held", 2):
@@ -158,8 +158,8 @@ def test_slots_held_by_a_dead_process_are_freed_at_once(transactional_db):
 def test_host_limiter_bounds_concurrent_calls_across_file_descriptors(tmp_path):
     """The SQLite default: slot files under DATA_DIR/locks; each caller opens its own descriptor, as a
     separate worker process would."""
-    from judgeapp.judge_client import EndpointConfig, JudgeClient
-    from judgeapp.services.judges import HostSlotLimiter
+    from judgeapp.judging.client import EndpointConfig, JudgeClient
+    from judgeapp.judging.judges import HostSlotLimiter
 
     with FakeJudgeServer(DemoBrain(), latency=0.15) as server:
         limiter = HostSlotLimiter(tmp_path)
@@ -178,7 +178,7 @@ def test_host_limiter_slot_of_a_killed_process_is_free_at_once(tmp_path):
     import sys
     import time
 
-    from judgeapp.services.judges import HostSlotLimiter
+    from judgeapp.judging.judges import HostSlotLimiter
 
     limiter = HostSlotLimiter(tmp_path)
     slot_file = limiter._slot_path("solo", 0)
@@ -201,7 +201,7 @@ def test_host_limiter_waiters_queue_on_a_gate_that_a_killed_waiter_does_not_bloc
     import sys
     import time
 
-    from judgeapp.services.judges import HostSlotLimiter
+    from judgeapp.judging.judges import HostSlotLimiter
 
     limiter = HostSlotLimiter(tmp_path)
     hold = "import fcntl,os,time; fd=os.open({!r}, os.O_RDWR|os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"
@@ -251,8 +251,8 @@ def redis_url():
 
 def test_redis_limiter_bounds_concurrent_calls_across_clients(redis_url):
     """Production with a Redis broker: each thread has its own Redis client, as workers on other machines."""
-    from judgeapp.judge_client import EndpointConfig, JudgeClient
-    from judgeapp.services.judges import RedisSlotLimiter
+    from judgeapp.judging.client import EndpointConfig, JudgeClient
+    from judgeapp.judging.judges import RedisSlotLimiter
 
     name = f"redis-limited-{uuid.uuid4().hex[:6]}"
     with FakeJudgeServer(DemoBrain(), latency=0.15) as server:
@@ -274,7 +274,7 @@ def test_redis_limiter_takes_back_a_dead_holders_slot_at_once(redis_url):
     import socket
     import time
 
-    from judgeapp.services.judges import RedisSlotLimiter
+    from judgeapp.judging.judges import RedisSlotLimiter
 
     limiter = RedisSlotLimiter(redis_url)
     key = limiter.key(f"dead-{uuid.uuid4().hex[:6]}")
@@ -285,7 +285,7 @@ def test_redis_limiter_takes_back_a_dead_holders_slot_at_once(redis_url):
 
 
 def test_limiter_kind_follows_the_deployment():
-    from judgeapp.services.judges import limiter_kind
+    from judgeapp.judging.judges import limiter_kind
 
     sqlite, postgres = "django.db.backends.sqlite3", "django.db.backends.postgresql"
     assert limiter_kind(configured="", engine=sqlite, broker_url="filesystem://localhost/") == "host"

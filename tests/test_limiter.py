@@ -6,10 +6,10 @@ import time
 import pytest
 from django.utils import timezone
 
-import judgeapp.services.judges as judges_module
+import judgeapp.judging.judges as judges_module
 from judgeapp.models import JudgeSlot
-from judgeapp.services.judges import DatabaseSlotLimiter
-from judgeapp.workers import worker_identity
+from judgeapp.judging.judges import DatabaseSlotLimiter
+from judgeapp.judging.workers import worker_identity
 
 pytestmark = pytest.mark.django_db
 

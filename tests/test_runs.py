@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from fakejudge import PerConversation, Reply, Status, When
 from judgeapp.models import AuditLog, Judgment, Output, Run, RunStatus, UnitStatus
-from judgeapp.services import runs
+from judgeapp.judging import runs
 from tests.factories import RUBRIC_TWO, pointwise_run
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +53,7 @@ def test_a_unit_is_claimed_by_one_caller_only(judge):
 
 
 def test_only_the_claim_holder_can_record(judge):
-    from judgeapp.runkinds import UnitResult
+    from judgeapp.judging.runkind import UnitResult
 
     run = pointwise_run(judge=judge, n=1)
     runs.run_start(run_pk=run.pk)
@@ -74,8 +74,7 @@ def test_an_expired_lease_can_be_taken_over(judge):
 
 
 def test_recovery_releases_the_claims_of_a_dead_process(judge, monkeypatch):
-    from judgeapp import tasks
-
+    from judgeapp.judging import tasks
     sent = []
     monkeypatch.setattr(tasks.execute_judgment, "apply_async", lambda args, **kw: sent.append(args[0]))
     run = pointwise_run(judge=judge, n=2, executor="celery")
@@ -93,8 +92,8 @@ def test_recovery_releases_the_claims_of_a_dead_process(judge, monkeypatch):
 
 
 def test_recovery_leaves_a_live_claim_alone(judge, monkeypatch):
-    from judgeapp import tasks
-    from judgeapp.workers import worker_identity
+    from judgeapp.judging import tasks
+    from judgeapp.judging.workers import worker_identity
 
     monkeypatch.setattr(tasks.execute_judgment, "apply_async", lambda args, **kw: None)
     run = pointwise_run(judge=judge, n=1, executor="celery")
@@ -181,7 +180,7 @@ def test_threads_in_process_judge_concurrently(transactional_db, make_judge):
 
 
 def test_run_id_must_be_safe_for_a_directory(judge):
-    from judgeapp.core.errors import InputError
+    from judgeapp.judging.errors import InputError
 
     with pytest.raises(InputError, match="run id"):
         pointwise_run(judge=judge, run_id="../escape")
@@ -195,7 +194,7 @@ def test_a_sequential_runs_lease_is_short_and_renewed_while_it_works(transaction
     """Another machine must be able to take over a dead holder's run within minutes, not hours."""
     import time
 
-    from judgeapp.runkinds.base import _REGISTRY, RunHandler
+    from judgeapp.judging.runkind import _REGISTRY, RunHandler
 
     seen = {}
 

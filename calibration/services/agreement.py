@@ -19,6 +19,7 @@ from calibration.core.agreement import LabelPair, inter_annotator, judge_human
 from calibration.core.labels import label_value
 from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
 from calibration.selectors import judge_configurations
+from judgeapp.judging import taskqueue
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +32,8 @@ def agreement_enqueue(*, sample_id: int) -> None:
     """Compute the sample's agreement in a worker once the labels' transaction commits."""
 
     def send():
-        from calibration.tasks import compute_agreement
-
         try:
-            compute_agreement.delay(sample_id)
+            taskqueue.send(taskqueue.COMPUTE_AGREEMENT, sample_id)
         except Exception:  # noqa: BLE001 - the labels are stored; a worker's start-up or `agreement` catches up
             log.warning("could not enqueue the agreement of sample %s; it stays pending", sample_id, exc_info=True)
 

@@ -24,9 +24,9 @@ from calibration.models import Assignment, AssignmentState, LabelSource, Sample,
 from calibration.selectors import primary_judge
 from calibration.services.agreement import agreement_enqueue
 from calibration.services.samples import run_items
-from judgeapp import selectors as judgeapp_selectors
-from judgeapp.core.errors import InputError
-from judgeapp.core.files import decode_text
+from judgeapp.judging import selectors as judgeapp_selectors
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import decode_text
 
 User = get_user_model()
 

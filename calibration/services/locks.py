@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, JudgeLock
 from calibration.selectors import decisive_result, level_current
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog
 
 

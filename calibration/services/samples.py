@@ -11,8 +11,8 @@ from calibration.core.labels import PAIRWISE, parse_label
 from calibration.core.sampling import assign, queue_order, reply_order_swapped, stratified_sample
 from calibration.models import Assignment, Sample, SampleItem
 from calibration.selectors import POOLED_JURY, judge_configurations, primary_judge
-from judgeapp import selectors as judgeapp_selectors
-from judgeapp.core.errors import InputError
+from judgeapp.judging import selectors as judgeapp_selectors
+from judgeapp.judging.errors import InputError
 from judgeapp.models import Run, RunStatus
 from judgeapp.roles import Role, has_role
 

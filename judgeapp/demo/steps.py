@@ -2,7 +2,7 @@
 
 from judgeapp.demo import EVALS, DemoContext, step
 from judgeapp.models import Executor, RunKind
-from judgeapp.services.runs import run_execute_inline
+from judgeapp.judging.runs import run_execute_inline
 
 
 def _demo_support_bot(ctx: DemoContext):
@@ -30,9 +30,9 @@ def _demo_support_bot(ctx: DemoContext):
 def pointwise(ctx: DemoContext) -> str:
     """The replies support-bot gives in production (they come with the test set), scored and released by
     the lead as v1.0: the baseline its next version is held to."""
-    from judgeapp.core.errors import InputError
-    from judgeapp.services.pointwise import InputFile, pointwise_create
-    from judgeapp.services.releases import release_mark
+    from judgeapp.judging.errors import InputError
+    from judgeapp.pointwise.services import InputFile, pointwise_create
+    from judgeapp.releases.services import release_mark
 
     run = pointwise_create(
         testset=InputFile.from_path(EVALS / "support" / "testset.jsonl"),
@@ -58,9 +58,9 @@ def pointwise(ctx: DemoContext) -> str:
 def pointwise_candidate(ctx: DemoContext) -> str:
     """support-bot's candidate answers every case itself; the gate compares it with the v1.0 release, and
     the lead approves it (or, if the gate is closed, blocks it) with a reason."""
-    from judgeapp.selectors_releases import gate_evaluate
-    from judgeapp.services.pointwise import InputFile, pointwise_create
-    from judgeapp.services.releases import gate_decide
+    from judgeapp.releases.selectors import gate_evaluate
+    from judgeapp.pointwise.services import InputFile, pointwise_create
+    from judgeapp.releases.services import gate_decide
 
     run = pointwise_create(
         testset=InputFile.from_path(EVALS / "support" / "testset.jsonl"),
@@ -94,8 +94,8 @@ def blind(ctx: DemoContext) -> str:
 
     from django.conf import settings
 
-    from judgeapp.core.blind_inputs import expectations_from_lines
-    from judgeapp.services.blind import blind_compare_create, version_from_browse
+    from judgeapp.blind.core.inputs import expectations_from_lines
+    from judgeapp.blind.services import blind_compare_create, version_from_browse
 
     source = EVALS / "blind" / "runbook"
     inbox = settings.BROWSE_ROOTS[0]
@@ -131,7 +131,7 @@ def rank(ctx: DemoContext) -> str:
     import shutil
 
     from judgeapp.models import Run as RunModel
-    from judgeapp.services.ranker import candidates_in_dir, rank_create
+    from judgeapp.ranker.services import candidates_in_dir, rank_create
 
     # The demo's own directory, left by an earlier database: the demo is rebuilt from scratch.
     shutil.rmtree(RunModel(run_id="demo-rank", kind=RunKind.RANK).run_dir, ignore_errors=True)
@@ -154,7 +154,7 @@ def rank(ctx: DemoContext) -> str:
 @step("demo-agent")
 def agent(ctx: DemoContext) -> str:
     """An agent's finished workspace and trace (evals/agent/flowers), judged requirement by requirement."""
-    from judgeapp.services.agent import agent_inputs_read, agent_run_create
+    from judgeapp.agent.services import agent_inputs_read, agent_run_create
 
     base = EVALS / "agent" / "flowers"
     inputs = agent_inputs_read(
@@ -190,7 +190,7 @@ def calibration(ctx: DemoContext) -> str:
 
 @step("demo-pairwise")
 def pairwise(ctx: DemoContext) -> str:
-    from judgeapp.services.pairwise import FileInput, VersionSource, pairwise_run_create
+    from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
 
     brief, thorough = ctx.systems[0], ctx.systems[1]
     run = pairwise_run_create(
@@ -211,8 +211,8 @@ def pairwise(ctx: DemoContext) -> str:
 
 @step("demo-jury")
 def jury(ctx: DemoContext) -> str:
-    from judgeapp.services.jury import jury_run_create
-    from judgeapp.services.pairwise import FileInput
+    from judgeapp.jury.services import jury_run_create
+    from judgeapp.pairwise.services import FileInput
 
     run = jury_run_create(
         run_id="demo-jury",

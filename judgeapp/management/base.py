@@ -11,7 +11,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 
 
 class Interrupted(Exception):
@@ -54,7 +54,7 @@ class JudgeCommand(BaseCommand):
     def _mark_interrupted(self, why: str) -> None:
         if self.current_run is None:
             return
-        from judgeapp.services.runs import run_fail
+        from judgeapp.judging.runs import run_fail
 
         run_fail(run_pk=self.current_run.pk, error=f"interrupted by {why} before it finished")
 

@@ -4,7 +4,7 @@ import uuid
 
 from django.db import models
 
-from judgeapp.core.families import family_from_model
+from .families import family_from_model
 
 from .base import TimeStampedModel, content_hash, short_version
 

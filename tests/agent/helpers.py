@@ -97,7 +97,7 @@ def tree_snapshot(root: Path) -> dict[str, bytes]:
 def agent_run(judge, workspace, *, requirements: bytes = REQUIREMENTS_MD, trace: bytes | None = TRACE, run_id=None,
               executor="inline", workspace_name: str = ""):
     """An agent run stored the way the app stores one (Django needed)."""
-    from judgeapp.services.agent import agent_inputs_read, agent_run_create
+    from judgeapp.agent.services import agent_inputs_read, agent_run_create
 
     inputs = agent_inputs_read(
         task=TASK.encode(), task_name="task.md", requirements=requirements, requirements_name="requirements.md",

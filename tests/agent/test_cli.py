@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.models import Run
 from tests.agent.helpers import REQUIREMENTS_MD, TASK, TRACE, make_workspace, zip_bytes
 from tests.helpers import ROOT, database_url_for_subprocess

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_demo_agent_step_judges_the_flowers_workspace_with_the_scripted_judge(lead):
-    from judgeapp.core.agent import sandbox_status
+    from judgeapp.agent.core import sandbox_status
 
     with FakeJudgeServer() as server:
         judges, systems = demo_endpoints(server.url)

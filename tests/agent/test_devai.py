@@ -5,9 +5,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from judgeapp.core.agent import MET, NOT_MET, UNVERIFIED
-from judgeapp.core.agent.agreement import compare
-from judgeapp.core.errors import InputError
+from judgeapp.agent.core import MET, NOT_MET, UNVERIFIED
+from judgeapp.agent.core.agreement import compare
+from judgeapp.judging.errors import InputError
 
 
 def test_agreement_leaves_unverified_out_and_counts_it_in_the_strict_figure():

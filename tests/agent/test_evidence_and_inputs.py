@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from judgeapp.core.agent import ToolBox, Workspace, parse_requirements, parse_task, parse_trace
-from judgeapp.core.agent.evidence import check_evidence
-from judgeapp.core.errors import InputError
+from judgeapp.agent.core import ToolBox, Workspace, parse_requirements, parse_task, parse_trace
+from judgeapp.agent.core.evidence import check_evidence
+from judgeapp.judging.errors import InputError
 from tests.agent.helpers import REQUIREMENTS_MD, TRACE, make_workspace
 
 

@@ -3,7 +3,7 @@
 import json
 import re
 
-from judgeapp.core.agent import (
+from judgeapp.agent.core import (
     MAX_TOOL_CALLS,
     NOT_MET,
     UNVERIFIED,
@@ -15,7 +15,7 @@ from judgeapp.core.agent import (
     parse_trace,
     tool_call,
 )
-from judgeapp.core.prompts import load_prompt
+from judgeapp.judging.prompts import load_prompt
 from tests.agent.helpers import TASK, TRACE, make_workspace
 
 

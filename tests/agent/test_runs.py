@@ -7,9 +7,9 @@ import pytest
 from django.conf import settings
 
 from fakejudge import Status, ToolCalls
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.models import Run, RunStatus, UnitStatus
-from judgeapp.services import runs
+from judgeapp.judging import runs
 from tests.agent.helpers import agent_run, make_workspace, tar_bytes, zip_bytes
 
 pytestmark = pytest.mark.django_db
@@ -83,7 +83,7 @@ def test_report_has_the_contract_keys_and_one_conversation_per_requirement(judge
 
 
 def test_judge_runs_a_file_in_the_sandbox_when_the_requirement_asks(judge, tmp_path):
-    from judgeapp.core.agent import sandbox_status
+    from judgeapp.agent.core import sandbox_status
 
     if not sandbox_status().available:
         pytest.skip(sandbox_status().reason)
@@ -154,8 +154,7 @@ def test_verdicts_for_calibration_are_pass_or_fail_per_requirement(judge, tmp_pa
     settings.AGENT_SANDBOX_ENABLED = False
     run = agent_run(judge, make_workspace(tmp_path / "ws", with_plot=False))
     runs.run_execute_inline(run=run)
-    from judgeapp import selectors
-
+    from judgeapp.judging import selectors
     verdicts = {(v.case_id, v.value) for v in selectors.run_verdicts(run=Run.objects.get(pk=run.pk))}
     assert verdicts == {("1", "fail"), ("2", "pass"), ("3", "pass")}
     assert json.dumps(run.report)  # the whole report is JSON

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from judgeapp.core.agent import Sandbox, SandboxLimits, ToolBox, Workspace, sandbox_status
+from judgeapp.agent.core import Sandbox, SandboxLimits, ToolBox, Workspace, sandbox_status
 from tests.agent.helpers import make_workspace, tree_snapshot
 
 pytestmark = pytest.mark.skipif(
@@ -115,7 +115,7 @@ def test_run_output_shows_paths_relative_to_the_workspace(workspace):
 
 
 def test_unavailable_sandbox_is_not_offered_to_the_judge(workspace):
-    from judgeapp.core.agent import SandboxStatus
+    from judgeapp.agent.core import SandboxStatus
 
     none = Sandbox(status=SandboxStatus(False, reason="no namespaces"))
     toolbox = ToolBox(Workspace(workspace), None, none)

@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from judgeapp.models import Run
-from judgeapp.services import runs
+from judgeapp.judging import runs
 from tests.agent.helpers import REQUIREMENTS_MD, TASK, TRACE, agent_run, make_workspace, tar_bytes, zip_bytes
 
 pytestmark = pytest.mark.django_db

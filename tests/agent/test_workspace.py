@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from judgeapp.core.agent import ToolBox, Workspace, WorkspaceLimits, ingest_archive, ingest_directory
-from judgeapp.core.errors import InputError
+from judgeapp.agent.core import ToolBox, Workspace, WorkspaceLimits, ingest_archive, ingest_directory
+from judgeapp.judging.errors import InputError
 from tests.agent.helpers import make_workspace, png_bytes, tar_bytes, zip_bytes
 
 

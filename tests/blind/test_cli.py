@@ -6,7 +6,7 @@ import subprocess
 import pytest
 from django.core.management import call_command
 
-from judgeapp.core.blind import comparison_errors
+from judgeapp.blind.core.comparator import comparison_errors
 from judgeapp.models import BlindComparison, Run, RunKind
 from tests.blind.helpers import FAILED_RUN, MIDDLING, STRONG, WEAK, write_inputs, write_version
 
@@ -148,7 +148,7 @@ def test_a_directory_name_from_the_mapping_found_in_another_version_is_a_leak(ju
     ],
 )
 def test_bad_input_is_one_clear_error_with_nothing_stored(judge, tmp_path, args, message):
-    from judgeapp.core.errors import InputError
+    from judgeapp.judging.errors import InputError
 
     a = write_version(tmp_path, "a", [MIDDLING])
     b = write_version(tmp_path, "b", [STRONG])

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from judgeapp.core.blind import (
+from judgeapp.blind.core.comparator import (
     ComparisonImpossible,
     Pairwise,
     RunScore,

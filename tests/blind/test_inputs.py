@@ -7,14 +7,14 @@ import zipfile
 
 import pytest
 
-from judgeapp.core.blind_inputs import (
+from judgeapp.blind.core.inputs import (
     parse_expectations,
     read_version_dir,
     read_version_zip,
     split_version_argument,
 )
-from judgeapp.core.blind_replies import render_run
-from judgeapp.core.errors import InputError
+from judgeapp.blind.core.replies import render_run
+from judgeapp.judging.errors import InputError
 
 LIMIT = 10_000
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from judgeapp.core.blind_inputs import version_from_files
-from judgeapp.core.blind_leakage import Kind, KnownName, mapping_names, scan_inputs
+from judgeapp.blind.core.inputs import version_from_files
+from judgeapp.blind.core.leakage import Kind, KnownName, mapping_names, scan_inputs
 
 EVALS = Path(__file__).resolve().parents[2] / "evals" / "blind" / "runbook"
 
@@ -142,7 +142,7 @@ def test_repeated_leaks_in_one_file_are_one_flag_that_counts_the_lines():
 
 
 def test_the_example_leaky_version_is_flagged_for_each_identity():
-    from judgeapp.core.blind_inputs import read_version_dir
+    from judgeapp.blind.core.inputs import read_version_dir
 
     content = read_version_dir(EVALS / "leaky" / "with-skill", max_run_bytes=100_000)
     flags = scan_inputs(versions=[("version A", content)], eval_prompt="Write a runbook.", expectations=[],

@@ -5,9 +5,9 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from judgeapp.core.blind_replies import RUBRIC_SPEC, render_expectations, render_rubric, score_spec
-from judgeapp.core.parsing import ParseError
-from judgeapp.core.prompts import load_prompt
+from judgeapp.blind.core.replies import RUBRIC_SPEC, render_expectations, render_rubric, score_spec
+from judgeapp.judging.parsing import ParseError
+from judgeapp.judging.prompts import load_prompt
 
 CORE = [
     {"name": n, "description": f"{n} for this task", "score_1": "bad", "score_5": "good"}

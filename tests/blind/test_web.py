@@ -10,9 +10,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from judgeapp.core.blind import comparison_errors
+from judgeapp.blind.core.comparator import comparison_errors
 from judgeapp.models import AuditLog, BlindComparison, BlindVersion, Run
-from judgeapp.services import runs as run_services
+from judgeapp.judging import runs as run_services
 from tests.blind.helpers import EXPECTATIONS, FAILED_RUN, MIDDLING, STRONG, TASK, WEAK, write_version
 
 pytestmark = pytest.mark.django_db
@@ -35,8 +35,7 @@ def inbox(tmp_path, settings):
 @pytest.fixture
 def no_celery(monkeypatch):
     """Runs started from the browser go to Celery; here they are executed in-process by the test."""
-    from judgeapp import tasks
-
+    from judgeapp.judging import tasks
     sent = []
     monkeypatch.setattr(tasks.start_run, "delay", lambda pk: sent.append(pk))
     return sent

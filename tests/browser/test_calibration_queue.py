@@ -68,7 +68,7 @@ def test_annotator_scores_five_items_with_the_keyboard_only_undoes_one_and_the_l
 
 
 def test_lead_sees_real_agreement_figures_and_the_lock_on_the_calibration_page(page, lead, annotator, small_pairwise_run, screenshots):
-    from calibration.pandalm import pandalm_import
+    from calibration.services.pandalm import pandalm_import
     from calibration.services.agreement import agreement_compute
 
     run, sample = pandalm_import()

@@ -1,6 +1,6 @@
 import pytest
 
-from judgeapp.services import runs
+from judgeapp.judging import runs
 from tests.browser.conftest import log_in
 from tests.factories import pointwise_run
 

@@ -4,7 +4,7 @@ them, and the reports, the side-by-side case and the case x juror grid are read 
 import pytest
 
 from fakejudge import DemoBrain, Reply, When
-from judgeapp.services import content
+from judgeapp.judging import content
 from tests import factories
 from tests.browser.conftest import log_in
 from tests.factories import GOOD_REPLY, RUBRIC_TWO

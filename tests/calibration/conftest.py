@@ -10,8 +10,8 @@ import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.models import Executor, RunKind
-from judgeapp.services import runs
-from judgeapp.services.content import prompt_register, rubric_store, testset_store
+from judgeapp.judging import runs
+from judgeapp.judging.content import prompt_register, rubric_store, testset_store
 from tests.factories import RUBRIC_ONE, RUBRIC_TWO
 
 SYSTEM_NAME = "acme-support-bot-v7"
@@ -106,7 +106,7 @@ __all__ = ["RUBRIC_ONE", "RUBRIC_TWO", "SYSTEM_MODEL", "SYSTEM_NAME", "labels_cs
 def small_pairwise_run(db):
     """A finished pairwise run (judged elsewhere, imported) with n items; the judge preferred A on even items."""
     from judgeapp.models import Judge
-    from judgeapp.services.imports import ImportedPair, pairwise_run_import
+    from calibration.services.imports import ImportedPair, pairwise_run_import
 
     def make(n=8, run_id="pairwise-small"):
         judge = Judge.objects.create(name="pair-judge", model="pair-judge-model-70b", family="anthropic")

@@ -18,7 +18,7 @@ def run_command(*args) -> tuple[int, str, str]:
     """The command as a user runs it: exit status, stdout, stderr (InputError -> one line, exit 2)."""
     from io import StringIO
 
-    from judgeapp.core.errors import InputError
+    from judgeapp.judging.errors import InputError
 
     out, err = StringIO(), StringIO()
     try:

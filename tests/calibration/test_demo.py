@@ -3,7 +3,7 @@
 import pytest
 
 from calibration.models import AgreementResult, Assignment, Sample
-from calibration.pandalm import RUN_ID
+from calibration.services.pandalm import RUN_ID
 from judgeapp.demo import demo_load
 
 # The demo's pointwise run judges on eight threads: each needs to see the committed data.

@@ -10,11 +10,11 @@ from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from calibration.services.samples import sample_draw
 from judgeapp.models import Output, RunKind, RunStatus
-from judgeapp.runkinds import RunHandler, Verdict
-from judgeapp.runkinds import base as runkinds_base
-from judgeapp.services.content import rubric_store
-from judgeapp.services.content import testset_store as store_testset
-from judgeapp.services.runs import run_create
+from judgeapp.judging.runkind import RunHandler, Verdict
+from judgeapp.judging import runkind as runkinds_base
+from judgeapp.judging.content import rubric_store
+from judgeapp.judging.content import testset_store as store_testset
+from judgeapp.judging.runs import run_create
 from tests.calibration.conftest import RUBRIC_ONE, labels_csv
 from tests import factories
 

@@ -1,7 +1,7 @@
 import pytest
 
-from judgeapp.core.errors import InputError
-from judgeapp.core.files import parse_outputs, parse_rubric, parse_testset, render_criterion
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import parse_outputs, parse_rubric, parse_testset, render_criterion
 
 RUBRIC = b'''
 name = "support-quality"

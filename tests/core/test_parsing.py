@@ -1,6 +1,6 @@
 import pytest
 
-from judgeapp.core.parsing import (
+from judgeapp.judging.parsing import (
     JUROR_SPEC,
     PAIRWISE_SPEC,
     ParseError,

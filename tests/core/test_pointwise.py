@@ -1,4 +1,5 @@
-from judgeapp.core.pointwise import ScoredItem, gate_decision, summarize
+from judgeapp.pointwise.core import ScoredItem, summarize
+from judgeapp.releases.core import gate_decision
 
 
 def test_stub_judge_4_5_2_5_mean_is_exactly_4_and_gate_passes():
@@ -46,7 +47,7 @@ def test_histogram_and_lowest_cases():
 
 
 def test_bootstrap_interval_contains_the_mean_and_narrows_with_more_cases():
-    from judgeapp.core.pointwise import bootstrap_mean_ci
+    from judgeapp.pointwise.core import bootstrap_mean_ci
 
     few = bootstrap_mean_ci([4, 5, 2, 5])
     many = bootstrap_mean_ci([4, 5, 2, 5] * 50)
@@ -56,7 +57,7 @@ def test_bootstrap_interval_contains_the_mean_and_narrows_with_more_cases():
 
 
 def test_bootstrap_interval_of_identical_scores_is_the_point_and_of_one_score_is_none():
-    from judgeapp.core.pointwise import bootstrap_mean_ci
+    from judgeapp.pointwise.core import bootstrap_mean_ci
 
     assert bootstrap_mean_ci([3, 3, 3]) == [3.0, 3.0]
     assert bootstrap_mean_ci([3]) is None
@@ -64,7 +65,7 @@ def test_bootstrap_interval_of_identical_scores_is_the_point_and_of_one_score_is
 
 def test_overall_interval_resamples_cases_not_single_scores():
     """Three criteria that always agree are one observation per case, not three."""
-    from judgeapp.core.pointwise import bootstrap_mean_ci
+    from judgeapp.pointwise.core import bootstrap_mean_ci
 
     scores = [1, 5, 2, 4, 5, 1, 3, 5]
     items = [ScoredItem(f"c{i}", criterion, s) for i, s in enumerate(scores) for criterion in ("a", "b", "c")]
@@ -83,7 +84,7 @@ def test_lowest_items_link_to_their_judgment_and_histograms_cover_each_criterion
 
 
 def test_markdown_summary_leads_with_the_gate_and_lists_the_lowest_cases():
-    from judgeapp.core.pointwise import report_markdown
+    from judgeapp.pointwise.core import report_markdown
 
     items = [ScoredItem("c1", "q", 5, "fine"), ScoredItem("c2", "q", 1, "rude | wrong\nreply")]
     report = {"run_id": "r1", **summarize(items)}

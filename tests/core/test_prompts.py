@@ -2,7 +2,7 @@
 
 import pytest
 
-from judgeapp.core.prompts import PromptError, load_prompt
+from judgeapp.judging.prompts import PromptError, load_prompt
 
 POINTWISE = """You are grading one reply from a customer-support assistant. Judge it only
 against the rubric. Length and confident tone are not quality.

@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 
 from judgeapp.models import Run, RunStatus
-from judgeapp.services import runs
-from judgeapp.signals import _fresh_connections
+from judgeapp.judging import runs
+from judgeapp.judging.signals import _fresh_connections
 from tests.factories import pointwise_run
 from tests.helpers import wait_for
 

@@ -4,7 +4,7 @@ import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.models import Judgment, Run, RunStatus, UnitStatus
-from judgeapp.services import runs
+from judgeapp.judging import runs
 from tests.factories import pointwise_run
 from tests.helpers import wait_for
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from judgeapp.core.errors import InputError
-from judgeapp.core.jury import (
+from judgeapp.judging.errors import InputError
+from judgeapp.jury.core import (
     Panelist,
     deliberate,
     panel_check,

@@ -5,12 +5,12 @@ import time
 import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer, Reply, Status, When
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.models import Executor, Run, RunKind, RunStatus, UnitStatus
 from judgeapp.models import TestSet as StoredTestSet
-from judgeapp.selectors import run_label_kind, run_verdicts
-from judgeapp.services import runs
-from judgeapp.services import content
+from judgeapp.judging.selectors import run_label_kind, run_verdicts
+from judgeapp.judging import runs
+from judgeapp.judging import content
 from tests import factories
 from tests.factories import GOOD_REPLY, RUBRIC_ONE
 from tests.pairwise.builders import case_ids, jury_run
@@ -193,7 +193,7 @@ def test_an_unknown_system_family_is_said_in_the_report(panel, make_system, fake
 
 
 def panel_names(run):
-    from judgeapp.runkinds.jury import panel_of
+    from judgeapp.jury.runkind import panel_of
 
     return panel_of(run)
 

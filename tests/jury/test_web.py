@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from fakejudge import DemoBrain, Reply, Status, When
 from judgeapp.models import Executor, Run, RunStatus
-from judgeapp.services import content, runs
+from judgeapp.judging import content, runs
 from tests import factories
 from tests.factories import GOOD_REPLY, RUBRIC_ONE
 from tests.pairwise.builders import jury_run

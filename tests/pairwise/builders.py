@@ -3,8 +3,8 @@
 import json
 
 from judgeapp.models import Executor
-from judgeapp.services.jury import jury_run_create
-from judgeapp.services.pairwise import FileInput, VersionSource, pairwise_run_create
+from judgeapp.jury.services import jury_run_create
+from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
 from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE, testset_bytes
 
 

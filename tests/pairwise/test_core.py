@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from judgeapp.core.pairwise import (
+from judgeapp.pairwise.core import (
     PairwiseCase,
     both_orders,
     judge_case,

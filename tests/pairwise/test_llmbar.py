@@ -9,8 +9,8 @@ import pytest
 from django.conf import settings
 
 from fakejudge import DemoBrain
-from judgeapp.services import runs
-from judgeapp.services.pairwise import FileInput, VersionSource, pairwise_run_create
+from judgeapp.judging import runs
+from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
 from tests.factories import RUBRIC_ONE
 from tests.pairwise.builders import jsonl
 

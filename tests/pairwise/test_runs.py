@@ -5,11 +5,11 @@ import json
 import pytest
 
 from fakejudge import DemoBrain, PerConversation, Reply, When
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.models import Judgment, Output, Run, RunStatus, UnitStatus
 from judgeapp.models import TestSet as StoredTestSet
-from judgeapp.selectors import run_label_kind, run_outputs, run_verdicts
-from judgeapp.services import runs
+from judgeapp.judging.selectors import run_label_kind, run_outputs, run_verdicts
+from judgeapp.judging import runs
 from tests.factories import GOOD_REPLY
 from tests.pairwise.builders import case_ids, good_and_bad, pairwise_run
 
@@ -213,7 +213,7 @@ def test_the_report_has_the_contract_keys(judge, fake_judge):
 def test_the_prompt_sent_is_the_version_the_run_recorded_not_the_file_of_today(kind, make_judge, fake_judge, monkeypatch):
     """A run resumed after a deploy that changed the prompt file still sends the prompt its judgments and
     report name."""
-    from judgeapp.core import prompts
+    from judgeapp.judging import prompts
     from tests.pairwise.builders import jury_run
 
     if kind == "pairwise":

@@ -8,8 +8,8 @@ from django.utils.html import escape
 
 from fakejudge import DemoBrain, When
 from judgeapp.models import Executor, Run, RunStatus
-from judgeapp.services import runs
-from judgeapp.services.content import rubric_store
+from judgeapp.judging import runs
+from judgeapp.judging.content import rubric_store
 from tests import factories
 from tests.factories import GOOD_REPLY, RUBRIC_ONE
 from tests.pairwise.builders import good_and_bad, jsonl, pairwise_run
@@ -27,7 +27,7 @@ def upload(name: str, replies: dict) -> SimpleUploadedFile:
 
 @pytest.fixture
 def stored_inputs(db):
-    from judgeapp.services.content import testset_store
+    from judgeapp.judging.content import testset_store
 
     return testset_store(data=factories.testset_bytes(4, output=None), name="support.jsonl"), rubric_store(data=RUBRIC_ONE, name="rubric.toml")
 

@@ -5,7 +5,7 @@ import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.models import Judgment, Output, Run, RunStatus, System, UnitStatus
-from judgeapp.services import runs
+from judgeapp.judging import runs
 from tests.factories import GOOD_REPLY
 from tests.helpers import wait_for
 from tests.pairwise.builders import jury_run, pairwise_run

@@ -135,7 +135,7 @@ def test_exports_write_csv_of_every_judgment_and_a_markdown_summary(cli, judge, 
 
 
 def test_the_baseline_defaults_to_the_systems_last_release(cli, judge, make_system, files, lead):
-    from judgeapp.services.releases import release_mark
+    from judgeapp.releases.services import release_mark
 
     make_system("bot")
     testset, rubric = files(n=4)
@@ -204,7 +204,7 @@ def test_gate_is_computed_fresh_so_a_later_calibration_lock_blocks(cli, judge, f
 
 
 def test_gate_is_computed_fresh_so_a_lead_block_after_the_run_blocks(cli, judge, files, lead):
-    from judgeapp.services.releases import gate_decide
+    from judgeapp.releases.services import gate_decide
 
     testset, rubric = files(n=3)
     evaluate(cli, judge, testset, rubric, "--threshold", "1", "--run-id", "r2")

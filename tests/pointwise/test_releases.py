@@ -3,11 +3,11 @@
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release
-from judgeapp.selectors_releases import gate_evaluate, release_latest
-from judgeapp.services import runs
-from judgeapp.services.releases import gate_decide, release_mark
+from judgeapp.releases.selectors import gate_evaluate, release_latest
+from judgeapp.judging import runs
+from judgeapp.releases.services import gate_decide, release_mark
 from tests.factories import BAD_REPLY, GOOD_REPLY, pointwise_run
 
 pytestmark = pytest.mark.django_db
@@ -19,8 +19,8 @@ def system(make_system):
 
 
 def finished(judge, *, system=None, good=True, threshold=1.0, **options):
-    from judgeapp.services.content import prompt_register, rubric_store, testset_store
-    from judgeapp.services.runs import run_create
+    from judgeapp.judging.content import prompt_register, rubric_store, testset_store
+    from judgeapp.judging.runs import run_create
     from tests.factories import RUBRIC_ONE, testset_bytes
 
     reply = GOOD_REPLY if good else BAD_REPLY

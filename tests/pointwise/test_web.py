@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from judgeapp import models
 from judgeapp.models import AuditLog, Executor, GateDecision, Release, Run, RunStatus
-from judgeapp.services import runs
+from judgeapp.judging import runs
 from tests import factories
 from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE, RUBRIC_TWO, pointwise_run
 
@@ -41,8 +41,7 @@ def test_the_form_offers_the_test_sets_and_rubrics_in_evals(client, reviewer, ju
 
 
 def test_picking_files_from_evals_queues_a_celery_run(client, reviewer, judge, monkeypatch, django_capture_on_commit_callbacks):
-    from judgeapp import tasks
-
+    from judgeapp.judging import tasks
     sent = []
     monkeypatch.setattr(tasks.start_run, "delay", lambda pk: sent.append(pk))
     client.force_login(reviewer)
@@ -61,8 +60,7 @@ def test_picking_files_from_evals_queues_a_celery_run(client, reviewer, judge, m
 
 
 def test_uploaded_files_are_stored_by_content_hash(client, reviewer, judge, monkeypatch):
-    from judgeapp import tasks
-
+    from judgeapp.judging import tasks
     monkeypatch.setattr(tasks.start_run, "delay", lambda pk: None)
     client.force_login(reviewer)
     response = client.post(

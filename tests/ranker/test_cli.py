@@ -11,8 +11,8 @@ import sys
 import pytest
 from django.core.management import call_command
 
-from judgeapp.core.errors import InputError
-from judgeapp.core.ranker import max_comparisons, read_jsonl
+from judgeapp.judging.errors import InputError
+from judgeapp.ranker.core import max_comparisons, read_jsonl
 from judgeapp.models import Artifact, Comparison, Insertion, Judgment, Ranklist, RanklistEntry, Run, RunKind
 from tests.helpers import ROOT
 from tests.ranker.conftest import true_top

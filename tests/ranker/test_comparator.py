@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from fakejudge import Reply, Sequence, Status
-from judgeapp.core.ranker import read_jsonl
+from judgeapp.ranker.core import read_jsonl
 from judgeapp.models import Comparison, Insertion, InsertionStatus, Judgment, Run, RunStatus
 
 pytestmark = pytest.mark.django_db
@@ -112,8 +112,7 @@ def test_inserts_use_the_prompt_version_pinned_on_the_ranklist(oracle_judge, ora
     run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "pin", "--judge", "oracle")
     edited = tmp_path / "prompts"
     edited.mkdir()
-    from judgeapp.core import prompts
-
+    from judgeapp.judging import prompts
     (edited / "ranker.md").write_text("EDITED PROMPT " + prompts.load_prompt("ranker").text)
     monkeypatch.setattr(prompts, "PROMPTS_DIR", edited)
     oracle.add(tmp_path / "new.md", "new", 0.5)

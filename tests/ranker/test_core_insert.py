@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from judgeapp.core.ranker import (
+from judgeapp.ranker.core import (
     A,
     B,
     EQUAL,

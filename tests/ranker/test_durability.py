@@ -14,10 +14,10 @@ import pytest
 from django.core.management import call_command
 
 from fakejudge import DemoBrain, FakeJudgeServer
-from judgeapp.core.ranker import read_jsonl, write_ranklist
+from judgeapp.ranker.core import read_jsonl, write_ranklist
 from judgeapp.models import Comparison, Insertion, InsertionStatus, Run, RunStatus
-from judgeapp.services import runs
-from judgeapp.services.ranker import candidates_in_dir, rank_create
+from judgeapp.judging import runs
+from judgeapp.ranker.services import candidates_in_dir, rank_create
 from tests.helpers import ROOT, database_url_for_subprocess, wait_for
 from tests.ranker.conftest import true_top
 
@@ -25,7 +25,7 @@ GOAL = "depth of the incident analysis"
 
 WRITER = """
 import sys
-from judgeapp.core.ranker import write_ranklist
+from judgeapp.ranker.core import write_ranklist
 path, version = sys.argv[1], 0
 print("writing", flush=True)
 while True:

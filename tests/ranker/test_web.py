@@ -9,10 +9,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from fakejudge import Status
-from judgeapp import tasks
+from judgeapp.judging import tasks
+from judgeapp.ranker import tasks as ranker_tasks
 from judgeapp.models import Artifact, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
-from judgeapp.services import runs
-from judgeapp.services.ranker import candidates_in_dir, rank_create
+from judgeapp.judging import runs
+from judgeapp.ranker.services import candidates_in_dir, rank_create
 from tests.ranker.conftest import true_top
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +26,7 @@ def sent(monkeypatch):
     """What would have gone to Celery: (task name, args)."""
     calls = []
     for name in ("start_run", "execute_sequential_run", "ranklist_work"):
-        task = getattr(tasks, name)
+        task = getattr(tasks, name, None) or getattr(ranker_tasks, name)
         monkeypatch.setattr(task, "delay", lambda *args, _name=name: calls.append((_name, args)))
     return calls
 
@@ -165,7 +166,7 @@ def test_insert_from_the_browser_is_queued_and_placed_by_the_worker(logged_in, r
     pending_state = logged_in.get(reverse("ranker:state", args=[ranklist.uuid]), headers={"HX-Request": "true"})
     assert pending_state.status_code == 200 and b'hx-trigger="every 2s"' in pending_state.content
 
-    tasks.ranklist_work(ranklist.pk)  # the worker's task body
+    ranker_tasks.ranklist_work(ranklist.pk)  # the worker's task body
 
     assert json.loads(ranklist.path.read_text()) == [ranking[0], "new.md"] + ranking[1:]
     done_state = logged_in.get(reverse("ranker:state", args=[ranklist.uuid]), headers={"HX-Request": "true"})

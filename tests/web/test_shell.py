@@ -5,7 +5,7 @@ from django.test import Client
 from django.urls import reverse
 
 from judgeapp.models import RunStatus
-from judgeapp.services import runs
+from judgeapp.judging import runs
 from tests.factories import pointwise_run
 
 pytestmark = pytest.mark.django_db

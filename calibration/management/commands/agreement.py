@@ -5,7 +5,7 @@ import json
 from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS, format_figure
 from calibration.services.agreement import agreements_refresh
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.management.base import JudgeCommand
 from judgeapp.models import Judge
 

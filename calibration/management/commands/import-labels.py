@@ -2,7 +2,7 @@
 
 from calibration.services.labels import LABEL_COLUMNS, labels_import
 from judgeapp.management.base import JudgeCommand
-from judgeapp.services.content import read_input_file
+from judgeapp.judging.content import read_input_file
 
 
 class Command(JudgeCommand):

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from calibration.pandalm import DEFAULT_DIR, pandalm_ensure
+from calibration.services.pandalm import DEFAULT_DIR, pandalm_ensure
 from calibration.services.agreement import agreement_compute
 from judgeapp.management.base import JudgeCommand
 

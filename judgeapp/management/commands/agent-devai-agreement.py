@@ -11,13 +11,13 @@ import json
 import re
 from pathlib import Path
 
-from judgeapp.core.agent.agreement import AgreementCounts, compare
-from judgeapp.core.errors import InputError
+from judgeapp.agent.core.agreement import AgreementCounts, compare
+from judgeapp.judging.errors import InputError
 from judgeapp.management.base import JudgeCommand
 from judgeapp.models import Executor
-from judgeapp.services.agent import agent_inputs_read, agent_run_create, report_write
-from judgeapp.services.judges import judge_get
-from judgeapp.services.runs import run_execute_inline
+from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_write
+from judgeapp.judging.judges import judge_get
+from judgeapp.judging.runs import run_execute_inline
 
 
 def _human_verdicts(path: Path, count: int) -> list[bool | None]:

@@ -3,13 +3,13 @@
 import sys
 from pathlib import Path
 
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.management.base import JudgeCommand
 from judgeapp.models import Executor, RunStatus
-from judgeapp.services.agent import agent_inputs_read, agent_run_create, report_write
-from judgeapp.services.content import read_input_file
-from judgeapp.services.judges import judge_get
-from judgeapp.services.runs import run_execute_inline
+from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_write
+from judgeapp.judging.content import read_input_file
+from judgeapp.judging.judges import judge_get
+from judgeapp.judging.runs import run_execute_inline
 
 VERDICT_LABELS = {"met": "met", "not_met": "not met", "unverified": "unverified"}
 

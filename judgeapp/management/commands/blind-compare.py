@@ -8,15 +8,15 @@ judge that could not score a version); 2 on bad input.
 import sys
 from pathlib import Path
 
-from judgeapp.core.blind_inputs import parse_eval_prompt, parse_expectations, split_version_argument
-from judgeapp.core.blind_leakage import format_flag
-from judgeapp.core.errors import InputError
+from judgeapp.blind.core.inputs import parse_eval_prompt, parse_expectations, split_version_argument
+from judgeapp.blind.core.leakage import format_flag
+from judgeapp.judging.errors import InputError
 from judgeapp.management.base import JudgeCommand
 from judgeapp.models import BlindComparison, Executor, RunStatus
-from judgeapp.services.blind import blind_compare_create, version_from_directory
-from judgeapp.services.content import read_input_file
-from judgeapp.services.judges import judge_get
-from judgeapp.services.runs import run_execute_inline, run_id_check
+from judgeapp.blind.services import blind_compare_create, version_from_directory
+from judgeapp.judging.content import read_input_file
+from judgeapp.judging.judges import judge_get
+from judgeapp.judging.runs import run_execute_inline, run_id_check
 
 
 class Command(JudgeCommand):

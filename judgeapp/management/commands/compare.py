@@ -2,13 +2,13 @@
 
 import sys
 
-from judgeapp.core.ranker import DEFAULT_GOAL, format_verdict
-from judgeapp.judge_client import JudgeError
+from judgeapp.ranker.core import DEFAULT_GOAL, format_verdict
+from judgeapp.judging.client import JudgeError
 from judgeapp.management.base import JudgeCommand
 from judgeapp.models import Executor, Run, RunStatus
-from judgeapp.services.judges import judge_get
-from judgeapp.services.ranker import ComparatorFailed, candidate_read, compare_create, compare_into_run
-from judgeapp.services.runs import run_execute_inline, run_id_check
+from judgeapp.judging.judges import judge_get
+from judgeapp.ranker.services import ComparatorFailed, candidate_read, compare_create, compare_into_run
+from judgeapp.judging.runs import run_execute_inline, run_id_check
 
 
 class Command(JudgeCommand):

@@ -7,7 +7,7 @@ invalid or inconclusive, 2 bad input).
 import importlib
 import sys
 
-from judgeapp.cli import EVALUATE_MODES
+from judgeapp.judging.cli import EVALUATE_MODES
 from judgeapp.management.base import JudgeCommand
 
 

@@ -7,12 +7,12 @@ computed fresh: a lead's block or a calibration lock that came after the run fin
 import json
 import sys
 
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.management.base import JudgeCommand
 from judgeapp.models import Run, RunKind
-from judgeapp.selectors_releases import gate_evaluate
-from judgeapp.core.atomic import json_text, write_text_atomic
-from judgeapp.services.pointwise import output_path_check, report_current
+from judgeapp.releases.selectors import gate_evaluate
+from judgeapp.judging.atomic import json_text, write_text_atomic
+from judgeapp.pointwise.services import output_path_check, report_current
 
 
 class Command(JudgeCommand):

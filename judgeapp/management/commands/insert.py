@@ -2,12 +2,12 @@
 
 import sys
 
-from judgeapp.core.ranker import format_calls, format_ranklist, seed_worst_case
-from judgeapp.judge_client import JudgeError
+from judgeapp.ranker.core import format_calls, format_ranklist, seed_worst_case
+from judgeapp.judging.client import JudgeError
 from judgeapp.management.base import JudgeCommand
 from judgeapp.models import Insertion, InsertionStatus
-from judgeapp.services.judges import judges_sync
-from judgeapp.services.ranker import (
+from judgeapp.judging.judges import judges_sync
+from judgeapp.ranker.services import (
     RanklistBusy,
     candidate_read,
     insertion_register,

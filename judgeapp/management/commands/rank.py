@@ -3,14 +3,14 @@
 import sys
 from pathlib import Path
 
-from judgeapp.core.errors import InputError
-from judgeapp.core.ranker import DEFAULT_MAX_SIZE, format_calls, format_ranklist
+from judgeapp.judging.errors import InputError
+from judgeapp.ranker.core import DEFAULT_MAX_SIZE, format_calls, format_ranklist
 from judgeapp.models import Executor, RunStatus
 from judgeapp.management.base import JudgeCommand
-from judgeapp.services.judges import judge_get
-from judgeapp.services.ranker import candidates_in_dir, rank_create
-from judgeapp.services.ranker.inputs import SET_NAME
-from judgeapp.services.runs import run_execute_inline
+from judgeapp.judging.judges import judge_get
+from judgeapp.ranker.services import candidates_in_dir, rank_create
+from judgeapp.ranker.services.inputs import SET_NAME
+from judgeapp.judging.runs import run_execute_inline
 
 
 class Command(JudgeCommand):

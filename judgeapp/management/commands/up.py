@@ -11,7 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import call_command
 
-from judgeapp.core.errors import InputError
+from judgeapp.judging.errors import InputError
 from judgeapp.management.base import JudgeCommand
 
 

@@ -1,0 +1,151 @@
+"""Agent-as-a-Judge: one unit per requirement, each one conversation of the tool-using judge (the loop is
+judgeapp/core/agent/loop.py). Units run in parallel like any other kind's; every chat call goes through
+the response cache, so a requirement resumed after a crash replays its conversation without new calls
+as far as its tool results are the same."""
+
+from judgeapp.agent.core import MET, NOT_MET, UNVERIFIED, Requirement, ToolBox, judge_requirement, summarize
+from judgeapp.judging.client import messages_hash
+from judgeapp.models import Purpose, RunKind, RunStatus, UnitStatus
+
+from judgeapp.judging.runkind import RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, register
+
+SCRIPTED_NOTICE = (
+    "These verdicts come from the repo's scripted demo judge server (a fixed script), not a language model."
+)
+
+
+def requirement_key(requirement_id: str) -> str:
+    return f"req/{requirement_id}"
+
+
+def _turns_without_tool_output(turns: list[dict]) -> list[dict]:
+    """The conversation for the report: each tool turn points at its call (`n`), whose arguments and
+    output are in the requirement's `tool_calls`, so the report does not carry every output twice."""
+    return [{"role": "tool", "n": t.get("n"), "name": t.get("name")} if t.get("role") == "tool" else t for t in turns]
+
+
+@register
+class AgentHandler(RunHandler):
+    kind = RunKind.AGENT
+    page_template = "judgeapp/agent/run.html"
+    # People do not label agent requirements in the calibration queue; agreement with people is measured
+    # against published human verdicts instead (docs/agent.md, `agent-devai-agreement`).
+    label_kind = None
+
+    def plan(self, run, stage):
+        if stage != 0:
+            return None
+        return [
+            UnitSpec(key=requirement_key(r["id"]), judge_id=run.judge_id, payload={"id": r["id"], "text": r["text"], "position": i})
+            for i, r in enumerate(run.config.get("options", {}).get("requirements", []))
+        ]
+
+    def execute(self, unit):
+        from judgeapp.agent.services import agent_sandbox, run_trace, run_workspace
+        from judgeapp.judging.judges import client_for
+
+        run = unit.run
+        workspace = run_workspace(run)
+        if not workspace.root.is_dir():
+            raise RunFailed(
+                f"the workspace of run {run.run_id} is not at {workspace.root}; every worker needs the same DATA_DIR"
+            )
+        toolbox = ToolBox(workspace, run_trace(run), agent_sandbox())
+        client = client_for(unit.judge)
+        replies = []
+
+        def chat(messages, tools):
+            # A copy: the loop appends to its list, and the cache key must be the conversation as sent.
+            reply = client.chat(list(messages), tools=tools)
+            replies.append(reply)
+            return reply
+
+        requirement = Requirement(unit.payload["id"], unit.payload["text"])
+        outcome = judge_requirement(chat=chat, task=run.config["options"]["task"], requirement=requirement, toolbox=toolbox)
+        return UnitResult(
+            ok=True,
+            fields={
+                "messages": outcome.messages,
+                "prompt_hash": messages_hash(outcome.messages[:1]),
+                "raw_reply": replies[-1].text if replies else "",
+                "parsed": outcome.parsed(),
+                "transcript": {
+                    "turns": outcome.transcript,
+                    "tool_calls": outcome.tool_calls,
+                    "tools": toolbox.names,
+                    "sandbox": toolbox.sandbox.status.mode if toolbox.sandbox else "",
+                },
+                "attempts": min(32767, sum(r.attempts for r in replies)),
+                "parse_attempts": min(32767, outcome.judge_turns),
+                "prompt_tokens": sum(r.prompt_tokens for r in replies),
+                "completion_tokens": sum(r.completion_tokens for r in replies),
+                "latency_ms": sum(r.latency_ms for r in replies),
+                "cached": bool(replies) and all(r.cached for r in replies),
+            },
+        )
+
+    def requirement_rows(self, run) -> list[dict]:
+        """Every requirement in checklist order, with its verdict (unverified when its unit failed or never ran)."""
+        units = {j.key: j for j in run.judgments.filter(purpose=Purpose.JUDGE)}
+        rows = []
+        for requirement in run.config.get("options", {}).get("requirements", []):
+            unit = units.get(requirement_key(requirement["id"]))
+            row = {"id": requirement["id"], "text": requirement["text"], "verdict": UNVERIFIED, "evidence": "", "reason": "",
+                   "tool_calls": [], "tool_call_count": 0, "evidence_check": None, "transcript": [], "judgment": str(unit.uuid) if unit else None}
+            if unit is not None and unit.status == UnitStatus.DONE and unit.parsed:
+                parsed = unit.parsed
+                row.update(
+                    verdict=parsed["verdict"], evidence=parsed.get("evidence", ""), reason=parsed.get("reason", ""),
+                    evidence_check=parsed.get("evidence_check"),
+                    tool_calls=(unit.transcript or {}).get("tool_calls", []),
+                    tool_call_count=parsed.get("tool_call_count", 0),
+                    transcript=_turns_without_tool_output((unit.transcript or {}).get("turns", [])),
+                )
+            elif unit is not None and unit.status == UnitStatus.FAILED:
+                row["reason"] = f"the judge could not be asked: {unit.error}"
+            else:
+                row["reason"] = "not judged (the run stopped first)"
+            rows.append(row)
+        return rows
+
+    def finalize(self, run):
+        from judgeapp.agent.services import sandbox_summary
+
+        rows = self.requirement_rows(run)
+        options = run.config.get("options", {})
+        judge_config = next(iter(run.config.get("judges", {}).values()), {})
+        report = {
+            "run_id": run.run_id,
+            "kind": run.kind,
+            "task": options.get("task", ""),
+            **summarize(rows),
+            "max_tool_calls": options.get("max_tool_calls"),
+            "versions": {k: run.versions.get(k) for k in ("task", "requirements", "workspace", "trace", "prompt", "judge")},
+            "judge": {
+                "name": run.judge.name if run.judge else None,
+                "model": run.judge.model if run.judge else None,
+                "family": run.judge.effective_family if run.judge else None,
+                "temperature": 0.0,
+                "scripted_demo": bool(judge_config.get("scripted_demo")),
+            },
+            "workspace": options.get("workspace"),
+            "trace": options.get("trace"),
+            "sandbox": sandbox_summary(),
+            "warnings": list(options.get("warnings", [])),
+        }
+        if run.uses_scripted_judge:
+            report["notice"] = SCRIPTED_NOTICE
+        failed = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).count()
+        if failed:
+            report["warnings"].append(f"{failed} requirement(s) could not be judged: the judge call failed (see each reason)")
+        if rows and failed == len(rows):
+            return RunStatus.FAILED, report
+        return RunStatus.DONE, report
+
+    def verdicts(self, run):
+        judge = run.judge.name if run.judge else ""
+        return [
+            Verdict(case_id=row["id"], criterion="requirement", judge=judge, value="pass" if row["verdict"] == MET else "fail")
+            for row in self.requirement_rows(run)
+            if row["verdict"] in (MET, NOT_MET)
+        ]

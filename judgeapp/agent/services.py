@@ -1,0 +1,206 @@
+"""Agent runs: read and check the inputs, take the workspace in, store everything in the run's directory,
+create the run (one unit per requirement; judgeapp/runkinds/agent.py judges them).
+
+Everything is read and checked before anything is stored: the workspace is unpacked into a staging
+directory under DATA_DIR, which becomes the run's directory (`DATA_DIR/runs/<run-id>/`) only when the run
+row is created; on any error the staging directory is removed and nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from judgeapp.judging.atomic import json_text, write_text_atomic
+from judgeapp.agent.core import (
+    MAX_TOOL_CALLS,
+    Requirement,
+    Sandbox,
+    SandboxLimits,
+    Trace,
+    Workspace,
+    WorkspaceLimits,
+    ingest_archive,
+    ingest_directory,
+    parse_requirements,
+    parse_task,
+    parse_trace,
+)
+from judgeapp.judging.errors import InputError
+from judgeapp.models import Executor, Run, RunKind, content_hash, short_version
+from judgeapp.judging.content import prompt_register
+from judgeapp.judging.runs import run_create, run_id_check
+
+log = logging.getLogger(__name__)
+
+WORKSPACE_DIR = "workspace"
+TRACE_FILE = "trace.jsonl"
+
+
+@dataclass
+class AgentInputs:
+    """The task, checklist and trace, read and checked (the workspace is taken in separately)."""
+
+    task: str
+    requirements: list[Requirement]
+    trace: Trace | None = None
+    trace_name: str = ""
+
+    @property
+    def versions(self) -> dict:
+        requirements = [r.as_dict() for r in self.requirements]
+        return {
+            "task": short_version(content_hash(self.task)),
+            "requirements": short_version(content_hash(requirements)),
+            "trace": short_version(content_hash(self.trace.to_jsonl())) if self.trace else None,
+        }
+
+
+def agent_inputs_read(
+    *,
+    task: bytes,
+    task_name: str,
+    requirements: bytes,
+    requirements_name: str,
+    trace: bytes | None = None,
+    trace_name: str = "",
+) -> AgentInputs:
+    return AgentInputs(
+        task=parse_task(task, task_name),
+        requirements=parse_requirements(requirements, requirements_name),
+        trace=parse_trace(trace, trace_name, max_bytes=settings.AGENT_TRACE_MAX_BYTES) if trace is not None else None,
+        trace_name=trace_name,
+    )
+
+
+def workspace_limits() -> WorkspaceLimits:
+    return WorkspaceLimits(
+        max_bytes=settings.AGENT_WORKSPACE_MAX_BYTES,
+        max_files=settings.AGENT_WORKSPACE_MAX_FILES,
+        max_file_bytes=settings.AGENT_FILE_MAX_BYTES,
+    )
+
+
+def agent_sandbox() -> Sandbox | None:
+    """The run_file sandbox as configured; None when turned off (AGENT_SANDBOX_ENABLED=false)."""
+    if not settings.AGENT_SANDBOX_ENABLED:
+        return None
+    limits = SandboxLimits(
+        timeout_seconds=settings.AGENT_SANDBOX_TIMEOUT_SECONDS,
+        memory_bytes=settings.AGENT_SANDBOX_MEMORY_MB * 1024 * 1024,
+        max_processes=settings.AGENT_SANDBOX_MAX_PROCESSES,
+        output_bytes=settings.AGENT_SANDBOX_OUTPUT_BYTES,
+    )
+    return Sandbox(limits, python=settings.AGENT_SANDBOX_PYTHON)
+
+
+def sandbox_summary() -> dict:
+    """What the report says about code execution on this machine."""
+    sandbox = agent_sandbox()
+    if sandbox is None:
+        return {"available": False, "mode": "", "network": "not run", "reason": "turned off (AGENT_SANDBOX_ENABLED=false)"}
+    return {**sandbox.status.as_dict(), "limits": sandbox.limits.as_dict(), "python": sandbox.python}
+
+
+def _ingest(source: str | Path | bytes, name: str, dest: Path, mentioned: str):
+    limits = workspace_limits()
+    if isinstance(source, bytes):
+        return ingest_archive(source, name, dest, limits=limits, mentioned=mentioned)
+    path = Path(source)
+    if path.is_dir():
+        return ingest_directory(path, dest, limits=limits)
+    if not path.exists():
+        raise InputError(f"{path}: no such directory or archive")
+    return ingest_archive(path, name or path.name, dest, limits=limits, mentioned=mentioned)
+
+
+def agent_run_create(
+    *,
+    inputs: AgentInputs,
+    workspace: str | Path | bytes,
+    workspace_name: str = "",
+    judge,
+    run_id: str | None = None,
+    executor: str = Executor.CELERY,
+    created_by=None,
+    title: str = "",
+) -> Run:
+    """Take the workspace in (a directory, an archive file, or an archive's bytes) and create the run."""
+    if run_id:
+        run_id_check(run_id)
+        if Run.objects.filter(run_id=run_id).exists():
+            raise InputError(f"run id {run_id!r} is already taken")
+    runs_dir = Path(settings.DATA_DIR) / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    staging = runs_dir / f".incoming-{uuid.uuid4().hex}"
+    try:
+        staging.mkdir()
+        mentioned = "\n".join([inputs.task, *(r.text for r in inputs.requirements)])
+        intake = _ingest(workspace, workspace_name or str(workspace)[:200], staging / WORKSPACE_DIR, mentioned)
+        manifest = Workspace(staging / WORKSPACE_DIR).manifest_hash()
+        if inputs.trace is not None:
+            (staging / TRACE_FILE).write_text(inputs.trace.to_jsonl(), encoding="utf-8")
+        (staging / "task.md").write_text(inputs.task + "\n", encoding="utf-8")
+        (staging / "requirements.json").write_text(
+            json.dumps([r.as_dict() for r in inputs.requirements], indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        warnings = []
+        if intake.files == 0:
+            warnings.append("the workspace has no files")
+        warnings += [f"left out of the workspace: {s}" for s in intake.skipped]
+        options = {
+            "task": inputs.task,
+            "requirements": [r.as_dict() for r in inputs.requirements],
+            "workspace": {"source": workspace_name or (str(workspace) if not isinstance(workspace, bytes) else "upload"), **intake.as_dict()},
+            "trace": {"source": inputs.trace_name, "steps": len(inputs.trace.steps)} if inputs.trace else None,
+            "max_tool_calls": MAX_TOOL_CALLS,
+            "warnings": warnings,
+        }
+        with transaction.atomic():
+            run = run_create(
+                kind=RunKind.AGENT,
+                run_id=run_id,
+                executor=executor,
+                created_by=created_by,
+                title=title,
+                judge=judge,
+                prompt=prompt_register(prompt="agent"),
+                options=options,
+                versions={**inputs.versions, "workspace": short_version(manifest)},
+            )
+            destination = run.run_dir
+            if destination.exists():
+                # Left by a run whose row is gone (a reset database): kept aside, never overwritten.
+                orphan = destination.with_name(f".orphan-{destination.name}-{uuid.uuid4().hex[:8]}")
+                os.replace(destination, orphan)
+                log.warning("moved %s, left by a deleted run, to %s", destination, orphan)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging, destination)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return run
+
+
+def run_workspace(run: Run) -> Workspace:
+    return Workspace(run.run_dir / WORKSPACE_DIR)
+
+
+def run_trace(run: Run) -> Trace | None:
+    path = run.run_dir / TRACE_FILE
+    if not path.exists():
+        return None
+    return parse_trace(path.read_bytes(), TRACE_FILE)
+
+
+def report_write(*, report: dict, path: str | Path) -> Path:
+    """Write a report as JSON atomically (temp file + os.replace): a reader never sees half a report."""
+    return write_text_atomic(path, json_text(report))

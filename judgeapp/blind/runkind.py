@@ -1,0 +1,186 @@
+"""Blind comparison (seed blind-comparator.md): a multi-stage run over already-checked, blinded inputs.
+
+- stage 0, one unit (purpose "plan"): the judge derives one task-specific rubric from the task and the
+  expectations alone (it does not see the outputs yet, so the rubric favours no version);
+- stage 1, one unit per (version, run), in parallel: the judge scores the run on that rubric (1-5 per
+  criterion), checks every expectation and says whether the run completed the task;
+- finalize, in plain Python (judgeapp.blind.core.comparator): scaling, consistency, pairwise results and the
+  ranking with ties; comparison.json is validated against its schema and written atomically.
+
+Every prompt holds the blinded label, `run-N` and the run's own relative paths; the mapping stays in
+BlindVersion.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from judgeapp.blind.core.comparator import ComparisonImpossible, RunScore, VersionEvidence, build_comparison, validate_comparison
+from judgeapp.blind.core.inputs import VersionFile, VersionRun
+from judgeapp.blind.core.replies import RUBRIC_SPEC, render_expectations, render_rubric, render_run, score_spec
+from judgeapp.judging.prompts import load_prompt, user_message
+from judgeapp.models import BlindRunOutput, Purpose, RunKind, RunStatus, UnitStatus
+
+from judgeapp.judging.runkind import RunFailed, RunHandler, UnitResult, UnitSpec, register
+
+RUBRIC_KEY = "rubric"
+SCRIPTED_LIMITATION = (
+    "Scored by the repo's scripted demo judge server (a text heuristic), not a language model: "
+    "configure a real judge before relying on this comparison."
+)
+
+
+def score_key(label: str, position: int) -> str:
+    return f"score/{label}/run-{position}"
+
+
+def rubric_of(run) -> dict:
+    """The judge's rubric for this run (stage 0's reply); RunFailed when it gave none."""
+    unit = run.judgments.filter(key=RUBRIC_KEY).first()
+    if unit is None or unit.status != UnitStatus.DONE or not unit.parsed:
+        reason = (unit.parse_error or unit.error) if unit else "no rubric unit"
+        raise RunFailed(f"the judge could not derive the rubric: {reason}")
+    return unit.parsed
+
+
+def version_run(output: BlindRunOutput) -> VersionRun:
+    return VersionRun(real_name="", files=[VersionFile(f["path"], f["text"], f["size"]) for f in output.files])
+
+
+@register
+class BlindHandler(RunHandler):
+    kind = RunKind.BLIND
+    page_template = "judgeapp/blind/run.html"
+
+    def verdicts(self, run):
+        """A blind comparison ranks versions; people do not label it item by item, so calibration has no
+        verdict to compare (label_kind is None)."""
+        return []
+
+    def plan(self, run, stage):
+        if stage == 0:
+            return [UnitSpec(key=RUBRIC_KEY, purpose=Purpose.PLAN, judge_id=run.judge_id)]
+        if stage == 1:
+            rubric_of(run)
+            outputs = BlindRunOutput.objects.filter(version__comparison__run=run).select_related("version")
+            return [
+                UnitSpec(
+                    key=score_key(o.version.label, o.position),
+                    judge_id=run.judge_id,
+                    payload={"label": o.version.label, "run": o.position},
+                )
+                for o in outputs.order_by("version__label", "position")
+            ]
+        return None
+
+    def execute(self, unit):
+        from judgeapp.judging.judges import client_for
+
+        comparison = unit.run.blind_comparison
+        expectations = comparison.expectations
+        if unit.purpose == Purpose.PLAN:
+            text = load_prompt("blind_rubric").render(task=comparison.eval_prompt, expectations=render_expectations(expectations))
+            return UnitResult.from_outcome(client_for(unit.judge).judge(user_message(text), RUBRIC_SPEC))
+        rubric = rubric_of(unit.run)
+        label, position = unit.payload["label"], unit.payload["run"]
+        output = BlindRunOutput.objects.get(version__comparison=comparison, version__label=label, position=position)
+        runs_of_version = BlindRunOutput.objects.filter(version=output.version_id).count()
+        text = load_prompt("blind_score").render(
+            task=comparison.eval_prompt,
+            rubric=render_rubric(rubric["criteria"]),
+            expectations=render_expectations(expectations),
+            label=label,
+            run=f"{output.blinded_name} of {runs_of_version}",
+            output=render_run(version_run(output)),
+        )
+        spec = score_spec([c["name"] for c in rubric["criteria"]], len(expectations))
+        return UnitResult.from_outcome(client_for(unit.judge).judge(user_message(text), spec))
+
+    def finalize(self, run):
+        from judgeapp.blind.services import comparison_write
+
+        comparison_row = run.blind_comparison
+        rubric = rubric_of(run)
+        criteria = [c["name"] for c in rubric["criteria"]]
+        units = {j.key: j for j in run.judgments.filter(purpose=Purpose.JUDGE)}
+        evidence = []
+        per_run: dict[str, list[dict]] = {}
+        for version in comparison_row.versions.order_by("label").prefetch_related("runs"):
+            runs = []
+            for output in version.runs.all():
+                unit = units.get(score_key(version.label, output.position))
+                parsed = unit.parsed if unit is not None and unit.status == UnitStatus.DONE else None
+                if parsed:
+                    score = RunScore(
+                        run=output.blinded_name,
+                        scores={c: parsed["scores"][c]["score"] for c in criteria},
+                        completed=parsed["completed"],
+                        expectations=[e["passed"] for e in parsed["expectations"]],
+                        evidence=[e["evidence"] for e in parsed["expectations"]],
+                        strengths=parsed["strengths"],
+                        weaknesses=parsed["weaknesses"],
+                    )
+                else:
+                    why = (unit.parse_error or unit.error or unit.status) if unit is not None else "not judged"
+                    score = RunScore(run=output.blinded_name, scores=None, error=f"judge: {why}"[:300])
+                runs.append(score)
+                per_run.setdefault(version.label, []).append(
+                    {
+                        "run": output.blinded_name,
+                        "unit": unit.uuid.hex if unit is not None else None,
+                        "scored": score.scored,
+                        "completed": score.completed if score.scored else None,
+                        "overall": round(score.overall, 2) if score.scored else None,
+                        "scores": parsed["scores"] if parsed else None,
+                        "expectations": parsed["expectations"] if parsed else None,
+                        "error": score.error,
+                    }
+                )
+            binary = sum(1 for o in version.runs.all() for f in o.files if f["text"] is None)
+            evidence.append(VersionEvidence(version.label, runs, stray_files=version.stray_files, binary_files=binary))
+        base = {
+            "run_id": run.run_id,
+            "kind": run.kind,
+            "rubric_definition": rubric["criteria"],
+            "task_analysis": rubric.get("task_analysis", ""),
+            "runs": per_run,
+            "versions": run.versions,
+            "judge": {
+                "model": run.judge.model if run.judge else None,
+                "family": run.judge.effective_family if run.judge else None,
+                "temperature": 0.0,
+            },
+        }
+        try:
+            result = build_comparison(
+                criteria=criteria,
+                versions=evidence,
+                expectations=list(comparison_row.expectations),
+                extra_limitations=[SCRIPTED_LIMITATION] if run.uses_scripted_judge else [],
+            )
+        except ComparisonImpossible as exc:
+            return RunStatus.INVALID, {**base, "comparison": None, "problem": str(exc)}
+        validate_comparison(result.comparison)
+        written = [str(comparison_write(path=Path(run.run_dir) / "comparison.json", comparison=result.comparison))]
+        output_path = run.config.get("options", {}).get("output_path")
+        if output_path:
+            written.append(str(comparison_write(path=output_path, comparison=result.comparison)))
+        report = {
+            **base,
+            "comparison": result.comparison,
+            "pairwise": [p.as_dict() for p in result.pairwise],
+            "consistency": {
+                label: {
+                    "level": s.consistency.level,
+                    "penalty": s.consistency.penalty,
+                    "spread": s.consistency.spread,
+                    "failed_runs": s.consistency.failed_runs,
+                    "runs": s.consistency.runs,
+                    "combined_before_penalty": round(s.combined, 2),
+                    "run_overalls": s.run_overalls,
+                }
+                for label, s in result.summaries.items()
+            },
+            "written": written,
+        }
+        return RunStatus.DONE, report

@@ -1,0 +1,418 @@
+"""The judge client: the one module that imports `openai`.
+
+Any OpenAI-compatible server works (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM). Every call is made at
+temperature 0 with a timeout; transient failures (429 honouring Retry-After, 408, 5xx, timeouts, dropped
+connections) are retried with exponential backoff, permanent ones (other 4xx) fail at once. A per-judge
+limiter bounds concurrent calls, and a response cache keyed by (base URL, model, messages, parameters)
+makes re-running a judgment free.
+
+No Django here: the cache and the limiter are passed in (the app gives database-backed ones).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import openai
+import tenacity
+
+from judgeapp.judging.parsing import ParseError, ReplySpec
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_CAP_SECONDS = 120.0
+# Words in an error body that mean the server refused the structured-output request, not the call.
+_FORMAT_REJECTION_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "structured")
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """Where and how a judge (or a system under test) is called. Holds the key's variable name only."""
+
+    name: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    structured_output: str = "none"  # none | json_object | json_schema
+    timeout: float = 60.0
+    max_concurrency: int = 8
+    max_attempts: int = 5
+    temperature: float = 0.0
+
+
+@dataclass
+class CallResult:
+    text: str
+    tool_calls: list[dict] = field(default_factory=list)
+    finish_reason: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+    attempts: int = 0
+    cached: bool = False
+
+    def assistant_message(self) -> dict:
+        """The reply as a message to append to the conversation (tool calls included)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
+        if self.tool_calls:
+            message["tool_calls"] = self.tool_calls
+        return message
+
+
+@dataclass
+class JudgeOutcome:
+    """A judge call through parsing: the parsed fields, or the parse error after the one retry."""
+
+    parsed: dict | None
+    raw_reply: str
+    messages: list[dict]
+    parse_error: str = ""
+    parse_attempts: int = 0
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.parsed is not None
+
+
+class JudgeError(Exception):
+    """A judge call that did not produce a reply. `str()` is one line a user can act on."""
+
+
+class JudgeUnavailable(JudgeError):
+    """Transient failures (429, 5xx, timeouts) until the attempts ran out."""
+
+
+class JudgeRejected(JudgeError):
+    """The server refused the request (a 4xx): retrying the same request cannot help."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class StructuredOutputUnsupported(JudgeRejected):
+    """The server refuses the judge's structured-output setting; the judge's setting must change."""
+
+
+class ResponseCache(Protocol):
+    def get(self, key: str) -> dict | None: ...
+
+    def set(self, key: str, value: dict) -> None: ...
+
+
+class MemoryCache:
+    def __init__(self):
+        self._data: dict[str, dict] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            return self._data.get(key)
+
+    def set(self, key: str, value: dict) -> None:
+        with self._lock:
+            self._data[key] = value
+
+
+Limiter = Callable[[str, int], Any]  # (judge name, max concurrency) -> context manager
+
+
+class ThreadLimiter:
+    """Bounds concurrent calls per judge within one process."""
+
+    def __init__(self):
+        self._semaphores: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def __call__(self, name: str, max_concurrency: int) -> Iterator[None]:
+        with self._lock:
+            semaphore = self._semaphores.setdefault(
+                (name, max_concurrency), threading.BoundedSemaphore(max(1, max_concurrency))
+            )
+        with semaphore:
+            yield
+
+
+_process_limiter = ThreadLimiter()
+_clients: dict[tuple, openai.OpenAI] = {}
+_clients_lock = threading.Lock()
+# Endpoints whose server refused a structured-output format, so later calls fail without a request.
+_rejected_formats: dict[tuple[str, str, str], str] = {}
+
+
+def _openai_client(config: EndpointConfig) -> openai.OpenAI:
+    base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    key = (base_url, config.api_key_env, config.timeout)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            # Local servers need no key; the client insists on one, so a placeholder stands in.
+            api_key = os.environ.get(config.api_key_env) or "not-set"
+            # Retries are ours (below), so that every attempt is counted and Retry-After is honoured exactly.
+            client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=config.timeout, max_retries=0)
+            _clients[key] = client
+        return client
+
+
+def cache_key(base_url: str | None, model: str, messages: list[dict], params: dict) -> str:
+    canonical = json.dumps(
+        {"base_url": (base_url or "").rstrip("/"), "model": model, "messages": messages, "params": params},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def messages_hash(messages: list[dict]) -> str:
+    canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _status_of(exc: BaseException) -> int | None:
+    return getattr(exc, "status_code", None)
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return True
+    status = _status_of(exc)
+    if status is not None:
+        return status in (408, 429) or status >= 500
+    # A body that is not JSON (a proxy's error page, a cut connection) is the transport failing.
+    return isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError))
+
+
+def _retry_after_seconds(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        if parsed is None:
+            return None
+        seconds = parsed.timestamp() - time.time()
+    return max(0.0, min(seconds, RETRY_AFTER_CAP_SECONDS))
+
+
+def _error_text(exc: BaseException) -> str:
+    body = getattr(exc, "body", None)
+    if body is not None:
+        return json.dumps(body) if not isinstance(body, str) else body
+    response = getattr(exc, "response", None)
+    if response is not None:
+        try:
+            return response.text[:500]
+        except Exception:  # noqa: BLE001 - a streamed or closed body has no text; the status says enough
+            return ""
+    return str(exc)
+
+
+class JudgeClient:
+    """Calls one endpoint. Thread-safe; make one per endpoint and share it."""
+
+    def __init__(
+        self,
+        config: EndpointConfig,
+        *,
+        cache: ResponseCache | None = None,
+        limiter: Limiter | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+    ):
+        self.config = config
+        self.cache = cache
+        self.limiter = limiter or _process_limiter
+        self._sleep = sleep
+        self._backoff = tenacity.wait_exponential_jitter(multiplier=backoff_initial, max=backoff_max, jitter=0.25)
+
+    # --- raw calls ---------------------------------------------------------------------------------------
+
+    def response_format(self, schema: dict | None, schema_name: str) -> dict | None:
+        if schema is None or self.config.structured_output == "none":
+            return None
+        if self.config.structured_output == "json_object":
+            # llama.cpp's server reads a `schema` inside json_object (and answers 500 to json_schema);
+            # other servers ignore the extra key.
+            return {"type": "json_object", "schema": schema}
+        return {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
+
+    def chat(
+        self,
+        messages: list[dict],
+        *,
+        schema: dict | None = None,
+        schema_name: str = "verdict",
+        tools: list[dict] | None = None,
+        max_tokens: int | None = None,
+        use_cache: bool = True,
+    ) -> CallResult:
+        params: dict[str, Any] = {"temperature": self.config.temperature}
+        response_format = self.response_format(schema, schema_name)
+        if response_format is not None:
+            params["response_format"] = response_format
+        if tools:
+            params["tools"] = tools
+        if max_tokens:
+            params["max_tokens"] = max_tokens
+
+        key = cache_key(self.config.base_url, self.config.model, messages, params)
+        if use_cache and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return CallResult(**{**hit, "attempts": 0, "latency_ms": 0, "cached": True})
+
+        if response_format is not None:
+            refused = _rejected_formats.get(self._format_key())
+            if refused:
+                raise StructuredOutputUnsupported(refused, None)
+
+        attempts = 0
+
+        def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
+            with self.limiter(self.config.name, self.config.max_concurrency):
+                started = time.monotonic()
+                response = _openai_client(self.config).chat.completions.create(
+                    model=self.config.model, messages=messages, **params
+                )
+                return response, time.monotonic() - started
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.config.max_attempts),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception(lambda exc: _is_transient(exc) and not self._is_format_refusal(exc)),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            response, elapsed = retrying(attempt)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one of our three, with one line
+            raise self._translate(exc, attempts, response_format) from exc
+
+        result = self._result_from(response, attempts, elapsed)
+        if self.cache is not None and result.finish_reason != "error":
+            stored = {k: v for k, v in result.__dict__.items() if k not in ("attempts", "latency_ms", "cached")}
+            self.cache.set(key, stored)
+        return result
+
+    def _wait(self, retry_state: tenacity.RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        retry_after = _retry_after_seconds(exc) if exc is not None else None
+        if retry_after is not None:
+            return retry_after
+        return self._backoff(retry_state)
+
+    def _format_key(self) -> tuple[str, str, str]:
+        return (self.config.base_url or "", self.config.model, self.config.structured_output)
+
+    def _is_format_refusal(self, exc: BaseException) -> bool:
+        if self.config.structured_output == "none":
+            return False
+        status = _status_of(exc)
+        if status not in (400, 422, 500, 501):
+            return False
+        body = _error_text(exc).lower()
+        return any(word in body for word in _FORMAT_REJECTION_WORDS)
+
+    def _translate(self, exc: BaseException, attempts: int, response_format: dict | None) -> JudgeError:
+        status = _status_of(exc)
+        where = f"judge {self.config.name!r} ({self.config.model})"
+        if response_format is not None and self._is_format_refusal(exc):
+            message = (
+                f"{where}: the server refuses structured output {self.config.structured_output!r} "
+                f"(HTTP {status}); set structured_output to 'json_object' or 'none' for this judge"
+            )
+            _rejected_formats[self._format_key()] = message
+            log.warning(message)
+            return StructuredOutputUnsupported(message, status)
+        if isinstance(exc, openai.APITimeoutError):
+            return JudgeUnavailable(f"{where}: timed out after {self.config.timeout:g}s, {attempts} attempts")
+        if isinstance(exc, openai.APIConnectionError):
+            return JudgeUnavailable(f"{where}: cannot connect to the server, {attempts} attempts")
+        if status is not None and _is_transient(exc):
+            return JudgeUnavailable(f"{where}: HTTP {status} after {attempts} attempts")
+        if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError)):
+            return JudgeUnavailable(f"{where}: the server's replies are not valid JSON, {attempts} attempts")
+        if status is not None:
+            detail = " ".join(_error_text(exc).split())[:200]
+            hint = " (check the key in the judge's api_key_env)" if status in (401, 403) else ""
+            return JudgeRejected(f"{where}: HTTP {status}{hint}: {detail}", status)
+        return JudgeUnavailable(f"{where}: {type(exc).__name__}: {exc}")
+
+    @staticmethod
+    def _result_from(response: Any, attempts: int, elapsed: float) -> CallResult:
+        if isinstance(response, str) or not getattr(response, "choices", None):
+            raise JudgeUnavailable("the server's reply has no choices")
+        choice = response.choices[0]
+        message = choice.message
+        tool_calls = [
+            {"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}
+            for call in (message.tool_calls or [])
+        ]
+        usage = response.usage
+        return CallResult(
+            text=message.content or "",
+            tool_calls=tool_calls,
+            finish_reason=choice.finish_reason or "",
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            latency_ms=round(elapsed * 1000),
+            attempts=attempts,
+        )
+
+    # --- a verdict: call, parse, one retry ---------------------------------------------------------------
+
+    def judge(self, messages: list[dict], spec: ReplySpec, *, max_tokens: int | None = None) -> JudgeOutcome:
+        """Ask for a verdict of the spec's form. A reply that does not parse gets one retry, in which the
+        judge sees its reply and what was wrong with it; a second failure is returned, not raised."""
+        outcome = JudgeOutcome(parsed=None, raw_reply="", messages=list(messages), cached=True)
+        conversation = list(messages)
+        for parse_attempt in (1, 2):
+            result = self.chat(conversation, schema=spec.schema or None, schema_name=spec.name, max_tokens=max_tokens)
+            outcome.attempts += result.attempts
+            outcome.prompt_tokens += result.prompt_tokens
+            outcome.completion_tokens += result.completion_tokens
+            outcome.latency_ms += result.latency_ms
+            outcome.cached = outcome.cached and result.cached
+            outcome.parse_attempts = parse_attempt
+            outcome.raw_reply = result.text
+            try:
+                outcome.parsed = spec.parse(result.text)
+                outcome.parse_error = ""
+                return outcome
+            except ParseError as exc:
+                outcome.parse_error = str(exc)
+                conversation = conversation + [
+                    result.assistant_message(),
+                    {"role": "user", "content": correction_message(str(exc), spec.form)},
+                ]
+                outcome.messages = conversation
+        return outcome
+
+
+def correction_message(error: str, form: str) -> str:
+    return f"Your reply could not be used: {error}. Answer again with only {form}."

@@ -1,0 +1,106 @@
+"""Storing versioned inputs: test sets, rubrics, prompts and goals, each by content hash (and git commit)."""
+
+import subprocess
+from pathlib import Path
+
+from django.db import transaction
+
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import parse_rubric, parse_testset
+from judgeapp.judging.prompts import Prompt, load_prompt
+from judgeapp.models import Case, Criterion, Goal, PromptTemplate, Rubric, TestSet, content_hash
+
+
+def git_commit_of(path: Path) -> str:
+    """The commit a file is at, when it is in a git work tree and unchanged since that commit."""
+    path = Path(path).resolve()
+    try:
+        def git(*args):
+            return subprocess.run(
+                ["git", *args], cwd=path.parent, capture_output=True, text=True, timeout=5, check=False
+            )
+
+        if git("ls-files", "--error-unmatch", path.name).returncode != 0:
+            return ""
+        if git("diff", "--quiet", "HEAD", "--", path.name).returncode != 0:
+            return ""  # edited since the last commit: the commit would not describe this content
+        result = git("log", "-1", "--format=%H", "--", path.name)
+        return result.stdout.strip() if result.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def read_input_file(path: str | Path) -> bytes:
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if not path.is_file():
+        raise InputError(f"{path}: not a file")
+    return path.read_bytes()
+
+
+@transaction.atomic
+def testset_store(*, data: bytes, name: str, source_path: str = "", git_commit: str = "") -> TestSet:
+    """Parse and store a test set; the same content is stored once and found again by its hash."""
+    rows = parse_testset(data, name)
+    digest = content_hash(data)
+    label = Path(name).stem
+    existing = TestSet.objects.filter(name=label, content_hash=digest).first()
+    if existing:
+        return existing
+    testset = TestSet.objects.create(
+        name=label, content_hash=digest, source_path=source_path, git_commit=git_commit, case_count=len(rows)
+    )
+    Case.objects.bulk_create(
+        Case(testset=testset, case_id=row.case_id, position=i, input=row.input, output=row.output, extra=row.extra)
+        for i, row in enumerate(rows)
+    )
+    return testset
+
+
+def testset_load(*, path: str | Path) -> TestSet:
+    path = Path(path)
+    return testset_store(data=read_input_file(path), name=path.name, source_path=str(path), git_commit=git_commit_of(path))
+
+
+@transaction.atomic
+def rubric_store(*, data: bytes, name: str, source_path: str = "", git_commit: str = "") -> Rubric:
+    spec = parse_rubric(data, name)
+    digest = content_hash(data)
+    existing = Rubric.objects.filter(name=spec.name, content_hash=digest).first()
+    if existing:
+        return existing
+    rubric = Rubric.objects.create(
+        name=spec.name, content_hash=digest, source_path=source_path, git_commit=git_commit, raw=data.decode("utf-8-sig")
+    )
+    Criterion.objects.bulk_create(
+        Criterion(rubric=rubric, name=c.name, position=i, description=c.description, scale=c.scale, examples=c.examples)
+        for i, c in enumerate(spec.criteria)
+    )
+    return rubric
+
+
+def rubric_load(*, path: str | Path) -> Rubric:
+    path = Path(path)
+    return rubric_store(data=read_input_file(path), name=path.name, source_path=str(path), git_commit=git_commit_of(path))
+
+
+def prompt_register(*, prompt: Prompt | str) -> PromptTemplate:
+    """The stored version of a prompt (by name from judgeapp/prompts/, or a loaded Prompt)."""
+    if isinstance(prompt, str):
+        prompt = load_prompt(prompt)
+    path = Path(__file__).resolve().parent.parent / "prompts" / f"{prompt.name}.md"
+    template, _ = PromptTemplate.objects.get_or_create(
+        name=prompt.name,
+        content_hash=prompt.content_hash,
+        defaults={"text": prompt.text, "source_path": str(path), "git_commit": git_commit_of(path) if path.exists() else ""},
+    )
+    return template
+
+
+def goal_get_or_create(*, text: str) -> Goal:
+    text = " ".join(text.split())
+    if not text:
+        raise InputError("the goal is empty")
+    goal, _ = Goal.objects.get_or_create(content_hash=content_hash(text), defaults={"text": text})
+    return goal

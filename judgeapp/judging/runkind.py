@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+from judgeapp.judging.client import JudgeOutcome, messages_hash
+
+if TYPE_CHECKING:
+    from judgeapp.models import Judgment, Run
+
+
+@dataclass
+class UnitSpec:
+    """A unit of work to create: its key is unique within the run."""
+
+    key: str
+    purpose: str = "judge"
+    case_id: int | None = None
+    criterion_id: int | None = None
+    judge_id: int | None = None
+    system_id: int | None = None
+    order: str = ""
+    payload: dict = field(default_factory=dict)
+
+
+@dataclass
+class UnitResult:
+    """What a unit produced; `fields` are written onto its Judgment row."""
+
+    ok: bool
+    fields: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_outcome(cls, outcome: JudgeOutcome, **extra) -> UnitResult:
+        return cls(
+            ok=outcome.ok,
+            fields={
+                "messages": outcome.messages,
+                "prompt_hash": messages_hash(outcome.messages[:1]),
+                "raw_reply": outcome.raw_reply,
+                "parsed": outcome.parsed,
+                "parse_error": outcome.parse_error,
+                "attempts": outcome.attempts,
+                "parse_attempts": outcome.parse_attempts,
+                "prompt_tokens": outcome.prompt_tokens,
+                "completion_tokens": outcome.completion_tokens,
+                "latency_ms": outcome.latency_ms,
+                "cached": outcome.cached,
+                **extra,
+            },
+        )
+
+    @classmethod
+    def failure(cls, error: str, **fields) -> UnitResult:
+        return cls(ok=False, fields={"error": error, **fields})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judge's verdict on one item, in the form a person can also give: what calibration compares.
+
+    value: an integer score (pointwise), "pass"/"fail" (jury), or "A"/"B"/"tie" (pairwise, after both
+    orders). judge: the judge's name; a jury's pooled verdict is under the name "jury".
+    """
+
+    case_id: str
+    criterion: str
+    judge: str
+    value: int | str
+
+
+class RunFailed(Exception):
+    """The whole run cannot go on (a judge's server refuses its structured-output setting, say). The
+    message is shown once on the run, not once per unit."""
+
+
+class RunHandler:
+    kind: ClassVar[str]
+    # A sequential kind (a batch rank) runs as one task that claims the whole run; the others fan out.
+    sequential: ClassVar[bool] = False
+    # The run page's body for this kind (templates/judgeapp/<mode>/run.html), included by the web shell.
+    page_template: ClassVar[str] = "judgeapp/web/run_generic.html"
+
+    def plan(self, run: Run, stage: int) -> list[UnitSpec] | None:
+        """The units of `stage`, or None when the run has no more stages and should be finalized."""
+        raise NotImplementedError
+
+    def execute(self, unit: Judgment) -> UnitResult:
+        """Judge one unit. Called outside any transaction; may call judges (slow)."""
+        raise NotImplementedError
+
+    def on_unit_done(self, unit: Judgment, result: UnitResult) -> None:
+        """Side effects of a finished unit, in the transaction that records it (an Output row, say)."""
+
+    def finalize(self, run: Run) -> tuple[str, dict]:
+        """(status, report) once every stage is done: status is done, invalid or failed."""
+        raise NotImplementedError
+
+    def run_sequential(self, run: Run, progress=None) -> None:
+        raise NotImplementedError
+
+    # What people label for this kind ("score", "pass_fail" or "pairwise"); None: not calibrated by people.
+    label_kind: ClassVar[str | None] = None
+
+    def verdicts(self, run: Run) -> list[Verdict]:
+        """Every judge verdict of a finished run, one per (case, criterion, judge)."""
+        raise NotImplementedError
+
+
+_REGISTRY: dict[str, RunHandler] = {}
+
+
+def register(handler_class: type[RunHandler]) -> type[RunHandler]:
+    _REGISTRY[handler_class.kind] = handler_class()
+    return handler_class
+
+
+def handler_for(kind: str) -> RunHandler:
+    try:
+        return _REGISTRY[kind]
+    except KeyError:
+        raise LookupError(f"no handler for run kind {kind!r}") from None

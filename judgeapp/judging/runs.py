@@ -1,0 +1,531 @@
+"""Runs: create, start, fan out into one task per unit, claim, record, advance, finalize, cancel, recover.
+
+The database is the source of truth, not the broker. A unit (a Judgment row) is created once per run
+(unique key), claimed with a conditional UPDATE before its judge is called, and recorded with another
+conditional UPDATE that only the claim's holder can make. A killed worker therefore loses nothing: its
+claims are released when its process is found dead (same host) or its lease runs out (elsewhere), and the
+units go back to pending; and nothing is judged twice, because a unit is recorded at most once and the
+response cache answers a repeated call without reaching the judge.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import re
+import threading
+import uuid
+from collections.abc import Callable
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import connections, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported
+from judgeapp.models import (
+    ACTIVE_UNIT_STATUSES,
+    AuditLog,
+    Executor,
+    Judgment,
+    Run,
+    RunStatus,
+    UnitStatus,
+)
+from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
+from judgeapp.judging.workers import claimer_is_dead, worker_identity
+from judgeapp.judging import taskqueue
+
+log = logging.getLogger(__name__)
+
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+# Recovery re-sends a pending unit only when its run has made no progress for this long (the message
+# may simply be waiting in a long queue).
+STALL_SECONDS = 300
+RUN_FATAL_STATUSES = (401, 403, 404)
+
+Progress = Callable[[int, int], None]  # (finished units, total units)
+
+
+def run_id_new() -> str:
+    return f"{timezone.now():%Y%m%dT%H%M%SZ}_{uuid.uuid4().hex[:8]}"
+
+
+def run_id_check(run_id: str) -> str:
+    if not RUN_ID_PATTERN.match(run_id) or run_id in (".", ".."):
+        raise InputError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' (at most 100)")
+    return run_id
+
+
+def endpoint_snapshots(*endpoints) -> dict:
+    return {e.name: e.config_snapshot() | {"version": e.version} for e in endpoints if e is not None}
+
+
+def run_create(
+    *,
+    kind: str,
+    run_id: str | None = None,
+    executor: str = Executor.CELERY,
+    created_by=None,
+    title: str = "",
+    judge=None,
+    judges=(),
+    system=None,
+    testset=None,
+    rubric=None,
+    prompt=None,
+    options: dict | None = None,
+    versions: dict | None = None,
+) -> Run:
+    """A queued run with its configuration frozen: judges, system, options and the versions of its inputs."""
+    run_id = run_id_check(run_id) if run_id else run_id_new()
+    if Run.objects.filter(run_id=run_id).exists():
+        raise InputError(f"run id {run_id!r} is already taken")
+    all_judges = [j for j in (judge, *judges) if j is not None]
+    config = {
+        "judges": endpoint_snapshots(*all_judges),
+        "system": system.config_snapshot() | {"version": system.version} if system else None,
+        "options": options or {},
+    }
+    base_versions = {
+        "testset": testset.version if testset else None,
+        "rubric": rubric.version if rubric else None,
+        "prompt": prompt.version if prompt else None,
+        "judge": judge.version if judge else None,
+    }
+    return Run.objects.create(
+        run_id=run_id,
+        kind=kind,
+        executor=executor,
+        created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
+        title=title,
+        judge=judge,
+        system=system,
+        testset=testset,
+        rubric=rubric,
+        prompt=prompt,
+        config=config,
+        versions={**base_versions, **(versions or {})},
+    )
+
+
+def _units_create(run: Run, stage: int, specs: list[UnitSpec]) -> None:
+    Judgment.objects.bulk_create(
+        [
+            Judgment(
+                run=run,
+                key=spec.key,
+                stage=stage,
+                purpose=spec.purpose,
+                case_id=spec.case_id,
+                criterion_id=spec.criterion_id,
+                judge_id=spec.judge_id,
+                system_id=spec.system_id,
+                order=spec.order,
+                payload=spec.payload,
+            )
+            for spec in specs
+        ],
+        ignore_conflicts=True,  # a start replayed after a crash creates nothing twice
+        batch_size=500,
+    )
+
+
+def run_enqueue(*, run: Run) -> None:
+    """Start a Celery run once the transaction that created it commits."""
+    transaction.on_commit(lambda: taskqueue.send(taskqueue.START_RUN, run.pk))
+
+
+def run_start(*, run_pk: int) -> bool:
+    """queued -> running, with the first stage's units created and dispatched. Idempotent."""
+    run = Run.objects.get(pk=run_pk)
+    handler = handler_for(run.kind)
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_pk)
+        if run.status != RunStatus.QUEUED:
+            return False
+        run.status = RunStatus.RUNNING
+        run.started_at = timezone.now()
+        if handler.sequential:
+            run.save()
+            if run.executor == Executor.CELERY:
+                transaction.on_commit(lambda: taskqueue.send(taskqueue.EXECUTE_SEQUENTIAL_RUN, run.pk))
+            return True
+        try:
+            specs = handler.plan(run, 0)
+        except (InputError, RunFailed) as exc:
+            run.status = RunStatus.FAILED
+            run.error = str(exc)
+            run.finished_at = timezone.now()
+            run.save()
+            return True
+        specs = specs or []
+        _units_create(run, 0, specs)
+        run.total_units = len(specs)
+        run.save()
+        if specs and run.executor == Executor.CELERY:
+            transaction.on_commit(lambda: run_dispatch(run_pk=run.pk))
+    if not specs:
+        run_advance(run_pk=run_pk)
+    return True
+
+
+def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
+    """Send one task per pending unit of the run's current stage (or of `only`)."""
+    execute_judgment = taskqueue.task(taskqueue.EXECUTE_JUDGMENT)
+    run = Run.objects.get(pk=run_pk)
+    if run.status != RunStatus.RUNNING or run.executor != Executor.CELERY:
+        return 0
+    units = Judgment.objects.filter(run_id=run_pk, stage=run.stage, status=UnitStatus.PENDING)
+    if only is not None:
+        units = units.filter(pk__in=only)
+    ids = list(units.values_list("pk", flat=True))
+    if not ids:
+        return 0
+    Judgment.objects.filter(pk__in=ids).update(enqueued_at=timezone.now())
+    with execute_judgment.app.producer_or_acquire() as producer:
+        for pk in ids:
+            execute_judgment.apply_async((pk,), producer=producer)
+    return len(ids)
+
+
+def judgment_claim(*, judgment_id: int, worker: str) -> uuid.UUID | None:
+    token = uuid.uuid4()
+    now = timezone.now()
+    lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT + 60)
+    claimed = (
+        Judgment.objects.filter(
+            Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
+            pk=judgment_id,
+            run__status=RunStatus.RUNNING,
+        ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
+    )
+    return token if claimed else None
+
+
+def judgment_execute(*, judgment_id: int, worker: str | None = None) -> bool:
+    """Claim one unit, judge it, record it. False when the unit was not this caller's to do."""
+    token = judgment_claim(judgment_id=judgment_id, worker=worker or worker_identity())
+    if token is None:
+        return False
+    unit = Judgment.objects.select_related(
+        "run", "run__testset", "run__rubric", "run__prompt", "case", "criterion", "judge", "system"
+    ).get(pk=judgment_id)
+    handler = handler_for(unit.run.kind)
+    run_failure = None
+    try:
+        result = handler.execute(unit)
+    except (RunFailed, StructuredOutputUnsupported) as exc:
+        run_failure = str(exc)
+        result = UnitResult.failure(run_failure)
+    except JudgeRejected as exc:
+        # A refused key, a forbidden or unknown model: every other unit would be refused the same way.
+        if exc.status in RUN_FATAL_STATUSES:
+            run_failure = str(exc)
+        result = UnitResult.failure(str(exc))
+    except JudgeError as exc:
+        result = UnitResult.failure(str(exc))
+    except SoftTimeLimitExceeded:
+        result = UnitResult.failure(f"time limit of {settings.UNIT_SOFT_TIME_LIMIT}s exceeded")
+    except Exception as exc:  # noqa: BLE001 - a bug must fail this unit visibly, not loop through recovery
+        log.exception("unit %s of run %s failed", unit.key, unit.run.run_id)
+        result = UnitResult.failure(f"internal error: {type(exc).__name__}: {exc}")
+    judgment_record(unit=unit, token=token, result=result)
+    if run_failure:
+        run_fail(run_pk=unit.run_id, error=run_failure)
+    return True
+
+
+def judgment_record(*, unit: Judgment, token: uuid.UUID, result: UnitResult) -> bool:
+    """Write a unit's result, only if this caller still holds its claim; then advance the run if the
+    stage is complete."""
+    handler = handler_for(unit.run.kind)
+    now = timezone.now()
+    with transaction.atomic():
+        recorded = Judgment.objects.filter(pk=unit.pk, claim_token=token, status=UnitStatus.CLAIMED).update(
+            status=UnitStatus.DONE if result.ok else UnitStatus.FAILED,
+            claim_token=None,
+            lease_expires_at=None,
+            finished_at=now,
+            **result.fields,
+        )
+        if not recorded:
+            return False
+        handler.on_unit_done(unit, result)
+        counter = "done_units" if result.ok else "failed_units"
+        Run.objects.filter(pk=unit.run_id).update(**{counter: F(counter) + 1}, updated_at=now)
+    if not Judgment.objects.filter(run_id=unit.run_id, stage=unit.stage, status__in=ACTIVE_UNIT_STATUSES).exists():
+        run_advance(run_pk=unit.run_id)
+    return True
+
+
+def run_advance(*, run_pk: int) -> None:
+    """When the current stage has no active unit: plan the next stage, or finalize the run."""
+    while True:
+        with transaction.atomic():
+            run = Run.objects.select_for_update().get(pk=run_pk)
+            if run.status != RunStatus.RUNNING:
+                return
+            if Judgment.objects.filter(run=run, stage=run.stage, status__in=ACTIVE_UNIT_STATUSES).exists():
+                return
+            handler = handler_for(run.kind)
+            try:
+                specs = handler.plan(run, run.stage + 1)
+            except (InputError, RunFailed) as exc:
+                specs, error = None, str(exc)
+            else:
+                error = ""
+            if error:
+                run.status, run.error, run.finished_at = RunStatus.FAILED, error, timezone.now()
+                run.save()
+                return
+            if specs is None:
+                break
+            run.stage += 1
+            _units_create(run, run.stage, specs)
+            run.total_units += len(specs)
+            run.save()
+            if specs:
+                if run.executor == Executor.CELERY:
+                    transaction.on_commit(lambda: run_dispatch(run_pk=run_pk))
+                return
+    # Finalizing can take a while (bootstrap intervals); it runs outside the lock, and only the first
+    # of two racing finalizers writes its report.
+    stage = run.stage
+    try:
+        status, report = handler.finalize(run)
+        error = ""
+    except Exception as exc:  # noqa: BLE001 - a report that cannot be built fails the run with the reason
+        log.exception("report of run %s failed", run.run_id)
+        status, report, error = RunStatus.FAILED, None, f"building the report failed: {type(exc).__name__}: {exc}"
+    run_finish(run_pk=run_pk, status=status, report=report, error=error, stage=stage)
+
+
+def run_finish(*, run_pk: int, status: str, report: dict | None, error: str = "", stage: int | None = None) -> bool:
+    filters = {"pk": run_pk, "status": RunStatus.RUNNING}
+    if stage is not None:
+        filters["stage"] = stage
+    now = timezone.now()
+    return bool(
+        Run.objects.filter(**filters).update(status=status, report=report, error=error, finished_at=now, updated_at=now)
+    )
+
+
+def _units_cancel(run_pk: int) -> None:
+    Judgment.objects.filter(run_id=run_pk, status=UnitStatus.PENDING).update(status=UnitStatus.CANCELLED)
+
+
+def run_fail(*, run_pk: int, error: str) -> None:
+    now = timezone.now()
+    updated = Run.objects.filter(pk=run_pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+        status=RunStatus.FAILED, error=error, finished_at=now, updated_at=now
+    )
+    if updated:
+        _units_cancel(run_pk)
+
+
+def run_cancel(*, run: Run, actor=None, reason: str = "") -> bool:
+    """Stop a run: no pending unit is judged after this; units in flight finish and are kept."""
+    now = timezone.now()
+    with transaction.atomic():
+        updated = Run.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+            status=RunStatus.CANCELLED, finished_at=now, updated_at=now
+        )
+        if not updated:
+            return False
+        _units_cancel(run.pk)
+        AuditLog.objects.create(
+            actor=actor if getattr(actor, "is_authenticated", False) else None,
+            actor_label=getattr(actor, "username", "") or "cli",
+            action=AuditLog.Action.RUN_CANCELLED,
+            run=run,
+            subject=run.run_id,
+            reason=reason,
+        )
+    return True
+
+
+# --- Sequential runs (one task holds the whole run) ------------------------------------------------------
+
+
+# A sequential run's holder renews a short lease while it works, so that when its machine dies another
+# machine's worker takes the run over within minutes (a lease as long as the run's time limit would be hours).
+RUN_LEASE_SECONDS = 300
+
+
+def _lease_heartbeat(run_pk: int, token: uuid.UUID, stop: threading.Event) -> None:
+    try:
+        while not stop.wait(RUN_LEASE_SECONDS / 5):
+            Run.objects.filter(pk=run_pk, claim_token=token).update(
+                lease_expires_at=timezone.now() + timezone.timedelta(seconds=RUN_LEASE_SECONDS)
+            )
+    finally:
+        connections.close_all()
+
+
+def run_sequential_execute(*, run_pk: int, worker: str | None = None, progress: Progress | None = None) -> bool:
+    token = uuid.uuid4()
+    now = timezone.now()
+    lease = timezone.timedelta(seconds=RUN_LEASE_SECONDS)
+    claimed = Run.objects.filter(
+        Q(claim_token__isnull=True) | Q(lease_expires_at__lt=now), pk=run_pk, status=RunStatus.RUNNING
+    ).update(claim_token=token, claimed_by=worker or worker_identity(), lease_expires_at=now + lease)
+    if not claimed:
+        return False
+    run = Run.objects.get(pk=run_pk)
+    stop = threading.Event()
+    threading.Thread(target=_lease_heartbeat, args=(run_pk, token, stop), name="run-lease", daemon=True).start()
+    try:
+        handler_for(run.kind).run_sequential(run, progress=progress)
+    except (RunFailed, JudgeError, InputError) as exc:
+        run_fail(run_pk=run_pk, error=str(exc))
+    except SoftTimeLimitExceeded:
+        run_fail(run_pk=run_pk, error=f"time limit of {settings.RUN_SOFT_TIME_LIMIT}s exceeded")
+    except Exception as exc:  # noqa: BLE001
+        log.exception("run %s failed", run.run_id)
+        run_fail(run_pk=run_pk, error=f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        stop.set()
+        Run.objects.filter(pk=run_pk, claim_token=token).update(claim_token=None, claimed_by="", lease_expires_at=None)
+    return True
+
+
+# --- In the calling process (the CLI) -------------------------------------------------------------------
+
+
+def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | None = None) -> Run:
+    """Run every stage in this process: the same claims and records as a worker, on a thread pool.
+
+    With concurrency 1 everything happens in the calling thread (and its database transaction).
+    """
+    run_start(run_pk=run.pk)
+    run.refresh_from_db()
+    handler = handler_for(run.kind)
+    if handler.sequential:
+        run_sequential_execute(run_pk=run.pk, progress=progress)
+        run.refresh_from_db()
+        return run
+    worker = worker_identity()
+    while True:
+        run.refresh_from_db()
+        if run.is_finished:
+            return run
+        ids = list(
+            Judgment.objects.filter(run=run, stage=run.stage, status=UnitStatus.PENDING).values_list("pk", flat=True)
+        )
+        if not ids:
+            # Nothing pending and the run is not finished: the stage's last units are claimed elsewhere, or
+            # nothing advanced it yet.
+            run_advance(run_pk=run.pk)
+            run.refresh_from_db()
+            if not run.is_finished and not Judgment.objects.filter(run=run, stage=run.stage, status=UnitStatus.PENDING).exists():
+                return run
+            continue
+        _execute_units(ids, worker=worker, concurrency=concurrency, run=run, progress=progress)
+
+
+def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, progress: Progress | None) -> None:
+    finished = run.done_units + run.failed_units
+
+    def report_progress() -> None:
+        nonlocal finished
+        finished += 1
+        if progress:
+            progress(finished, Run.objects.filter(pk=run.pk).values_list("total_units", flat=True).first() or 0)
+
+    if concurrency <= 1:
+        for pk in ids:
+            judgment_execute(judgment_id=pk, worker=worker)
+            report_progress()
+        return
+
+    work: queue.Queue[int] = queue.Queue()
+    for pk in ids:
+        work.put(pk)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def lane() -> None:
+        try:
+            while True:
+                try:
+                    pk = work.get_nowait()
+                except queue.Empty:
+                    return
+                judgment_execute(judgment_id=pk, worker=f"{worker}:{threading.get_ident()}")
+                with lock:
+                    report_progress()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=lane, daemon=True) for _ in range(min(concurrency, len(ids)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+# --- Recovery -------------------------------------------------------------------------------------------
+
+
+def runs_recover(*, redispatch_pending: bool = False) -> dict:
+    """Put a crashed worker's work back in the queue.
+
+    - units claimed by a dead process (same host) or whose lease ran out go back to pending;
+    - a sequential run whose holder died is sent again;
+    - queued Celery runs are started (their start message may have been lost);
+    - pending units are sent again: all of them when `redispatch_pending` (a worker starting: the broker
+      may have lost what a killed worker had prefetched), else only those of runs that stalled;
+    - a run whose stage has no active unit left is advanced (a crash between the last unit and the report).
+    Sending a unit twice is harmless: only one claim succeeds.
+    """
+    execute_sequential_run, start_run = taskqueue.task(taskqueue.EXECUTE_SEQUENTIAL_RUN), taskqueue.task(taskqueue.START_RUN)
+
+    now = timezone.now()
+    counts = {"released": 0, "dispatched": 0, "started": 0, "advanced": 0, "resumed": 0}
+    in_flight = Run.objects.filter(status=RunStatus.RUNNING)
+
+    released_runs: set[int] = set()
+    for unit in Judgment.objects.filter(status=UnitStatus.CLAIMED, run__status=RunStatus.RUNNING).only(
+        "pk", "run_id", "claim_token", "claimed_by", "lease_expires_at"
+    ):
+        if (unit.lease_expires_at and unit.lease_expires_at < now) or claimer_is_dead(unit.claimed_by):
+            if Judgment.objects.filter(pk=unit.pk, claim_token=unit.claim_token, status=UnitStatus.CLAIMED).update(
+                status=UnitStatus.PENDING, claim_token=None, claimed_by="", lease_expires_at=None
+            ):
+                counts["released"] += 1
+                released_runs.add(unit.run_id)
+
+    for run in in_flight.filter(claim_token__isnull=False).only("pk", "claimed_by", "lease_expires_at", "claim_token", "executor"):
+        if (run.lease_expires_at and run.lease_expires_at < now) or claimer_is_dead(run.claimed_by):
+            if Run.objects.filter(pk=run.pk, claim_token=run.claim_token).update(claim_token=None, claimed_by="", lease_expires_at=None):
+                if run.executor == Executor.CELERY:
+                    execute_sequential_run.delay(run.pk)
+                    counts["resumed"] += 1
+
+    for run in Run.objects.filter(status=RunStatus.QUEUED, executor=Executor.CELERY).only("pk", "created_at"):
+        if redispatch_pending or run.created_at < now - timezone.timedelta(seconds=60):
+            start_run.delay(run.pk)
+            counts["started"] += 1
+
+    stall_cutoff = now - timezone.timedelta(seconds=STALL_SECONDS)
+    for run in in_flight.filter(executor=Executor.CELERY):
+        handler = handler_for(run.kind)
+        if handler.sequential:
+            if run.claim_token is None and (redispatch_pending or run.updated_at < stall_cutoff):
+                execute_sequential_run.delay(run.pk)
+                counts["resumed"] += 1
+            continue
+        active = Judgment.objects.filter(run=run, stage=run.stage, status__in=ACTIVE_UNIT_STATUSES)
+        if not active.exists():
+            run_advance(run_pk=run.pk)
+            counts["advanced"] += 1
+        elif redispatch_pending or run.pk in released_runs or run.updated_at < stall_cutoff:
+            counts["dispatched"] += run_dispatch(run_pk=run.pk)
+    return counts

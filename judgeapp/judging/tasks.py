@@ -1,0 +1,27 @@
+"""Celery tasks: thin. They pass ids, and the services do the work (and keep the state in the models).
+
+Task names stay those of the first release (`judgeapp.tasks.*`), so messages already queued by an older
+worker are still understood after an upgrade."""
+
+from celery import shared_task
+from django.conf import settings
+
+from judgeapp.judging import runs
+@shared_task(name="judgeapp.tasks.execute_judgment", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
+def execute_judgment(judgment_id: int) -> None:
+    runs.judgment_execute(judgment_id=judgment_id)
+
+
+@shared_task(name="judgeapp.tasks.start_run", acks_late=True, soft_time_limit=120, time_limit=180)
+def start_run(run_pk: int) -> None:
+    runs.run_start(run_pk=run_pk)
+
+
+@shared_task(name="judgeapp.tasks.execute_sequential_run", acks_late=True, soft_time_limit=settings.RUN_SOFT_TIME_LIMIT, time_limit=settings.RUN_HARD_TIME_LIMIT)
+def execute_sequential_run(run_pk: int) -> None:
+    runs.run_sequential_execute(run_pk=run_pk)
+
+
+@shared_task(name="judgeapp.tasks.recover_runs", acks_late=True, soft_time_limit=120, time_limit=180)
+def recover_runs(redispatch_pending: bool = False) -> None:
+    runs.runs_recover(redispatch_pending=redispatch_pending)

@@ -1,0 +1,92 @@
+"""`evaluate jury`: every output judged by a panel of judges from different model families, pooled."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+
+from judgeapp.models import Executor, Run, RunStatus
+
+from judgeapp.pairwise.cli import _pct, concurrency_check, execute, report_of, report_path_check, write_report
+
+help = (
+    "Judge every output with a panel of three or more judges from different model families and pool their "
+    "pass/fail votes by majority (exit 0 done, 1 invalid or failed, 2 bad input or a panel that breaks the rules)."
+)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--testset", required=True, metavar="F", help="test set, JSONL or CSV with id, input and output")
+    parser.add_argument("--rubric", required=True, metavar="R", help="rubric, TOML or JSON")
+    parser.add_argument(
+        "--judges", required=True, metavar="J1,J2,J3",
+        help="the panel: an odd number (3 or more) of judges, each of a different model family",
+    )
+    parser.add_argument(
+        "--system", metavar="S",
+        help="the system under test: no juror may be of its family (without it the report says the rule was not checked)",
+    )
+    parser.add_argument("--generate", action="store_true", help="have --system answer the test set first, instead of its output column")
+    parser.add_argument("--report", metavar="OUT.json", help="write the JSON report here")
+    parser.add_argument("--run-id", metavar="R", help="id of the run (default <utc>_<short-uuid>)")
+    parser.add_argument(
+        "--concurrency", type=int, default=None, metavar="N",
+        help=f"judge calls in flight at once (default: {settings.JUDGE_MAX_CONCURRENCY}, and at least one per juror)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
+
+
+def handle(command, options) -> int:
+    from judgeapp.jury.services import jury_panel_get, jury_run_create
+    from judgeapp.judging.judges import system_get
+    from judgeapp.pairwise.services import FileInput
+
+    report_path = report_path_check(options.get("report"))
+    judges = jury_panel_get(options["judges"])
+    concurrency = options.get("concurrency")
+    concurrency = concurrency_check(concurrency) if concurrency is not None else max(settings.JUDGE_MAX_CONCURRENCY, len(judges))
+    system = system_get(name=options["system"]) if options.get("system") else None
+    run = jury_run_create(
+        testset=FileInput.from_path(options["testset"]),
+        rubric=FileInput.from_path(options["rubric"]),
+        judges=judges,
+        system=system,
+        generate=options.get("generate", False),
+        run_id=options.get("run_id"),
+        executor=Executor.INLINE,
+    )
+    run = execute(command, run, concurrency=concurrency)
+    write_report(run, report_path)
+    if options.get("json"):
+        command.stdout.write(json.dumps(report_of(run), indent=2, ensure_ascii=False))
+    else:
+        command.stdout.write(jury_summary(run))
+    return 0 if run.status == RunStatus.DONE else 1
+
+
+def jury_summary(run: Run) -> str:
+    report = run.report
+    if report is None:
+        return f"run {run.run_id}: {run.status}: {run.error}"
+    lines = [f"Jury run {run.run_id} ({run.status})"]
+    if run.uses_scripted_judge:
+        lines.append("  NOTE: judged by the scripted demo server, not a language model")
+    lines.append("  panel: " + ", ".join(f"{j['name']} ({j['family']})" for j in report["panel"]))
+    lines.append(
+        f"  pooled: {report['passed']} pass, {report['failed']} fail, {report['unjudged']} unjudged of {report['total']} cases; "
+        f"pass rate {_pct(report['pass_rate'])}"
+    )
+    lines.append(
+        "  agreement with the pool: "
+        + ", ".join(f"{name} {_pct(rate)}" for name, rate in report["per_judge_agreement"].items())
+    )
+    for warning in report.get("warnings", []):
+        lines.append(f"  warning: {warning}")
+    dissenting = [c for c in report["cases"] if c["dissent"]]
+    if dissenting:
+        lines.append(f"  dissent on {len(dissenting)} case(s): " + ", ".join(
+            f"{c['case_id']} ({', '.join(c['dissent'])})" for c in dissenting[:8]
+        ) + (" …" if len(dissenting) > 8 else ""))
+    lines.append(f"Result: pass rate {_pct(report['pass_rate'])} over {report['judged']} pooled cases")
+    return "\n".join(lines)

@@ -1,0 +1,140 @@
+"""The Jury: one unit per (case, juror), "<case_id>/<judge name>", all of a stage at once so the jurors of
+a case are called in parallel; the report pools them (judgeapp.jury.core). When the system under test
+generates the outputs, a first stage does that."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from judgeapp.jury.core import PooledCase, pool_pass_fail, render_juror_prompt, summarize
+from judgeapp.judging.parsing import JUROR_SPEC
+from judgeapp.judging.prompts import user_message
+from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
+
+from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.pairwise.runkind import rubric_text
+from judgeapp.judging.replies import generate_output, generated_output_record, judging_stage, run_prompt, single_replies
+
+POOLED_JUDGE = "jury"
+
+
+def panel_of(run) -> list[Judge]:
+    """The run's jurors, in the order they were given."""
+    ids = run.config.get("options", {}).get("judge_ids", [])
+    by_id = Judge.objects.in_bulk(ids)
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def pooled_cases(run, panel: list[Judge] | None = None) -> list[PooledCase]:
+    """Every case of the run with its jurors' votes and the pooled verdict."""
+    panel = [j.name for j in (panel_of(run) if panel is None else panel)]
+    units: dict[int, dict[str, Judgment]] = defaultdict(dict)
+    for unit in run.judgments.filter(purpose=Purpose.JUDGE).select_related("judge"):
+        units[unit.case_id][unit.judge.name] = unit
+    with_output = set(Output.objects.filter(run=run, slot="").values_list("case_id", flat=True))
+    cases = []
+    for case in run.testset.cases.all():
+        if case.pk not in with_output:
+            continue
+        votes, reasoning = {}, {}
+        for name in panel:
+            unit = units[case.pk].get(name)
+            done = unit is not None and unit.status == UnitStatus.DONE and unit.parsed
+            votes[name] = unit.parsed["verdict"] if done else None
+            if done:
+                reasoning[name] = unit.parsed.get("reasoning", "")
+        cases.append(pool_pass_fail(case.case_id, votes, reasoning))
+    return cases
+
+
+@register
+class JuryHandler(RunHandler):
+    kind = RunKind.JURY
+    page_template = "judgeapp/jury/run.html"
+    label_kind = "pass_fail"
+
+    def verdicts(self, run):
+        """Each juror's pass/fail per case, and the pooled verdict under the judge name "jury"
+        (unjudged cases left out)."""
+        verdicts = []
+        for case in pooled_cases(run):
+            verdicts += [
+                Verdict(case_id=case.case_id, criterion="", judge=name, value=vote)
+                for name, vote in case.votes.items()
+                if vote is not None
+            ]
+            if case.pooled in ("pass", "fail"):
+                verdicts.append(Verdict(case_id=case.case_id, criterion="", judge=POOLED_JUDGE, value=case.pooled))
+        return verdicts
+
+    def plan(self, run, stage):
+        cases = list(run.testset.cases.all())
+        generation, with_output = single_replies(run, stage, cases)
+        if stage != judging_stage(run):
+            return generation  # the system's generation units at stage 0; None once judging is done
+        # Case by case, every juror of a case side by side: the pool of a case fills up together.
+        panel = panel_of(run)
+        return [
+            UnitSpec(key=f"{c.case_id}/{juror.name}", case_id=c.pk, judge_id=juror.pk)
+            for c in cases
+            if c.pk in with_output
+            for juror in panel
+        ]
+
+    def execute(self, unit):
+        from judgeapp.judging.judges import client_for
+
+        if unit.purpose == Purpose.GENERATE:
+            return generate_output(unit)
+        output = Output.objects.get(run_id=unit.run_id, case_id=unit.case_id, slot="")
+        # The identical prompt and rubric for every juror.
+        text = render_juror_prompt(
+            rubric=rubric_text(unit.run.rubric), input=unit.case.input, output=output.text, prompt=run_prompt(unit.run, "juror")
+        )
+        outcome = client_for(unit.judge).judge(user_message(text), JUROR_SPEC)
+        return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)
+
+    def on_unit_done(self, unit, result):
+        generated_output_record(unit, result)
+
+    def finalize(self, run):
+        panel = panel_of(run)
+        names = [j.name for j in panel]
+        cases = pooled_cases(run, panel)
+        summary = summarize(cases, names)
+        options = run.config.get("options", {})
+        warnings = list(options.get("warnings", []))
+        failures = defaultdict(list)
+        for unit in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).select_related("judge", "case"):
+            failures[unit.judge.name].append(
+                {"case_id": unit.case.case_id, "error": unit.error or f"no valid verdict after one retry: {unit.parse_error}"}
+            )
+        for name, failed in failures.items():
+            warnings.append(f"juror {name} gave no usable answer on {len(failed)} case(s) and was left out of their pool")
+        if summary["unjudged"]:
+            warnings.append(f"{summary['unjudged']} case(s) are unjudged (fewer than three answers, or a tied vote)")
+        for flagged in summary["review"]:
+            warnings.append(
+                f"juror {flagged['judge']} agrees with the pool on {flagged['agreement']:.0%} of cases, far below the "
+                f"others ({flagged['others_mean']:.0%}): review it"
+            )
+        missing = run.testset.case_count - len(cases)
+        if missing:
+            warnings.append(f"{missing} case(s) have no output to judge")
+        report = {
+            "run_id": run.run_id,
+            "kind": run.kind,
+            **summary,
+            "judge_failures": dict(failures),
+            "panel": [
+                {"name": j.name, "model": j.model, "family": j.effective_family, "version": j.version, "temperature": 0.0}
+                for j in panel
+            ],
+            "system": options.get("system_family_check"),
+            "versions": {
+                **{k: run.versions.get(k) for k in ("testset", "rubric", "prompt")},
+                "judges": {j.name: j.version for j in panel},
+            },
+            "warnings": warnings,
+        }
+        return (RunStatus.INVALID if cases and not summary["judged"] else RunStatus.DONE), report

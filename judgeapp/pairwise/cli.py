@@ -1,0 +1,164 @@
+"""`evaluate pairwise`: versions A and B on the same inputs, each input judged in both orders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+
+from judgeapp.judging.atomic import json_text, write_text_atomic
+from judgeapp.judging.errors import InputError
+from judgeapp.models import Executor, Run, RunStatus
+
+help = (
+    "Decide which of two versions is better: every input judged twice, A's reply first then B's, and the "
+    "verdicts combined (exit 0 conclusive, 1 inconclusive or invalid, 2 bad input)."
+)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--testset", required=True, metavar="F", help="test set, JSONL or CSV with id and input")
+    a = parser.add_mutually_exclusive_group(required=True)
+    a.add_argument("--a", metavar="OUT_A.jsonl", help="version A's outputs, JSONL {id, output}")
+    a.add_argument("--system-a", metavar="S", help="a configured system that generates version A's outputs")
+    b = parser.add_mutually_exclusive_group(required=True)
+    b.add_argument("--b", metavar="OUT_B.jsonl", help="version B's outputs, JSONL {id, output}")
+    b.add_argument("--system-b", metavar="S", help="a configured system that generates version B's outputs")
+    parser.add_argument("--rubric", required=True, metavar="R", help="rubric, TOML or JSON")
+    parser.add_argument("--judge", metavar="J", help="judge name (default: the default judge)")
+    parser.add_argument("--sample", type=int, metavar="N", help="compare N cases drawn from the test set")
+    parser.add_argument("--seed", type=int, metavar="K", help="seed of the --sample draw (default 0); same seed, same cases")
+    parser.add_argument("--report", metavar="OUT.json", help="write the JSON report here")
+    parser.add_argument("--run-id", metavar="R", help="id of the run (default <utc>_<short-uuid>)")
+    parser.add_argument(
+        "--concurrency", type=int, default=settings.JUDGE_MAX_CONCURRENCY, metavar="N",
+        help=f"judge calls in flight at once (default {settings.JUDGE_MAX_CONCURRENCY}); each judge's max_concurrency still applies",
+    )
+    parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
+
+
+def handle(command, options) -> int:
+    from judgeapp.judging.judges import judge_get, system_get
+    from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
+
+    concurrency = concurrency_check(options["concurrency"])
+    report_path = report_path_check(options.get("report"))
+    judge = judge_get(name=options.get("judge"))
+    versions = {}
+    for slot in ("a", "b"):
+        if options.get(slot):
+            versions[slot] = VersionSource(outputs=FileInput.from_path(options[slot]))
+        else:
+            versions[slot] = VersionSource(system=system_get(name=options[f"system_{slot}"]))
+    run = pairwise_run_create(
+        testset=FileInput.from_path(options["testset"]),
+        rubric=FileInput.from_path(options["rubric"]),
+        judge=judge,
+        version_a=versions["a"],
+        version_b=versions["b"],
+        sample=options.get("sample"),
+        seed=options.get("seed"),
+        run_id=options.get("run_id"),
+        executor=Executor.INLINE,
+    )
+    run = execute(command, run, concurrency=concurrency)
+    write_report(run, report_path)
+    if options.get("json"):
+        command.stdout.write(json.dumps(report_of(run), indent=2, ensure_ascii=False))
+    else:
+        command.stdout.write(pairwise_summary(run))
+    if run.status not in (RunStatus.DONE, RunStatus.INVALID) or run.report is None:
+        return 1
+    return 1 if run.report["inconclusive"] else 0
+
+
+# --- Shared by the evaluate modes of this module and jury ---------------------------------------------
+
+
+def concurrency_check(value: int) -> int:
+    if value < 1:
+        raise InputError(f"--concurrency {value}: give at least 1")
+    return value
+
+
+def report_path_check(path: str | None) -> Path | None:
+    """The --report path, refused up front when its folder does not exist (before any judge is called)."""
+    if not path:
+        return None
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"--report {path}: is a directory; give a file name")
+    if not target.resolve().parent.is_dir():
+        raise InputError(f"--report {path}: no such directory {target.resolve().parent}")
+    return target
+
+
+def execute(command, run: Run, *, concurrency: int) -> Run:
+    from judgeapp.judging.runs import run_execute_inline
+
+    command.current_run = run
+    bar = command.progress_bar(total=0, desc=run.run_id)
+    try:
+        run = run_execute_inline(run=run, concurrency=concurrency, progress=command.progress_callback(bar))
+    finally:
+        bar.close()
+        command.current_run = None
+    run.refresh_from_db()
+    return run
+
+
+def report_of(run: Run) -> dict:
+    if run.report is not None:
+        return run.report
+    return {"run_id": run.run_id, "kind": run.kind, "status": run.status, "error": run.error}
+
+
+def write_report(run: Run, path: Path | None) -> None:
+    """The JSON report, written whole or not at all (temp file + os.replace)."""
+    if path is not None:
+        write_text_atomic(path, json_text(report_of(run)))
+
+
+def _pct(value) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def pairwise_summary(run: Run) -> str:
+    report = run.report
+    if report is None:
+        return f"run {run.run_id}: {run.status}: {run.error}"
+    sign = report["sign_test"]
+    length = report["length_split"]
+    lines = [f"Pairwise run {run.run_id} ({run.status})"]
+    if run.uses_scripted_judge:
+        lines.append("  NOTE: judged by the scripted demo server, not a language model")
+    lines += [
+        f"  A vs B: {run.title}",
+        f"  judged in both orders: {report['judged']} of {report['total']} cases",
+        f"  wins A {report['wins_a']}, wins B {report['wins_b']}, ties {report['ties']} "
+        f"({report['agreed_ties']} agreed, {len(report['disagreements'])} orders disagreed)",
+        f"  win rate A (ties excluded): {_pct(report['win_rate_a'])}"
+        + (
+            f", {sign['confidence']:.0%} interval {_pct(sign['ci_low'])}–{_pct(sign['ci_high'])}, sign test p = {sign['p_value']:.3g}"
+            if sign["p_value"] is not None
+            else ""
+        ),
+        f"  tie rate (order bias): {_pct(report['tie_rate'])}",
+        f"  longer reply won {length['longer_won']} of {length['longer_won'] + length['shorter_won']} decisive cases "
+        f"(A's win rate when A longer {_pct(length['A_longer']['win_rate_a'])}, when B longer {_pct(length['B_longer']['win_rate_a'])})",
+    ]
+    if report["disagreements"]:
+        shown = ", ".join(report["disagreements"][:10]) + (" …" if len(report["disagreements"]) > 10 else "")
+        lines.append(f"  orders disagreed on: {shown}")
+    for warning in report.get("warnings", []):
+        lines.append(f"  warning: {warning}")
+    for reason in report["inconclusive_reasons"]:
+        lines.append(f"  inconclusive: {reason}")
+    if report["inconclusive"]:
+        lines.append("Result: INCONCLUSIVE, no winner named")
+    elif report["winner"]:
+        lines.append(f"Result: {report['winner']} wins ({_pct(report['win_rate_a'] if report['winner'] == 'A' else report['win_rate_b'])} of decisive cases)")
+    else:
+        lines.append("Result: no winner (A and B won equally often)")
+    return "\n".join(lines)

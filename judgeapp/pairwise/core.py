@@ -1,0 +1,267 @@
+"""Pairwise A/B in both orders (seed: LLM-as-Judge, Pairwise).
+
+Every input is judged twice: A's reply shown first ("ab"), then B's first ("ba"). The swapped call's
+"1"/"2" is mapped back to the version it names. Agreement is a win for that version (or an agreed tie);
+disagreement is a tie, because the judge followed the order rather than the content. A case with only
+one usable order is never counted. More than a quarter of the judged cases in disagreement makes the
+comparison inconclusive: no winner is named.
+
+Beyond the seed: an exact two-sided sign test (binomial, ties excluded) and its Clopper-Pearson interval
+on A's win rate, and the win rate split by which reply was longer, so that a length bias shows.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from judgeapp.judging.prompts import Prompt, load_prompt
+
+ORDERS = ("ab", "ba")
+# Stop rule: more than a quarter of cases ending in disagreement -> inconclusive, no winner named.
+DISAGREEMENT_LIMIT = 0.25
+# Beyond the seed: a judge that gives no usable verdict (after its one parse retry, or its server's
+# retries) on more than this share of cases is not measuring the comparison; the run is invalid.
+UNJUDGED_LIMIT = 0.05
+CONFIDENCE = 0.95
+
+# A judge callable: the rendered prompt in, the parsed reply ({"reasoning", "winner"}) out, or None when
+# the judge gave no usable verdict.
+PairwiseJudge = Callable[[str], "dict | None"]
+
+
+def shown_first(order: str) -> tuple[str, str]:
+    """(version shown as Reply 1, version shown as Reply 2) for an order."""
+    if order == "ab":
+        return "A", "B"
+    if order == "ba":
+        return "B", "A"
+    raise ValueError(f"unknown order {order!r}")
+
+
+def map_back(order: str, winner: str) -> str:
+    """The judge's "1" | "2" | "tie" in one order, as the version it names: "A" | "B" | "tie"."""
+    if winner == "tie":
+        return "tie"
+    first, second = shown_first(order)
+    if winner == "1":
+        return first
+    if winner == "2":
+        return second
+    raise ValueError(f"unknown winner {winner!r}")
+
+
+def both_orders(ab: str | None, ba: str | None) -> tuple[str | None, bool]:
+    """(the case's verdict, whether the two orders disagreed) from the mapped-back verdicts.
+
+    None when either order has no verdict: a single-order verdict is never counted.
+    """
+    if ab is None or ba is None:
+        return None, False
+    if ab == ba:
+        return ab, False
+    return "tie", True
+
+
+def render_pairwise_prompt(*, rubric: str, input: str, first: str, second: str, prompt: Prompt | None = None) -> str:
+    """The seed prompt, verbatim (a run passes the version it recorded). Only the rubric, the customer
+    message and the two replies go in: no system, version or model name ever reaches the judge."""
+    return (prompt or load_prompt("pairwise")).render(rubric=rubric, input=input, first=first, second=second)
+
+
+@dataclass
+class PairwiseCase:
+    case_id: str
+    ab: str | None  # mapped back to "A" | "B" | "tie"; None: no usable verdict in that order
+    ba: str | None
+    reasoning_ab: str = ""
+    reasoning_ba: str = ""
+    len_a: int = 0  # characters
+    len_b: int = 0
+    error_ab: str = ""
+    error_ba: str = ""
+
+    @property
+    def verdict(self) -> str | None:
+        return both_orders(self.ab, self.ba)[0]
+
+    @property
+    def disagreement(self) -> bool:
+        return both_orders(self.ab, self.ba)[1]
+
+    @property
+    def longer(self) -> str:
+        """Which reply was longer: "A", "B" or "same"."""
+        if self.len_a > self.len_b:
+            return "A"
+        if self.len_b > self.len_a:
+            return "B"
+        return "same"
+
+    def as_report(self) -> dict:
+        return {
+            "case_id": self.case_id,
+            "ab": self.ab,
+            "ba": self.ba,
+            "verdict": self.verdict,
+            "disagreement": self.disagreement,
+            "reasoning_ab": self.reasoning_ab,
+            "reasoning_ba": self.reasoning_ba,
+            "len_a": self.len_a,
+            "len_b": self.len_b,
+            "longer": self.longer,
+            **({"error_ab": self.error_ab} if self.error_ab else {}),
+            **({"error_ba": self.error_ba} if self.error_ba else {}),
+        }
+
+
+def judge_case(
+    judge: PairwiseJudge, *, case_id: str, rubric: str, input: str, reply_a: str, reply_b: str
+) -> PairwiseCase:
+    """Judge one input in both orders with a judge callable (the run machinery does the same with one
+    unit per order, so that the two calls run in parallel and survive a crash independently)."""
+    verdicts: dict[str, tuple[str | None, str]] = {}
+    for order in ORDERS:
+        first, second = (reply_a, reply_b) if order == "ab" else (reply_b, reply_a)
+        parsed = judge(render_pairwise_prompt(rubric=rubric, input=input, first=first, second=second))
+        if parsed is None:
+            verdicts[order] = (None, "")
+        else:
+            verdicts[order] = (map_back(order, parsed["winner"]), parsed.get("reasoning", ""))
+    return PairwiseCase(
+        case_id=case_id,
+        ab=verdicts["ab"][0],
+        ba=verdicts["ba"][0],
+        reasoning_ab=verdicts["ab"][1],
+        reasoning_ba=verdicts["ba"][1],
+        len_a=len(reply_a),
+        len_b=len(reply_b),
+    )
+
+
+def _rate(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def sign_test(wins_a: int, wins_b: int, *, confidence: float = CONFIDENCE) -> dict:
+    """Exact two-sided sign test of "A and B are equally good" on the decisive cases (ties excluded),
+    with the Clopper-Pearson interval on A's win rate."""
+    from scipy.stats import binomtest
+
+    decisive = wins_a + wins_b
+    if not decisive:
+        return {"n": 0, "p_value": None, "ci_low": None, "ci_high": None, "confidence": confidence,
+                "significant": False, "method": "exact binomial sign test, ties excluded"}
+    result = binomtest(wins_a, decisive, 0.5, alternative="two-sided")
+    interval = result.proportion_ci(confidence_level=confidence, method="exact")
+    return {
+        "n": decisive,
+        "p_value": float(result.pvalue),
+        "ci_low": float(interval.low),
+        "ci_high": float(interval.high),
+        "confidence": confidence,
+        "significant": bool(result.pvalue < 1 - confidence),
+        "method": "exact binomial sign test, ties excluded; Clopper-Pearson interval",
+    }
+
+
+def _length_split(judged: list[PairwiseCase]) -> dict:
+    """A's win rate among the cases where A's reply was longer, where B's was, and where they were equal;
+    and how often the longer reply won a decisive case (far from 0.5 on many cases: a length bias)."""
+    split = {}
+    for longer in ("A", "B", "same"):
+        group = [c for c in judged if c.longer == longer]
+        wins_a = sum(c.verdict == "A" for c in group)
+        wins_b = sum(c.verdict == "B" for c in group)
+        split[f"{longer}_longer" if longer != "same" else "same_length"] = {
+            "cases": len(group),
+            "wins_a": wins_a,
+            "wins_b": wins_b,
+            "ties": len(group) - wins_a - wins_b,
+            "win_rate_a": _rate(wins_a, wins_a + wins_b),
+        }
+    decisive_unequal = [c for c in judged if c.verdict in ("A", "B") and c.longer != "same"]
+    longer_won = sum(c.verdict == c.longer for c in decisive_unequal)
+    return {
+        "measure": "characters",
+        **split,
+        "longer_won": longer_won,
+        "shorter_won": len(decisive_unequal) - longer_won,
+        "longer_win_rate": _rate(longer_won, len(decisive_unequal)),
+    }
+
+
+def summarize(cases: list[PairwiseCase], *, total_cases: int | None = None) -> dict:
+    """The pairwise report's figures (CONTRACT §4 keys and more) from the cases judged.
+
+    `total_cases`: how many inputs were meant to be compared (cases with a missing reply count as
+    unjudged); defaults to len(cases).
+    """
+    total = total_cases if total_cases is not None else len(cases)
+    judged = [c for c in cases if c.verdict is not None]
+    unjudged = [c.case_id for c in cases if c.verdict is None]
+    missing = max(0, total - len(cases))
+    wins_a = sum(c.verdict == "A" for c in judged)
+    wins_b = sum(c.verdict == "B" for c in judged)
+    ties = len(judged) - wins_a - wins_b
+    disagreements = [c.case_id for c in judged if c.disagreement]
+    agreed_ties = sum(1 for c in judged if c.verdict == "tie" and not c.disagreement)
+    disagreement_rate = _rate(len(disagreements), len(judged))
+    unjudged_count = len(unjudged) + missing
+    unjudged_rate = _rate(unjudged_count, total) or 0.0
+
+    reasons = []
+    if not judged:
+        reasons.append("no case was judged in both orders")
+    elif disagreement_rate > DISAGREEMENT_LIMIT:
+        reasons.append(
+            f"the two orders disagreed on {len(disagreements)} of {len(judged)} cases "
+            f"({disagreement_rate:.0%} > {DISAGREEMENT_LIMIT:.0%}): the judge followed the order, not the content"
+        )
+    invalid_reasons = []
+    if total and unjudged_rate > UNJUDGED_LIMIT:
+        invalid_reasons.append(
+            f"{unjudged_count} of {total} cases have no verdict in both orders ({unjudged_rate:.0%} > {UNJUDGED_LIMIT:.0%})"
+        )
+    inconclusive = bool(reasons or invalid_reasons)
+    win_rate_a = _rate(wins_a, wins_a + wins_b)
+    if inconclusive or win_rate_a is None or wins_a == wins_b:
+        winner = None
+    else:
+        winner = "A" if wins_a > wins_b else "B"
+    return {
+        "wins_a": wins_a,
+        "wins_b": wins_b,
+        "ties": ties,
+        "losses_a": wins_b,
+        "win_rate_a": win_rate_a,
+        "win_rate_b": _rate(wins_b, wins_a + wins_b),
+        "tie_rate": _rate(ties, len(judged)),
+        "agreed_ties": agreed_ties,
+        "disagreements": disagreements,
+        "disagreement_rate": disagreement_rate,
+        "inconclusive": inconclusive,
+        "inconclusive_reasons": reasons + invalid_reasons,
+        "invalid": bool(invalid_reasons),
+        "winner": winner,
+        "judged": len(judged),
+        "total": total,
+        "unjudged": unjudged,
+        "unjudged_count": unjudged_count,
+        "sign_test": sign_test(wins_a, wins_b),
+        "length_split": _length_split(judged),
+        "cases": [c.as_report() for c in cases],
+    }
+
+
+def sample_case_ids(case_ids: list[str], *, sample: int | None, seed: int | None) -> list[str]:
+    """The cases to compare, in test-set order: all of them, or `sample` of them drawn with `seed`.
+
+    The draw depends only on the test set's ids, the size and the seed, never on either version, so both
+    versions see identical inputs, and the same command draws the same sample again.
+    """
+    if sample is None or sample >= len(case_ids):
+        return list(case_ids)
+    chosen = set(random.Random(seed if seed is not None else 0).sample(sorted(case_ids), sample))
+    return [c for c in case_ids if c in chosen]

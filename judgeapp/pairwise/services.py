@@ -1,0 +1,189 @@
+"""Starting a pairwise A/B run: check every input first, then store the test set, the rubric, the run and
+the versions' outputs in one transaction, so that bad input leaves nothing behind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import parse_outputs, parse_rubric, parse_testset
+from judgeapp.pairwise.core import sample_case_ids
+from judgeapp.models import Executor, Judge, Output, Rubric, Run, RunKind, System, TestSet, content_hash, short_version
+from judgeapp.judging.content import git_commit_of, prompt_register, read_input_file, rubric_store, testset_store
+from judgeapp.judging.runs import run_create
+
+
+
+@dataclass
+class FileInput:
+    """A file given on the command line or uploaded: its bytes and the name its format is read from."""
+
+    data: bytes
+    name: str
+    source_path: str = ""
+    git_commit: str = ""
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> FileInput:
+        path = Path(path)
+        return cls(data=read_input_file(path), name=path.name, source_path=str(path), git_commit=git_commit_of(path))
+
+
+@dataclass
+class VersionSource:
+    """Where one version's replies come from: a JSONL file of outputs, or a system that generates them."""
+
+    outputs: FileInput | None = None
+    system: System | None = None
+
+    def describe(self) -> str:
+        return self.outputs.name if self.outputs else self.system.name
+
+
+def testset_case_ids(testset: TestSet | FileInput) -> tuple[list[str], dict[str, bool]]:
+    """The test set's case ids in order, and which of them carry an output; parsed, not stored."""
+    if isinstance(testset, TestSet):
+        rows = list(testset.cases.values_list("case_id", "output"))
+        return [r[0] for r in rows], {r[0]: r[1] is not None for r in rows}
+    rows = parse_testset(testset.data, testset.name)
+    return [r.case_id for r in rows], {r.case_id: r.output is not None for r in rows}
+
+
+def rubric_check(rubric: Rubric | FileInput) -> list[str]:
+    """Warnings about a rubric; InputError when it is malformed."""
+    if isinstance(rubric, Rubric):
+        return []
+    return parse_rubric(rubric.data, rubric.name).warnings
+
+
+def testset_save(testset: TestSet | FileInput) -> TestSet:
+    if isinstance(testset, TestSet):
+        return testset
+    return testset_store(data=testset.data, name=testset.name, source_path=testset.source_path, git_commit=testset.git_commit)
+
+
+def rubric_save(rubric: Rubric | FileInput) -> Rubric:
+    if isinstance(rubric, Rubric):
+        return rubric
+    return rubric_store(data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit)
+
+
+def _sample_check(sample: int | None, seed: int | None, case_count: int) -> None:
+    if sample is None:
+        if seed is not None:
+            raise InputError("--seed without --sample: there is nothing to draw")
+        return
+    if sample < 1:
+        raise InputError(f"--sample {sample}: give a positive number of cases")
+    if sample > case_count:
+        raise InputError(f"--sample {sample} is more than the test set's {case_count} cases")
+
+
+def pairwise_run_create(
+    *,
+    testset: TestSet | FileInput,
+    rubric: Rubric | FileInput,
+    judge: Judge,
+    version_a: VersionSource,
+    version_b: VersionSource,
+    sample: int | None = None,
+    seed: int | None = None,
+    run_id: str | None = None,
+    title: str = "",
+    executor: str = Executor.CELERY,
+    created_by=None,
+) -> Run:
+    """A queued pairwise run, or InputError (one line) with nothing stored.
+
+    With `sample`, that many cases are drawn from the test set with `seed` (0 when not given, recorded in
+    the report): the draw depends on the test set alone, so both versions answer identical inputs.
+    """
+    sources = {"A": version_a, "B": version_b}
+    for slot, source in sources.items():
+        if (source.outputs is None) == (source.system is None):
+            raise InputError(f"version {slot}: give either its outputs file or the system that generates them")
+    case_ids, _has_output = testset_case_ids(testset)
+    rubric_warnings = rubric_check(rubric)
+    _sample_check(sample, seed, len(case_ids))
+    if sample is not None and seed is None:
+        seed = 0
+    chosen = sample_case_ids(case_ids, sample=sample, seed=seed)
+
+    outputs: dict[str, dict[str, str]] = {}
+    warnings = list(rubric_warnings)
+    for slot, source in sources.items():
+        if source.outputs is None:
+            continue
+        by_id = parse_outputs(source.outputs.data, source.outputs.name)
+        missing = [c for c in chosen if c not in by_id]
+        if missing:
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise InputError(f"{source.outputs.name}: no output for case(s) {shown} (version {slot})")
+        unknown = set(by_id) - set(case_ids)
+        if unknown:
+            warnings.append(f"version {slot}: {len(unknown)} output(s) for ids not in the test set were ignored")
+        outputs[slot] = {c: by_id[c] for c in chosen}
+    if version_a.outputs and version_b.outputs and outputs["A"] == outputs["B"]:
+        warnings.append("versions A and B have identical outputs")
+    if version_a.system and version_b.system and version_a.system.pk == version_b.system.pk:
+        warnings.append(f"versions A and B are the same system ({version_a.system.name})")
+    for slot, source in sources.items():
+        if source.system and source.system.effective_family == judge.effective_family:
+            warnings.append(
+                f"the judge {judge.name} is of the {judge.effective_family} family, like version {slot}'s system "
+                f"{source.system.name}: a judge of another family is less likely to favour its own"
+            )
+
+    version_options: dict[str, dict] = {}
+    version_ids: dict[str, str] = {}
+    for slot, source in sources.items():
+        if source.outputs is not None:
+            digest = content_hash(source.outputs.data)
+            version_options[slot] = {"source": "file", "file": source.outputs.name, "content_hash": digest}
+            version_ids[slot.lower()] = short_version(digest)
+        else:
+            system = source.system
+            version_options[slot] = {
+                "source": "system",
+                "system": system.name,
+                "system_id": system.pk,
+                "model": system.model,
+                "family": system.effective_family,
+                "config": system.config_snapshot() | {"version": system.version},
+            }
+            version_ids[slot.lower()] = system.version
+
+    with transaction.atomic():
+        stored_testset = testset_save(testset)
+        run = run_create(
+            kind=RunKind.PAIRWISE,
+            run_id=run_id,
+            executor=executor,
+            created_by=created_by,
+            title=title or f"{sources['A'].describe()} vs {sources['B'].describe()}",
+            judge=judge,
+            testset=stored_testset,
+            rubric=rubric_save(rubric),
+            prompt=prompt_register(prompt="pairwise"),
+            options={
+                "versions": version_options,
+                "sample": sample,
+                "seed": seed,
+                "case_ids": chosen if sample is not None else None,
+                "warnings": warnings,
+            },
+            versions=version_ids,
+        )
+        cases = {c.case_id: c for c in stored_testset.cases.filter(case_id__in=chosen)}
+        Output.objects.bulk_create(
+            [
+                Output(run=run, case=cases[case_id], slot=slot, text=text, source=Output.Source.FILE)
+                for slot, by_id in outputs.items()
+                for case_id, text in by_id.items()
+            ],
+            batch_size=500,
+        )
+    return run

@@ -1,0 +1,98 @@
+"""`manage.py evaluate pointwise`: score a system's outputs on a rubric with one judge, print the report,
+and exit 0 when the release gate passes, 1 when it is blocked or the run is invalid (CONTRACT §3)."""
+
+from judgeapp.judging.atomic import json_text, write_text_atomic
+from judgeapp.releases.core import DEFAULT_THRESHOLD
+from judgeapp.models import Executor, RunStatus
+from judgeapp.pointwise import services as pointwise_services
+from judgeapp.judging.judges import judge_get, system_get
+from judgeapp.judging.runs import run_execute_inline
+
+help = (
+    "Score every case of a test set on every criterion of a rubric with one judge (seed: LLM-as-Judge, "
+    "Pointwise), then decide the release gate. Exit 0 pass, 1 blocked or invalid, 2 bad input."
+)
+
+
+def add_arguments(parser):
+    parser.add_argument("--testset", required=True, metavar="F", help="test set: JSONL or CSV with id, input and (unless a system generates it) output")
+    parser.add_argument("--rubric", required=True, metavar="R", help="rubric: TOML or JSON, criteria with a 1-5 scale and an example per score")
+    parser.add_argument("--judge", metavar="J", help="judge name from the judges file or the admin (default: the default judge)")
+    parser.add_argument("--system", metavar="S", help="the system under test; it generates the outputs when the test set has none")
+    parser.add_argument("--generate", action="store_true", help="have the system generate outputs even when the test set has them")
+    parser.add_argument("--threshold", type=float, metavar="X", help=f"the mean the gate requires (default {DEFAULT_THRESHOLD:g})")
+    baseline = parser.add_mutually_exclusive_group()
+    baseline.add_argument("--baseline-mean", type=float, metavar="M", help="the mean not to fall below (default: the system's last released run)")
+    baseline.add_argument("--baseline-run", metavar="RUN_ID", help="take the baseline mean from this earlier run")
+    parser.add_argument("--report", metavar="OUT.json", help="write the report as JSON here")
+    parser.add_argument("--csv", metavar="OUT.csv", help="write every judgment as CSV here")
+    parser.add_argument("--markdown", metavar="OUT.md", help="write the Markdown summary here (for a CI comment)")
+    parser.add_argument("--format", choices=["markdown", "json"], default="markdown", help="what to print on stdout (default markdown)")
+    parser.add_argument("--run-id", metavar="R", help="the run's id (default <utc>_<short-uuid>)")
+    parser.add_argument("--title", default="", help="a title shown on the run's page")
+    parser.add_argument("--concurrency", type=int, metavar="N", help="judge calls in flight (default: the judge's max_concurrency)")
+
+
+def handle(command, options) -> int:
+    outputs = {
+        what: pointwise_services.output_path_check(options[what], f"--{what}")
+        for what in ("report", "csv", "markdown")
+        if options.get(what)
+    }
+    if options.get("concurrency") is not None and options["concurrency"] < 1:
+        from judgeapp.judging.errors import InputError
+
+        raise InputError("--concurrency must be at least 1")
+    testset = pointwise_services.InputFile.from_path(options["testset"])
+    rubric = pointwise_services.InputFile.from_path(options["rubric"])
+    judge = judge_get(name=options.get("judge"))
+    system = system_get(name=options["system"]) if options.get("system") else None
+    run = pointwise_services.pointwise_create(
+        testset=testset,
+        rubric=rubric,
+        judge=judge,
+        system=system,
+        generate=options["generate"],
+        threshold=options.get("threshold"),
+        baseline_mean=options.get("baseline_mean"),
+        baseline_run=options.get("baseline_run"),
+        executor=Executor.INLINE,
+        run_id=options.get("run_id"),
+        title=options.get("title") or "",
+    )
+    command.current_run = run
+    bar = command.progress_bar(total=run.testset.case_count * run.rubric.criteria.count(), desc=f"pointwise {run.run_id}")
+    try:
+        # No bar (not a terminal): no progress callback either, which would read the run's total every judgment.
+        run = run_execute_inline(
+            run=run,
+            concurrency=options.get("concurrency") or judge.max_concurrency,
+            progress=None if bar.disable else command.progress_callback(bar),
+        )
+    finally:
+        bar.close()
+    command.current_run = None
+
+    report = pointwise_services.report_current(run=run)
+    if "report" in outputs:
+        write_text_atomic(outputs["report"], json_text(report))
+    if "csv" in outputs:
+        write_text_atomic(outputs["csv"], pointwise_services.judgments_csv(run=run))
+    markdown = pointwise_services.report_markdown_of(run=run, report=report)
+    if "markdown" in outputs:
+        write_text_atomic(outputs["markdown"], markdown)
+
+    if options["format"] == "json":
+        command.stdout.write(json_text(report), ending="")
+    elif run.report:
+        command.stdout.write(markdown, ending="")
+    gate = report["gate"]
+    if run.status == RunStatus.FAILED:
+        command.stderr.write(f"run {run.run_id} failed: {run.error}")
+    mean = report.get("mean")
+    command.stderr.write(
+        f"GATE: {'PASSED' if gate['passed'] else 'BLOCKED'} · run {run.run_id} {run.status} · "
+        f"mean {'—' if mean is None else f'{mean:.3f}'} · threshold {gate['threshold']:g}"
+        + ("" if gate["passed"] else f" · {len(gate['reasons'])} reason(s): " + "; ".join(gate["reasons"]))
+    )
+    return 0 if gate["passed"] else 1

@@ -1,0 +1,132 @@
+"""Forms of the ranker's pages. Cleaning reads the uploaded or chosen files as candidates, so a bad file
+is a form error before anything is stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django import forms
+from django.conf import settings
+
+from judgeapp.judging.errors import InputError
+from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE
+from judgeapp.models import Judge
+from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
+from judgeapp.ranker.services.inputs import SET_NAME, Candidate, unique_ids_check
+from judgeapp.judging.forms import MultipleFileField
+
+MAX_DIRECTORY_DEPTH = 2
+
+
+def candidate_from_upload(upload) -> Candidate:
+    if upload.size > settings.ARTIFACT_MAX_BYTES:
+        raise forms.ValidationError(
+            f"{upload.name}: {upload.size:,} bytes is over the limit of {settings.ARTIFACT_MAX_BYTES:,} (ARTIFACT_MAX_BYTES)"
+        )
+    try:
+        return candidate_from_bytes(upload.read(), name=upload.name)
+    except InputError as exc:
+        raise forms.ValidationError(str(exc)) from None
+
+
+def browsable_directories() -> list[tuple[str, str]]:
+    """Directories under BROWSE_ROOTS (two levels down) the server may read candidates from."""
+    choices = []
+    for root in settings.BROWSE_ROOTS:
+        if not root.is_dir():
+            continue
+        found = [root]
+        frontier = [root]
+        for _depth in range(MAX_DIRECTORY_DEPTH):
+            frontier = sorted(p for d in frontier for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+            found += frontier
+        choices += [(str(d), f"{root.name}/{d.relative_to(root)}" if d != root else f"{root.name}/") for d in found]
+    return choices
+
+
+def judge_field() -> forms.ModelChoiceField:
+    return forms.ModelChoiceField(
+        queryset=Judge.objects.order_by("name"),
+        empty_label=None,
+        help_text="The comparator's model. One comparator per ranklist: it is fixed for the ranklist's life.",
+    )
+
+
+class RankForm(forms.Form):
+    goal = forms.CharField(
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="What “better” means in every comparison. A ranklist is bound to its goal.",
+    )
+    set_name = forms.CharField(
+        label="Set name", max_length=100, help_text="Names the ranklist file: ranking_state/<set>.ranklist.json."
+    )
+    files = MultipleFileField(required=False, label="Upload candidate files", help_text="Each file's name is its artifact ID.")
+    directory = forms.ChoiceField(
+        required=False,
+        label="…or a server directory",
+        help_text="Only directories under BROWSE_ROOTS are offered. Files are taken in name order.",
+    )
+    max_size = forms.IntegerField(label="Max ranklist size", min_value=1, max_value=10_000, initial=DEFAULT_MAX_SIZE)
+    both_orders = forms.BooleanField(
+        required=False,
+        label="Judge both orders",
+        help_text="Every comparison twice, A/B then B/A; a disagreement counts as Equal. Cancels position bias; twice the calls.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"] = judge_field()
+        self.fields["directory"].choices = [("", "—")] + browsable_directories()
+        self.order_fields(["goal", "judge", "set_name", "files", "directory", "max_size", "both_orders"])
+
+    def clean_set_name(self):
+        name = self.cleaned_data["set_name"].strip()
+        if not SET_NAME.match(name):
+            raise forms.ValidationError("Use letters, digits, '.', '_' and '-', starting with a letter or digit.")
+        return name
+
+    def clean(self):
+        cleaned = super().clean()
+        if "files" in self.errors or "directory" in self.errors:
+            return cleaned  # the field's own error says what is wrong
+        uploads, directory = cleaned.get("files") or [], cleaned.get("directory")
+        if uploads and directory:
+            raise forms.ValidationError("Upload files or choose a directory, not both.")
+        if not uploads and not directory:
+            raise forms.ValidationError("Upload the candidate files or choose a server directory.")
+        try:
+            if uploads:
+                candidates = [candidate_from_upload(u) for u in uploads]
+                unique_ids_check(candidates)
+            else:
+                candidates = candidates_in_dir(Path(directory), within=settings.BROWSE_ROOTS)
+        except InputError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        cleaned["candidates"] = candidates
+        return cleaned
+
+
+class InsertForm(forms.Form):
+    file = forms.FileField(label="New candidate", help_text="Its file name is its artifact ID; an ID already registered is skipped.")
+
+    def clean_file(self):
+        return candidate_from_upload(self.cleaned_data["file"])
+
+
+class CompareForm(forms.Form):
+    goal = forms.CharField(max_length=2000, initial=DEFAULT_GOAL, widget=forms.Textarea(attrs={"rows": 2}))
+    file_a = forms.FileField(label="Artifact A")
+    file_b = forms.FileField(label="Artifact B")
+    both_orders = forms.BooleanField(required=False, label="Judge both orders", help_text="A disagreement counts as Equal.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"] = judge_field()
+        self.order_fields(["goal", "judge", "file_a", "file_b", "both_orders"])
+
+    def clean_file_a(self):
+        return candidate_from_upload(self.cleaned_data["file_a"])
+
+    def clean_file_b(self):
+        return candidate_from_upload(self.cleaned_data["file_b"])

@@ -1,0 +1,94 @@
+"""The ranker's run kinds: a batch rank (Mode 2) and a direct compare (Mode 1), both sequential: one
+task holds the run, because each insert depends on the list the previous one left."""
+
+from django.db.models import F
+
+from judgeapp.models import (
+    Comparison,
+    Insertion,
+    InsertionSource,
+    InsertionStatus,
+    Run,
+    RunKind,
+    RunStatus,
+)
+
+from judgeapp.judging.runkind import RunFailed, RunHandler, register
+
+
+@register
+class RankHandler(RunHandler):
+    kind = RunKind.RANK
+    page_template = "judgeapp/ranker/run_rank.html"
+    sequential = True
+
+    def verdicts(self, run):
+        return []  # a ranking is not calibrated against people's labels
+
+    def run_sequential(self, run, progress=None):
+        from judgeapp.ranker.services import ranklist_summary, ranklist_work
+        from judgeapp.judging.runs import run_finish
+
+        ranklist = run.ranklists.select_related("artifact_set", "goal", "judge", "prompt").get()
+
+        def report_progress():
+            if progress:
+                counts = Run.objects.filter(pk=run.pk).values("done_units", "failed_units", "total_units").get()
+                progress(counts["done_units"] + counts["failed_units"], counts["total_units"])
+
+        def stopped() -> bool:
+            return not Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).exists()
+
+        # No give-up timer: a batch waits for another holder of the ranklist as long as its task may run.
+        ranklist_work(ranklist_pk=ranklist.pk, until=stopped, on_progress=report_progress, wait_seconds=None)
+        report_progress()
+        if stopped():
+            Insertion.objects.filter(
+                ranklist=ranklist, source=InsertionSource.BATCH, status=InsertionStatus.PENDING
+            ).update(status=InsertionStatus.CANCELLED)
+            return
+        summary = ranklist_summary(ranklist)
+        report = {
+            "run_id": run.run_id,
+            "kind": run.kind,
+            **summary,
+            "versions": {k: run.versions.get(k) for k in ("prompt", "judge", "goal")},
+        }
+        run_finish(run_pk=run.pk, status=RunStatus.INVALID if summary["failed"] else RunStatus.DONE, report=report)
+
+
+@register
+class CompareHandler(RunHandler):
+    kind = RunKind.COMPARE
+    page_template = "judgeapp/ranker/run_compare.html"
+    sequential = True
+
+    def verdicts(self, run):
+        return []
+
+    def run_sequential(self, run, progress=None):
+        from judgeapp.judging.content import goal_get_or_create
+        from judgeapp.ranker.services import ComparatorFailed, compare_report
+        from judgeapp.ranker.runkind.comparator import ComparatorSpec
+        from judgeapp.ranker.services.compare import compare_set_perform
+        from judgeapp.judging.runs import run_finish
+
+        options = run.config.get("options", {})
+        spec = ComparatorSpec(
+            run=run,
+            goal=goal_get_or_create(text=options["goal"]),
+            prompt=run.prompt,
+            judge=run.judge,
+            both_orders=bool(options.get("both_orders")),
+        )
+        for artifact_set in run.artifact_sets.filter(name__startswith="compare-").order_by("id"):
+            if Comparison.objects.filter(run=run, artifact_a__artifact_set=artifact_set).exists():
+                continue
+            try:
+                compare_set_perform(spec, artifact_set=artifact_set, write_files=bool(options.get("files", True)))
+            except ComparatorFailed as exc:
+                raise RunFailed(str(exc)) from None
+        Run.objects.filter(pk=run.pk).update(done_units=F("total_units"))
+        if progress:
+            progress(1, 1)
+        run_finish(run_pk=run.pk, status=RunStatus.DONE, report=compare_report(run))

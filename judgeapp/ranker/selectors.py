@@ -1,0 +1,59 @@
+"""Reads for the ranker's pages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Prefetch, QuerySet
+from django.shortcuts import get_object_or_404
+
+from judgeapp.models import Artifact, Comparison, ComparisonStage, Insertion, InsertionStatus, Ranklist, RanklistEntry, Run
+from judgeapp.ranker.services import ranklist_summary
+from judgeapp.ranker.runkind.lease import ranklist_lease_held
+
+
+def ranklists_recent(*, limit: int = 20) -> QuerySet[Ranklist]:
+    return Ranklist.objects.select_related("run", "artifact_set", "goal", "judge").order_by("-created_at")[:limit]
+
+
+def ranklist_get(*, uuid) -> Ranklist:
+    return get_object_or_404(Ranklist.objects.select_related("run", "artifact_set", "goal", "judge", "prompt"), uuid=uuid)
+
+
+def artifact_get(*, ranklist_or_run: Ranklist | Run, pk: int) -> Artifact:
+    run = ranklist_or_run.run if isinstance(ranklist_or_run, Ranklist) else ranklist_or_run
+    return get_object_or_404(Artifact.objects.select_related("artifact_set"), pk=pk, artifact_set__run=run)
+
+
+@dataclass
+class RanklistState:
+    ranklist: Ranklist
+    entries: list[RanklistEntry]
+    insertions: list[Insertion]
+    pending: int
+    busy: bool
+    summary: dict
+
+    @property
+    def active(self) -> bool:
+        """Still changing: the page keeps polling."""
+        return self.pending > 0 or self.busy or not self.ranklist.run.is_finished
+
+
+def ranklist_state(*, ranklist: Ranklist) -> RanklistState:
+    ranklist = Ranklist.objects.select_related("run", "artifact_set", "goal", "judge", "prompt").get(pk=ranklist.pk)
+    entries = list(ranklist.entries.select_related("artifact").order_by("position"))
+    steps = Comparison.objects.select_related("artifact_b", "judgment", "judgment_swapped").order_by("id")
+    insertions = list(
+        ranklist.insertions.select_related("artifact").prefetch_related(Prefetch("steps", queryset=steps)).order_by("-sequence")
+    )
+    pending = sum(1 for i in insertions if i.status == InsertionStatus.PENDING)
+    return RanklistState(ranklist, entries, insertions, pending, ranklist_lease_held(ranklist), ranklist_summary(ranklist))
+
+
+def direct_comparisons(*, run: Run) -> QuerySet[Comparison]:
+    return (
+        Comparison.objects.filter(run=run, stage=ComparisonStage.DIRECT)
+        .select_related("artifact_a", "artifact_b", "goal", "judgment", "judgment_swapped")
+        .order_by("id")
+    )

@@ -1,0 +1,119 @@
+"""Mode 1, direct compare: two files, one goal, one comparator call (two with both orders)."""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+
+from judgeapp.judging.errors import InputError
+from judgeapp.ranker.core import DEFAULT_GOAL
+from judgeapp.models import Artifact, ArtifactSet, Comparison, ComparisonStage, Executor, Judge, Run, RunKind
+from judgeapp.judging.content import goal_get_or_create, prompt_register
+from judgeapp.judging.runs import run_create
+
+from judgeapp.ranker.runkind.comparator import ComparatorSpec, compare
+from judgeapp.ranker.runkind.files import comparisons_sync
+from judgeapp.ranker.services.inputs import Candidate, run_dir_check_fresh
+
+RANKER_KINDS = (RunKind.RANK, RunKind.COMPARE)
+
+
+def compare_create(
+    *,
+    a: Candidate,
+    b: Candidate,
+    judge: Judge,
+    goal: str | None = None,
+    both_orders: bool = False,
+    run_id: str | None = None,
+    executor: str = Executor.CELERY,
+    created_by=None,
+    write_files: bool = True,
+) -> Run:
+    """A queued direct-compare run holding both files. `write_files`: keep comparisons.jsonl in its run
+    directory (the seed writes it when a run id is in scope)."""
+    with transaction.atomic():
+        goal_row = goal_get_or_create(text=goal or DEFAULT_GOAL)
+        run = run_create(
+            kind=RunKind.COMPARE,
+            run_id=run_id,
+            executor=executor,
+            created_by=created_by,
+            title=f"{a.artifact_id} vs {b.artifact_id}: {goal_row.text}"[:300],
+            judge=judge,
+            prompt=prompt_register(prompt="ranker"),
+            options={"goal": goal_row.text, "both_orders": both_orders, "files": write_files},
+            versions={"goal": goal_row.content_hash[:12]},
+        )
+        run_dir_check_fresh(run)  # rolls the new run back
+        _compare_set(run, a, b)
+        run.total_units = 1
+        run.save(update_fields=["total_units", "updated_at"])
+    return run
+
+
+def compare_into_run(*, run: Run, a: Candidate, b: Candidate, judge: Judge, goal: str | None = None, both_orders: bool = False) -> Comparison:
+    """Compare now and record the comparison in an existing ranker run (its comparisons.jsonl)."""
+    if run.kind not in RANKER_KINDS:
+        raise InputError(f"run {run.run_id!r} is a {run.get_kind_display()} run; comparisons go into ranker runs (rank or compare)")
+    goal_row = goal_get_or_create(text=goal or DEFAULT_GOAL)
+    for _attempt in range(3):
+        try:
+            with transaction.atomic():
+                artifact_set = _compare_set(run, a, b)
+            break
+        except IntegrityError:  # a set of the same number made by a concurrent compare
+            continue
+    else:
+        raise InputError(f"run {run.run_id!r} is busy with other comparisons; try again")
+    spec = ComparatorSpec(run=run, goal=goal_row, prompt=prompt_register(prompt="ranker"), judge=judge, both_orders=both_orders)
+    return compare_set_perform(spec, artifact_set=artifact_set, write_files=True)
+
+
+def _compare_set(run: Run, a: Candidate, b: Candidate) -> ArtifactSet:
+    number = ArtifactSet.objects.filter(run=run, name__startswith="compare-").count() + 1
+    artifact_set = ArtifactSet.objects.create(run=run, name=f"compare-{number}")
+    a_id, b_id = a.artifact_id, b.artifact_id
+    if a_id == b_id:  # report.md of two versions: keep them apart
+        a_id, b_id = f"{a_id} (A)", f"{b_id} (B)"
+    for artifact_id, candidate in ((a_id, a), (b_id, b)):
+        Artifact.objects.create(
+            artifact_set=artifact_set,
+            artifact_id=artifact_id[:255],
+            relative_path=candidate.relative_path,
+            content_hash=candidate.digest,
+            size=candidate.size,
+            content=candidate.text,
+        )
+    return artifact_set
+
+
+def compare_set_perform(spec: ComparatorSpec, *, artifact_set: ArtifactSet, write_files: bool) -> Comparison:
+    first, second = artifact_set.artifacts.order_by("id")
+    comparison = compare(spec, a=first, b=second, scope=f"compare/{artifact_set.name}", stage=ComparisonStage.DIRECT)
+    if write_files:
+        comparisons_sync(spec.run)
+    return comparison
+
+
+def compare_report(run: Run) -> dict:
+    comparison = (
+        Comparison.objects.filter(run=run, stage=ComparisonStage.DIRECT)
+        .select_related("artifact_a", "artifact_b", "goal", "judgment", "judgment_swapped")
+        .order_by("id")
+        .last()
+    )
+    if comparison is None:
+        return {"run_id": run.run_id, "kind": run.kind, "winner": None}
+    return {
+        "run_id": run.run_id,
+        "kind": run.kind,
+        "goal": comparison.goal.text,
+        "a": comparison.artifact_a.artifact_id,
+        "b": comparison.artifact_b.artifact_id,
+        "winner": comparison.winner,
+        "rationale": comparison.rationale,
+        "both_orders": comparison.judgment_swapped_id is not None,
+        "verdicts": comparison.verdicts or None,
+        "comparator_calls": 2 if comparison.judgment_swapped_id else 1,
+        "versions": {k: run.versions.get(k) for k in ("prompt", "judge", "goal")},
+    }

@@ -1,0 +1,56 @@
+"""What the browser starts: each call stores what was asked and hands the judging to Celery."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from judgeapp.judging.errors import InputError
+from judgeapp.models import Executor, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
+from judgeapp.judging.runs import run_enqueue
+
+from judgeapp.ranker.services.compare import compare_create
+from judgeapp.ranker.services.ranklists import insertion_register, rank_create
+from judgeapp.judging import taskqueue
+
+
+def rank_submit(**kwargs) -> Run:
+    """A batch rank run on Celery (rank_create's arguments), started once it is committed."""
+    run = rank_create(executor=Executor.CELERY, **kwargs)
+    run_enqueue(run=run)
+    return run
+
+
+def compare_submit(**kwargs) -> Run:
+    run = compare_create(executor=Executor.CELERY, write_files=True, **kwargs)
+    run_enqueue(run=run)
+    return run
+
+
+def insertion_submit(*, ranklist: Ranklist, candidate, requested_by: str) -> tuple[Insertion, bool]:
+    """Queue one more candidate; a worker makes the insert. (insertion, queued) as insertion_register."""
+    insertion, queued = insertion_register(ranklist=ranklist, candidate=candidate, requested_by=requested_by)
+    if queued:
+        ranklist_work_enqueue(ranklist=ranklist)
+    return insertion, queued
+
+
+def ranklist_work_enqueue(*, ranklist: Ranklist) -> None:
+    transaction.on_commit(lambda: taskqueue.send(taskqueue.RANKLIST_WORK, ranklist.pk))
+
+
+def ranklist_resume(*, ranklist: Ranklist) -> str:
+    """Go on after a judge outage or a lost task: a failed batch rank runs again from where it stopped
+    (the comparisons it made are replayed, not asked again); queued inserts are handed to a worker."""
+    run = ranklist.run
+    if run.kind == RunKind.RANK and run.status == RunStatus.FAILED:
+        with transaction.atomic():
+            resumed = Run.objects.filter(pk=run.pk, status=RunStatus.FAILED).update(
+                status=RunStatus.RUNNING, error="", finished_at=None, executor=Executor.CELERY
+            )
+            if resumed:
+                transaction.on_commit(lambda: taskqueue.send(taskqueue.EXECUTE_SEQUENTIAL_RUN, run.pk))
+        return "The batch rank goes on from where it stopped."
+    if not ranklist.insertions.filter(status=InsertionStatus.PENDING).exists():
+        raise InputError("nothing to resume: no candidate is waiting")
+    ranklist_work_enqueue(ranklist=ranklist)
+    return "The queued candidates were handed to a worker."

@@ -1,0 +1,133 @@
+"""The ranker's pages: start a batch rank or a direct compare, watch a ranklist, insert one more."""
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
+
+from judgeapp.ranker import selectors as selectors_ranker
+from judgeapp.judging.errors import InputError
+from judgeapp.roles import READERS, role_required
+from judgeapp.ranker.services import web as ranker_web
+from judgeapp.ranker.forms import CompareForm, InsertForm, RankForm
+from judgeapp.web.views import HtmxHttpRequest
+
+
+def _form_status(request: HtmxHttpRequest, form) -> int:
+    # htmx swaps only 2xx answers: a form with errors comes back 200 to be swapped in place.
+    return 400 if form.errors and not request.htmx else 200
+
+
+def _to_run(request: HtmxHttpRequest, run) -> HttpResponse:
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("run_detail", args=[run.run_id]))
+    return redirect("run_detail", run_id=run.run_id)
+
+
+@role_required(*READERS)
+def index(request: HtmxHttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "judgeapp/ranker/index.html",
+        {"rank_form": RankForm(), "compare_form": CompareForm(), "ranklists": selectors_ranker.ranklists_recent()},
+    )
+
+
+@role_required(*READERS)
+def rank_new(request: HtmxHttpRequest) -> HttpResponse:
+    form = RankForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = ranker_web.rank_submit(
+                candidates=data["candidates"],
+                goal=data["goal"],
+                judge=data["judge"],
+                set_name=data["set_name"],
+                max_size=data["max_size"],
+                both_orders=data["both_orders"],
+                created_by=request.user,
+            )
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Batch rank {run.run_id} started: {len(data['candidates'])} candidates.")
+            return _to_run(request, run)
+    template = "judgeapp/ranker/rank_new.html#rank-form" if request.htmx else "judgeapp/ranker/rank_new.html"
+    return render(request, template, {"rank_form": form}, status=_form_status(request, form))
+
+
+@role_required(*READERS)
+def compare_new(request: HtmxHttpRequest) -> HttpResponse:
+    form = CompareForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = ranker_web.compare_submit(
+                a=data["file_a"],
+                b=data["file_b"],
+                judge=data["judge"],
+                goal=data["goal"],
+                both_orders=data["both_orders"],
+                created_by=request.user,
+            )
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return _to_run(request, run)
+    template = "judgeapp/ranker/compare_new.html#compare-form" if request.htmx else "judgeapp/ranker/compare_new.html"
+    return render(request, template, {"compare_form": form}, status=_form_status(request, form))
+
+
+@role_required(*READERS)
+def ranklist_state(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
+    """The ranklist and its insertions, polled by htmx while it changes."""
+    ranklist = selectors_ranker.ranklist_get(uuid=ranklist_uuid)
+    state = selectors_ranker.ranklist_state(ranklist=ranklist)
+    response = render(request, "judgeapp/ranker/_state.html", {"state": state, "run": ranklist.run})
+    if request.htmx and not state.active:
+        return HttpResponseStopPolling(response.content)
+    return response
+
+
+@role_required(*READERS)
+def ranklist_insert(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
+    ranklist = selectors_ranker.ranklist_get(uuid=ranklist_uuid)
+    form = InsertForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        candidate = form.cleaned_data["file"]
+        try:
+            insertion, queued = ranker_web.insertion_submit(
+                ranklist=ranklist, candidate=candidate, requested_by=request.user.get_username()
+            )
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            if queued:
+                messages.success(request, f"{candidate.artifact_id} is queued for insertion.")
+            else:
+                messages.info(request, f"{candidate.artifact_id} is already registered in this ranklist: skipped, nothing compared.")
+            return _to_run(request, ranklist.run)
+    template = "judgeapp/ranker/insert.html#insert-form" if request.htmx else "judgeapp/ranker/insert.html"
+    return render(request, template, {"insert_form": form, "ranklist": ranklist, "run": ranklist.run}, status=_form_status(request, form))
+
+
+@require_POST
+@role_required(*READERS)
+def ranklist_resume(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
+    ranklist = selectors_ranker.ranklist_get(uuid=ranklist_uuid)
+    try:
+        messages.success(request, ranker_web.ranklist_resume(ranklist=ranklist))
+    except InputError as exc:
+        messages.info(request, str(exc))
+    return redirect("run_detail", run_id=ranklist.run.run_id)
+
+
+@role_required(*READERS)
+def artifact_detail(request: HtmxHttpRequest, run_id: str, artifact_pk: int) -> HttpResponse:
+    from judgeapp.judging import selectors
+    run = selectors.run_get(run_id=run_id)
+    artifact = selectors_ranker.artifact_get(ranklist_or_run=run, pk=artifact_pk)
+    return render(request, "judgeapp/ranker/artifact.html", {"run": run, "artifact": artifact})

@@ -1,0 +1,138 @@
+"""Reads for the release gate: releases, the leads' decisions, and the gate itself, computed fresh.
+
+The gate is never read from a stored report alone: a lead's block or a calibration lock that appears after
+a run finished must still close it, so every caller (`gate RUN_ID`, the gate page, the CLI's exit status)
+asks `gate_evaluate`.
+"""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from judgeapp.releases.core import DEFAULT_THRESHOLD, gate_decision
+from judgeapp.models import AuditLog, GateDecision, Release, Run, RunKind, RunStatus, System
+
+RELEASE_ACTIONS = (
+    AuditLog.Action.RELEASE_APPROVED,
+    AuditLog.Action.RELEASE_BLOCKED,
+    AuditLog.Action.RELEASE_MARKED,
+)
+
+
+def release_latest(*, system: System, exclude_run: Run | None = None) -> Release | None:
+    """The system's most recent release (the gate's default baseline), other than `exclude_run`'s own."""
+    releases = Release.objects.filter(system=system).select_related("run")
+    if exclude_run is not None:
+        releases = releases.exclude(run=exclude_run)
+    return releases.order_by("-created_at", "-id").first()
+
+
+def releases_recent(*, system: System | None = None, limit: int = 200) -> QuerySet[Release]:
+    releases = Release.objects.select_related("system", "run", "released_by")
+    if system is not None:
+        releases = releases.filter(system=system)
+    return releases.order_by("-created_at", "-id")[:limit]
+
+
+def release_of_run(*, run: Run) -> Release | None:
+    return Release.objects.filter(run=run).select_related("released_by").first()
+
+
+def gate_decisions_of(*, run: Run) -> QuerySet[GateDecision]:
+    return run.gate_decisions.select_related("decided_by").order_by("-created_at", "-id")
+
+
+def gate_decision_in_force(*, run: Run) -> GateDecision | None:
+    return gate_decisions_of(run=run).first()
+
+
+def audit_release_entries(*, run: Run | None = None, limit: int = 200) -> QuerySet[AuditLog]:
+    entries = AuditLog.objects.filter(action__in=RELEASE_ACTIONS).select_related("run", "actor")
+    if run is not None:
+        entries = entries.filter(run=run)
+    return entries.order_by("-created_at", "-id")[:limit]
+
+
+def _baseline(run: Run) -> tuple[float | None, str, str | None, list[str]]:
+    """(baseline mean, where it came from, the baseline run's id, notes)."""
+    options = run.config.get("options", {})
+    if options.get("baseline_run"):
+        return options.get("baseline_mean"), f"run {options['baseline_run']} (--baseline-run)", options["baseline_run"], []
+    if options.get("baseline_mean") is not None:
+        return options["baseline_mean"], "given (--baseline-mean)", None, []
+    if run.system_id is None:
+        return None, "", None, ["no system under test, so no earlier release to compare with: the baseline check is skipped"]
+    release = release_latest(system=run.system, exclude_run=run)
+    if release is None:
+        return None, "", None, [f"{run.system.name} has no earlier release: the baseline check is skipped"]
+    label = f" ({release.label})" if release.label else ""
+    return release.mean, f"last release of {run.system.name}{label}, run {release.run.run_id}", release.run.run_id, []
+
+
+def gate_evaluate(
+    *, run: Run, report: dict | None = None, status: str | None = None, include_lead_decision: bool = True
+) -> dict:
+    """The release gate of a pointwise run, now: valid, mean at or above the threshold and not below the
+    last released mean, judge not locked by calibration, and not blocked by a lead.
+
+    `report` and `status` default to the run's own; the run handler passes the ones it is about to write.
+    """
+    from calibration.selectors import gate_lock_reasons
+
+    if run.kind != RunKind.POINTWISE:
+        raise ValueError(f"run {run.run_id} is a {run.kind} run; the release gate reads pointwise runs")
+    report = run.report if report is None else report
+    status = status or run.status
+    options = run.config.get("options", {})
+    threshold = options.get("threshold")
+    if threshold is None:
+        threshold = DEFAULT_THRESHOLD
+    baseline_mean, baseline_source, baseline_run, notes = _baseline(run)
+
+    reasons: list[str] = []
+    if status in (RunStatus.QUEUED, RunStatus.RUNNING):
+        reasons.append("the run has not finished")
+    elif status == RunStatus.FAILED:
+        reasons.append(f"the run failed: {run.error or 'no report'}")
+    elif status == RunStatus.CANCELLED:
+        reasons.append("the run was cancelled")
+    if report:
+        invalid = status == RunStatus.INVALID or bool(report.get("invalid"))
+        decided = gate_decision(
+            mean=report.get("mean"), threshold=threshold, baseline_mean=baseline_mean, invalid=invalid
+        )
+        details = "; ".join(report.get("invalid_reasons") or [])
+        reasons += [f"the run is invalid: {details}" if r == "the run is invalid" and details else r for r in decided["reasons"]]
+    elif not reasons:
+        reasons.append("the run has no report")
+
+    lock_reasons = list(gate_lock_reasons(run=run))
+    reasons += lock_reasons
+
+    lead = None
+    if include_lead_decision:
+        decision = gate_decision_in_force(run=run)
+        if decision is not None:
+            lead = {
+                "verdict": decision.verdict,
+                "by": decision.actor_label,
+                "at": decision.created_at.isoformat(),
+                "reason": decision.reason,
+            }
+            if decision.verdict == GateDecision.Verdict.BLOCKED:
+                reasons.append(
+                    f"blocked by lead {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
+                )
+    return {
+        "passed": not reasons,
+        "threshold": threshold,
+        "baseline_mean": baseline_mean,
+        "baseline_source": baseline_source,
+        "baseline_run": baseline_run,
+        "reasons": reasons,
+        "notes": notes,
+        "calibration_lock": lock_reasons,
+        "lead_decision": lead,
+        "evaluated_at": timezone.now().isoformat(),
+    }

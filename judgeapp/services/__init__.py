@@ -1,1 +1,0 @@
-"""Writes and orchestration. Keyword-only, typed functions named <entity>_<action>."""

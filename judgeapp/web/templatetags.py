@@ -1,0 +1,31 @@
+"""Filters every page may use: percentages, p-values, a dict entry by a variable key."""
+
+from django import template
+
+register = template.Library()
+
+@register.filter
+def pct(value, digits: int = 0) -> str:
+    """0.734 -> "73%"; None -> "n/a"."""
+    if value is None or value == "":
+        return "n/a"
+    return f"{float(value) * 100:.{int(digits)}f}%"
+
+
+@register.filter
+def pvalue(value) -> str:
+    """A p-value as people read it: "0.0313", "< 0.0001"."""
+    if value is None or value == "":
+        return "n/a"
+    value = float(value)
+    return "< 0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+
+@register.filter
+def get_item(mapping, key):
+    """`{{ scores|get_item:name }}`: a dict entry by a variable key."""
+    if isinstance(mapping, dict):
+        return mapping.get(key)
+    return None
+

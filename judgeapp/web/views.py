@@ -1,0 +1,110 @@
+"""The shell every page shares: dashboard of runs with live progress, a run's page, judges, a judgment."""
+
+import os
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import select_template
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseStopPolling
+from django_htmx.middleware import HtmxDetails
+
+from judgeapp.judging import selectors
+from judgeapp.models import Judgment, RunKind
+from judgeapp.roles import READERS, Role, has_role, role_required
+from judgeapp.judging import runs as run_services
+from judgeapp.judging.runkind import handler_for
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+def judges_sync_shown(request: HttpRequest) -> None:
+    """Load the judges file before a page lists judges or systems; a bad file is a message on the page,
+    not a 500 (the rows from the last good load stay)."""
+    from judgeapp.judging.errors import InputError
+    from judgeapp.judging.judges import judges_sync
+
+    try:
+        judges_sync()
+    except InputError as exc:
+        messages.error(request, f"Judges file: {exc}")
+
+
+def home(request: HtmxHttpRequest) -> HttpResponse:
+    # Annotators work blind: their home is their queue, never the dashboard of runs and judges.
+    if not has_role(request.user, *READERS):
+        if has_role(request.user, Role.ANNOTATOR):
+            return redirect("calibration:queue")
+        return render(request, "judgeapp/web/no_role.html", status=403)
+    return runs_list(request)
+
+
+@role_required(*READERS)
+def runs_list(request: HtmxHttpRequest) -> HttpResponse:
+    kind = request.GET.get("kind") or None
+    if kind not in RunKind.values:
+        kind = None
+    context = {"runs": selectors.runs_recent(kind=kind), "kind": kind, "kinds": RunKind.choices}
+    return render(request, "judgeapp/web/dashboard.html", context)
+
+
+@role_required(*READERS)
+def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    run = selectors.run_get(run_id=run_id)
+    # An imported run (published verdicts, not judged here) has its own page: its report has another shape.
+    if run.config.get("imported"):
+        names = ["judgeapp/pairwise/run_imported.html"]
+    else:
+        try:
+            names = [handler_for(run.kind).page_template]
+        except LookupError:
+            names = []
+    kind_template = select_template([*names, "judgeapp/web/run_generic.html"])
+    return render(
+        request,
+        "judgeapp/web/run_detail.html",
+        {"run": run, "kind_template": kind_template.template.name, "judgments": selectors.judgments_of(run=run)[:200]},
+    )
+
+
+@role_required(*READERS)
+def run_progress(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    """The progress bar, polled by htmx every 2 s; the answer that shows a finished run stops the polling."""
+    run = selectors.run_get(run_id=run_id)
+    # Keep ?reload=1 in the swapped-in partial's own hx-get, or only the first poll could reload the page.
+    response = render(request, "judgeapp/_run_progress.html", {"run": run, "reload": request.GET.get("reload")})
+    if run.is_finished and request.htmx:
+        stop = HttpResponseStopPolling(response.content)
+        # A finished run changes what the rest of its page shows: reload it once.
+        if request.GET.get("reload"):
+            stop["HX-Refresh"] = "true"
+        return stop
+    return response
+
+
+@require_POST
+@role_required(*READERS)
+def run_cancel(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    run = selectors.run_get(run_id=run_id)
+    if run_services.run_cancel(run=run, actor=request.user, reason=request.POST.get("reason", "")):
+        messages.success(request, f"Run {run.run_id} cancelled.")
+    else:
+        messages.info(request, f"Run {run.run_id} had already finished.")
+    return redirect("run_detail", run_id=run.run_id)
+
+
+@role_required(*READERS)
+def judgment_detail(request: HtmxHttpRequest, run_id: str, judgment_uuid) -> HttpResponse:
+    run = selectors.run_get(run_id=run_id)
+    judgment = get_object_or_404(Judgment.objects.select_related("case", "criterion", "judge", "system", "prompt"), run=run, uuid=judgment_uuid)
+    return render(request, "judgeapp/web/judgment_detail.html", {"run": run, "judgment": judgment})
+
+
+@role_required(*READERS)
+def judges_list(request: HtmxHttpRequest) -> HttpResponse:
+    judges_sync_shown(request)
+    judges, systems = selectors.endpoints_all()
+    # Only whether the key's variable is set, never its value.
+    key_set = {name: bool(os.environ.get(name)) for name in {e.api_key_env for e in [*judges, *systems]}}
+    return render(request, "judgeapp/web/judges.html", {"judges": judges, "systems": systems, "key_set": key_set})
