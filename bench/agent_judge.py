@@ -37,9 +37,9 @@ from django.core.management import call_command  # noqa: E402
 
 from fakejudge import DemoBrain, FakeJudgeServer  # noqa: E402
 from judgeapp.agent.core import Sandbox, SandboxLimits, ToolBox, Workspace, sandbox_status  # noqa: E402
-from judgeapp.models import Executor, Judge  # noqa: E402
 from judgeapp.agent.services import agent_inputs_read, agent_run_create  # noqa: E402
 from judgeapp.judging.runs import run_execute_inline  # noqa: E402
+from judgeapp.models import Executor, Judge  # noqa: E402
 
 
 def percentile(values, q):

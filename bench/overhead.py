@@ -20,9 +20,9 @@ from _setup import RUBRIC, FakeJudgeProcess, Worker, setup_django, testset_bytes
 
 
 def make_run(judge, n: int, executor: str):
-    from judgeapp.models import RunKind
     from judgeapp.judging.content import prompt_register, rubric_store, testset_store
     from judgeapp.judging.runs import run_create
+    from judgeapp.models import RunKind
 
     nonce = uuid.uuid4().hex[:8]
     return run_create(
@@ -47,8 +47,8 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from judgeapp.judging.client import EndpointConfig, JudgeClient
-    from judgeapp.models import Judge
     from judgeapp.judging.runs import run_enqueue, run_execute_inline
+    from judgeapp.models import Judge
 
     print(f"judgeapp overhead benchmark ({where})")
     fast = FakeJudgeProcess(latency=0.0)

@@ -63,9 +63,10 @@ def run_benchmark(args, workdir: Path) -> None:
     from django.conf import settings
     from django.core.management import call_command
 
-    from judgeapp.models import Executor, Judge
-    from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
+    from judgeapp.judging.content import InputFile
     from judgeapp.judging.runs import run_execute_inline
+    from judgeapp.models import Executor, Judge
+    from judgeapp.pairwise.services import VersionSource, pairwise_run_create
 
     concurrency = args.concurrency or settings.JUDGE_MAX_CONCURRENCY
     call_command("migrate", verbosity=0)
@@ -90,11 +91,11 @@ def run_benchmark(args, workdir: Path) -> None:
         judge = Judge.objects.create(name=f"bench-{nonce}", model="fake-judge", family="scripted", base_url=server_url,
                                      max_concurrency=concurrency, timeout_seconds=30)
         run = pairwise_run_create(
-            testset=FileInput(testset, "bench.jsonl"),
-            rubric=FileInput(rubric, "rubric.toml"),
+            testset=InputFile(testset, "bench.jsonl"),
+            rubric=InputFile(rubric, "rubric.toml"),
             judge=judge,
-            version_a=VersionSource(outputs=FileInput(replies_a, "a.jsonl")),
-            version_b=VersionSource(outputs=FileInput(replies_b, "b.jsonl")),
+            version_a=VersionSource(outputs=InputFile(replies_a, "a.jsonl")),
+            version_b=VersionSource(outputs=InputFile(replies_b, "b.jsonl")),
             executor=Executor.INLINE,
         )
         # The report's sign test imports scipy.stats, once per process (a worker pays it once, not per run):

@@ -142,7 +142,8 @@ class QueryCounter:
 
 
 def make_run(judge, cases: int, executor: str, tag: str):
-    from judgeapp.pointwise.services import InputFile, pointwise_create
+    from judgeapp.judging.content import InputFile
+    from judgeapp.pointwise.services import pointwise_create
 
     rows = [
         {"id": f"c{i:05d}", "input": f"[{tag}] I can't reset my password (ticket {i}).",
@@ -229,8 +230,8 @@ def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, 
 
 
 def bench_inline(judge, args, counter: QueryCounter, ideal: float, fake_pid: int, port: int) -> dict:
-    from judgeapp.models import CachedResponse, Executor
     from judgeapp.judging.runs import run_execute_inline
+    from judgeapp.models import CachedResponse, Executor
 
     run_execute_inline(run=make_run(judge, 2 * args.pool, Executor.INLINE, f"warm-{uuid.uuid4().hex[:6]}"), concurrency=args.pool)
     CachedResponse.objects.all().delete()
@@ -255,8 +256,8 @@ def bench_inline(judge, args, counter: QueryCounter, ideal: float, fake_pid: int
 def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int, port: int) -> dict:
     from django.conf import settings
 
-    from judgeapp.models import CachedResponse, Executor, Run
     from judgeapp.judging.runs import run_enqueue
+    from judgeapp.models import CachedResponse, Executor, Run
 
     CachedResponse.objects.all().delete()
     log_path = scratch / "worker.log"
@@ -348,12 +349,12 @@ def _tree_cpu_seconds(pid: int) -> float:
 def bench_breakdown(judge, args, counter: QueryCounter) -> None:
     """What one judgment costs this process, layer by layer: one thread, a judge that answers at once
     (start the fake judge with --latency 0 for this), the same prompts each time, cache emptied."""
+    from judgeapp.judging import judges as judge_services
+    from judgeapp.judging.client import JudgeClient, ThreadLimiter
     from judgeapp.judging.parsing import score_spec
     from judgeapp.judging.prompts import load_prompt, user_message
-    from judgeapp.judging.client import JudgeClient, ThreadLimiter
-    from judgeapp.models import CachedResponse, Executor
-    from judgeapp.judging import judges as judge_services
     from judgeapp.judging.runs import run_execute_inline
+    from judgeapp.models import CachedResponse, Executor
 
     n = args.breakdown
     prompts = [
@@ -396,10 +397,10 @@ def _instrument(counter: QueryCounter) -> dict:
     """Wrap the run machinery's steps to add up their CPU time and queries (one thread: no overlap)."""
     import functools
 
-    from judgeapp.judging.client import JudgeClient
-    from judgeapp.pointwise.runkind import PointwiseHandler
     from judgeapp.judging import judges as judge_services
     from judgeapp.judging import runs as run_services
+    from judgeapp.judging.client import JudgeClient
+    from judgeapp.pointwise.runkind import PointwiseHandler
     parts: dict[str, list] = {}
 
     def wrap(owner, name: str, label: str) -> None:

@@ -4,8 +4,8 @@ pointwise run in the demo annotators' queues."""
 from django.contrib.auth import get_user_model
 
 from calibration.models import Sample
-from calibration.services.pandalm import pandalm_ensure
 from calibration.services.agreement import agreement_compute
+from calibration.services.pandalm import pandalm_ensure
 from calibration.services.samples import sample_draw
 from judgeapp.models import Run, RunStatus
 

@@ -10,15 +10,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
-from calibration.models import (
-    AgreementLevel,
-    AgreementMetric,
-    AgreementResult,
-    Assignment,
-    AssignmentState,
-    JudgeLock,
-    Sample,
-)
+from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, Assignment, AssignmentState, JudgeLock, Sample
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.models import Run, RunKind, content_hash, short_version
 

@@ -18,7 +18,7 @@ import random
 import re
 from collections.abc import Callable
 
-from .server import SCRIPTED_NOTE, FakeRequest, Response, completion, make_tool_calls
+from .protocol import SCRIPTED_NOTE, FakeRequest, Response, completion, make_tool_calls
 
 Quality = Callable[[str, str], float]  # (text graded, context such as the customer message or goal) -> 0..1
 

@@ -2,9 +2,9 @@
 
 import json
 
-from judgeapp.models import Executor, RunKind
 from judgeapp.judging.content import prompt_register, rubric_store, testset_store
 from judgeapp.judging.runs import run_create
+from judgeapp.models import Executor, RunKind
 
 RUBRIC_ONE = b'''
 name = "support-quality"

@@ -5,7 +5,6 @@ import time
 import pytest
 
 from fakejudge import BrokenBody, DemoBrain, FakeJudgeServer, Hang, PerConversation, Reply, ReplyJSON, Sequence, Status
-from judgeapp.judging.parsing import score_spec
 from judgeapp.judging.client import (
     EndpointConfig,
     JudgeClient,
@@ -14,6 +13,7 @@ from judgeapp.judging.client import (
     MemoryCache,
     StructuredOutputUnsupported,
 )
+from judgeapp.judging.parsing import score_spec
 
 PROMPT = [{"role": "user", "content": "<customer_message>Where is my order?</customer_message><assistant_reply>Tracking link: within 2 days.</assistant_reply>"}]
 GOOD = ReplyJSON({"reasoning": "Gives tracking.", "score": 4})

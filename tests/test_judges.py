@@ -8,8 +8,8 @@ import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.judging.errors import InputError
-from judgeapp.models import EndpointSource, Judge, System
 from judgeapp.judging.judges import client_for, judge_get, judges_sync, system_get
+from judgeapp.models import EndpointSource, Judge, System
 
 GOOD = b'''
 [judges.small-a]
@@ -142,8 +142,8 @@ def test_slots_held_by_a_dead_process_are_freed_at_once(transactional_db):
 
     from django.utils import timezone
 
-    from judgeapp.models import JudgeSlot
     from judgeapp.judging.judges import DatabaseSlotLimiter
+    from judgeapp.models import JudgeSlot
 
     limiter = DatabaseSlotLimiter()
     with limiter("held", 2):

@@ -7,9 +7,9 @@ import pytest
 from django.utils import timezone
 
 import judgeapp.judging.judges as judges_module
-from judgeapp.models import JudgeSlot
 from judgeapp.judging.judges import DatabaseSlotLimiter
 from judgeapp.judging.workers import worker_identity
+from judgeapp.models import JudgeSlot
 
 pytestmark = pytest.mark.django_db
 

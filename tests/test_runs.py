@@ -6,8 +6,8 @@ import pytest
 from django.utils import timezone
 
 from fakejudge import PerConversation, Reply, Status, When
-from judgeapp.models import AuditLog, Judgment, Output, Run, RunStatus, UnitStatus
 from judgeapp.judging import runs
+from judgeapp.models import AuditLog, Judgment, Output, Run, RunStatus, UnitStatus
 from tests.factories import RUBRIC_TWO, pointwise_run
 
 pytestmark = pytest.mark.django_db

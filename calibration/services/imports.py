@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from judgeapp.judging.errors import InputError
-from judgeapp.models import EndpointSource, Executor, Judge, Judgment, Output, Purpose, Run, RunKind, RunStatus, UnitStatus
 from judgeapp.judging.content import testset_store
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_create
+from judgeapp.models import EndpointSource, Executor, Judge, Judgment, Output, Purpose, Run, RunKind, RunStatus, UnitStatus
 
 
 def judge_of_import(*, name: str, model: str, family: str) -> Judge:

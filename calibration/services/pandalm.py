@@ -18,11 +18,11 @@ from django.conf import settings
 from django.db import transaction
 
 from calibration.models import Sample
+from calibration.services.imports import ImportedPair, judge_of_import, pairwise_run_import
 from calibration.services.labels import labels_store
 from calibration.services.samples import run_items
 from judgeapp.judging.errors import InputError
 from judgeapp.models import Run
-from calibration.services.imports import ImportedPair, judge_of_import, pairwise_run_import
 
 DEFAULT_DIR = Path(settings.BASE_DIR) / "datasets" / "pandalm"
 RUN_ID = "pandalm-gpt-3.5-turbo"

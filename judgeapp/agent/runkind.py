@@ -1,13 +1,28 @@
 """Agent-as-a-Judge: one unit per requirement, each one conversation of the tool-using judge (the loop is
-judgeapp/core/agent/loop.py). Units run in parallel like any other kind's; every chat call goes through
+judgeapp/agent/core/loop.py). Units run in parallel like any other kind's; every chat call goes through
 the response cache, so a requirement resumed after a crash replays its conversation without new calls
 as far as its tool results are the same."""
 
-from judgeapp.agent.core import MET, NOT_MET, UNVERIFIED, Requirement, ToolBox, judge_requirement, summarize
-from judgeapp.judging.client import messages_hash
-from judgeapp.models import Purpose, RunKind, RunStatus, UnitStatus
+from django.conf import settings
 
+from judgeapp.agent.core import (
+    MET,
+    NOT_MET,
+    UNVERIFIED,
+    Requirement,
+    Sandbox,
+    SandboxLimits,
+    ToolBox,
+    Trace,
+    Workspace,
+    WorkspaceLimits,
+    judge_requirement,
+    parse_trace,
+    summarize,
+)
+from judgeapp.judging.client import messages_hash
 from judgeapp.judging.runkind import RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.models import Purpose, Run, RunKind, RunStatus, UnitStatus
 
 SCRIPTED_NOTICE = (
     "These verdicts come from the repo's scripted demo judge server (a fixed script), not a language model."
@@ -22,6 +37,50 @@ def _turns_without_tool_output(turns: list[dict]) -> list[dict]:
     """The conversation for the report: each tool turn points at its call (`n`), whose arguments and
     output are in the requirement's `tool_calls`, so the report does not carry every output twice."""
     return [{"role": "tool", "n": t.get("n"), "name": t.get("name")} if t.get("role") == "tool" else t for t in turns]
+
+# Where a run keeps what it judges: DATA_DIR/runs/<run-id>/workspace/ and trace.jsonl (written by the service).
+WORKSPACE_DIR = "workspace"
+TRACE_FILE = "trace.jsonl"
+
+
+def workspace_limits() -> WorkspaceLimits:
+    return WorkspaceLimits(
+        max_bytes=settings.AGENT_WORKSPACE_MAX_BYTES,
+        max_files=settings.AGENT_WORKSPACE_MAX_FILES,
+        max_file_bytes=settings.AGENT_FILE_MAX_BYTES,
+    )
+
+
+def agent_sandbox() -> Sandbox | None:
+    """The run_file sandbox as configured; None when turned off (AGENT_SANDBOX_ENABLED=false)."""
+    if not settings.AGENT_SANDBOX_ENABLED:
+        return None
+    limits = SandboxLimits(
+        timeout_seconds=settings.AGENT_SANDBOX_TIMEOUT_SECONDS,
+        memory_bytes=settings.AGENT_SANDBOX_MEMORY_MB * 1024 * 1024,
+        max_processes=settings.AGENT_SANDBOX_MAX_PROCESSES,
+        output_bytes=settings.AGENT_SANDBOX_OUTPUT_BYTES,
+    )
+    return Sandbox(limits, python=settings.AGENT_SANDBOX_PYTHON)
+
+
+def sandbox_summary() -> dict:
+    """What the report says about code execution on this machine."""
+    sandbox = agent_sandbox()
+    if sandbox is None:
+        return {"available": False, "mode": "", "network": "not run", "reason": "turned off (AGENT_SANDBOX_ENABLED=false)"}
+    return {**sandbox.status.as_dict(), "limits": sandbox.limits.as_dict(), "python": sandbox.python}
+
+
+def run_workspace(run: Run) -> Workspace:
+    return Workspace(run.run_dir / WORKSPACE_DIR)
+
+
+def run_trace(run: Run) -> Trace | None:
+    path = run.run_dir / TRACE_FILE
+    if not path.exists():
+        return None
+    return parse_trace(path.read_bytes(), TRACE_FILE)
 
 
 @register
@@ -41,7 +100,6 @@ class AgentHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.agent.services import agent_sandbox, run_trace, run_workspace
         from judgeapp.judging.judges import client_for
 
         run = unit.run
@@ -109,8 +167,6 @@ class AgentHandler(RunHandler):
         return rows
 
     def finalize(self, run):
-        from judgeapp.agent.services import sandbox_summary
-
         rows = self.requirement_rows(run)
         options = run.config.get("options", {})
         judge_config = next(iter(run.config.get("judges", {}).values()), {})

@@ -1,5 +1,5 @@
 """Agent runs: read and check the inputs, take the workspace in, store everything in the run's directory,
-create the run (one unit per requirement; judgeapp/runkinds/agent.py judges them).
+create the run (one unit per requirement; judgeapp/agent/runkind.py judges them).
 
 Everything is read and checked before anything is stored: the workspace is unpacked into a staging
 directory under DATA_DIR, which becomes the run's directory (`DATA_DIR/runs/<run-id>/`) only when the run
@@ -19,30 +19,26 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.agent.core import (
     MAX_TOOL_CALLS,
     Requirement,
-    Sandbox,
-    SandboxLimits,
     Trace,
     Workspace,
-    WorkspaceLimits,
     ingest_archive,
     ingest_directory,
     parse_requirements,
     parse_task,
     parse_trace,
 )
-from judgeapp.judging.errors import InputError
-from judgeapp.models import Executor, Run, RunKind, content_hash, short_version
+from judgeapp.agent.runkind import TRACE_FILE, WORKSPACE_DIR, workspace_limits
+from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.content import prompt_register
-from judgeapp.judging.runs import run_create, run_id_check
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.runs import run_create, run_enqueue, run_id_check
+from judgeapp.models import Executor, Run, RunKind, content_hash, short_version
 
 log = logging.getLogger(__name__)
 
-WORKSPACE_DIR = "workspace"
-TRACE_FILE = "trace.jsonl"
 
 
 @dataclass
@@ -79,35 +75,6 @@ def agent_inputs_read(
         trace=parse_trace(trace, trace_name, max_bytes=settings.AGENT_TRACE_MAX_BYTES) if trace is not None else None,
         trace_name=trace_name,
     )
-
-
-def workspace_limits() -> WorkspaceLimits:
-    return WorkspaceLimits(
-        max_bytes=settings.AGENT_WORKSPACE_MAX_BYTES,
-        max_files=settings.AGENT_WORKSPACE_MAX_FILES,
-        max_file_bytes=settings.AGENT_FILE_MAX_BYTES,
-    )
-
-
-def agent_sandbox() -> Sandbox | None:
-    """The run_file sandbox as configured; None when turned off (AGENT_SANDBOX_ENABLED=false)."""
-    if not settings.AGENT_SANDBOX_ENABLED:
-        return None
-    limits = SandboxLimits(
-        timeout_seconds=settings.AGENT_SANDBOX_TIMEOUT_SECONDS,
-        memory_bytes=settings.AGENT_SANDBOX_MEMORY_MB * 1024 * 1024,
-        max_processes=settings.AGENT_SANDBOX_MAX_PROCESSES,
-        output_bytes=settings.AGENT_SANDBOX_OUTPUT_BYTES,
-    )
-    return Sandbox(limits, python=settings.AGENT_SANDBOX_PYTHON)
-
-
-def sandbox_summary() -> dict:
-    """What the report says about code execution on this machine."""
-    sandbox = agent_sandbox()
-    if sandbox is None:
-        return {"available": False, "mode": "", "network": "not run", "reason": "turned off (AGENT_SANDBOX_ENABLED=false)"}
-    return {**sandbox.status.as_dict(), "limits": sandbox.limits.as_dict(), "python": sandbox.python}
 
 
 def _ingest(source: str | Path | bytes, name: str, dest: Path, mentioned: str):
@@ -184,21 +151,12 @@ def agent_run_create(
                 log.warning("moved %s, left by a deleted run, to %s", destination, orphan)
             destination.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging, destination)
+            if executor == Executor.CELERY:
+                run_enqueue(run=run)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return run
-
-
-def run_workspace(run: Run) -> Workspace:
-    return Workspace(run.run_dir / WORKSPACE_DIR)
-
-
-def run_trace(run: Run) -> Trace | None:
-    path = run.run_dir / TRACE_FILE
-    if not path.exists():
-        return None
-    return parse_trace(path.read_bytes(), TRACE_FILE)
 
 
 def report_write(*, report: dict, path: str | Path) -> Path:

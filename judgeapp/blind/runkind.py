@@ -18,10 +18,10 @@ from pathlib import Path
 from judgeapp.blind.core.comparator import ComparisonImpossible, RunScore, VersionEvidence, build_comparison, validate_comparison
 from judgeapp.blind.core.inputs import VersionFile, VersionRun
 from judgeapp.blind.core.replies import RUBRIC_SPEC, render_expectations, render_rubric, render_run, score_spec
+from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.prompts import load_prompt, user_message
-from judgeapp.models import BlindRunOutput, Purpose, RunKind, RunStatus, UnitStatus
-
 from judgeapp.judging.runkind import RunFailed, RunHandler, UnitResult, UnitSpec, register
+from judgeapp.models import BlindRunOutput, Purpose, RunKind, RunStatus, UnitStatus
 
 RUBRIC_KEY = "rubric"
 SCRIPTED_LIMITATION = (
@@ -97,8 +97,6 @@ class BlindHandler(RunHandler):
         return UnitResult.from_outcome(client_for(unit.judge).judge(user_message(text), spec))
 
     def finalize(self, run):
-        from judgeapp.blind.services import comparison_write
-
         comparison_row = run.blind_comparison
         rubric = rubric_of(run)
         criteria = [c["name"] for c in rubric["criteria"]]
@@ -184,3 +182,10 @@ class BlindHandler(RunHandler):
             "written": written,
         }
         return RunStatus.DONE, report
+
+
+def comparison_write(*, path: str | Path, comparison: dict) -> Path:
+    """comparison.json, written whole or not at all (temp file + os.replace)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return write_text_atomic(target, json_text(comparison))

@@ -18,10 +18,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.blind.core.inputs import LABELS, VersionContent, read_version_dir, read_version_zip, version_from_files
 from judgeapp.blind.core.leakage import KnownName, LeakageFlag, mapping_names, scan_inputs
+from judgeapp.judging.content import prompt_register
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
     AuditLog,
     BlindComparison,
@@ -34,8 +35,6 @@ from judgeapp.models import (
     System,
     content_hash,
 )
-from judgeapp.judging.content import prompt_register
-from judgeapp.judging.runs import run_create
 
 MAX_BROWSE_DEPTH = 3
 MAX_BROWSE_CHOICES = 500
@@ -307,6 +306,8 @@ def blind_compare_create(
                 )
                 for position, run_content in enumerate(v.content.runs, start=1)
             )
+        if executor == Executor.CELERY:
+            run_enqueue(run=run)
     return BlindOutcome(comparison, run, [])
 
 
@@ -335,10 +336,3 @@ def blind_mapping_reveal(*, comparison: BlindComparison, actor) -> bool:
         )
     comparison.refresh_from_db()
     return True
-
-
-def comparison_write(*, path: str | Path, comparison: dict) -> Path:
-    """comparison.json, written whole or not at all (temp file + os.replace)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    return write_text_atomic(target, json_text(comparison))

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from judgeapp.blind import views as blind
+
 app_name = "blind"
 
 urlpatterns = [

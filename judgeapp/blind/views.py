@@ -10,14 +10,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from judgeapp.blind import selectors as selectors_blind
+from judgeapp.blind import services as blind_services
 from judgeapp.blind.core.inputs import expectations_from_lines
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.forms import MultipleFileField
+from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown
 from judgeapp.models import BlindComparison, BlindVersion, Executor, Judge
 from judgeapp.roles import READERS, role_required
-from judgeapp.blind import services as blind_services
-from judgeapp.judging.runs import run_enqueue
-from judgeapp.web.views import HtmxHttpRequest, judges_sync_shown
-from judgeapp.judging.forms import MultipleFileField
 
 DEFAULT_UPLOAD_ROWS = 2
 MAX_UPLOAD_ROWS = 10
@@ -125,7 +124,6 @@ def blind_new(request: HtmxHttpRequest) -> HttpResponse:
             else:
                 if outcome.leaked:
                     return redirect("blind:leakage", uuid=outcome.comparison.uuid)
-                run_enqueue(run=outcome.run)
                 messages.success(request, f"Blind comparison {outcome.run.run_id} started: labels drawn, no leakage found.")
                 return redirect("run_detail", run_id=outcome.run.run_id)
     else:

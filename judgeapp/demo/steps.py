@@ -1,8 +1,8 @@
 """The demo's runs, one step per mode."""
 
 from judgeapp.demo import EVALS, DemoContext, step
-from judgeapp.models import Executor, RunKind
 from judgeapp.judging.runs import run_execute_inline
+from judgeapp.models import Executor, RunKind
 
 
 def _demo_support_bot(ctx: DemoContext):
@@ -30,8 +30,9 @@ def _demo_support_bot(ctx: DemoContext):
 def pointwise(ctx: DemoContext) -> str:
     """The replies support-bot gives in production (they come with the test set), scored and released by
     the lead as v1.0: the baseline its next version is held to."""
+    from judgeapp.judging.content import InputFile
     from judgeapp.judging.errors import InputError
-    from judgeapp.pointwise.services import InputFile, pointwise_create
+    from judgeapp.pointwise.services import pointwise_create
     from judgeapp.releases.services import release_mark
 
     run = pointwise_create(
@@ -58,8 +59,9 @@ def pointwise(ctx: DemoContext) -> str:
 def pointwise_candidate(ctx: DemoContext) -> str:
     """support-bot's candidate answers every case itself; the gate compares it with the v1.0 release, and
     the lead approves it (or, if the gate is closed, blocks it) with a reason."""
+    from judgeapp.judging.content import InputFile
+    from judgeapp.pointwise.services import pointwise_create
     from judgeapp.releases.selectors import gate_evaluate
-    from judgeapp.pointwise.services import InputFile, pointwise_create
     from judgeapp.releases.services import gate_decide
 
     run = pointwise_create(
@@ -190,15 +192,16 @@ def calibration(ctx: DemoContext) -> str:
 
 @step("demo-pairwise")
 def pairwise(ctx: DemoContext) -> str:
-    from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
+    from judgeapp.judging.content import InputFile
+    from judgeapp.pairwise.services import VersionSource, pairwise_run_create
 
     brief, thorough = ctx.systems[0], ctx.systems[1]
     run = pairwise_run_create(
         run_id="demo-pairwise",
         executor=Executor.INLINE,
         title=f"{brief.name} vs {thorough.name} on the support test set (scripted demo judge and systems)",
-        testset=FileInput.from_path(EVALS / "support" / "testset.jsonl"),
-        rubric=FileInput.from_path(EVALS / "support" / "rubric.toml"),
+        testset=InputFile.from_path(EVALS / "support" / "testset.jsonl"),
+        rubric=InputFile.from_path(EVALS / "support" / "rubric.toml"),
         judge=ctx.judge,
         version_a=VersionSource(system=brief),
         version_b=VersionSource(system=thorough),
@@ -211,15 +214,15 @@ def pairwise(ctx: DemoContext) -> str:
 
 @step("demo-jury")
 def jury(ctx: DemoContext) -> str:
+    from judgeapp.judging.content import InputFile
     from judgeapp.jury.services import jury_run_create
-    from judgeapp.pairwise.services import FileInput
 
     run = jury_run_create(
         run_id="demo-jury",
         executor=Executor.INLINE,
         title="Support replies judged by a panel of three scripted demo jurors",
-        testset=FileInput.from_path(EVALS / "support" / "testset.jsonl"),
-        rubric=FileInput.from_path(EVALS / "support" / "rubric.toml"),
+        testset=InputFile.from_path(EVALS / "support" / "testset.jsonl"),
+        rubric=InputFile.from_path(EVALS / "support" / "rubric.toml"),
         judges=ctx.jurors,
         system=ctx.systems[0],
     )

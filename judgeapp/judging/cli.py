@@ -1,9 +1,129 @@
-"""Subcommands of `manage.py evaluate`: one module per mode, each with `help`, `add_arguments(parser)`
-and `handle(command, options) -> int` (the exit status). Register a module in EVALUATE_MODES."""
+"""What every judgeapp command shares (CONTRACT §3), and the helpers of the commands that run an evaluation.
 
-EVALUATE_MODES: dict[str, str] = {
-    # name -> module path, imported when the command runs
-    "pointwise": "judgeapp.pointwise.cli",
-    "pairwise": "judgeapp.pairwise.cli",
-    "jury": "judgeapp.jury.cli",
-}
+Bad input is one line on stderr and exit status 2, never a traceback; SIGTERM, SIGHUP (the terminal
+closed) and Ctrl-C end the command cleanly (a run in progress is marked failed with the reason, so nothing
+is left half-running); long work shows a progress bar on a terminal and stays quiet in CI logs.
+
+Each mode's `cli.py` holds its command's arguments and handling; `judgeapp/management/commands/` only
+names them for Django.
+"""
+
+import signal
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from judgeapp.judging.atomic import json_text, write_text_atomic
+from judgeapp.judging.errors import InputError
+from judgeapp.models import Run
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+class JudgeCommand(BaseCommand):
+    # Set by commands that start a run, so that an interrupt can mark it.
+    current_run = None
+
+    def run_from_argv(self, argv):
+        previous = {signum: signal.signal(signum, _raise_interrupted) for signum in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            super().run_from_argv(argv)
+        except InputError as exc:
+            self.stderr.write(f"error: {exc}")
+            sys.exit(2)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            self._mark_interrupted(str(exc) or "SIGINT")
+            self.stderr.write(f"interrupted ({exc or 'SIGINT'}); stopped cleanly")
+            sys.exit(128 + signal.Signals[str(exc)] if isinstance(exc, Interrupted) else 130)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def execute(self, *args, **options):
+        # call_command() (tests, other commands) goes through here: make bad input a CommandError with
+        # the same one line, so it never surfaces as a traceback.
+        try:
+            return super().execute(*args, **options)
+        except InputError:
+            raise
+        except CommandError as exc:
+            raise InputError(str(exc)) from None
+
+    def _mark_interrupted(self, why: str) -> None:
+        if self.current_run is None:
+            return
+        from judgeapp.judging.runs import run_fail
+
+        run_fail(run_pk=self.current_run.pk, error=f"interrupted by {why} before it finished")
+
+    def progress_bar(self, *, total: int, desc: str) -> tqdm:
+        # disable=None: a bar on a terminal, nothing when stderr is not a TTY (CI logs).
+        return tqdm(total=total, desc=desc, unit="judgment", disable=None, file=sys.stderr, leave=False)
+
+    def progress_callback(self, bar: tqdm):
+        def update(finished: int, total: int) -> None:
+            if total and bar.total != total:
+                bar.total = total
+            bar.n = finished
+            bar.refresh()
+
+        return update
+
+
+# --- Shared by the commands that run an evaluation ---------------------------------------------------
+
+
+def concurrency_check(value: int) -> int:
+    if value < 1:
+        raise InputError(f"--concurrency {value}: give at least 1")
+    return value
+
+
+def report_path_check(path: str | None) -> Path | None:
+    """The --report path, refused up front when its folder does not exist (before any judge is called)."""
+    if not path:
+        return None
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"--report {path}: is a directory; give a file name")
+    if not target.resolve().parent.is_dir():
+        raise InputError(f"--report {path}: no such directory {target.resolve().parent}")
+    return target
+
+
+def execute(command, run: Run, *, concurrency: int) -> Run:
+    from judgeapp.judging.runs import run_execute_inline
+
+    command.current_run = run
+    bar = command.progress_bar(total=0, desc=run.run_id)
+    try:
+        run = run_execute_inline(run=run, concurrency=concurrency, progress=command.progress_callback(bar))
+    finally:
+        bar.close()
+        command.current_run = None
+    run.refresh_from_db()
+    return run
+
+
+def report_of(run: Run) -> dict:
+    if run.report is not None:
+        return run.report
+    return {"run_id": run.run_id, "kind": run.kind, "status": run.status, "error": run.error}
+
+
+def write_report(run: Run, path: Path | None) -> None:
+    """The JSON report, written whole or not at all (temp file + os.replace)."""
+    if path is not None:
+        write_text_atomic(path, json_text(report_of(run)))
+
+
+def pct(value) -> str:
+    return "n/a" if value is None else f"{value:.1%}"

@@ -1,6 +1,10 @@
-"""Storing versioned inputs: test sets, rubrics, prompts and goals, each by content hash (and git commit)."""
+"""Storing versioned inputs: test sets, rubrics, prompts and goals, each by content hash (and git commit);
+and the input files they come from, as given on the command line or uploaded."""
+
+from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
@@ -104,3 +108,50 @@ def goal_get_or_create(*, text: str) -> Goal:
         raise InputError("the goal is empty")
     goal, _ = Goal.objects.get_or_create(content_hash=content_hash(text), defaults={"text": text})
     return goal
+
+
+# --- Input files, before anything is stored -------------------------------------------------------------
+
+
+@dataclass
+class InputFile:
+    """A test set, rubric or outputs file as given: its bytes, the name its format is read from, and where
+    it came from (its path and git commit, when it is a file on disk)."""
+
+    data: bytes
+    name: str
+    source_path: str = ""
+    git_commit: str = ""
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> InputFile:
+        path = Path(path)
+        return cls(data=read_input_file(path), name=path.name, source_path=str(path), git_commit=git_commit_of(path))
+
+
+def testset_case_ids(testset: TestSet | InputFile) -> tuple[list[str], dict[str, bool]]:
+    """The test set's case ids in order, and which of them carry an output; parsed, not stored."""
+    if isinstance(testset, TestSet):
+        rows = list(testset.cases.values_list("case_id", "output"))
+        return [r[0] for r in rows], {r[0]: r[1] is not None for r in rows}
+    rows = parse_testset(testset.data, testset.name)
+    return [r.case_id for r in rows], {r.case_id: r.output is not None for r in rows}
+
+
+def rubric_check(rubric: Rubric | InputFile) -> list[str]:
+    """Warnings about a rubric; InputError when it is malformed."""
+    if isinstance(rubric, Rubric):
+        return []
+    return parse_rubric(rubric.data, rubric.name).warnings
+
+
+def testset_save(testset: TestSet | InputFile) -> TestSet:
+    if isinstance(testset, TestSet):
+        return testset
+    return testset_store(data=testset.data, name=testset.name, source_path=testset.source_path, git_commit=testset.git_commit)
+
+
+def rubric_save(rubric: Rubric | InputFile) -> Rubric:
+    if isinstance(rubric, Rubric):
+        return rubric
+    return rubric_store(data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit)

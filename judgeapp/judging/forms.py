@@ -1,6 +1,10 @@
 """Form pieces more than one page uses."""
 
 from django import forms
+from django.conf import settings
+
+from judgeapp.judging.content import InputFile
+from judgeapp.models import Rubric, TestSet
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -22,4 +26,51 @@ class MultipleFileField(forms.FileField):
                 cleaned.append(super().clean(item, initial))
             except forms.ValidationError as exc:
                 raise forms.ValidationError(f"{getattr(item, 'name', 'a file')}: {' '.join(exc.messages)}") from None
+        return cleaned
+
+
+class VersionedChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj):
+        count = f", {obj.case_count} cases" if isinstance(obj, TestSet) else ""
+        return f"{obj.name} (v{obj.version}{count})"
+
+
+class EndpointChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj):
+        demo = ", scripted demo" if obj.scripted_demo else ""
+        return f"{obj.name} ({obj.model}, {obj.effective_family}{demo})"
+
+
+def upload_of(upload) -> InputFile | None:
+    if upload is None:
+        return None
+    if upload.size > settings.UPLOAD_MAX_BYTES:
+        raise forms.ValidationError(f"{upload.name}: {upload.size:,} bytes is over the limit of {settings.UPLOAD_MAX_BYTES:,}")
+    return InputFile(data=upload.read(), name=upload.name)
+
+
+class InputsForm(forms.Form):
+    """A stored test set and rubric, or uploaded ones (exactly one of each)."""
+
+    title = forms.CharField(required=False, max_length=300)
+    run_id = forms.CharField(required=False, max_length=100, label="Run id", help_text="Optional; default <utc>_<short-uuid>.")
+    testset = VersionedChoiceField(queryset=TestSet.objects.order_by("-created_at"), required=False, label="Test set")
+    testset_file = forms.FileField(required=False, label="…or upload a test set", help_text="JSONL or CSV: id, input (output optional).")
+    rubric = VersionedChoiceField(queryset=Rubric.objects.order_by("-created_at"), required=False)
+    rubric_file = forms.FileField(required=False, label="…or upload a rubric", help_text="TOML or JSON.")
+
+    def _one_of(self, cleaned, stored: str, upload: str, what: str):
+        if bool(cleaned.get(stored)) == bool(cleaned.get(upload)):
+            self.add_error(stored, f"Choose a stored {what} or upload one (not both).")
+            return None
+        try:
+            return cleaned.get(stored) or upload_of(cleaned.get(upload))
+        except forms.ValidationError as exc:
+            self.add_error(upload, exc)
+            return None
+
+    def clean(self):
+        cleaned = super().clean()
+        cleaned["testset_input"] = self._one_of(cleaned, "testset", "testset_file", "test set")
+        cleaned["rubric_input"] = self._one_of(cleaned, "rubric", "rubric_file", "rubric")
         return cleaned

@@ -18,10 +18,10 @@ from django.db import IntegrityError
 from django.db.models import F, Q
 from django.utils import timezone
 
-from judgeapp.judging.errors import InputError
 from judgeapp.judging.client import EndpointConfig, JudgeClient
-from judgeapp.models import CachedResponse, EndpointSource, Judge, JudgeSlot, StructuredOutput, System
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.workers import claimer_is_dead, worker_identity
+from judgeapp.models import CachedResponse, EndpointSource, Judge, JudgeSlot, StructuredOutput, System
 
 log = logging.getLogger(__name__)
 

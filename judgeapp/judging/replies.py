@@ -4,10 +4,20 @@ Pointwise and the jury judge one reply per case (slot ""); pairwise two (slots "
 system generates its replies has a stage 0 of one generation unit per case; judging starts after it.
 """
 
+from judgeapp.judging.files import CriterionSpec, render_rubric
 from judgeapp.judging.prompts import Prompt, load_prompt
+from judgeapp.judging.runkind import UnitResult, UnitSpec
 from judgeapp.models import Judgment, Output, Purpose
 
-from judgeapp.judging.runkind import UnitResult, UnitSpec
+
+def criterion_spec(criterion) -> CriterionSpec:
+    """A stored rubric criterion as the prompts render it."""
+    return CriterionSpec(criterion.name, criterion.description, criterion.scale, criterion.examples)
+
+
+def rubric_text(rubric) -> str:
+    """The whole rubric as one block (pairwise and the jury judge on every criterion at once)."""
+    return render_rubric([criterion_spec(c) for c in rubric.criteria.all()])
 
 
 def run_prompt(run, default: str) -> Prompt:

@@ -23,20 +23,12 @@ from django.db import connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from judgeapp.judging.errors import InputError
+from judgeapp.judging import taskqueue
 from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported
-from judgeapp.models import (
-    ACTIVE_UNIT_STATUSES,
-    AuditLog,
-    Executor,
-    Judgment,
-    Run,
-    RunStatus,
-    UnitStatus,
-)
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
 from judgeapp.judging.workers import claimer_is_dead, worker_identity
-from judgeapp.judging import taskqueue
+from judgeapp.models import ACTIVE_UNIT_STATUSES, AuditLog, Executor, Judgment, Run, RunStatus, UnitStatus
 
 log = logging.getLogger(__name__)
 

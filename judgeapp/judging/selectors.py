@@ -1,9 +1,10 @@
 """Reads. Other apps (calibration) read judgeapp's data through these functions only."""
 
 from django.db.models import QuerySet
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from judgeapp.models import AuditLog, Criterion, Judge, Judgment, Output, Run, RunStatus, System
+from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunStatus, System
 
 
 def runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:
@@ -80,3 +81,20 @@ def audit_recent(*, action_prefix: str = "", limit: int = 20) -> QuerySet[AuditL
     if action_prefix:
         entries = entries.filter(action__startswith=action_prefix)
     return entries.order_by("-created_at", "-id")[:limit]
+
+
+def case_of_run(run: Run, case_id: str) -> Case:
+    """A case of the run's test set by its id; 404 when the test set has none."""
+    case = Case.objects.filter(testset_id=run.testset_id, case_id=case_id).first()
+    if case is None:
+        raise Http404(f"no case {case_id!r} in run {run.run_id}")
+    return case
+
+
+def report_neighbours(report: dict | None, case_id: str) -> tuple[str | None, str | None]:
+    """The case ids before and after `case_id` in the report's case list (the page's previous / next)."""
+    ids = [c["case_id"] for c in (report or {}).get("cases", [])]
+    if case_id not in ids:
+        return None, None
+    i = ids.index(case_id)
+    return (ids[i - 1] if i > 0 else None), (ids[i + 1] if i + 1 < len(ids) else None)

@@ -7,6 +7,8 @@ from celery import shared_task
 from django.conf import settings
 
 from judgeapp.judging import runs
+
+
 @shared_task(name="judgeapp.tasks.execute_judgment", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
 def execute_judgment(judgment_id: int) -> None:
     runs.judgment_execute(judgment_id=judgment_id)

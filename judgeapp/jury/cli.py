@@ -6,9 +6,8 @@ import json
 
 from django.conf import settings
 
+from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, write_report
 from judgeapp.models import Executor, Run, RunStatus
-
-from judgeapp.pairwise.cli import _pct, concurrency_check, execute, report_of, report_path_check, write_report
 
 help = (
     "Judge every output with a panel of three or more judges from different model families and pool their "
@@ -38,9 +37,9 @@ def add_arguments(parser) -> None:
 
 
 def handle(command, options) -> int:
-    from judgeapp.jury.services import jury_panel_get, jury_run_create
+    from judgeapp.judging.content import InputFile
     from judgeapp.judging.judges import system_get
-    from judgeapp.pairwise.services import FileInput
+    from judgeapp.jury.services import jury_panel_get, jury_run_create
 
     report_path = report_path_check(options.get("report"))
     judges = jury_panel_get(options["judges"])
@@ -48,8 +47,8 @@ def handle(command, options) -> int:
     concurrency = concurrency_check(concurrency) if concurrency is not None else max(settings.JUDGE_MAX_CONCURRENCY, len(judges))
     system = system_get(name=options["system"]) if options.get("system") else None
     run = jury_run_create(
-        testset=FileInput.from_path(options["testset"]),
-        rubric=FileInput.from_path(options["rubric"]),
+        testset=InputFile.from_path(options["testset"]),
+        rubric=InputFile.from_path(options["rubric"]),
         judges=judges,
         system=system,
         generate=options.get("generate", False),
@@ -75,11 +74,11 @@ def jury_summary(run: Run) -> str:
     lines.append("  panel: " + ", ".join(f"{j['name']} ({j['family']})" for j in report["panel"]))
     lines.append(
         f"  pooled: {report['passed']} pass, {report['failed']} fail, {report['unjudged']} unjudged of {report['total']} cases; "
-        f"pass rate {_pct(report['pass_rate'])}"
+        f"pass rate {pct(report['pass_rate'])}"
     )
     lines.append(
         "  agreement with the pool: "
-        + ", ".join(f"{name} {_pct(rate)}" for name, rate in report["per_judge_agreement"].items())
+        + ", ".join(f"{name} {pct(rate)}" for name, rate in report["per_judge_agreement"].items())
     )
     for warning in report.get("warnings", []):
         lines.append(f"  warning: {warning}")
@@ -88,5 +87,5 @@ def jury_summary(run: Run) -> str:
         lines.append(f"  dissent on {len(dissenting)} case(s): " + ", ".join(
             f"{c['case_id']} ({', '.join(c['dissent'])})" for c in dissenting[:8]
         ) + (" …" if len(dissenting) > 8 else ""))
-    lines.append(f"Result: pass rate {_pct(report['pass_rate'])} over {report['judged']} pooled cases")
+    lines.append(f"Result: pass rate {pct(report['pass_rate'])} over {report['judged']} pooled cases")
     return "\n".join(lines)

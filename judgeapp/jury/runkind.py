@@ -6,14 +6,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from judgeapp.jury.core import PooledCase, pool_pass_fail, render_juror_prompt, summarize
 from judgeapp.judging.parsing import JUROR_SPEC
 from judgeapp.judging.prompts import user_message
-from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
-
+from judgeapp.judging.replies import (
+    generate_output,
+    generated_output_record,
+    judging_stage,
+    rubric_text,
+    run_prompt,
+    single_replies,
+)
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
-from judgeapp.pairwise.runkind import rubric_text
-from judgeapp.judging.replies import generate_output, generated_output_record, judging_stage, run_prompt, single_replies
+from judgeapp.jury.core import PooledCase, pool_pass_fail, render_juror_prompt, summarize
+from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 
 POOLED_JUDGE = "jury"
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
 from judgeapp.judging.errors import InputError
-from judgeapp.models.families import recognised_family
+from judgeapp.judging.judges import judge_get
+from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.jury.core import Panelist, panel_check
 from judgeapp.models import Executor, Judge, Rubric, Run, RunKind, System, TestSet
-from judgeapp.judging.content import prompt_register
-from judgeapp.judging.judges import judge_get
-from judgeapp.pairwise.services import FileInput, rubric_check, rubric_save, testset_case_ids, testset_save
-from judgeapp.judging.runs import run_create
+from judgeapp.models.families import recognised_family
 
 
 def system_family(system: System | None) -> str | None:
@@ -54,8 +53,8 @@ def jury_panel_check(*, judges: list[Judge], system: System | None) -> tuple[lis
 
 def jury_run_create(
     *,
-    testset: TestSet | FileInput,
-    rubric: Rubric | FileInput,
+    testset: TestSet | InputFile,
+    rubric: Rubric | InputFile,
     judges: list[Judge],
     system: System | None = None,
     generate: bool = False,
@@ -78,7 +77,7 @@ def jury_run_create(
                 f"test set: case(s) {shown} have no 'output' to judge; add outputs, or pass --system S --generate"
             )
     with transaction.atomic():
-        return run_create(
+        run = run_create(
             kind=RunKind.JURY,
             run_id=run_id,
             executor=executor,
@@ -98,3 +97,6 @@ def jury_run_create(
             # One line for the run page; the report has them as a table.
             versions={"judges": ", ".join(f"{j.name}@{j.version}" for j in judges)},
         )
+        if executor == Executor.CELERY:
+            run_enqueue(run=run)
+    return run

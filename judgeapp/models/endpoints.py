@@ -4,9 +4,8 @@ import uuid
 
 from django.db import models
 
-from .families import family_from_model
-
 from .base import TimeStampedModel, content_hash, short_version
+from .families import family_from_model
 
 
 class StructuredOutput(models.TextChoices):

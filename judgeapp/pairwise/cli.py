@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from django.conf import settings
 
-from judgeapp.judging.atomic import json_text, write_text_atomic
-from judgeapp.judging.errors import InputError
+from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, write_report
 from judgeapp.models import Executor, Run, RunStatus
 
 help = (
@@ -39,8 +37,9 @@ def add_arguments(parser) -> None:
 
 
 def handle(command, options) -> int:
+    from judgeapp.judging.content import InputFile
     from judgeapp.judging.judges import judge_get, system_get
-    from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
+    from judgeapp.pairwise.services import VersionSource, pairwise_run_create
 
     concurrency = concurrency_check(options["concurrency"])
     report_path = report_path_check(options.get("report"))
@@ -48,12 +47,12 @@ def handle(command, options) -> int:
     versions = {}
     for slot in ("a", "b"):
         if options.get(slot):
-            versions[slot] = VersionSource(outputs=FileInput.from_path(options[slot]))
+            versions[slot] = VersionSource(outputs=InputFile.from_path(options[slot]))
         else:
             versions[slot] = VersionSource(system=system_get(name=options[f"system_{slot}"]))
     run = pairwise_run_create(
-        testset=FileInput.from_path(options["testset"]),
-        rubric=FileInput.from_path(options["rubric"]),
+        testset=InputFile.from_path(options["testset"]),
+        rubric=InputFile.from_path(options["rubric"]),
         judge=judge,
         version_a=versions["a"],
         version_b=versions["b"],
@@ -73,57 +72,6 @@ def handle(command, options) -> int:
     return 1 if run.report["inconclusive"] else 0
 
 
-# --- Shared by the evaluate modes of this module and jury ---------------------------------------------
-
-
-def concurrency_check(value: int) -> int:
-    if value < 1:
-        raise InputError(f"--concurrency {value}: give at least 1")
-    return value
-
-
-def report_path_check(path: str | None) -> Path | None:
-    """The --report path, refused up front when its folder does not exist (before any judge is called)."""
-    if not path:
-        return None
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"--report {path}: is a directory; give a file name")
-    if not target.resolve().parent.is_dir():
-        raise InputError(f"--report {path}: no such directory {target.resolve().parent}")
-    return target
-
-
-def execute(command, run: Run, *, concurrency: int) -> Run:
-    from judgeapp.judging.runs import run_execute_inline
-
-    command.current_run = run
-    bar = command.progress_bar(total=0, desc=run.run_id)
-    try:
-        run = run_execute_inline(run=run, concurrency=concurrency, progress=command.progress_callback(bar))
-    finally:
-        bar.close()
-        command.current_run = None
-    run.refresh_from_db()
-    return run
-
-
-def report_of(run: Run) -> dict:
-    if run.report is not None:
-        return run.report
-    return {"run_id": run.run_id, "kind": run.kind, "status": run.status, "error": run.error}
-
-
-def write_report(run: Run, path: Path | None) -> None:
-    """The JSON report, written whole or not at all (temp file + os.replace)."""
-    if path is not None:
-        write_text_atomic(path, json_text(report_of(run)))
-
-
-def _pct(value) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
 def pairwise_summary(run: Run) -> str:
     report = run.report
     if report is None:
@@ -138,15 +86,15 @@ def pairwise_summary(run: Run) -> str:
         f"  judged in both orders: {report['judged']} of {report['total']} cases",
         f"  wins A {report['wins_a']}, wins B {report['wins_b']}, ties {report['ties']} "
         f"({report['agreed_ties']} agreed, {len(report['disagreements'])} orders disagreed)",
-        f"  win rate A (ties excluded): {_pct(report['win_rate_a'])}"
+        f"  win rate A (ties excluded): {pct(report['win_rate_a'])}"
         + (
-            f", {sign['confidence']:.0%} interval {_pct(sign['ci_low'])}–{_pct(sign['ci_high'])}, sign test p = {sign['p_value']:.3g}"
+            f", {sign['confidence']:.0%} interval {pct(sign['ci_low'])}–{pct(sign['ci_high'])}, sign test p = {sign['p_value']:.3g}"
             if sign["p_value"] is not None
             else ""
         ),
-        f"  tie rate (order bias): {_pct(report['tie_rate'])}",
+        f"  tie rate (order bias): {pct(report['tie_rate'])}",
         f"  longer reply won {length['longer_won']} of {length['longer_won'] + length['shorter_won']} decisive cases "
-        f"(A's win rate when A longer {_pct(length['A_longer']['win_rate_a'])}, when B longer {_pct(length['B_longer']['win_rate_a'])})",
+        f"(A's win rate when A longer {pct(length['A_longer']['win_rate_a'])}, when B longer {pct(length['B_longer']['win_rate_a'])})",
     ]
     if report["disagreements"]:
         shown = ", ".join(report["disagreements"][:10]) + (" …" if len(report["disagreements"]) > 10 else "")
@@ -158,7 +106,7 @@ def pairwise_summary(run: Run) -> str:
     if report["inconclusive"]:
         lines.append("Result: INCONCLUSIVE, no winner named")
     elif report["winner"]:
-        lines.append(f"Result: {report['winner']} wins ({_pct(report['win_rate_a'] if report['winner'] == 'A' else report['win_rate_b'])} of decisive cases)")
+        lines.append(f"Result: {report['winner']} wins ({pct(report['win_rate_a'] if report['winner'] == 'A' else report['win_rate_b'])} of decisive cases)")
     else:
         lines.append("Result: no winner (A and B won equally often)")
     return "\n".join(lines)

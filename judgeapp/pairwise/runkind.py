@@ -6,21 +6,15 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from judgeapp.judging.files import render_rubric
-from judgeapp.pairwise.core import ORDERS, PairwiseCase, both_orders, map_back, render_pairwise_prompt, shown_first, summarize
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
-from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
-
+from judgeapp.judging.replies import generate_output, generated_output_record, rubric_text, run_prompt
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
-from judgeapp.pointwise.runkind import criterion_spec
-from judgeapp.judging.replies import generate_output, generated_output_record, run_prompt
+from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
+from judgeapp.pairwise.core import ORDERS, PairwiseCase, both_orders, map_back, render_pairwise_prompt, shown_first, summarize
 
 SLOTS = ("A", "B")
 
-
-def rubric_text(rubric) -> str:
-    return render_rubric([criterion_spec(c) for c in rubric.criteria.all()])
 
 
 def compared_cases(run):

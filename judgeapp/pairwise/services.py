@@ -4,71 +4,26 @@ the versions' outputs in one transaction, so that bad input leaves nothing behin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from django.db import transaction
 
+from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import parse_outputs, parse_rubric, parse_testset
-from judgeapp.pairwise.core import sample_case_ids
+from judgeapp.judging.files import parse_outputs
+from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import Executor, Judge, Output, Rubric, Run, RunKind, System, TestSet, content_hash, short_version
-from judgeapp.judging.content import git_commit_of, prompt_register, read_input_file, rubric_store, testset_store
-from judgeapp.judging.runs import run_create
-
-
-
-@dataclass
-class FileInput:
-    """A file given on the command line or uploaded: its bytes and the name its format is read from."""
-
-    data: bytes
-    name: str
-    source_path: str = ""
-    git_commit: str = ""
-
-    @classmethod
-    def from_path(cls, path: str | Path) -> FileInput:
-        path = Path(path)
-        return cls(data=read_input_file(path), name=path.name, source_path=str(path), git_commit=git_commit_of(path))
+from judgeapp.pairwise.core import sample_case_ids
 
 
 @dataclass
 class VersionSource:
     """Where one version's replies come from: a JSONL file of outputs, or a system that generates them."""
 
-    outputs: FileInput | None = None
+    outputs: InputFile | None = None
     system: System | None = None
 
     def describe(self) -> str:
         return self.outputs.name if self.outputs else self.system.name
-
-
-def testset_case_ids(testset: TestSet | FileInput) -> tuple[list[str], dict[str, bool]]:
-    """The test set's case ids in order, and which of them carry an output; parsed, not stored."""
-    if isinstance(testset, TestSet):
-        rows = list(testset.cases.values_list("case_id", "output"))
-        return [r[0] for r in rows], {r[0]: r[1] is not None for r in rows}
-    rows = parse_testset(testset.data, testset.name)
-    return [r.case_id for r in rows], {r.case_id: r.output is not None for r in rows}
-
-
-def rubric_check(rubric: Rubric | FileInput) -> list[str]:
-    """Warnings about a rubric; InputError when it is malformed."""
-    if isinstance(rubric, Rubric):
-        return []
-    return parse_rubric(rubric.data, rubric.name).warnings
-
-
-def testset_save(testset: TestSet | FileInput) -> TestSet:
-    if isinstance(testset, TestSet):
-        return testset
-    return testset_store(data=testset.data, name=testset.name, source_path=testset.source_path, git_commit=testset.git_commit)
-
-
-def rubric_save(rubric: Rubric | FileInput) -> Rubric:
-    if isinstance(rubric, Rubric):
-        return rubric
-    return rubric_store(data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit)
 
 
 def _sample_check(sample: int | None, seed: int | None, case_count: int) -> None:
@@ -84,8 +39,8 @@ def _sample_check(sample: int | None, seed: int | None, case_count: int) -> None
 
 def pairwise_run_create(
     *,
-    testset: TestSet | FileInput,
-    rubric: Rubric | FileInput,
+    testset: TestSet | InputFile,
+    rubric: Rubric | InputFile,
     judge: Judge,
     version_a: VersionSource,
     version_b: VersionSource,
@@ -186,4 +141,6 @@ def pairwise_run_create(
             ],
             batch_size=500,
         )
+        if executor == Executor.CELERY:
+            run_enqueue(run=run)
     return run

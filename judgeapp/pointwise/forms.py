@@ -5,15 +5,9 @@ from django.conf import settings
 
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric, parse_testset
+from judgeapp.models import Judge, System
+from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files
 from judgeapp.releases.core import DEFAULT_THRESHOLD
-from judgeapp.models import GateDecision, Judge, System
-from judgeapp.pointwise.services import (
-    RUBRIC_SUFFIXES,
-    TESTSET_SUFFIXES,
-    InputFile,
-    evals_file,
-    evals_files,
-)
 
 
 def _choices(suffixes) -> list[tuple[str, str]]:
@@ -82,13 +76,3 @@ class PointwiseForm(forms.Form):
         # The checks across fields (outputs or a system to generate them, the threshold on the scale) are
         # pointwise_create's; the view shows its refusal on this form.
         return data
-
-
-class GateDecisionForm(forms.Form):
-    verdict = forms.ChoiceField(choices=GateDecision.Verdict.choices)
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=2000, help_text="Kept in the audit log.")
-
-
-class ReleaseForm(forms.Form):
-    label = forms.CharField(required=False, max_length=100, help_text="The version shipped, e.g. v2.4.0.")
-    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)

@@ -2,7 +2,7 @@
 
 from django import template
 
-from judgeapp.pointwise.services import SCRIPTED_DEMO_WARNING
+from judgeapp.pointwise.runkind import SCRIPTED_DEMO_WARNING
 
 register = template.Library()
 

@@ -1,26 +1,22 @@
-"""Pointwise pages: start an evaluation (upload or pick from evals/), the run's judgments, its exports,
-the release gate with the leads' decisions, and the releases with their audit log.
+"""Pointwise pages: start an evaluation (upload or pick from evals/), the run's judgments and its exports.
+The release gate and the releases are judgeapp/releases.
 
 The run's report itself is the run page (run_detail) with `templates/judgeapp/pointwise/run.html`.
 """
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from judgeapp.judging import selectors
-from judgeapp.releases import selectors as selectors_releases
 from judgeapp.judging.atomic import json_text
 from judgeapp.judging.errors import InputError
-from judgeapp.pointwise.forms import GateDecisionForm, PointwiseForm, ReleaseForm
+from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown
 from judgeapp.models import Executor, Purpose, Run, RunKind, UnitStatus
-from judgeapp.roles import READERS, Role, has_role, role_required
 from judgeapp.pointwise import services as pointwise_services
-from judgeapp.releases import services as release_services
-from judgeapp.web.views import HtmxHttpRequest, judges_sync_shown
+from judgeapp.pointwise.forms import PointwiseForm
+from judgeapp.roles import READERS, role_required
 
 JUDGMENTS_PER_PAGE = 50
 
@@ -106,72 +102,3 @@ def export(request: HtmxHttpRequest, run_id: str, fmt: str) -> HttpResponse:
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{run.run_id}.{fmt}"'
     return response
-
-
-def _gate_context(request, run: Run, **forms) -> dict:
-    return {
-        "run": run,
-        "gate": selectors_releases.gate_evaluate(run=run),
-        "release": selectors_releases.release_of_run(run=run),
-        "decisions": selectors_releases.gate_decisions_of(run=run),
-        "audit": selectors_releases.audit_release_entries(run=run),
-        "can_decide": has_role(request.user, Role.LEAD),
-        "decision_form": forms.get("decision_form") or GateDecisionForm(),
-        "release_form": forms.get("release_form") or ReleaseForm(),
-    }
-
-
-@role_required(*READERS)
-def gate(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    """The release gate, computed now; leads approve or block it and mark the run released."""
-    run = _pointwise_run(run_id)
-    template = "judgeapp/releases/gate.html"
-    if request.htmx:
-        template += "#gate-panel"
-    return render(request, template, _gate_context(request, run))
-
-
-@require_POST
-@role_required(Role.LEAD)
-def gate_decide(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = _pointwise_run(run_id)
-    form = GateDecisionForm(request.POST)
-    if form.is_valid():
-        try:
-            decision = release_services.gate_decide(
-                run=run, actor=request.user, verdict=form.cleaned_data["verdict"], reason=form.cleaned_data["reason"]
-            )
-        except (InputError, PermissionDenied) as exc:
-            form.add_error(None, str(exc))
-        else:
-            messages.success(request, f"Release of {run.run_id} {decision.verdict}; the decision is in the audit log.")
-            return redirect("pointwise:gate", run_id=run.run_id)
-    return render(request, "judgeapp/releases/gate.html", _gate_context(request, run, decision_form=form), status=400)
-
-
-@require_POST
-@role_required(Role.LEAD)
-def release_mark(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = _pointwise_run(run_id)
-    form = ReleaseForm(request.POST)
-    if form.is_valid():
-        try:
-            release = release_services.release_mark(
-                run=run, actor=request.user, label=form.cleaned_data["label"], note=form.cleaned_data["note"]
-            )
-        except (InputError, PermissionDenied) as exc:
-            form.add_error(None, str(exc))
-        else:
-            messages.success(request, f"{release.system.name} released from run {run.run_id} (mean {release.mean:.3f}).")
-            return redirect("pointwise:gate", run_id=run.run_id)
-    return render(request, "judgeapp/releases/gate.html", _gate_context(request, run, release_form=form), status=400)
-
-
-@role_required(*READERS)
-def releases(request: HtmxHttpRequest) -> HttpResponse:
-    context = {
-        "releases": selectors_releases.releases_recent(),
-        "audit": selectors_releases.audit_release_entries(),
-        "runs": selectors.runs_recent(kind=RunKind.POINTWISE, limit=20),
-    }
-    return render(request, "judgeapp/releases/releases.html", context)

@@ -9,11 +9,11 @@ from django import forms
 from django.conf import settings
 
 from judgeapp.judging.errors import InputError
-from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE
+from judgeapp.judging.forms import MultipleFileField
 from judgeapp.models import Judge
+from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE
 from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
 from judgeapp.ranker.services.inputs import SET_NAME, Candidate, unique_ids_check
-from judgeapp.judging.forms import MultipleFileField
 
 MAX_DIRECTORY_DEPTH = 2
 

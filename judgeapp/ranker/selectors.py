@@ -8,8 +8,8 @@ from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
 from judgeapp.models import Artifact, Comparison, ComparisonStage, Insertion, InsertionStatus, Ranklist, RanklistEntry, Run
-from judgeapp.ranker.services import ranklist_summary
 from judgeapp.ranker.runkind.lease import ranklist_lease_held
+from judgeapp.ranker.services import ranklist_summary
 
 
 def ranklists_recent(*, limit: int = 20) -> QuerySet[Ranklist]:

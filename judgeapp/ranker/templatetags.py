@@ -3,6 +3,7 @@
 from django import template
 
 from judgeapp.ranker import selectors as selectors_ranker
+
 register = template.Library()
 
 

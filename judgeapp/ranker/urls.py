@@ -1,6 +1,7 @@
 from django.urls import path
 
 from judgeapp.ranker import views as ranker
+
 app_name = "ranker"
 
 urlpatterns = [

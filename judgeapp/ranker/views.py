@@ -7,12 +7,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
-from judgeapp.ranker import selectors as selectors_ranker
 from judgeapp.judging.errors import InputError
-from judgeapp.roles import READERS, role_required
-from judgeapp.ranker.services import web as ranker_web
+from judgeapp.judging.pages import HtmxHttpRequest
+from judgeapp.ranker import selectors as selectors_ranker
 from judgeapp.ranker.forms import CompareForm, InsertForm, RankForm
-from judgeapp.web.views import HtmxHttpRequest
+from judgeapp.ranker.services import web as ranker_web
+from judgeapp.roles import READERS, role_required
 
 
 def _form_status(request: HtmxHttpRequest, form) -> int:

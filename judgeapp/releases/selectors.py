@@ -10,8 +10,8 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from judgeapp.releases.core import DEFAULT_THRESHOLD, gate_decision
 from judgeapp.models import AuditLog, GateDecision, Release, Run, RunKind, RunStatus, System
+from judgeapp.releases.core import DEFAULT_THRESHOLD, gate_decision
 
 RELEASE_ACTIONS = (
     AuditLog.Action.RELEASE_APPROVED,

@@ -7,8 +7,8 @@ from django.db import IntegrityError, transaction
 
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release, Run, RunKind, RunStatus
-from judgeapp.roles import Role, has_role
 from judgeapp.releases.selectors import gate_evaluate
+from judgeapp.roles import Role, has_role
 
 
 def _actor_label(actor) -> str:

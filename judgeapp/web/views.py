@@ -3,32 +3,18 @@
 import os
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
-from django_htmx.middleware import HtmxDetails
 
+from judgeapp.judging import runs as run_services
 from judgeapp.judging import selectors
+from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown
+from judgeapp.judging.runkind import handler_for
 from judgeapp.models import Judgment, RunKind
 from judgeapp.roles import READERS, Role, has_role, role_required
-from judgeapp.judging import runs as run_services
-from judgeapp.judging.runkind import handler_for
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
-
-def judges_sync_shown(request: HttpRequest) -> None:
-    """Load the judges file before a page lists judges or systems; a bad file is a message on the page,
-    not a 500 (the rows from the last good load stay)."""
-    from judgeapp.judging.errors import InputError
-    from judgeapp.judging.judges import judges_sync
-
-    try:
-        judges_sync()
-    except InputError as exc:
-        messages.error(request, f"Judges file: {exc}")
 
 
 def home(request: HtmxHttpRequest) -> HttpResponse:

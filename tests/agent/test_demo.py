@@ -3,8 +3,7 @@
 import pytest
 
 from fakejudge import FakeJudgeServer
-from judgeapp.demo import steps
-from judgeapp.demo import DemoContext, demo_endpoints
+from judgeapp.demo import DemoContext, demo_endpoints, steps
 from judgeapp.models import Run
 
 pytestmark = pytest.mark.django_db(transaction=True)

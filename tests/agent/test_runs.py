@@ -7,9 +7,9 @@ import pytest
 from django.conf import settings
 
 from fakejudge import Status, ToolCalls
+from judgeapp.judging import runs
 from judgeapp.judging.errors import InputError
 from judgeapp.models import Run, RunStatus, UnitStatus
-from judgeapp.judging import runs
 from tests.agent.helpers import agent_run, make_workspace, tar_bytes, zip_bytes
 
 pytestmark = pytest.mark.django_db

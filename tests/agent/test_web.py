@@ -6,8 +6,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from judgeapp.models import Run
 from judgeapp.judging import runs
+from judgeapp.models import Run
 from tests.agent.helpers import REQUIREMENTS_MD, TASK, TRACE, agent_run, make_workspace, tar_bytes, zip_bytes
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
-from judgeapp.models import Judgment, Run, RunStatus, UnitStatus
 from judgeapp.judging import runs
+from judgeapp.models import Judgment, Run, RunStatus, UnitStatus
 from tests.agent.helpers import agent_run, make_workspace
 from tests.helpers import wait_for
 

@@ -252,9 +252,8 @@ def test_the_command_in_its_own_process_judges_in_parallel(transactional_db, mak
     import os
     import sys
 
-    from tests.helpers import ROOT, database_url_for_subprocess
-
     from fakejudge import DemoBrain, FakeJudgeServer
+    from tests.helpers import ROOT, database_url_for_subprocess
 
     slow = FakeJudgeServer(DemoBrain(), latency=0.3).start()
     make_judge("scripted", server=slow)

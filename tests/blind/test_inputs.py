@@ -7,12 +7,7 @@ import zipfile
 
 import pytest
 
-from judgeapp.blind.core.inputs import (
-    parse_expectations,
-    read_version_dir,
-    read_version_zip,
-    split_version_argument,
-)
+from judgeapp.blind.core.inputs import parse_expectations, read_version_dir, read_version_zip, split_version_argument
 from judgeapp.blind.core.replies import render_run
 from judgeapp.judging.errors import InputError
 

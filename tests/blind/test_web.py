@@ -11,8 +11,8 @@ from django.test import Client
 from django.urls import reverse
 
 from judgeapp.blind.core.comparator import comparison_errors
-from judgeapp.models import AuditLog, BlindComparison, BlindVersion, Run
 from judgeapp.judging import runs as run_services
+from judgeapp.models import AuditLog, BlindComparison, BlindVersion, Run
 from tests.blind.helpers import EXPECTATIONS, FAILED_RUN, MIDDLING, STRONG, TASK, WEAK, write_version
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,7 @@ import pytest
 from calibration.models import Assignment, AssignmentState
 from calibration.services.samples import sample_draw
 from tests.browser.conftest import log_in
-from tests.calibration.conftest import RUBRIC_TWO, scores_for
-from tests.calibration.conftest import fast_bootstrap, planted_run, planted_server, small_pairwise_run  # noqa: F401 - fixtures
+from tests.calibration.conftest import RUBRIC_TWO, fast_bootstrap, planted_run, planted_server, scores_for, small_pairwise_run  # noqa: F401 - fixtures
 from tests.calibration.test_web import assert_blind
 
 pytestmark = pytest.mark.browser
@@ -68,8 +67,8 @@ def test_annotator_scores_five_items_with_the_keyboard_only_undoes_one_and_the_l
 
 
 def test_lead_sees_real_agreement_figures_and_the_lock_on_the_calibration_page(page, lead, annotator, small_pairwise_run, screenshots):
-    from calibration.services.pandalm import pandalm_import
     from calibration.services.agreement import agreement_compute
+    from calibration.services.pandalm import pandalm_import
 
     run, sample = pandalm_import()
     agreement_compute(sample_pk=sample.pk)

@@ -2,7 +2,6 @@
 comparisons, inserts one more, runs a direct compare."""
 
 import pytest
-
 from django.contrib.auth.models import Group
 
 from fakejudge import DemoBrain, FakeJudgeServer

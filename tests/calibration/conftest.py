@@ -9,9 +9,9 @@ import re
 import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
-from judgeapp.models import Executor, RunKind
 from judgeapp.judging import runs
 from judgeapp.judging.content import prompt_register, rubric_store, testset_store
+from judgeapp.models import Executor, RunKind
 from tests.factories import RUBRIC_ONE, RUBRIC_TWO
 
 SYSTEM_NAME = "acme-support-bot-v7"
@@ -105,8 +105,8 @@ __all__ = ["RUBRIC_ONE", "RUBRIC_TWO", "SYSTEM_MODEL", "SYSTEM_NAME", "labels_cs
 @pytest.fixture
 def small_pairwise_run(db):
     """A finished pairwise run (judged elsewhere, imported) with n items; the judge preferred A on even items."""
-    from judgeapp.models import Judge
     from calibration.services.imports import ImportedPair, pairwise_run_import
+    from judgeapp.models import Judge
 
     def make(n=8, run_id="pairwise-small"):
         judge = Judge.objects.create(name="pair-judge", model="pair-judge-model-70b", family="anthropic")

@@ -9,14 +9,14 @@ from calibration.models import AgreementResult
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from calibration.services.samples import sample_draw
-from judgeapp.models import Output, RunKind, RunStatus
-from judgeapp.judging.runkind import RunHandler, Verdict
 from judgeapp.judging import runkind as runkinds_base
 from judgeapp.judging.content import rubric_store
 from judgeapp.judging.content import testset_store as store_testset
+from judgeapp.judging.runkind import RunHandler, Verdict
 from judgeapp.judging.runs import run_create
-from tests.calibration.conftest import RUBRIC_ONE, labels_csv
+from judgeapp.models import Output, RunKind, RunStatus
 from tests import factories
+from tests.calibration.conftest import RUBRIC_ONE, labels_csv
 
 pytestmark = pytest.mark.django_db
 

@@ -8,9 +8,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from calibration.services.pandalm import DEFAULT_DIR, RUN_ID, pandalm_import
 from calibration.selectors import agreement_for_run, judge_configurations
 from calibration.services.agreement import agreement_compute
+from calibration.services.pandalm import DEFAULT_DIR, RUN_ID, pandalm_import
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
 

@@ -3,6 +3,8 @@
 import pytest
 
 from judgeapp.judging import atomic
+
+
 def test_a_write_replaces_the_file_whole_and_leaves_no_temp_file(tmp_path):
     target = tmp_path / "report.json"
     target.write_text("old\n")

@@ -6,9 +6,9 @@ import time
 import pytest
 from django.db import connection
 
-from judgeapp.models import Run, RunStatus
 from judgeapp.judging import runs
 from judgeapp.judging.signals import _fresh_connections
+from judgeapp.models import Run, RunStatus
 from tests.factories import pointwise_run
 from tests.helpers import wait_for
 

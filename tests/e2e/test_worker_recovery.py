@@ -3,8 +3,8 @@
 import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
-from judgeapp.models import Judgment, Run, RunStatus, UnitStatus
 from judgeapp.judging import runs
+from judgeapp.models import Judgment, Run, RunStatus, UnitStatus
 from tests.factories import pointwise_run
 from tests.helpers import wait_for
 

@@ -3,15 +3,7 @@
 import pytest
 
 from judgeapp.judging.errors import InputError
-from judgeapp.jury.core import (
-    Panelist,
-    deliberate,
-    panel_check,
-    per_judge_agreement,
-    pool_pass_fail,
-    pool_scores,
-    summarize,
-)
+from judgeapp.jury.core import Panelist, deliberate, panel_check, per_judge_agreement, pool_pass_fail, pool_scores, summarize
 
 
 def stub(verdict):

@@ -5,12 +5,11 @@ import time
 import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer, Reply, Status, When
+from judgeapp.judging import content, runs
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.selectors import run_label_kind, run_verdicts
 from judgeapp.models import Executor, Run, RunKind, RunStatus, UnitStatus
 from judgeapp.models import TestSet as StoredTestSet
-from judgeapp.judging.selectors import run_label_kind, run_verdicts
-from judgeapp.judging import runs
-from judgeapp.judging import content
 from tests import factories
 from tests.factories import GOOD_REPLY, RUBRIC_ONE
 from tests.pairwise.builders import case_ids, jury_run

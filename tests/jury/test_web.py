@@ -5,8 +5,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from fakejudge import DemoBrain, Reply, Status, When
-from judgeapp.models import Executor, Run, RunStatus
 from judgeapp.judging import content, runs
+from judgeapp.models import Executor, Run, RunStatus
 from tests import factories
 from tests.factories import GOOD_REPLY, RUBRIC_ONE
 from tests.pairwise.builders import jury_run

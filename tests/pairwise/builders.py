@@ -2,9 +2,10 @@
 
 import json
 
-from judgeapp.models import Executor
+from judgeapp.judging.content import InputFile
 from judgeapp.jury.services import jury_run_create
-from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
+from judgeapp.models import Executor
+from judgeapp.pairwise.services import VersionSource, pairwise_run_create
 from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE, testset_bytes
 
 
@@ -12,8 +13,8 @@ def jsonl(rows) -> bytes:
     return "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
 
 
-def outputs_file(name: str, replies: dict[str, str]) -> FileInput:
-    return FileInput(data=jsonl({"id": k, "output": v} for k, v in replies.items()), name=name)
+def outputs_file(name: str, replies: dict[str, str]) -> InputFile:
+    return InputFile(data=jsonl({"id": k, "output": v} for k, v in replies.items()), name=name)
 
 
 def case_ids(n: int) -> list[str]:
@@ -35,8 +36,8 @@ def pairwise_run(*, judge, n=4, a=None, b=None, system_a=None, system_b=None, ex
     if a is None and system_a is None and b is None and system_b is None:
         a, b = good_and_bad(n)
     return pairwise_run_create(
-        testset=FileInput(data=testset_bytes(n, output=None), name="support.jsonl"),
-        rubric=FileInput(data=rubric, name="rubric.toml"),
+        testset=InputFile(data=testset_bytes(n, output=None), name="support.jsonl"),
+        rubric=InputFile(data=rubric, name="rubric.toml"),
         judge=judge,
         version_a=VersionSource(outputs=outputs_file("out_a.jsonl", a) if a is not None else None, system=system_a),
         version_b=VersionSource(outputs=outputs_file("out_b.jsonl", b) if b is not None else None, system=system_b),
@@ -48,8 +49,8 @@ def pairwise_run(*, judge, n=4, a=None, b=None, system_a=None, system_b=None, ex
 def jury_run(*, judges, n=4, system=None, executor=Executor.INLINE, output=lambda i: GOOD_REPLY if i % 2 == 0 else BAD_REPLY,
              **kwargs):
     return jury_run_create(
-        testset=FileInput(data=testset_bytes(n, output=output), name="support.jsonl"),
-        rubric=FileInput(data=RUBRIC_ONE, name="rubric.toml"),
+        testset=InputFile(data=testset_bytes(n, output=output), name="support.jsonl"),
+        rubric=InputFile(data=RUBRIC_ONE, name="rubric.toml"),
         judges=judges,
         system=system,
         executor=executor,

@@ -4,14 +4,7 @@ import re
 
 import pytest
 
-from judgeapp.pairwise.core import (
-    PairwiseCase,
-    both_orders,
-    judge_case,
-    map_back,
-    sample_case_ids,
-    summarize,
-)
+from judgeapp.pairwise.core import PairwiseCase, both_orders, judge_case, map_back, sample_case_ids, summarize
 
 RUBRIC = "Criterion: helpfulness\nDoes the reply solve the problem?"
 

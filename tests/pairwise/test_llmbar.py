@@ -10,7 +10,8 @@ from django.conf import settings
 
 from fakejudge import DemoBrain
 from judgeapp.judging import runs
-from judgeapp.pairwise.services import FileInput, VersionSource, pairwise_run_create
+from judgeapp.judging.content import InputFile
+from judgeapp.pairwise.services import VersionSource, pairwise_run_create
 from tests.factories import RUBRIC_ONE
 from tests.pairwise.builders import jsonl
 
@@ -28,11 +29,11 @@ def items():
 def llmbar_run(judge, items):
     ids = [f"natural-{i:03d}" for i in range(len(items))]
     return pairwise_run_create(
-        testset=FileInput(data=jsonl({"id": i, "input": x["input"]} for i, x in zip(ids, items)), name="llmbar-natural.jsonl"),
-        rubric=FileInput(data=RUBRIC_ONE, name="rubric.toml"),
+        testset=InputFile(data=jsonl({"id": i, "input": x["input"]} for i, x in zip(ids, items)), name="llmbar-natural.jsonl"),
+        rubric=InputFile(data=RUBRIC_ONE, name="rubric.toml"),
         judge=judge,
-        version_a=VersionSource(outputs=FileInput(data=jsonl({"id": i, "output": x["output_1"]} for i, x in zip(ids, items)), name="output_1.jsonl")),
-        version_b=VersionSource(outputs=FileInput(data=jsonl({"id": i, "output": x["output_2"]} for i, x in zip(ids, items)), name="output_2.jsonl")),
+        version_a=VersionSource(outputs=InputFile(data=jsonl({"id": i, "output": x["output_1"]} for i, x in zip(ids, items)), name="output_1.jsonl")),
+        version_b=VersionSource(outputs=InputFile(data=jsonl({"id": i, "output": x["output_2"]} for i, x in zip(ids, items)), name="output_2.jsonl")),
     )
 
 

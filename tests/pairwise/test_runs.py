@@ -5,11 +5,11 @@ import json
 import pytest
 
 from fakejudge import DemoBrain, PerConversation, Reply, When
+from judgeapp.judging import runs
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.selectors import run_label_kind, run_outputs, run_verdicts
 from judgeapp.models import Judgment, Output, Run, RunStatus, UnitStatus
 from judgeapp.models import TestSet as StoredTestSet
-from judgeapp.judging.selectors import run_label_kind, run_outputs, run_verdicts
-from judgeapp.judging import runs
 from tests.factories import GOOD_REPLY
 from tests.pairwise.builders import case_ids, good_and_bad, pairwise_run
 

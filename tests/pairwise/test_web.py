@@ -7,9 +7,9 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from fakejudge import DemoBrain, When
-from judgeapp.models import Executor, Run, RunStatus
 from judgeapp.judging import runs
 from judgeapp.judging.content import rubric_store
+from judgeapp.models import Executor, Run, RunStatus
 from tests import factories
 from tests.factories import GOOD_REPLY, RUBRIC_ONE
 from tests.pairwise.builders import good_and_bad, jsonl, pairwise_run

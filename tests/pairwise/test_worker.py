@@ -4,8 +4,8 @@ and another finishes the run with nothing lost and nothing judged twice."""
 import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
-from judgeapp.models import Judgment, Output, Run, RunStatus, System, UnitStatus
 from judgeapp.judging import runs
+from judgeapp.models import Judgment, Output, Run, RunStatus, System, UnitStatus
 from tests.factories import GOOD_REPLY
 from tests.helpers import wait_for
 from tests.pairwise.builders import jury_run, pairwise_run

@@ -5,13 +5,10 @@ from judgeapp.models import AuditLog, GateDecision, Release, Run
 
 
 def test_the_demo_releases_v1_and_gates_the_candidate_against_it(transactional_db, fake_judge):
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Group, User
 
     from judgeapp.demo import DemoContext, demo_endpoints, demo_users
     from judgeapp.demo.steps import pointwise, pointwise_candidate
-
-    from django.contrib.auth.models import Group
-
     from judgeapp.roles import Role
 
     for role in Role.values:  # a transactional test before this one flushed the groups the migration made

@@ -3,10 +3,10 @@
 import pytest
 from django.core.exceptions import PermissionDenied
 
+from judgeapp.judging import runs
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release
 from judgeapp.releases.selectors import gate_evaluate, release_latest
-from judgeapp.judging import runs
 from judgeapp.releases.services import gate_decide, release_mark
 from tests.factories import BAD_REPLY, GOOD_REPLY, pointwise_run
 

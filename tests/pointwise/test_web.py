@@ -11,8 +11,8 @@ from django.test import Client
 from django.urls import reverse
 
 from judgeapp import models
-from judgeapp.models import AuditLog, Executor, GateDecision, Release, Run, RunStatus
 from judgeapp.judging import runs
+from judgeapp.models import AuditLog, Executor, GateDecision, Release, Run, RunStatus
 from tests import factories
 from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE, RUBRIC_TWO, pointwise_run
 
@@ -113,7 +113,7 @@ def test_a_path_outside_evals_cannot_be_picked(client, reviewer, judge):
 
 def test_annotators_cannot_start_runs_or_read_gates(client, annotator, finished):
     client.force_login(annotator)
-    for url in (reverse("pointwise:new"), reverse("pointwise:gate", args=["pw-1"]), reverse("pointwise:releases"),
+    for url in (reverse("pointwise:new"), reverse("releases:gate", args=["pw-1"]), reverse("releases:releases"),
                 reverse("pointwise:judgments", args=["pw-1"]), reverse("pointwise:export", args=["pw-1", "csv"])):
         assert client.get(url).status_code == 403
 
@@ -134,7 +134,7 @@ def test_the_run_page_shows_scores_histogram_and_lowest_cases(client, reviewer, 
     assert "helpfulness" in html and "tone" in html
     assert reverse("pointwise:export", args=["pw-1", "csv"]) in html
     # The gate and the judgments load by htmx, with links for pages without JavaScript.
-    assert f'hx-get="{reverse("pointwise:gate", args=["pw-1"])}"' in html
+    assert f'hx-get="{reverse("releases:gate", args=["pw-1"])}"' in html
     assert f'href="{reverse("pointwise:judgments", args=["pw-1"])}"' in html
 
 
@@ -200,27 +200,27 @@ def test_exports_csv_json_and_markdown(client, reviewer, finished):
 
 def test_reviewers_see_the_gate_but_not_the_decision_forms(client, reviewer, finished):
     client.force_login(reviewer)
-    html = client.get(reverse("pointwise:gate", args=["pw-1"])).content.decode()
+    html = client.get(reverse("releases:gate", args=["pw-1"])).content.decode()
     assert "PASSED" in html and "Only a lead approves, blocks or releases." in html
-    assert reverse("pointwise:decide", args=["pw-1"]) not in html
+    assert reverse("releases:decide", args=["pw-1"]) not in html
 
 
 def test_the_gate_panel_is_a_partial_for_htmx(client, reviewer, finished):
     client.force_login(reviewer)
-    partial = client.get(reverse("pointwise:gate", args=["pw-1"]), headers={"HX-Request": "true"})
+    partial = client.get(reverse("releases:gate", args=["pw-1"]), headers={"HX-Request": "true"})
     assert b"<html" not in partial.content and b'id="gate-panel"' in partial.content and b'data-passed="true"' in partial.content
 
 
 def test_a_lead_approves_with_a_reason_and_it_is_audited(client, lead, finished):
     client.force_login(lead)
-    page = client.get(reverse("pointwise:gate", args=["pw-1"])).content.decode()
-    assert reverse("pointwise:decide", args=["pw-1"]) in page and reverse("pointwise:release", args=["pw-1"]) in page
-    response = client.post(reverse("pointwise:decide", args=["pw-1"]), {"verdict": "approved", "reason": "Read the lowest cases."})
+    page = client.get(reverse("releases:gate", args=["pw-1"])).content.decode()
+    assert reverse("releases:decide", args=["pw-1"]) in page and reverse("releases:release", args=["pw-1"]) in page
+    response = client.post(reverse("releases:decide", args=["pw-1"]), {"verdict": "approved", "reason": "Read the lowest cases."})
     assert response.status_code == 302
     decision = GateDecision.objects.get()
     assert decision.decided_by == lead and decision.reason == "Read the lowest cases."
     assert AuditLog.objects.get().action == AuditLog.Action.RELEASE_APPROVED
-    html = client.get(reverse("pointwise:gate", args=["pw-1"])).content.decode()
+    html = client.get(reverse("releases:gate", args=["pw-1"])).content.decode()
     assert "Read the lowest cases." in html and "release.approved" in html
 
 
@@ -228,50 +228,50 @@ def test_a_lead_cannot_approve_a_blocked_gate(client, lead, judge):
     run = runs.run_execute_inline(run=pointwise_run(judge=judge, n=2, run_id="pw-low", threshold=4.5))
     assert run.report["gate"]["passed"] is False
     client.force_login(lead)
-    response = client.post(reverse("pointwise:decide", args=["pw-low"]), {"verdict": "approved", "reason": "ship"})
+    response = client.post(reverse("releases:decide", args=["pw-low"]), {"verdict": "approved", "reason": "ship"})
     assert response.status_code == 400 and b"cannot be approved" in response.content
     assert not GateDecision.objects.exists()
 
 
 def test_a_decision_without_a_reason_is_a_form_error(client, lead, finished):
     client.force_login(lead)
-    response = client.post(reverse("pointwise:decide", args=["pw-1"]), {"verdict": "blocked", "reason": ""})
+    response = client.post(reverse("releases:decide", args=["pw-1"]), {"verdict": "blocked", "reason": ""})
     assert response.status_code == 400 and not GateDecision.objects.exists()
 
 
 def test_a_lead_blocks_and_the_gate_shows_it(client, lead, finished):
     client.force_login(lead)
-    client.post(reverse("pointwise:decide", args=["pw-1"]), {"verdict": "blocked", "reason": "Tone regressed on refunds."})
-    partial = client.get(reverse("pointwise:gate", args=["pw-1"]), headers={"HX-Request": "true"}).content.decode()
+    client.post(reverse("releases:decide", args=["pw-1"]), {"verdict": "blocked", "reason": "Tone regressed on refunds."})
+    partial = client.get(reverse("releases:gate", args=["pw-1"]), headers={"HX-Request": "true"}).content.decode()
     assert 'data-passed="false"' in partial and "Tone regressed on refunds." in partial
 
 
 def test_a_reviewer_cannot_decide_or_release(client, reviewer, finished):
     client.force_login(reviewer)
-    assert client.post(reverse("pointwise:decide", args=["pw-1"]), {"verdict": "approved", "reason": "x"}).status_code == 403
-    assert client.post(reverse("pointwise:release", args=["pw-1"]), {"label": "v1"}).status_code == 403
+    assert client.post(reverse("releases:decide", args=["pw-1"]), {"verdict": "approved", "reason": "x"}).status_code == 403
+    assert client.post(reverse("releases:release", args=["pw-1"]), {"label": "v1"}).status_code == 403
     assert not (GateDecision.objects.exists() or Release.objects.exists())
 
 
 def test_decisions_need_post_and_csrf(lead, finished):
     client = Client(enforce_csrf_checks=True)
     client.force_login(lead)
-    url = reverse("pointwise:decide", args=["pw-1"])
+    url = reverse("releases:decide", args=["pw-1"])
     assert client.get(url).status_code == 405
     assert client.post(url, {"verdict": "approved", "reason": "x"}).status_code == 403
-    token = client.get(reverse("pointwise:gate", args=["pw-1"])).context["csrf_token"]
+    token = client.get(reverse("releases:gate", args=["pw-1"])).context["csrf_token"]
     assert client.post(url, {"verdict": "approved", "reason": "x", "csrfmiddlewaretoken": str(token)}).status_code == 302
 
 
 def test_a_lead_marks_a_run_released_and_the_releases_page_lists_it(client, lead, finished):
     client.force_login(lead)
-    response = client.post(reverse("pointwise:release", args=["pw-1"]), {"label": "v2.4.0", "note": "Tuesday"})
+    response = client.post(reverse("releases:release", args=["pw-1"]), {"label": "v2.4.0", "note": "Tuesday"})
     assert response.status_code == 302
     release = Release.objects.get()
     assert release.run == finished and release.label == "v2.4.0" and release.released_by == lead
-    html = client.get(reverse("pointwise:releases")).content.decode()
+    html = client.get(reverse("releases:releases")).content.decode()
     assert "v2.4.0" in html and "release.marked_released" in html and "leo" in html
-    again = client.post(reverse("pointwise:release", args=["pw-1"]), {"label": "v2.4.1"})
+    again = client.post(reverse("releases:release", args=["pw-1"]), {"label": "v2.4.1"})
     assert again.status_code == 400 and b"already released" in again.content
 
 
@@ -279,7 +279,7 @@ def test_a_run_of_another_kind_has_no_pointwise_pages(client, reviewer, judge):
     run = pointwise_run(judge=judge, n=1, run_id="other")
     Run.objects.filter(pk=run.pk).update(kind="pairwise")
     client.force_login(reviewer)
-    assert client.get(reverse("pointwise:gate", args=["other"])).status_code == 404
+    assert client.get(reverse("releases:gate", args=["other"])).status_code == 404
 
 
 def test_good_and_bad_replies_are_told_apart_on_the_report(client, reviewer, judge):

@@ -12,8 +12,8 @@ import pytest
 from django.core.management import call_command
 
 from judgeapp.judging.errors import InputError
-from judgeapp.ranker.core import max_comparisons, read_jsonl
 from judgeapp.models import Artifact, Comparison, Insertion, Judgment, Ranklist, RanklistEntry, Run, RunKind
+from judgeapp.ranker.core import max_comparisons, read_jsonl
 from tests.helpers import ROOT
 from tests.ranker.conftest import true_top
 

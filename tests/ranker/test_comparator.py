@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from fakejudge import Reply, Sequence, Status
-from judgeapp.ranker.core import read_jsonl
 from judgeapp.models import Comparison, Insertion, InsertionStatus, Judgment, Run, RunStatus
+from judgeapp.ranker.core import read_jsonl
 
 pytestmark = pytest.mark.django_db
 

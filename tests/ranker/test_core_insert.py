@@ -6,9 +6,9 @@ import random
 import pytest
 
 from judgeapp.ranker.core import (
+    EQUAL,
     A,
     B,
-    EQUAL,
     Outcome,
     both_orders,
     combine_orders,

@@ -14,9 +14,9 @@ import pytest
 from django.core.management import call_command
 
 from fakejudge import DemoBrain, FakeJudgeServer
-from judgeapp.ranker.core import read_jsonl, write_ranklist
-from judgeapp.models import Comparison, Insertion, InsertionStatus, Run, RunStatus
 from judgeapp.judging import runs
+from judgeapp.models import Comparison, Insertion, InsertionStatus, Run, RunStatus
+from judgeapp.ranker.core import read_jsonl, write_ranklist
 from judgeapp.ranker.services import candidates_in_dir, rank_create
 from tests.helpers import ROOT, database_url_for_subprocess, wait_for
 from tests.ranker.conftest import true_top

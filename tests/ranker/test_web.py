@@ -9,10 +9,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from fakejudge import Status
-from judgeapp.judging import tasks
-from judgeapp.ranker import tasks as ranker_tasks
+from judgeapp.judging import runs, tasks
 from judgeapp.models import Artifact, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
-from judgeapp.judging import runs
+from judgeapp.ranker import tasks as ranker_tasks
 from judgeapp.ranker.services import candidates_in_dir, rank_create
 from tests.ranker.conftest import true_top
 

@@ -4,8 +4,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from judgeapp.models import RunStatus
 from judgeapp.judging import runs
+from judgeapp.models import RunStatus
 from tests.factories import pointwise_run
 
 pytestmark = pytest.mark.django_db

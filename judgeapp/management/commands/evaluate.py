@@ -1,14 +1,21 @@
 """`manage.py evaluate MODE …`: run an evaluation and print its report (CONTRACT §3).
 
-Each mode lives in judgeapp/cli/<mode>.py; the exit status is the mode's (0 pass or conclusive, 1 blocked,
+Each mode lives in judgeapp/<mode>/cli.py; the exit status is the mode's (0 pass or conclusive, 1 blocked,
 invalid or inconclusive, 2 bad input).
 """
 
 import importlib
 import sys
 
-from judgeapp.judging.cli import EVALUATE_MODES
-from judgeapp.management.base import JudgeCommand
+from judgeapp.judging.cli import JudgeCommand
+
+# Each module has `help`, `add_arguments(parser)` and `handle(command, options) -> int` (the exit status);
+# imported when the command runs.
+EVALUATE_MODES: dict[str, str] = {
+    "pointwise": "judgeapp.pointwise.cli",
+    "pairwise": "judgeapp.pairwise.cli",
+    "jury": "judgeapp.jury.cli",
+}
 
 
 class Command(JudgeCommand):

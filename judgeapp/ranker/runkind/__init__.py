@@ -3,17 +3,12 @@ task holds the run, because each insert depends on the list the previous one lef
 
 from django.db.models import F
 
-from judgeapp.models import (
-    Comparison,
-    Insertion,
-    InsertionSource,
-    InsertionStatus,
-    Run,
-    RunKind,
-    RunStatus,
-)
-
+from judgeapp.judging.content import goal_get_or_create
 from judgeapp.judging.runkind import RunFailed, RunHandler, register
+from judgeapp.judging.runs import run_finish
+from judgeapp.models import Comparison, Insertion, InsertionSource, InsertionStatus, Run, RunKind, RunStatus
+from judgeapp.ranker.runkind.comparator import ComparatorFailed, ComparatorSpec
+from judgeapp.ranker.runkind.work import compare_report, compare_set_perform, ranklist_summary, ranklist_work
 
 
 @register
@@ -26,9 +21,6 @@ class RankHandler(RunHandler):
         return []  # a ranking is not calibrated against people's labels
 
     def run_sequential(self, run, progress=None):
-        from judgeapp.ranker.services import ranklist_summary, ranklist_work
-        from judgeapp.judging.runs import run_finish
-
         ranklist = run.ranklists.select_related("artifact_set", "goal", "judge", "prompt").get()
 
         def report_progress():
@@ -67,12 +59,6 @@ class CompareHandler(RunHandler):
         return []
 
     def run_sequential(self, run, progress=None):
-        from judgeapp.judging.content import goal_get_or_create
-        from judgeapp.ranker.services import ComparatorFailed, compare_report
-        from judgeapp.ranker.runkind.comparator import ComparatorSpec
-        from judgeapp.ranker.services.compare import compare_set_perform
-        from judgeapp.judging.runs import run_finish
-
         options = run.config.get("options", {})
         spec = ComparatorSpec(
             run=run,

@@ -12,10 +12,10 @@ from django.utils import timezone
 
 from judgeapp.judging.parsing import WINNER_SPEC
 from judgeapp.judging.prompts import Prompt, user_message
-from judgeapp.ranker.core import combine_orders, render_comparison, swap
-from judgeapp.models import Artifact, Comparison, Goal, Judge, Judgment, PromptTemplate, Purpose, Run, UnitStatus
 from judgeapp.judging.runkind import UnitResult
 from judgeapp.judging.workers import worker_identity
+from judgeapp.models import Artifact, Comparison, Goal, Judge, Judgment, PromptTemplate, Purpose, Run, UnitStatus
+from judgeapp.ranker.core import combine_orders, render_comparison, swap
 
 KEY_MAX = 300
 

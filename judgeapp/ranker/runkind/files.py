@@ -3,8 +3,8 @@ os.replace, the two logs by appending what they do not hold yet."""
 
 from __future__ import annotations
 
-from judgeapp.ranker.core import jsonl_ensure, read_ranklist, write_ranklist
 from judgeapp.models import Artifact, Comparison, Ranklist, RanklistEntry, Run
+from judgeapp.ranker.core import jsonl_ensure, read_ranklist, write_ranklist
 
 
 def metadata_record(artifact: Artifact) -> dict:

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from judgeapp.models import Ranklist
 from judgeapp.judging.workers import claimer_is_dead
+from judgeapp.models import Ranklist
 
 
 class LeaseLost(Exception):

@@ -1,19 +1,11 @@
 """The ranker's services (seed ranker.md): candidates, ranklists, inserts, direct compares, files."""
 
 from judgeapp.ranker.runkind.comparator import ComparatorFailed
-from judgeapp.ranker.services.compare import compare_create, compare_into_run, compare_report
-from judgeapp.ranker.services.inputs import Candidate, candidate_from_bytes, candidate_read, candidates_in_dir, path_check_within
 from judgeapp.ranker.runkind.lease import LeaseLost
-from judgeapp.ranker.services.ranklists import (
-    RanklistBusy,
-    goal_check,
-    insertion_register,
-    judge_check,
-    rank_create,
-    ranklist_from_path,
-    ranklist_summary,
-    ranklist_work,
-)
+from judgeapp.ranker.runkind.work import RanklistBusy, compare_report, ranklist_summary, ranklist_work
+from judgeapp.ranker.services.compare import compare_create, compare_into_run
+from judgeapp.ranker.services.inputs import Candidate, candidate_from_bytes, candidate_read, candidates_in_dir, path_check_within
+from judgeapp.ranker.services.ranklists import goal_check, insertion_register, judge_check, rank_create, ranklist_from_path
 
 __all__ = [
     "Candidate",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from judgeapp.judging.errors import InputError
-from judgeapp.ranker.core import DEFAULT_GOAL
-from judgeapp.models import Artifact, ArtifactSet, Comparison, ComparisonStage, Executor, Judge, Run, RunKind
 from judgeapp.judging.content import goal_get_or_create, prompt_register
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_create
-
-from judgeapp.ranker.runkind.comparator import ComparatorSpec, compare
-from judgeapp.ranker.runkind.files import comparisons_sync
+from judgeapp.models import Artifact, ArtifactSet, Comparison, Executor, Judge, Run, RunKind
+from judgeapp.ranker.core import DEFAULT_GOAL
+from judgeapp.ranker.runkind.comparator import ComparatorSpec
+from judgeapp.ranker.runkind.work import compare_set_perform
 from judgeapp.ranker.services.inputs import Candidate, run_dir_check_fresh
 
 RANKER_KINDS = (RunKind.RANK, RunKind.COMPARE)
@@ -85,35 +84,3 @@ def _compare_set(run: Run, a: Candidate, b: Candidate) -> ArtifactSet:
             content=candidate.text,
         )
     return artifact_set
-
-
-def compare_set_perform(spec: ComparatorSpec, *, artifact_set: ArtifactSet, write_files: bool) -> Comparison:
-    first, second = artifact_set.artifacts.order_by("id")
-    comparison = compare(spec, a=first, b=second, scope=f"compare/{artifact_set.name}", stage=ComparisonStage.DIRECT)
-    if write_files:
-        comparisons_sync(spec.run)
-    return comparison
-
-
-def compare_report(run: Run) -> dict:
-    comparison = (
-        Comparison.objects.filter(run=run, stage=ComparisonStage.DIRECT)
-        .select_related("artifact_a", "artifact_b", "goal", "judgment", "judgment_swapped")
-        .order_by("id")
-        .last()
-    )
-    if comparison is None:
-        return {"run_id": run.run_id, "kind": run.kind, "winner": None}
-    return {
-        "run_id": run.run_id,
-        "kind": run.kind,
-        "goal": comparison.goal.text,
-        "a": comparison.artifact_a.artifact_id,
-        "b": comparison.artifact_b.artifact_id,
-        "winner": comparison.winner,
-        "rationale": comparison.rationale,
-        "both_orders": comparison.judgment_swapped_id is not None,
-        "verdicts": comparison.verdicts or None,
-        "comparator_calls": 2 if comparison.judgment_swapped_id else 1,
-        "versions": {k: run.versions.get(k) for k in ("prompt", "judge", "goal")},
-    }

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from judgeapp.judging import taskqueue
 from judgeapp.judging.errors import InputError
-from judgeapp.models import Executor, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
 from judgeapp.judging.runs import run_enqueue
-
+from judgeapp.models import Executor, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
 from judgeapp.ranker.services.compare import compare_create
 from judgeapp.ranker.services.ranklists import insertion_register, rank_create
-from judgeapp.judging import taskqueue
 
 
 def rank_submit(**kwargs) -> Run:

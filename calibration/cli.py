@@ -1,0 +1,172 @@
+"""Calibration's commands: `agreement`, `import-labels`, `import-pandalm`."""
+
+import json
+from pathlib import Path
+
+from calibration import selectors
+from calibration.core.agreement import METRIC_LABELS, format_figure
+from calibration.services.agreement import agreement_compute, agreements_refresh
+from calibration.services.labels import LABEL_COLUMNS, labels_import
+from calibration.services.pandalm import DEFAULT_DIR, pandalm_ensure
+from judgeapp.judging.cli import JudgeCommand
+from judgeapp.judging.content import read_input_file
+from judgeapp.judging.errors import InputError
+from judgeapp.models import Judge
+
+
+# agreement: `manage.py agreement [--judge J]`: judge–human agreement figures (CONTRACT §3).
+class AgreementCommand(JudgeCommand):
+    help = (
+        "Show how each judge configuration agrees with people on its latest human-scored sample: exact agreement, "
+        "within one point, quadratic-weighted kappa and Spearman's rho for 1-5 scores; percent agreement and Cohen's "
+        "kappa for pass/fail and pairwise; 95% bootstrap intervals; Krippendorff's alpha among annotators; and "
+        "whether the judge is locked."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--judge", help="only this judge (its name)")
+        parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    def handle(self, *args, **options):
+        judge = options.get("judge")
+        if judge and not Judge.objects.filter(name=judge).exists() and judge != selectors.POOLED_JURY:
+            known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)) or "none"
+            raise InputError(f"unknown judge {judge!r} (known: {known})")
+        # Labels whose task has not run yet (no worker, say) are computed here, the same way a worker would.
+        refreshed = agreements_refresh()
+        rows = selectors.agreement_latest(judge=judge)
+        level = selectors.level_current()
+        if options["json"]:
+            self.stdout.write(json.dumps({"level": _level(level), "judges": [_row(r) for r in rows]}, indent=2))
+            return
+        if refreshed:
+            self.stdout.write(f"(computed the agreement of {refreshed} sample(s) whose labels were new)")
+        if not rows:
+            self.stdout.write(f"No human-scored sample{' for judge ' + judge if judge else ''} yet.")
+        for row in rows:
+            self._print_row(row)
+        self.stdout.write(f"Level: {level} ({level.explained}). A locked judge blocks every release gate that relies on it.")
+
+    def _print_row(self, row):
+        r = row.pooled
+        state = "LOCKED" if row.lock and row.lock.locked else row.status
+        demo = "  (scripted demo judge, not a language model)" if r.scripted_demo else ""
+        self.stdout.write(
+            f"judge {row.judge_name}  configuration {row.judge_version[:12]}  prompt {r.prompt_version or '—'}  "
+            f"rubric {r.rubric_version or '—'}  [{state}]{demo}"
+        )
+        self.stdout.write(
+            f"  sample {r.sample.short_id} of run {r.sample.run.run_id} ({r.sample.created_at:%Y-%m-%d %H:%M}), "
+            f"{r.get_label_kind_display()}: {r.n_items} items, {r.n_labels} labels"
+            + ("  (new labels pending)" if r.sample.agreement_stale else "")
+        )
+        for name, figure in r.metrics.items():
+            self.stdout.write(f"  {METRIC_LABELS.get(name, name):<26} {format_figure(figure)}")
+        for person in r.per_annotator:
+            kappa = "—" if person["kappa"] is None else f"{person['kappa']:.3f}"
+            self.stdout.write(f"    with {person['annotator']}: kappa {kappa}, agreement {person['agreement']:.3f} (n {person['n']})")
+        inter = r.inter_annotator
+        if inter:
+            self.stdout.write(
+                f"  annotators among themselves: Krippendorff's alpha ({inter['level']}) {format_figure(inter['alpha'])} "
+                f"on {inter['n_items']} items labelled by two or more"
+            )
+            for pair in inter["pairs"]:
+                kappa = "—" if pair["kappa"] is None else f"{pair['kappa']:.3f}"
+                self.stdout.write(f"    {pair['annotators'][0]} / {pair['annotators'][1]}: Cohen's kappa {kappa} (n {pair['n']})")
+        for c in row.per_criterion:
+            figures = ", ".join(f"{METRIC_LABELS.get(n, n)} {format_figure(f)}" for n, f in c.metrics.items())
+            self.stdout.write(f"  criterion {c.criterion} ({c.n_items} items): {figures}")
+        if row.lock and row.lock.locked:
+            self.stdout.write(f"  locked: {row.lock.reason}")
+
+
+def _level(level):
+    return {"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items}
+
+
+def _figures(result):
+    return {
+        "n_items": result.n_items,
+        "n_labels": result.n_labels,
+        "kappa": result.kappa,
+        "agreement": result.agreement,
+        "metrics": result.metrics,
+    }
+
+
+def _row(row):
+    r = row.pooled
+    return {
+        "judge": row.judge_name,
+        "judge_version": row.judge_version,
+        "prompt_version": r.prompt_version or None,
+        "rubric_version": r.rubric_version or None,
+        "label_kind": r.label_kind,
+        "scripted_demo": r.scripted_demo,
+        "sample_id": str(r.sample.uuid),
+        "run_id": r.sample.run.run_id,
+        **_figures(r),
+        "per_annotator": r.per_annotator,
+        "inter_annotator": r.inter_annotator,
+        "per_criterion": {c.criterion: _figures(c) for c in row.per_criterion},
+        "status": row.status,
+        "locked": bool(row.lock and row.lock.locked),
+        "lock_reason": row.lock.reason if row.lock and row.lock.locked else None,
+    }
+
+
+# import-labels: `manage.py import-labels FILE.csv`: bulk human labels (CONTRACT §3).
+class ImportLabelsCommand(JudgeCommand):
+    help = (
+        "Import people's labels from a CSV file with the columns " + ", ".join(LABEL_COLUMNS) + ": the label is a "
+        "score on the criterion's scale, pass or fail, or 1 / 2 / tie (A / B / tie) for a pairwise run. Every row is "
+        "checked before anything is stored; each run in the file gets a new sample, and its judge-human agreement "
+        "is computed by a worker (or by `manage.py agreement`)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", metavar="FILE.csv", help="the labels: " + ", ".join(LABEL_COLUMNS))
+
+    def handle(self, *args, **options):
+        path = options["file"]
+        summary = labels_import(data=read_input_file(path), name=path)
+        for sample in summary.samples:
+            self.stdout.write(
+                f"run {sample.run.run_id}: sample {sample.short_id} with {sample.size} items "
+                f"({sample.get_label_kind_display()} labels)"
+            )
+        if summary.created_users:
+            self.stdout.write("new annotator accounts (no password, cannot log in): " + ", ".join(summary.created_users))
+        self.stdout.write(
+            f"Imported {summary.labels} labels by {len(summary.annotators)} annotator(s) into {len(summary.samples)} sample(s); "
+            "agreement is being computed (see `manage.py agreement`)."
+        )
+
+
+# import-pandalm: `manage.py import-pandalm`: PandaLM's human-annotated test set as a finished pairwise run.
+class ImportPandalmCommand(JudgeCommand):
+    help = (
+        "Import PandaLM's 999 pairwise items (datasets/pandalm/), GPT-3.5's verdicts on them and three people's labels, "
+        "as a finished pairwise run with a labelled sample, and compute the judge-human agreement. Real data: the "
+        "judge is GPT-3.5 as published, not the scripted demo judge. Does nothing if the run is already there."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dir", default=str(DEFAULT_DIR), help="folder with testset-v1.json and gpt-3.5-turbo-testset-v1.json")
+
+    def handle(self, *args, **options):
+        run, sample, imported = pandalm_ensure(directory=Path(options["dir"]))
+        if not imported:
+            self.stdout.write(f"PandaLM is already imported as run {run.run_id}.")
+            return
+        self.stdout.write(f"Imported run {run.run_id}: {run.total_units} items, {run.failed_units} without a readable verdict.")
+        agreement_compute(sample_pk=sample.pk)
+        result = sample.results.filter(criterion="").first()
+        if result is not None:
+            inter = result.inter_annotator or {}
+            alpha = (inter.get("alpha") or {}).get("value")
+            self.stdout.write(
+                f"GPT-3.5 vs the annotators: percent agreement {result.agreement:.3f}, Cohen's kappa {result.kappa:.3f} "
+                f"on {result.n_items} items; annotators among themselves: Krippendorff's alpha {alpha:.3f}."
+            )

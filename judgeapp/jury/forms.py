@@ -1,0 +1,28 @@
+"""The form that starts a jury run: inputs, the panel, and the system whose family no juror may share."""
+
+from django import forms
+
+from judgeapp.judging.forms import EndpointChoiceField, InputsForm
+from judgeapp.models import Judge, System
+
+
+class PanelField(forms.ModelMultipleChoiceField):
+    widget = forms.CheckboxSelectMultiple
+
+    def label_from_instance(self, obj):
+        demo = ", scripted demo" if obj.scripted_demo else ""
+        return f"{obj.name} ({obj.model}, {obj.effective_family} family{demo})"
+
+
+class JuryForm(InputsForm):
+    judges = PanelField(
+        queryset=Judge.objects.order_by("name"),
+        help_text="Three or more, an odd number, each of a different model family and none of the system's.",
+    )
+    system = EndpointChoiceField(
+        queryset=System.objects.order_by("name"), required=False, label="System under test",
+        help_text="No juror may share its family. Without it, the report says the rule was not checked.",
+    )
+    generate = forms.BooleanField(required=False, label="Have the system answer the test set (instead of its output column)")
+
+    field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judges", "system", "generate", "run_id"]

@@ -1,0 +1,35 @@
+"""The form that starts a pairwise run: inputs, the judge, and where each version's replies come from."""
+
+from django import forms
+
+from judgeapp.judging.forms import EndpointChoiceField, InputsForm, upload_of
+from judgeapp.models import Judge, System
+from judgeapp.pairwise.services import VersionSource
+
+
+class PairwiseForm(InputsForm):
+    judge = EndpointChoiceField(queryset=Judge.objects.order_by("name"))
+    system_a = EndpointChoiceField(queryset=System.objects.order_by("name"), required=False, label="Version A: a system generates its replies")
+    a_file = forms.FileField(required=False, label="…or version A's outputs", help_text="JSONL {id, output}.")
+    system_b = EndpointChoiceField(queryset=System.objects.order_by("name"), required=False, label="Version B: a system generates its replies")
+    b_file = forms.FileField(required=False, label="…or version B's outputs", help_text="JSONL {id, output}.")
+    sample = forms.IntegerField(required=False, min_value=1, help_text="Compare only this many cases, drawn with the seed.")
+    seed = forms.IntegerField(required=False, initial=0, help_text="Same seed, same cases: both versions see identical inputs.")
+
+    field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judge", "system_a", "a_file",
+                   "system_b", "b_file", "sample", "seed", "run_id"]
+
+    def clean(self):
+        cleaned = super().clean()
+        for slot in ("a", "b"):
+            system, upload = cleaned.get(f"system_{slot}"), cleaned.get(f"{slot}_file")
+            if bool(system) == bool(upload):
+                self.add_error(f"system_{slot}", f"Version {slot.upper()}: choose a system or upload its outputs (not both).")
+                continue
+            try:
+                cleaned[f"version_{slot}"] = VersionSource(system=system, outputs=upload_of(upload))
+            except forms.ValidationError as exc:
+                self.add_error(f"{slot}_file", exc)
+        if cleaned.get("sample") is None:
+            cleaned["seed"] = None
+        return cleaned

@@ -1,0 +1,16 @@
+"""The shell's pages: the dashboard of runs, a run's page with its progress, a judgment, the judges.
+Their names are not namespaced (`run_detail`, `judges`): every mode's pages link to them."""
+
+from django.urls import path
+
+from judgeapp.web import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("runs/", views.runs_list, name="runs"),
+    path("runs/<str:run_id>/", views.run_detail, name="run_detail"),
+    path("runs/<str:run_id>/progress/", views.run_progress, name="run_progress"),
+    path("runs/<str:run_id>/cancel/", views.run_cancel, name="run_cancel"),
+    path("runs/<str:run_id>/judgments/<uuid:judgment_uuid>/", views.judgment_detail, name="judgment_detail"),
+    path("judges/", views.judges_list, name="judges"),
+]
