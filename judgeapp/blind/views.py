@@ -1,7 +1,6 @@
 """The blind comparator's pages: start a comparison, the leakage page, reveal the mapping, download
 comparison.json. The run itself is shown on the run page (templates/judgeapp/blind/run.html)."""
 
-from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse, JsonResponse
@@ -11,72 +10,11 @@ from django.views.decorators.http import require_POST
 
 from judgeapp.blind import selectors as selectors_blind
 from judgeapp.blind import services as blind_services
-from judgeapp.blind.core.inputs import expectations_from_lines
+from judgeapp.blind.forms import MAX_UPLOAD_ROWS, BlindCompareForm, upload_rows_of
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField
 from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown
 from judgeapp.models import BlindComparison, BlindVersion, Executor, Judge
 from judgeapp.roles import READERS, role_required
-
-DEFAULT_UPLOAD_ROWS = 2
-MAX_UPLOAD_ROWS = 10
-
-
-class BlindCompareForm(forms.Form):
-    """Versions picked by their real names (server directories, uploads), the task and the expectations.
-    The versions are read and checked here; leakage is checked by the service."""
-
-    directories = forms.MultipleChoiceField(
-        required=False, widget=forms.CheckboxSelectMultiple, label="Versions from the server",
-        help_text="Directories under BROWSE_ROOTS; each may hold run-* directories, every one of which is compared.",
-    )
-    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="Eval prompt", help_text="The original task prompt.")
-    expectations = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Expectations",
-        help_text="One per line; secondary evidence, checked for every version. May be empty.",
-    )
-    judge = forms.ModelChoiceField(queryset=Judge.objects.order_by("name"), empty_label=None)
-
-    def __init__(self, *args, upload_rows: int = DEFAULT_UPLOAD_ROWS, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["directories"].choices = [(c.key, f"{c.real_name} ({c.runs} run{'s' if c.runs != 1 else ''})") for c in blind_services.browse_choices()]
-        self.upload_rows = upload_rows
-        for i in range(upload_rows):
-            self.fields[f"upload_name_{i}"] = forms.CharField(required=False, label=f"Upload {i + 1}: name")
-            self.fields[f"upload_files_{i}"] = MultipleFileField(
-                required=False, label="Files", help_text="One .zip (may hold run-* directories) or text files (one run)."
-            )
-        self.versions: list[blind_services.VersionInput] = []
-
-    def upload_fields(self):
-        return [(self[f"upload_name_{i}"], self[f"upload_files_{i}"]) for i in range(self.upload_rows)]
-
-    def clean(self):
-        cleaned = super().clean()
-        for key in cleaned.get("directories") or []:
-            try:
-                self.versions.append(blind_services.version_from_browse(key))
-            except InputError as exc:
-                self.add_error("directories", str(exc))
-        for i in range(self.upload_rows):
-            name, files = cleaned.get(f"upload_name_{i}", ""), cleaned.get(f"upload_files_{i}") or []
-            if not name and not files:
-                continue
-            try:
-                self.versions.append(blind_services.version_from_upload(name=name, files=files))
-            except InputError as exc:
-                self.add_error(f"upload_files_{i}" if name else f"upload_name_{i}", str(exc))
-        if not self.errors and len(self.versions) < 2:
-            raise forms.ValidationError("Pick or upload at least two versions.")
-        cleaned["expectation_list"] = expectations_from_lines(cleaned.get("expectations") or "")
-        return cleaned
-
-
-def _upload_rows(value) -> int:
-    try:
-        return max(DEFAULT_UPLOAD_ROWS, min(MAX_UPLOAD_ROWS, int(value)))
-    except (TypeError, ValueError):
-        return DEFAULT_UPLOAD_ROWS
 
 
 def _prefill(uuid) -> dict:
@@ -107,7 +45,7 @@ def blind_index(request: HtmxHttpRequest) -> HttpResponse:
 def blind_new(request: HtmxHttpRequest) -> HttpResponse:
     judges_sync_shown(request)  # the judge list and the names leakage is checked against come from the judges file too
     if request.method == "POST":
-        form = BlindCompareForm(request.POST, request.FILES, upload_rows=_upload_rows(request.POST.get("upload_rows")))
+        form = BlindCompareForm(request.POST, request.FILES, upload_rows=upload_rows_of(request.POST.get("upload_rows")))
         if form.is_valid():
             try:
                 outcome = blind_services.blind_compare_create(
@@ -128,7 +66,7 @@ def blind_new(request: HtmxHttpRequest) -> HttpResponse:
                 return redirect("run_detail", run_id=outcome.run.run_id)
     else:
         initial = _prefill(request.GET["from"]) if request.GET.get("from") else {}
-        rows = _upload_rows(request.GET.get("uploads") or initial.pop("_uploads", 0))
+        rows = upload_rows_of(request.GET.get("uploads") or initial.pop("_uploads", 0))
         initial.pop("_uploads", None)
         default_judge = Judge.objects.filter(name="default").first() or Judge.objects.order_by("name").first()
         form = BlindCompareForm(initial={"judge": default_judge, **initial}, upload_rows=rows)
@@ -139,7 +77,7 @@ def blind_new(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(*READERS)
 def blind_upload_row(request: HtmxHttpRequest) -> HttpResponse:
     """One more upload row (htmx); without htmx, the whole form with one row more."""
-    rows = _upload_rows(request.GET.get("uploads"))
+    rows = upload_rows_of(request.GET.get("uploads"))
     if not request.htmx:
         return redirect(f"{reverse('blind:new')}?uploads={rows}")
     form = BlindCompareForm(upload_rows=rows)

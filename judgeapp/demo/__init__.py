@@ -10,16 +10,13 @@ exception is real data: the PandaLM import brings a real GPT-3.5 judge's verdict
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 
-from django.conf import settings
 from django.contrib.auth.models import Group, User
 
+from judgeapp.demo.registry import EVALS, STEPS, DemoContext, step  # noqa: F401  (the steps' registry)
 from judgeapp.models import EndpointSource, Judge, Run, System
 from judgeapp.roles import Role
 
-EVALS = Path(settings.BASE_DIR) / "evals"
 DEMO_PASSWORD_SUFFIX = "-demo-password"
 # One scripted judge per family, so that the jury demo has a panel of different families.
 DEMO_JUDGES = [
@@ -32,29 +29,6 @@ DEMO_SYSTEMS = [
     ("support-bot-v1", "gpt-4o-mini", "openai", "You are a support assistant. Be brief."),
     ("support-bot-v2", "gpt-4o-mini", "openai", "You are a support assistant. Give concrete next steps and say what to expect."),
 ]
-
-
-@dataclass
-class DemoContext:
-    judge_url: str
-    judge: Judge
-    jurors: list[Judge]
-    systems: list[System]
-    lead: User
-
-
-Step = Callable[[DemoContext], str | None]
-STEPS: list[tuple[str, Step]] = []
-
-
-def step(run_id: str):
-    """Register a demo step that creates the run `run_id` (skipped when it exists)."""
-
-    def register(function: Step) -> Step:
-        STEPS.append((run_id, function))
-        return function
-
-    return register
 
 
 def demo_users() -> list[tuple[str, str, str]]:

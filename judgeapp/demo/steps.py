@@ -1,6 +1,6 @@
 """The demo's runs, one step per mode."""
 
-from judgeapp.demo import EVALS, DemoContext, step
+from judgeapp.demo.registry import EVALS, DemoContext, step
 from judgeapp.judging.runs import run_execute_inline
 from judgeapp.models import Executor, RunKind
 

@@ -1,0 +1,37 @@
+"""The demo's steps register here: each creates one run (skipped when it exists)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import User
+
+from judgeapp.models import Judge, System
+
+EVALS = Path(settings.BASE_DIR) / "evals"
+
+
+@dataclass
+class DemoContext:
+    judge_url: str
+    judge: Judge
+    jurors: list[Judge]
+    systems: list[System]
+    lead: User
+
+
+Step = Callable[[DemoContext], str | None]
+STEPS: list[tuple[str, Step]] = []
+
+
+def step(run_id: str):
+    """Register a demo step that creates the run `run_id` (skipped when it exists)."""
+
+    def register(function: Step) -> Step:
+        STEPS.append((run_id, function))
+        return function
+
+    return register
