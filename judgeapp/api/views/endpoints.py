@@ -79,7 +79,7 @@ def run_out(request: HttpRequest, run: Run) -> dict:
 
 def _started(request: HttpRequest, *, endpoint: str, key: str | None, fields, files: dict, create) -> Status:
     key = services.idempotency_key_check(key)
-    fingerprint = services.request_fingerprint(endpoint=endpoint, fields=fields.dict(), files=files)
+    fingerprint = services.request_fingerprint(endpoint=endpoint, fields=fields.model_dump(), files=files)
     run, created = services.run_start_idempotent(user=request.user, key=key, request_hash=fingerprint, create=create)
     return Status(201 if created else 200, run_out(request, run))
 
