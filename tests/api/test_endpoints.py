@@ -7,9 +7,9 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from judgeapp import models
 from judgeapp.judging import runs as run_services
 from judgeapp.judging import taskqueue
-from judgeapp import models
 from judgeapp.models import Output, Rubric, Run, RunKind, RunStatus
 from tests import factories
 from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE

@@ -143,7 +143,7 @@ def test_the_profile_page_makes_a_token_shows_it_once_and_revokes_it(client, rev
 
 
 def test_nobody_revokes_another_user_s_token_and_an_annotator_makes_none(client, reviewer, annotator):
-    row, token = services.api_token_create(user=reviewer)
+    row, _token = services.api_token_create(user=reviewer)
     client.force_login(annotator)
     assert client.post(reverse("api:token_revoke", args=[row.uuid])).status_code == 404
     assert ApiToken.objects.get().revoked_at is None

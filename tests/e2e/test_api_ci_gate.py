@@ -72,7 +72,7 @@ def test_ci_gate_over_http_passes_blocks_and_gets_the_same_run_for_a_retried_key
 
     made = subprocess.run(
         [sys.executable, "manage.py", "api-token", "create", "rita", "--name", "github-actions"],
-        cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=120,
+        cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=120, check=False,
     )
     assert made.returncode == 0, made.stderr
     token = made.stdout.strip()
@@ -92,7 +92,7 @@ def test_ci_gate_over_http_passes_blocks_and_gets_the_same_run_for_a_retried_key
             ["bash", str(ROOT / "scripts" / "ci-gate.sh"), "--testset", str(testset), "--rubric", str(rubric),
              "--outputs", str(outputs), "--judge", judge.name, "--system", "support-bot", "--threshold", "3",
              "--idempotency-key", key, "--poll", "0.5", "--timeout", "120", "--report", str(tmp_path / f"{key}.json")],
-            env=env, capture_output=True, text=True, timeout=180,
+            env=env, capture_output=True, text=True, timeout=180, check=False,
         )
 
     passing = ci_gate(good, "build-7-pass")
@@ -132,7 +132,7 @@ def test_ci_gate_exits_2_with_one_line_on_a_bad_token_or_bad_input(web_server, m
 
     def ci_gate(*args, token=token):
         env = {"PATH": os.environ["PATH"], "JUDGEAPP_URL": web_server, "JUDGEAPP_TOKEN": token}
-        return subprocess.run(["bash", str(ROOT / "scripts" / "ci-gate.sh"), *args], env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run(["bash", str(ROOT / "scripts" / "ci-gate.sh"), *args], env=env, capture_output=True, text=True, timeout=60, check=False)
 
     bad_input = ci_gate("--testset", str(testset), "--rubric", str(rubric), "--judge", "judge-a")
     assert bad_input.returncode == 2 and bad_input.stderr.strip() == "ci-gate: HTTP 400: testset.jsonl line 1: not valid JSON (Expecting value)"

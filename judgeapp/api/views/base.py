@@ -160,7 +160,7 @@ def _framed(view):
             response = view(request, *args, **kwargs)
         except Http404:
             return not_found(request)
-        except Exception as exc:  # ninja re-raises what no handler took; never Django's debug page here
+        except Exception as exc:  # noqa: BLE001 - what ninja re-raises becomes JSON, never Django's debug page
             return _server_error(request, exc)
         if response.status_code == 405 and not response.get("Content-Type", "").startswith("application/json"):
             return _unauthenticated(request) or error_response(

@@ -2,7 +2,9 @@
 CLI and the pages call, and answers JSON. Bad input is the services' own one line (400), with nothing stored.
 """
 
-from typing import Any, Optional
+# ruff: noqa: B008 - File(), Header() and Query() defaults are django-ninja's declarations of a parameter
+
+from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -26,7 +28,7 @@ from judgeapp.api.forms import (
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judge_get, judges_sync, system_get
 from judgeapp.jury.services import jury_panel_get, jury_run_create
-from judgeapp.models import Executor, Run, RunKind, RunStatus
+from judgeapp.models import Executor, Judge, Run, RunKind, RunStatus, System
 from judgeapp.pairwise.services import VersionSource, pairwise_run_create
 from judgeapp.pointwise.services import pointwise_create, report_markdown_of
 from judgeapp.releases import services as release_services
@@ -91,10 +93,10 @@ def _started(request: HttpRequest, *, endpoint: str, key: str | None, fields, fi
 def pointwise_start(
     request: HttpRequest,
     data: Form[PointwiseStart],
-    testset: Optional[UploadedFile] = File(None, description="test set, JSONL or CSV: id, input, output (output optional)"),
-    outputs: Optional[UploadedFile] = File(None, description='the replies to judge, JSONL {"id", "output"}, one per case'),
-    rubric: Optional[UploadedFile] = File(None, description="rubric, TOML or JSON"),
-    idempotency_key: Optional[str] = IDEMPOTENCY_KEY,
+    testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input, output (output optional)"),
+    outputs: UploadedFile | None = File(None, description='the replies to judge, JSONL {"id", "output"}, one per case'),
+    rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+    idempotency_key: str | None = IDEMPOTENCY_KEY,
 ):
     """Start a pointwise evaluation (the gate is decided when it finishes). 201 with the run, queued; 200
     with the same run for a retried Idempotency-Key."""
@@ -124,11 +126,11 @@ def pointwise_start(
 def pairwise_start(
     request: HttpRequest,
     data: Form[PairwiseStart],
-    testset: Optional[UploadedFile] = File(None, description="test set, JSONL or CSV: id, input"),
-    rubric: Optional[UploadedFile] = File(None, description="rubric, TOML or JSON"),
-    outputs_a: Optional[UploadedFile] = File(None, description='version A\'s replies, JSONL {"id", "output"}'),
-    outputs_b: Optional[UploadedFile] = File(None, description='version B\'s replies, JSONL {"id", "output"}'),
-    idempotency_key: Optional[str] = IDEMPOTENCY_KEY,
+    testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input"),
+    rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+    outputs_a: UploadedFile | None = File(None, description='version A\'s replies, JSONL {"id", "output"}'),
+    outputs_b: UploadedFile | None = File(None, description='version B\'s replies, JSONL {"id", "output"}'),
+    idempotency_key: str | None = IDEMPOTENCY_KEY,
 ):
     """Start a pairwise A/B run: each version's replies from a file or a system that generates them."""
     files = forms.uploads_read(testset=testset, rubric=rubric, outputs_a=outputs_a, outputs_b=outputs_b)
@@ -155,9 +157,9 @@ def pairwise_start(
 def jury_start(
     request: HttpRequest,
     data: Form[JuryStart],
-    testset: Optional[UploadedFile] = File(None, description="test set, JSONL or CSV: id, input, output"),
-    rubric: Optional[UploadedFile] = File(None, description="rubric, TOML or JSON"),
-    idempotency_key: Optional[str] = IDEMPOTENCY_KEY,
+    testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input, output"),
+    rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+    idempotency_key: str | None = IDEMPOTENCY_KEY,
 ):
     """Start a jury run: a panel of judges of different families, their pass/fail votes pooled."""
     files = forms.uploads_read(testset=testset, rubric=rubric)
@@ -281,8 +283,6 @@ def _sync_judges() -> None:
 @router.get("/judges", response={200: list[JudgeOut], **ERRORS}, url_name="judges", tags=["judges"])
 def judges(request: HttpRequest):
     """The judges a run can name."""
-    from judgeapp.models import Judge
-
     _sync_judges()
     return _endpoints(Judge.objects.order_by("name"))
 
@@ -290,8 +290,6 @@ def judges(request: HttpRequest):
 @router.get("/systems", response={200: list[JudgeOut], **ERRORS}, url_name="systems", tags=["judges"])
 def systems(request: HttpRequest):
     """The systems under test."""
-    from judgeapp.models import System
-
     _sync_judges()
     return _endpoints(System.objects.order_by("name"))
 
