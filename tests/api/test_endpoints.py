@@ -344,3 +344,22 @@ def test_a_server_error_is_json_not_django_s_page(api, judge, monkeypatch):
     response = api.get("/api/v1/runs/anything")
     assert response.status_code == 500 and response.json()["error"] == "server_error"
     assert "fire" not in response.json()["detail"]  # what failed goes to the log, not to the caller
+
+
+def test_a_retry_that_races_the_first_request_gets_its_run_and_leaves_nothing(api, reviewer, judge, monkeypatch, no_celery):
+    from judgeapp.api import services
+
+    headers = {"Idempotency-Key": "raced"}
+    first = api.post("/api/v1/runs/pointwise", pointwise_body(judge), headers=headers).json()
+    # The retry looked before the first request had committed its key: it starts a run of its own, finds
+    # the key taken when it stores it, and rolls back to the first request's run.
+    real, looks = services._replayed, []
+
+    def not_yet(user, key, request_hash):
+        looks.append(key)
+        return None if len(looks) == 1 else real(user, key, request_hash)
+
+    monkeypatch.setattr(services, "_replayed", not_yet)
+    retry = api.post("/api/v1/runs/pointwise", pointwise_body(judge), headers=headers)
+    assert retry.status_code == 200 and retry.json()["run_id"] == first["run_id"] and len(looks) == 2
+    assert Run.objects.count() == 1
