@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "ninja",  # the API's browsable docs, with their scripts served from here (no CDN)
     "judgeapp",
     "calibration",
 ]

@@ -6,6 +6,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("judgeapp.web.urls")),
+    path("", include("judgeapp.api.urls")),
     path("calibration/", include("calibration.urls")),
     path("ranker/", include("judgeapp.ranker.urls")),
     path("pointwise/", include("judgeapp.pointwise.urls")),

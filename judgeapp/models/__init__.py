@@ -77,3 +77,6 @@ __all__ += [
     "RanklistEntry",
     "Winner",
 ]
+from .api import ApiToken, IdempotencyKey  # noqa: E402
+
+__all__ += ["ApiToken", "IdempotencyKey"]

@@ -233,7 +233,7 @@ class JudgeSlot(models.Model):
 
 
 class AuditLog(TimeStampedModel):
-    """Append-only record of every decision a person or the app made about a release or a judge."""
+    """Append-only record of every decision a person or the app made about a release, a judge or an API token."""
 
     class Action(models.TextChoices):
         RELEASE_APPROVED = "release.approved"
@@ -244,6 +244,8 @@ class AuditLog(TimeStampedModel):
         JUDGE_UNLOCKED = "calibration.unlocked"
         LEVEL_SET = "calibration.level_set"
         MAPPING_REVEALED = "blind.mapping_revealed"
+        TOKEN_CREATED = "api.token_created"
+        TOKEN_REVOKED = "api.token_revoked"
 
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     actor_label = models.CharField(max_length=150, help_text="Username, or 'system' / 'cli'.")

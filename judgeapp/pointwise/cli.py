@@ -24,6 +24,10 @@ help = (
 def add_arguments(parser):
     parser.add_argument("--testset", required=True, metavar="F", help="test set: JSONL or CSV with id, input and (unless a system generates it) output")
     parser.add_argument("--rubric", required=True, metavar="R", help="rubric: TOML or JSON, criteria with a 1-5 scale and an example per score")
+    parser.add_argument(
+        "--outputs", metavar="OUT.jsonl",
+        help='the replies to judge, JSONL {"id", "output"} for every case, when they do not come with the test set',
+    )
     parser.add_argument("--judge", metavar="J", help="judge name from the judges file or the admin (default: the default judge)")
     parser.add_argument("--system", metavar="S", help="the system under test; it generates the outputs when the test set has none")
     parser.add_argument("--generate", action="store_true", help="have the system generate outputs even when the test set has them")
@@ -52,6 +56,7 @@ def handle(command, options) -> int:
         raise InputError("--concurrency must be at least 1")
     testset = pointwise_services.InputFile.from_path(options["testset"])
     rubric = pointwise_services.InputFile.from_path(options["rubric"])
+    outputs_file = pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None
     judge = judge_get(name=options.get("judge"))
     system = system_get(name=options["system"]) if options.get("system") else None
     run = pointwise_services.pointwise_create(
@@ -59,6 +64,7 @@ def handle(command, options) -> int:
         rubric=rubric,
         judge=judge,
         system=system,
+        outputs=outputs_file,
         generate=options["generate"],
         threshold=options.get("threshold"),
         baseline_mean=options.get("baseline_mean"),

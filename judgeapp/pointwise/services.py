@@ -4,18 +4,31 @@ beside the scores, and its exports (JSON, CSV of the judgments, a Markdown summa
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 from django.conf import settings
 from django.db import transaction
 
-from judgeapp.judging.content import InputFile, prompt_register, rubric_store, testset_store
+from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import CaseRow, RubricSpec, parse_rubric, parse_testset
+from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, parse_testset
 from judgeapp.judging.runs import run_create, run_enqueue
-from judgeapp.models import Executor, Judge, Purpose, Run, RunKind, RunStatus, System
+from judgeapp.models import (
+    Executor,
+    Judge,
+    Output,
+    Purpose,
+    Rubric,
+    Run,
+    RunKind,
+    RunStatus,
+    System,
+    TestSet,
+    content_hash,
+    short_version,
+)
 from judgeapp.pointwise.core import report_markdown
 from judgeapp.releases.core import DEFAULT_THRESHOLD
 
@@ -45,26 +58,67 @@ class PointwisePlan:
     rows: list[CaseRow]
     rubric: RubricSpec
     generate: bool
+    outputs: dict[str, str] | None = None  # {case id: reply} from an outputs file
+    warnings: list[str] = field(default_factory=list)
+
+
+def _rows_of(testset: TestSet | InputFile) -> tuple[list[CaseRow], str]:
+    """A test set's cases, whether stored (a version picked by its hash) or given as a file; and its name."""
+    if isinstance(testset, TestSet):
+        rows = [CaseRow(c.case_id, c.input, c.output) for c in testset.cases.order_by("position")]
+        return rows, str(testset)
+    return parse_testset(testset.data, testset.name), testset.name
+
+
+def _spec_of(rubric: Rubric | InputFile) -> RubricSpec:
+    if isinstance(rubric, Rubric):
+        criteria = [CriterionSpec(c.name, c.description, c.scale, c.examples) for c in rubric.criteria.order_by("position")]
+        return RubricSpec(rubric.name, criteria)  # its warnings were given when it was first stored
+    return parse_rubric(rubric.data, rubric.name)
+
+
+def _outputs_check(outputs: InputFile, rows: list[CaseRow]) -> tuple[dict[str, str], list[str]]:
+    """One version's replies from an outputs file: one for every case of the test set."""
+    by_id = parse_outputs(outputs.data, outputs.name)
+    missing = [row.case_id for row in rows if row.case_id not in by_id]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise InputError(f"{outputs.name}: no output for case(s) {shown} of the test set")
+    known = {row.case_id for row in rows}
+    unknown = [case_id for case_id in by_id if case_id not in known]
+    warnings = [f"{outputs.name}: {len(unknown)} output(s) for ids not in the test set were ignored"] if unknown else []
+    return {row.case_id: by_id[row.case_id] for row in rows}, warnings
 
 
 def pointwise_check(
-    *, testset: InputFile, rubric: InputFile, system: System | None, generate: bool, threshold: float | None
+    *,
+    testset: TestSet | InputFile,
+    rubric: Rubric | InputFile,
+    system: System | None,
+    generate: bool,
+    threshold: float | None,
+    outputs: InputFile | None = None,
 ) -> PointwisePlan:
     """Everything about the inputs that can be wrong, found before anything is stored."""
-    rows = parse_testset(testset.data, testset.name)
-    spec = parse_rubric(rubric.data, rubric.name)
+    rows, testset_name = _rows_of(testset)
+    spec = _spec_of(rubric)
     if generate and system is None:
         raise InputError("generating outputs needs a system under test (--system)")
-    with_output = sum(row.output is not None for row in rows)
+    replies, warnings = None, []
+    if outputs is not None:
+        if generate:
+            raise InputError("give an outputs file or have the system generate the outputs, not both")
+        replies, warnings = _outputs_check(outputs, rows)
+    with_output = len(rows) if replies is not None else sum(row.output is not None for row in rows)
     generates = system is not None and (generate or with_output == 0)
     if not generates and with_output < len(rows):
         missing = next(row.case_id for row in rows if row.output is None)
         if with_output == 0:
             raise InputError(
-                f"{testset.name}: no case has an 'output'; add the outputs, or name a system under test (--system) to generate them"
+                f"{testset_name}: no case has an 'output'; add the outputs, or name a system under test (--system) to generate them"
             )
         raise InputError(
-            f"{testset.name}: case {missing!r} has no 'output' ({len(rows) - with_output} of {len(rows)} cases lack one); "
+            f"{testset_name}: case {missing!r} has no 'output' ({len(rows) - with_output} of {len(rows)} cases lack one); "
             "give every case an output, or none and a system under test to generate them"
         )
     if threshold is not None:
@@ -72,7 +126,7 @@ def pointwise_check(
         high = max(c.bounds[1] for c in spec.criteria)
         if not math.isfinite(threshold) or not low <= threshold <= high:
             raise InputError(f"threshold {threshold:g} is outside the rubric's scale {low}-{high}")
-    return PointwisePlan(rows=rows, rubric=spec, generate=generates)
+    return PointwisePlan(rows=rows, rubric=spec, generate=generates, outputs=replies, warnings=warnings)
 
 
 def baseline_run_get(*, run_id: str) -> Run:
@@ -89,10 +143,11 @@ def baseline_run_get(*, run_id: str) -> Run:
 
 def pointwise_create(
     *,
-    testset: InputFile,
-    rubric: InputFile,
+    testset: TestSet | InputFile,
+    rubric: Rubric | InputFile,
     judge: Judge,
     system: System | None = None,
+    outputs: InputFile | None = None,
     generate: bool = False,
     threshold: float | None = None,
     baseline_mean: float | None = None,
@@ -103,8 +158,15 @@ def pointwise_create(
     created_by=None,
 ) -> Run:
     """Check every input, then store the test set, rubric and prompt (by content hash and git commit) and a
-    queued run, in one transaction. A Celery run is sent to the workers once that transaction commits."""
-    plan = pointwise_check(testset=testset, rubric=rubric, system=system, generate=generate, threshold=threshold)
+    queued run, in one transaction. A Celery run is sent to the workers once that transaction commits.
+
+    The test set and rubric are files, or versions stored before. `outputs` (JSONL `{"id", "output"}`) are
+    the replies to judge when they do not come with the test set: one file per version of the system, the
+    test set's version unchanged.
+    """
+    plan = pointwise_check(
+        testset=testset, rubric=rubric, system=system, generate=generate, threshold=threshold, outputs=outputs
+    )
     if baseline_mean is not None and baseline_run:
         raise InputError("give --baseline-mean or --baseline-run, not both")
     if baseline_mean is not None and not math.isfinite(baseline_mean):
@@ -116,14 +178,17 @@ def pointwise_create(
         "baseline_run": None,
         "rubric_warnings": plan.rubric.warnings,
     }
+    versions = {}
+    if outputs is not None:
+        digest = content_hash(outputs.data)
+        options["outputs"] = {"file": outputs.name, "content_hash": digest}
+        options["warnings"] = plan.warnings
+        versions["outputs"] = short_version(digest)
     if baseline_run:
         base = baseline_run_get(run_id=baseline_run)
         options["baseline_run"], options["baseline_mean"] = base.run_id, base.report["mean"]
     with transaction.atomic():  # run_create checks the run id; a refusal rolls the stored inputs back
-        testset_row = testset_store(
-            data=testset.data, name=testset.name, source_path=testset.source_path, git_commit=testset.git_commit
-        )
-        rubric_row = rubric_store(data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit)
+        testset_row = testset_save(testset)
         run = run_create(
             kind=RunKind.POINTWISE,
             run_id=run_id,
@@ -133,10 +198,21 @@ def pointwise_create(
             judge=judge,
             system=system,
             testset=testset_row,
-            rubric=rubric_row,
+            rubric=rubric_save(rubric),
             prompt=prompt_register(prompt="pointwise"),
             options=options,
+            versions=versions,
         )
+        if plan.outputs is not None:
+            # Stored before the run is planned: the plan takes these over the test set's own outputs.
+            cases = dict(testset_row.cases.values_list("case_id", "pk"))
+            Output.objects.bulk_create(
+                [
+                    Output(run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE)
+                    for case_id, text in plan.outputs.items()
+                ],
+                batch_size=500,
+            )
         if executor == Executor.CELERY:
             run_enqueue(run=run)
     return run

@@ -311,3 +311,27 @@ def test_no_decision_is_made_by_the_cli_itself(cli, judge, files):
     testset, rubric = files(n=2)
     evaluate(cli, judge, testset, rubric, "--threshold", "1")
     assert not (GateDecision.objects.exists() or Release.objects.exists() or AuditLog.objects.exists())
+
+
+def test_an_outputs_file_is_judged_against_a_test_set_without_outputs(cli, judge, files, tmp_path):
+    testset, rubric = files(n=3, output=None)
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text("".join(json.dumps({"id": f"c{i:03d}", "output": GOOD_REPLY}) + "\n" for i in range(3)))
+    bad.write_text("".join(json.dumps({"id": f"c{i:03d}", "output": BAD_REPLY}) + "\n" for i in range(3)))
+    passing = evaluate(cli, judge, testset, rubric, "--outputs", str(good), "--threshold", "3", "--format", "json")
+    blocked = evaluate(cli, judge, testset, rubric, "--outputs", str(bad), "--threshold", "3", "--format", "json")
+    assert (passing.code, blocked.code) == (0, 1), passing.err + blocked.err
+    passed, failed = json.loads(passing.out), json.loads(blocked.out)
+    assert passed["outputs"] == "from good.jsonl" and passed["mean"] > failed["mean"]
+    assert passed["versions"]["testset"] == failed["versions"]["testset"]  # one test set version, two outputs
+    assert passed["versions"]["outputs"] != failed["versions"]["outputs"]
+
+
+def test_an_outputs_file_missing_a_case_exits_2_and_stores_nothing(cli, judge, files, tmp_path):
+    testset, rubric = files(n=3, output=None)
+    short = tmp_path / "short.jsonl"
+    short.write_text(json.dumps({"id": "c000", "output": GOOD_REPLY}) + "\n")
+    result = evaluate(cli, judge, testset, rubric, "--outputs", str(short))
+    assert result.code == 2
+    assert result.err.strip() == "error: short.jsonl: no output for case(s) c001, c002 of the test set"
+    assert not Run.objects.exists() and not models.TestSet.objects.exists()

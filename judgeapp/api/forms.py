@@ -1,0 +1,185 @@
+"""What the API accepts and answers (its schemas, validated by pydantic through django-ninja), the profile
+page's form, and the inputs of a run: an uploaded file or a stored version, never both."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from django import forms
+from django.conf import settings
+from ninja import Schema
+from pydantic import ConfigDict, Field
+
+from judgeapp.api import selectors
+from judgeapp.api.services import NAME_MAX
+from judgeapp.judging.content import InputFile
+from judgeapp.judging.errors import InputError
+from judgeapp.models import Rubric, TestSet
+
+
+class PayloadTooLarge(Exception):
+    """An upload over UPLOAD_MAX_BYTES: the API answers 413."""
+
+
+# --- The profile page ----------------------------------------------------------------------------------
+
+
+class TokenCreateForm(forms.Form):
+    name = forms.CharField(
+        max_length=NAME_MAX, required=False, help_text="What the token is for, e.g. github-actions. Shown beside its last use."
+    )
+
+
+# --- Requests ------------------------------------------------------------------------------------------
+
+
+class _Start(Schema):
+    """Fields every run-starting request shares (multipart form fields beside the files)."""
+
+    testset_version: str | None = Field(None, description="a stored test set by content hash (12+ hex digits) or NAME@HASH, instead of the `testset` file")
+    rubric_version: str | None = Field(None, description="a stored rubric by content hash or NAME@HASH, instead of the `rubric` file")
+    title: str = Field("", max_length=300, description="a title shown on the run's page")
+    run_id: str | None = Field(None, description="the run's id (default <utc>_<short-uuid>)")
+
+
+class PointwiseStart(_Start):
+    judge: str | None = Field(None, description="judge name (default: the default judge)")
+    system: str | None = Field(None, description="the system under test: its last release is the baseline; it generates outputs when none are given")
+    generate: bool = Field(False, description="have the system generate the outputs even when the test set has them")
+    threshold: float | None = Field(None, description="the mean the gate requires (default 3.5)")
+    baseline_mean: float | None = Field(None, description="the mean not to fall below (default: the system's last release)")
+    baseline_run: str | None = Field(None, description="take the baseline mean from this earlier run")
+
+
+class PairwiseStart(_Start):
+    judge: str | None = Field(None, description="judge name (default: the default judge)")
+    system_a: str | None = Field(None, description="version A's system, which generates its replies (instead of the `outputs_a` file)")
+    system_b: str | None = Field(None, description="version B's system (instead of the `outputs_b` file)")
+    sample: int | None = Field(None, description="compare this many cases drawn from the test set")
+    seed: int | None = Field(None, description="the draw's seed (default 0)")
+
+
+class JuryStart(_Start):
+    judges: str = Field(..., description="the panel, J1,J2,J3: an odd number (3 or more) of judges of different families")
+    system: str | None = Field(None, description="the system under test: no juror may be of its family")
+    generate: bool = Field(False, description="have the system answer the test set first")
+
+
+class GateDecisionIn(Schema):
+    verdict: Literal["approved", "blocked"]
+    reason: str = Field(..., max_length=2000, description="kept in the audit log")
+
+
+class ReleaseIn(Schema):
+    label: str = Field("", max_length=100, description="the version shipped, e.g. v2.4.0")
+    note: str = Field("", max_length=2000)
+
+
+# --- Answers -------------------------------------------------------------------------------------------
+
+
+class ErrorOut(Schema):
+    error: str = Field(..., description="bad_request, unauthorized, forbidden, not_found, conflict, payload_too_large, …")
+    detail: str = Field(..., description="one line that says what to fix")
+
+
+class ProgressOut(Schema):
+    total_units: int
+    done_units: int
+    failed_units: int
+    percent: int
+
+
+class RunOut(Schema):
+    run_id: str
+    kind: str
+    status: str
+    finished: bool
+    title: str
+    system: str | None
+    judge: str | None
+    judges: list[str]
+    created_by: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    progress: ProgressOut
+    versions: dict[str, Any]
+    error: str
+    urls: dict[str, str]
+
+
+class GateOut(Schema):
+    """The gate of `judgeapp/releases/selectors.py: gate_evaluate`, with the run it is about; the gate's
+    own fields are passed through whole (a field the gate gains appears here too)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str
+    status: str
+    finished: bool
+    mean: float | None
+    passed: bool
+    threshold: float
+    baseline_mean: float | None
+    baseline_source: str
+    baseline_run: str | None
+    reasons: list[str]
+    notes: list[str]
+    calibration_lock: list[str] = Field(..., description="the calibration lock's reasons (judge not calibrated: …); empty when none")
+    lead_decision: dict[str, Any] | None
+    evaluated_at: str
+
+
+class JudgeOut(Schema):
+    name: str
+    model: str
+    family: str
+    version: str
+    max_concurrency: int
+    source: str
+    scripted_demo: bool
+
+
+class VersionOut(Schema):
+    name: str
+    version: str
+    content_hash: str
+    created_at: datetime
+    git_commit: str
+    cases: int | None = None
+
+
+class TokenOut(Schema):
+    name: str
+    prefix: str
+    user: str
+    roles: list[str]
+
+
+# --- Inputs: a file or a stored version -------------------------------------------------------------------
+
+
+def upload_read(upload, what: str) -> InputFile:
+    """An uploaded file's bytes, refused (413) over UPLOAD_MAX_BYTES before it is read."""
+    if upload.size > settings.UPLOAD_MAX_BYTES:
+        raise PayloadTooLarge(f"{what} {upload.name}: {upload.size:,} bytes is over the limit of {settings.UPLOAD_MAX_BYTES:,} (UPLOAD_MAX_BYTES)")
+    return InputFile(data=upload.read(), name=upload.name or what)
+
+
+def uploads_read(**uploads) -> dict[str, InputFile]:
+    """The files a request carried, by field name (the ones it left out are not there)."""
+    return {what: upload_read(upload, what) for what, upload in uploads.items() if upload is not None}
+
+
+def testset_input(file: InputFile | None, version: str | None) -> TestSet | InputFile:
+    if (file is None) == (not version):
+        raise InputError("give the test set as a file (testset) or a stored version (testset_version), one of them")
+    return file if file is not None else selectors.testset_by_version(reference=version)
+
+
+def rubric_input(file: InputFile | None, version: str | None) -> Rubric | InputFile:
+    if (file is None) == (not version):
+        raise InputError("give the rubric as a file (rubric) or a stored version (rubric_version), one of them")
+    return file if file is not None else selectors.rubric_by_version(reference=version)

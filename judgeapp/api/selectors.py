@@ -1,0 +1,140 @@
+"""Reads of the API: a user's tokens, runs by system, stored test sets and rubrics by version, and what a
+run's status, report and gate say now."""
+
+from __future__ import annotations
+
+import re
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from judgeapp.judging.errors import InputError
+from judgeapp.models import ApiToken, Rubric, Run, RunKind, System, TestSet
+from judgeapp.pointwise.services import report_current
+from judgeapp.releases.selectors import gate_evaluate
+
+RUNS_LIMIT_MAX = 200
+VERSION_PATTERN = re.compile(r"^(?:(?P<name>.+)@)?(?P<hash>[0-9a-f]{6,64})$")
+
+
+def tokens_of(*, user) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
+
+
+def token_of_user(*, user, uuid) -> ApiToken:
+    token = ApiToken.objects.select_related("user").filter(user=user, uuid=uuid).first()
+    if token is None:
+        raise Http404("no such token")
+    return token
+
+
+def tokens_find(*, prefix: str) -> ApiToken | None:
+    """A token by its public prefix, as `api-token list` shows it (`ja_<prefix>_…` or the bare prefix)."""
+    prefix = prefix.strip().removeprefix("ja_").removesuffix("_…").removesuffix("_")
+    return ApiToken.objects.select_related("user").filter(prefix=prefix).first()
+
+
+def tokens_all(*, username: str | None = None) -> QuerySet[ApiToken]:
+    tokens = ApiToken.objects.select_related("user")
+    if username:
+        tokens = tokens.filter(user__username=username)
+    return tokens.order_by("user__username", "-created_at")
+
+
+# --- Runs --------------------------------------------------------------------------------------------
+
+
+def run_of(*, run_id: str) -> Run:
+    run = Run.objects.select_related("judge", "system", "testset", "rubric", "created_by").filter(run_id=run_id).first()
+    if run is None:
+        raise Http404(f"no run {run_id!r}")
+    return run
+
+
+def pointwise_run_of(*, run_id: str) -> Run:
+    run = run_of(run_id=run_id)
+    if run.kind != RunKind.POINTWISE:
+        raise Http404(f"run {run_id} is a {run.get_kind_display()} run; the release gate and its summary are a pointwise run's")
+    return run
+
+
+def system_of(*, name: str) -> System:
+    system = System.objects.filter(name=name).first()
+    if system is None:
+        raise Http404(f"no system {name!r}")
+    return system
+
+
+def runs_filtered(
+    *, system: System | None = None, kind: str | None = None, status: str | None = None, limit: int = 50
+) -> QuerySet[Run]:
+    """Runs newest first, of one system, kind or status."""
+    runs = Run.objects.select_related("judge", "system", "created_by")
+    if system is not None:
+        runs = runs.filter(system=system)
+    if kind:
+        runs = runs.filter(kind=kind)
+    if status:
+        runs = runs.filter(status=status)
+    return runs.order_by("-created_at", "-id")[: max(1, min(limit, RUNS_LIMIT_MAX))]
+
+
+def report_of(*, run: Run) -> dict:
+    """The run's report (CONTRACT §4); a pointwise run's with its gate and agreement as they are now. A run
+    that has not finished has only its id, kind and status."""
+    if run.kind == RunKind.POINTWISE:
+        return report_current(run=run)
+    report = dict(run.report) if run.report else {"run_id": run.run_id, "kind": run.kind}
+    report["status"] = run.status
+    if run.error:
+        report["error"] = run.error
+    return report
+
+
+def gate_of(*, run: Run) -> dict:
+    """The release gate now, with the run it is about: `passed`, the reasons, the calibration lock."""
+    gate = gate_evaluate(run=run)
+    return {
+        "run_id": run.run_id,
+        "status": run.status,
+        "finished": run.is_finished,
+        "mean": (run.report or {}).get("mean"),
+        **gate,
+    }
+
+
+# --- Stored versions ---------------------------------------------------------------------------------
+
+
+def _stored_version(model, reference: str, what: str):
+    """A stored test set or rubric by its content hash: the whole sha256, its first 6 or more hex digits
+    (the 12 that reports show), optionally after `name@`."""
+    match = VERSION_PATTERN.match((reference or "").strip().lower()) if reference else None
+    if match is None:
+        raise InputError(f"{what} version {reference!r}: give its content hash (12 hex digits or more), or NAME@HASH")
+    rows = model.objects.filter(content_hash__startswith=match["hash"])
+    if match["name"]:
+        rows = rows.filter(name=reference.strip().rsplit("@", 1)[0])
+    found = list(rows.order_by("-created_at")[:2])
+    if not found:
+        raise InputError(f"{what} version {reference!r}: no stored {what} has that content hash")
+    if len(found) > 1:
+        names = ", ".join(str(r) for r in found)
+        raise InputError(f"{what} version {reference!r} is ambiguous ({names}); give more digits or NAME@HASH")
+    return found[0]
+
+
+def testset_by_version(*, reference: str) -> TestSet:
+    return _stored_version(TestSet, reference, "test set")
+
+
+def rubric_by_version(*, reference: str) -> Rubric:
+    return _stored_version(Rubric, reference, "rubric")
+
+
+def testsets_recent(*, limit: int = 100) -> QuerySet[TestSet]:
+    return TestSet.objects.order_by("-created_at", "-id")[:limit]
+
+
+def rubrics_recent(*, limit: int = 100) -> QuerySet[Rubric]:
+    return Rubric.objects.order_by("-created_at", "-id")[:limit]

@@ -1,0 +1,318 @@
+"""The endpoints of /api/v1/ (docs/api.md). Each checks the role, reads the request, calls the service the
+CLI and the pages call, and answers JSON. Bad input is the services' own one line (400), with nothing stored.
+"""
+
+# ruff: noqa: B008 - File(), Header() and Query() defaults are django-ninja's declarations of a parameter
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from ninja import File, Form, Header, Query, Router, Status, UploadedFile
+
+from judgeapp.api import forms, selectors, services
+from judgeapp.api.forms import (
+    ErrorOut,
+    GateDecisionIn,
+    GateOut,
+    JudgeOut,
+    JuryStart,
+    PairwiseStart,
+    PointwiseStart,
+    ReleaseIn,
+    RunOut,
+    TokenOut,
+    VersionOut,
+)
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.judges import judge_get, judges_sync, system_get
+from judgeapp.jury.services import jury_panel_get, jury_run_create
+from judgeapp.models import Executor, Judge, Run, RunKind, RunStatus, System
+from judgeapp.pairwise.services import VersionSource, pairwise_run_create
+from judgeapp.pointwise.services import pointwise_create, report_markdown_of
+from judgeapp.releases import services as release_services
+from judgeapp.roles import Role, has_role, user_roles
+
+router = Router()
+
+ERRORS = {status: ErrorOut for status in (400, 401, 403, 404, 409, 413)}
+STARTED = {201: RunOut, 200: RunOut, **ERRORS}
+IDEMPOTENCY_KEY = Header(
+    None,
+    alias="Idempotency-Key",
+    description="any unique string per CI step: a retry with the same key and request gets the same run (200); "
+    "the same key with another request is a 409",
+)
+
+
+def run_out(request: HttpRequest, run: Run) -> dict:
+    """A run's status and progress, with the links a script follows."""
+    def url(name: str) -> str:
+        return request.build_absolute_uri(reverse(name, args=[run.run_id]))
+
+    urls = {"self": url("api:v1:run_status"), "report": url("api:v1:run_report"), "page": url("run_detail")}
+    if run.kind == RunKind.POINTWISE:
+        urls |= {"gate": url("api:v1:run_gate"), "summary": url("api:v1:run_summary")}
+    return {
+        "run_id": run.run_id,
+        "kind": run.kind,
+        "status": run.status,
+        "finished": run.is_finished,
+        "title": run.title,
+        "system": run.system.name if run.system_id else None,
+        "judge": run.judge.name if run.judge_id else None,
+        "judges": list((run.config.get("judges") or {}).keys()),
+        "created_by": run.created_by.username if run.created_by_id else None,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "progress": {
+            "total_units": run.total_units,
+            "done_units": run.done_units,
+            "failed_units": run.failed_units,
+            "percent": run.progress_percent,
+        },
+        "versions": run.versions,
+        "error": run.error,
+        "urls": urls,
+    }
+
+
+def _started(request: HttpRequest, *, endpoint: str, key: str | None, fields, files: dict, create) -> Status:
+    key = services.idempotency_key_check(key)
+    fingerprint = services.request_fingerprint(endpoint=endpoint, fields=fields.model_dump(), files=files)
+    run, created = services.run_start_idempotent(user=request.user, key=key, request_hash=fingerprint, create=create)
+    return Status(201 if created else 200, run_out(request, run))
+
+
+# --- Starting runs -------------------------------------------------------------------------------------
+
+
+@router.post("/runs/pointwise", response=STARTED, url_name="pointwise_start", tags=["runs"])
+def pointwise_start(
+    request: HttpRequest,
+    data: Form[PointwiseStart],
+    testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input, output (output optional)"),
+    outputs: UploadedFile | None = File(None, description='the replies to judge, JSONL {"id", "output"}, one per case'),
+    rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+    idempotency_key: str | None = IDEMPOTENCY_KEY,
+):
+    """Start a pointwise evaluation (the gate is decided when it finishes). 201 with the run, queued; 200
+    with the same run for a retried Idempotency-Key."""
+    files = forms.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
+
+    def create() -> Run:
+        return pointwise_create(
+            testset=forms.testset_input(files.get("testset"), data.testset_version),
+            rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
+            outputs=files.get("outputs"),
+            judge=judge_get(name=data.judge or None),
+            system=system_get(name=data.system) if data.system else None,
+            generate=data.generate,
+            threshold=data.threshold,
+            baseline_mean=data.baseline_mean,
+            baseline_run=data.baseline_run or None,
+            executor=Executor.CELERY,
+            run_id=data.run_id or None,
+            title=data.title,
+            created_by=request.user,
+        )
+
+    return _started(request, endpoint="pointwise", key=idempotency_key, fields=data, files=files, create=create)
+
+
+@router.post("/runs/pairwise", response=STARTED, url_name="pairwise_start", tags=["runs"])
+def pairwise_start(
+    request: HttpRequest,
+    data: Form[PairwiseStart],
+    testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input"),
+    rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+    outputs_a: UploadedFile | None = File(None, description='version A\'s replies, JSONL {"id", "output"}'),
+    outputs_b: UploadedFile | None = File(None, description='version B\'s replies, JSONL {"id", "output"}'),
+    idempotency_key: str | None = IDEMPOTENCY_KEY,
+):
+    """Start a pairwise A/B run: each version's replies from a file or a system that generates them."""
+    files = forms.uploads_read(testset=testset, rubric=rubric, outputs_a=outputs_a, outputs_b=outputs_b)
+
+    def create() -> Run:
+        return pairwise_run_create(
+            testset=forms.testset_input(files.get("testset"), data.testset_version),
+            rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
+            judge=judge_get(name=data.judge or None),
+            version_a=VersionSource(outputs=files.get("outputs_a"), system=system_get(name=data.system_a) if data.system_a else None),
+            version_b=VersionSource(outputs=files.get("outputs_b"), system=system_get(name=data.system_b) if data.system_b else None),
+            sample=data.sample,
+            seed=data.seed,
+            run_id=data.run_id or None,
+            title=data.title,
+            executor=Executor.CELERY,
+            created_by=request.user,
+        )
+
+    return _started(request, endpoint="pairwise", key=idempotency_key, fields=data, files=files, create=create)
+
+
+@router.post("/runs/jury", response=STARTED, url_name="jury_start", tags=["runs"])
+def jury_start(
+    request: HttpRequest,
+    data: Form[JuryStart],
+    testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input, output"),
+    rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+    idempotency_key: str | None = IDEMPOTENCY_KEY,
+):
+    """Start a jury run: a panel of judges of different families, their pass/fail votes pooled."""
+    files = forms.uploads_read(testset=testset, rubric=rubric)
+
+    def create() -> Run:
+        return jury_run_create(
+            testset=forms.testset_input(files.get("testset"), data.testset_version),
+            rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
+            judges=jury_panel_get(data.judges),
+            system=system_get(name=data.system) if data.system else None,
+            generate=data.generate,
+            run_id=data.run_id or None,
+            title=data.title,
+            executor=Executor.CELERY,
+            created_by=request.user,
+        )
+
+    return _started(request, endpoint="jury", key=idempotency_key, fields=data, files=files, create=create)
+
+
+# --- Following a run -----------------------------------------------------------------------------------
+
+
+@router.get("/runs/{run_id}", response={200: RunOut, **ERRORS}, url_name="run_status", tags=["runs"])
+def run_status(request: HttpRequest, run_id: str):
+    """A run's status and progress (poll it until `finished`)."""
+    return run_out(request, selectors.run_of(run_id=run_id))
+
+
+@router.get("/runs/{run_id}/report", response={200: dict[str, Any], **ERRORS}, url_name="run_report", tags=["runs"])
+def run_report(request: HttpRequest, run_id: str):
+    """The report of docs/CONTRACT.md §4 (a pointwise one with its gate and agreement as they are now);
+    before the run finishes, its id, kind and status."""
+    return selectors.report_of(run=selectors.run_of(run_id=run_id))
+
+
+@router.get(
+    "/runs/{run_id}/summary",
+    url_name="run_summary",
+    tags=["runs"],
+    response=ERRORS,  # 200 is the Markdown below, not JSON
+    openapi_extra={"responses": {200: {"description": "the Markdown summary", "content": {"text/markdown": {"schema": {"type": "string"}}}}}},
+)
+def run_summary(request: HttpRequest, run_id: str):
+    """A pointwise run's Markdown summary (for a CI comment): the gate first, then the scores."""
+    run = selectors.pointwise_run_of(run_id=run_id)
+    return HttpResponse(report_markdown_of(run=run), content_type="text/markdown; charset=utf-8")
+
+
+@router.get("/runs/{run_id}/gate", response={200: GateOut, **ERRORS}, url_name="run_gate", tags=["gate"])
+def run_gate(request: HttpRequest, run_id: str):
+    """The release gate of a pointwise run, decided now: `passed` and the reasons (200 either way)."""
+    return selectors.gate_of(run=selectors.pointwise_run_of(run_id=run_id))
+
+
+@router.post("/runs/{run_id}/gate/decision", response={200: GateOut, **ERRORS}, url_name="gate_decide", tags=["gate"])
+def gate_decide(request: HttpRequest, run_id: str, data: Form[GateDecisionIn]):
+    """A lead approves or blocks the release, with a reason (audited). Answers the gate after it."""
+    if not has_role(request.user, Role.LEAD):
+        raise PermissionDenied("only a lead decides on a release")
+    run = selectors.pointwise_run_of(run_id=run_id)
+    release_services.gate_decide(run=run, actor=request.user, verdict=data.verdict, reason=data.reason)
+    return selectors.gate_of(run=run)
+
+
+@router.post("/runs/{run_id}/release", response={200: GateOut, **ERRORS}, url_name="release_mark", tags=["gate"])
+def release_mark(request: HttpRequest, run_id: str, data: Form[ReleaseIn]):
+    """A lead marks the run's version released: its mean becomes the system's baseline (audited)."""
+    if not has_role(request.user, Role.LEAD):
+        raise PermissionDenied("only a lead marks a release")
+    run = selectors.pointwise_run_of(run_id=run_id)
+    release_services.release_mark(run=run, actor=request.user, label=data.label, note=data.note)
+    return selectors.gate_of(run=run)
+
+
+# --- Lists ---------------------------------------------------------------------------------------------
+
+
+def _runs(request: HttpRequest, *, system=None, kind: str | None, status: str | None, limit: int) -> list[dict]:
+    if kind and kind not in RunKind.values:
+        raise InputError(f"kind {kind!r}: one of {', '.join(RunKind.values)}")
+    if status and status not in RunStatus.values:
+        raise InputError(f"status {status!r}: one of {', '.join(RunStatus.values)}")
+    return [run_out(request, run) for run in selectors.runs_filtered(system=system, kind=kind, status=status, limit=limit)]
+
+
+@router.get("/runs", response={200: list[RunOut], **ERRORS}, url_name="runs", tags=["runs"])
+def runs(request: HttpRequest, system: str | None = None, kind: str | None = None, status: str | None = None, limit: int = 50):
+    """Runs, newest first (at most 200), of one system, kind or status."""
+    return _runs(request, system=selectors.system_of(name=system) if system else None, kind=kind, status=status, limit=limit)
+
+
+@router.get("/systems/{name}/runs", response={200: list[RunOut], **ERRORS}, url_name="system_runs", tags=["runs"])
+def system_runs(request: HttpRequest, name: str, kind: str | None = None, status: str | None = None, limit: int = 50):
+    """A system's runs, newest first."""
+    return _runs(request, system=selectors.system_of(name=name), kind=kind, status=status, limit=limit)
+
+
+def _endpoints(model_rows) -> list[dict]:
+    return [
+        {
+            "name": e.name,
+            "model": e.model,
+            "family": e.effective_family,
+            "version": e.version,
+            "max_concurrency": e.max_concurrency,
+            "source": e.source,
+            "scripted_demo": e.scripted_demo,
+        }
+        for e in model_rows
+    ]
+
+
+def _sync_judges() -> None:
+    try:
+        judges_sync()
+    except InputError:
+        pass  # a bad judges file: the judges of its last good load are listed (the judges page says why)
+
+
+@router.get("/judges", response={200: list[JudgeOut], **ERRORS}, url_name="judges", tags=["judges"])
+def judges(request: HttpRequest):
+    """The judges a run can name."""
+    _sync_judges()
+    return _endpoints(Judge.objects.order_by("name"))
+
+
+@router.get("/systems", response={200: list[JudgeOut], **ERRORS}, url_name="systems", tags=["judges"])
+def systems(request: HttpRequest):
+    """The systems under test."""
+    _sync_judges()
+    return _endpoints(System.objects.order_by("name"))
+
+
+@router.get("/testsets", response={200: list[VersionOut], **ERRORS}, url_name="testsets", tags=["versions"])
+def testsets(request: HttpRequest, limit: int = Query(100, le=500)):
+    """Stored test sets, newest first: a run can name one by `testset_version` instead of uploading it."""
+    return [
+        {"name": t.name, "version": t.version, "content_hash": t.content_hash, "created_at": t.created_at, "git_commit": t.git_commit, "cases": t.case_count}
+        for t in selectors.testsets_recent(limit=limit)
+    ]
+
+
+@router.get("/rubrics", response={200: list[VersionOut], **ERRORS}, url_name="rubrics", tags=["versions"])
+def rubrics(request: HttpRequest, limit: int = Query(100, le=500)):
+    """Stored rubrics, newest first (`rubric_version`)."""
+    return [
+        {"name": r.name, "version": r.version, "content_hash": r.content_hash, "created_at": r.created_at, "git_commit": r.git_commit}
+        for r in selectors.rubrics_recent(limit=limit)
+    ]
+
+
+@router.get("/token", response={200: TokenOut, **ERRORS}, url_name="token", tags=["token"])
+def token(request: HttpRequest):
+    """The token the request came with: its name, its user and their roles (a CI job's first check)."""
+    return {"name": request.auth.name, "prefix": request.auth.prefix, "user": request.user.username, "roles": sorted(user_roles(request.user))}

@@ -1,0 +1,1 @@
+from judgeapp.api.cli import ApiTokenCommand as Command  # noqa: F401
