@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import secrets
 import shlex
 import shutil
 import signal
@@ -77,8 +78,11 @@ _GENERATED_ETC = {
     "/etc/hosts": "127.0.0.1 localhost sandbox\n::1 localhost\n",
     "/etc/hostname": "sandbox\n",
 }
-# Unpacks the workspace copy from standard input, then runs the program (its arguments) with stdin empty.
+# The first thing run inside: it prints its name ($0, a token new for every call: the host then knows that
+# bwrap set the sandbox up, and takes the line out of the output), unpacks the workspace copy from standard
+# input, then runs the program (its arguments) with standard input empty.
 _UNPACK_AND_RUN = (
+    'printf "%s\\n" "$0"; '
     f'if ! err=$(tar -x -f - -C {WORKDIR} --no-same-owner 2>&1); then '
     'printf "sandbox: cannot unpack the workspace copy: %s\\n" "$err"; exit 125; fi; '
     'exec "$@" </dev/null'
@@ -101,7 +105,8 @@ _SIGNAL_LIMITS = {signal.SIGXCPU: "CPU time", signal.SIGXFSZ: "file size", signa
 # What a program prints when a limit refused it (strerror texts, Python's exception names).
 _LIMIT_MESSAGES = (
     ("disk", re.compile(r"No space left on device|ENOSPC|Disk quota exceeded")),
-    ("file size", re.compile(r"File too large|EFBIG")),
+    ("file size", re.compile(r"File too large|EFBIG|File size limit exceeded")),
+    ("CPU time", re.compile(r"CPU time limit exceeded")),
     ("memory", re.compile(r"MemoryError|Cannot allocate memory|ENOMEM|std::bad_alloc")),
     ("processes", re.compile(r"Resource temporarily unavailable|BlockingIOError|EAGAIN|fork: retry")),
 )
@@ -339,7 +344,7 @@ class Sandbox:
 
     # --- the bwrap command --------------------------------------------------------------------------------
 
-    def bwrap_argv(self, workspace_bytes: int, data_fds: dict[str, int], status_fd: int) -> list[str]:
+    def bwrap_argv(self, workspace_bytes: int, data_fds: dict[str, int]) -> list[str]:
         limits = self.limits
         argv = [
             "bwrap",
@@ -363,7 +368,6 @@ class Sandbox:
             "--size", str(workspace_bytes + limits.disk_bytes), "--tmpfs", WORKDIR,
             "--chdir", WORKDIR,
             "--remount-ro", "/",
-            "--json-status-fd", str(status_fd),
             "--",
         ]
         return argv
@@ -380,31 +384,31 @@ class Sandbox:
     def execute(self, workspace_root: Path | None, argv: list[str], shown: str) -> RunResult:
         """Run `argv` in a fresh sandbox over a copy of `workspace_root` (None: an empty workspace)."""
         data_fds = {path: _data_fd(text) for path, text in _GENERATED_ETC.items()}
-        status_read, status_write = os.pipe()
+        token = f"sandbox-started-{secrets.token_hex(8)}"
         try:
-            inner = ["/bin/sh", "-c", _UNPACK_AND_RUN, "sandbox", *self.prlimit_argv(), *argv]
-            command = self.bwrap_argv(_workspace_bytes(workspace_root), data_fds, status_write) + inner
+            inner = ["/bin/sh", "-c", _UNPACK_AND_RUN, token, *self.prlimit_argv(), *argv]
+            command = self.bwrap_argv(_workspace_bytes(workspace_root), data_fds) + inner
             as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": []} if os.geteuid() == 0 else {}
             started = time.monotonic()
             try:
                 process = subprocess.Popen(
                     command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     start_new_session=True, env={"PATH": SANDBOX_PATH}, cwd="/",
-                    pass_fds=(status_write, *data_fds.values()), **as_nobody,
+                    pass_fds=tuple(data_fds.values()), **as_nobody,
                 )
             except OSError as exc:
                 raise SandboxError(f"cannot start bwrap: {exc.strerror or exc}") from None
         finally:
-            for fd in (status_write, *data_fds.values()):
+            for fd in data_fds.values():
                 os.close(fd)
-        try:
-            result = self._supervise(process, workspace_root, shown, started)
-            status_text = _read_all(status_read)
-        finally:
-            os.close(status_read)
-        if '"child-pid"' not in status_text:
+        result = self._supervise(process, workspace_root, shown, started)
+        line = token + "\n"
+        if not result.output.startswith(line):
+            # bwrap stopped before the sandbox ran anything: what it printed says why.
             first = result.output.strip().splitlines()[0] if result.output.strip() else f"exit {result.exit_code}"
             raise SandboxError(f"the sandbox could not be set up: {first}")
+        result.output = result.output[len(line):]
+        result.output_bytes -= len(line)
         if result.exit_code == SETUP_FAILED and result.output.startswith("sandbox:"):
             raise SandboxError(result.output.strip().splitlines()[0])
         return result
@@ -478,20 +482,6 @@ def _limits_hit(exit_code: int | None, timed_out: bool, output: str) -> list[str
     return hit
 
 
-def _read_all(fd: int) -> str:
-    chunks = []
-    os.set_blocking(fd, False)
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except BlockingIOError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks).decode(errors="replace")
-
-
 def _interpreter(path: str, python: str) -> list[str] | None:
     suffix = Path(path).suffix.lower()
     if suffix == ".py":
@@ -512,6 +502,9 @@ def sandbox_status(python: str = "python3", hidden: tuple[str, ...] = ()) -> San
         return SandboxStatus(False, reason="bubblewrap is not installed (apt-get install bubblewrap)")
     if shutil.which("prlimit", path=SANDBOX_PATH) is None:
         return SandboxStatus(False, reason="prlimit (util-linux) is not installed")
+    interpreter = shutil.which(python, path=SANDBOX_PATH)
+    if interpreter is None:
+        return SandboxStatus(False, mode=MODE, reason=f"the sandbox's Python ({python}, AGENT_SANDBOX_PYTHON) is not found on {SANDBOX_PATH}")
     version = _bwrap_version()
     probe = Sandbox(SandboxLimits(timeout_seconds=20), python=python, hidden=hidden,
                     status=SandboxStatus(True, mode=MODE, version=version))
