@@ -18,15 +18,18 @@ class PatternRefused(ValueError):
     """A pattern RE2 does not accept; the message is one line a person (or a judge) can act on."""
 
 
-def linear_regex(pattern: str, *, ignore_case: bool = False, multiline: bool = False, dotall: bool = False):
+def linear_regex(pattern: str, *, ignore_case: bool = False, multiline: bool = False, dotall: bool = False,
+                 line_by_line: bool = False):
     """`pattern` compiled by RE2, with the `re` flags it is given as keywords. The result has the `re`
-    pattern's search, match, fullmatch, finditer, findall, sub and split."""
+    pattern's search, match, fullmatch, finditer, findall, sub and split. `line_by_line`: a match never
+    spans a line break (as if each line were matched on its own), so a whole text can be searched at once."""
     options = re2.Options()
     for name, value in _BASE_OPTIONS.items():
         setattr(options, name, value)
     options.case_sensitive = not ignore_case
     options.dot_nl = dotall
-    flags = "(?m)" if multiline else ""
+    options.never_nl = line_by_line
+    flags = "(?m)" if multiline or line_by_line else ""
     try:
         return re2.compile(flags + pattern, options)
     except re2.error as exc:
