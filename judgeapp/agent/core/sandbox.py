@@ -108,7 +108,7 @@ _LIMIT_MESSAGES = (
     ("file size", re.compile(r"File too large|EFBIG|File size limit exceeded")),
     ("CPU time", re.compile(r"CPU time limit exceeded")),
     ("memory", re.compile(r"MemoryError|Cannot allocate memory|ENOMEM|std::bad_alloc")),
-    ("processes", re.compile(r"Resource temporarily unavailable|BlockingIOError|EAGAIN|fork: retry")),
+    ("processes", re.compile(r"Resource temporarily unavailable|BlockingIOError|EAGAIN|fork: retry|Cannot fork")),
 )
 
 _WORKDIR_PREFIX = re.compile(rf"(?<![\w/.-]){WORKDIR}/")
@@ -445,7 +445,8 @@ class Sandbox:
         except BaseException:
             _kill(process)  # a task's time limit or an interrupt: nothing may outlive the call
             raise
-        reader.join(timeout=5)
+        # Every process of the sandbox holds its output pipe: the end of the output is the end of them all.
+        reader.join(timeout=10)
         writer.join(timeout=5)
         process.stdout.close()
         seconds = time.monotonic() - started
