@@ -242,12 +242,11 @@ def _build(server, tmp: Path) -> dict:
 def world(django_db_setup, django_db_blocker, tmp_path_factory):
     """Built once, inside a transaction rolled back when the module ends (each test nests in it)."""
     tmp = tmp_path_factory.mktemp("roles")
-    with django_db_blocker.unblock(), FakeJudgeServer(DemoBrain()) as server:
-        with transaction.atomic():
-            with override_settings(AGENT_SANDBOX_ENABLED=False):
-                built = _build(server, tmp)
-            yield built
-            transaction.set_rollback(True)
+    with django_db_blocker.unblock(), FakeJudgeServer(DemoBrain()) as server, transaction.atomic():
+        with override_settings(AGENT_SANDBOX_ENABLED=False):
+            built = _build(server, tmp)
+        yield built
+        transaction.set_rollback(True)
 
 
 def client_as(world, role: str) -> Client:

@@ -235,8 +235,8 @@ for p in [p for p in os.listdir("/proc") if p.isdigit()]:
     except OSError as exc:
         print("environ of", p, exc.strerror)
 print("CONTAINED" if "OPENAI_API_KEY" not in os.environ else "ESCAPED")
-""", expect=("env: ['HOME', 'LANG', 'MPLBACKEND', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'PATH', 'PWD', "
-             "'PYTHONDONTWRITEBYTECODE', 'PYTHONUNBUFFERED', 'TMPDIR']",)),
+""", expect=(("env: ['HOME', 'LANG', 'MPLBACKEND', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'PATH', 'PWD', "
+              "'PYTHONDONTWRITEBYTECODE', 'PYTHONUNBUFFERED', 'TMPDIR']"),)),
 ]
 
 
@@ -287,7 +287,7 @@ def configured_toolbox(workspace: Path, settings, limits: dict) -> ToolBox:
 
 
 def leftovers() -> list[str]:
-    return [line for line in subprocess.run(["ps", "-eo", "pid,user,args"], capture_output=True, text=True).stdout.splitlines()
+    return [line for line in subprocess.run(["ps", "-eo", "pid,user,args"], check=False, capture_output=True, text=True).stdout.splitlines()
             if MARKER in line and "ps -eo" not in line]
 
 

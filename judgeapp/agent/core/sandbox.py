@@ -288,7 +288,7 @@ def _data_fd(text: str) -> int:
 
 def _bwrap_version() -> str:
     try:
-        done = subprocess.run(["bwrap", "--version"], capture_output=True, text=True, timeout=10, env={"PATH": SANDBOX_PATH})
+        done = subprocess.run(["bwrap", "--version"], check=False, capture_output=True, text=True, timeout=10, env={"PATH": SANDBOX_PATH})
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout.strip()
