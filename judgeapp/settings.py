@@ -192,14 +192,17 @@ AGENT_WORKSPACE_MAX_BYTES = env.int("AGENT_WORKSPACE_MAX_BYTES", default=50_000_
 AGENT_WORKSPACE_MAX_FILES = env.int("AGENT_WORKSPACE_MAX_FILES", default=5_000)
 AGENT_FILE_MAX_BYTES = env.int("AGENT_FILE_MAX_BYTES", default=20_000_000)
 AGENT_TRACE_MAX_BYTES = env.int("AGENT_TRACE_MAX_BYTES", default=20_000_000)
-# The judge's run_file sandbox (needs Linux namespaces: root, or unprivileged user namespaces): per run.
+# The judge's run_file sandbox (bubblewrap, `bwrap`; docs/agent.md): limits per call.
 AGENT_SANDBOX_ENABLED = env.bool("AGENT_SANDBOX_ENABLED", default=True)
 AGENT_SANDBOX_TIMEOUT_SECONDS = env.float("AGENT_SANDBOX_TIMEOUT_SECONDS", default=30.0)
 AGENT_SANDBOX_MEMORY_MB = env.int("AGENT_SANDBOX_MEMORY_MB", default=512)
 AGENT_SANDBOX_MAX_PROCESSES = env.int("AGENT_SANDBOX_MAX_PROCESSES", default=64)
+# What a program may write: on top of its workspace copy, and again in /tmp and /dev/shm (tmpfs, RAM).
+AGENT_SANDBOX_DISK_MB = env.int("AGENT_SANDBOX_DISK_MB", default=64)
 AGENT_SANDBOX_OUTPUT_BYTES = env.int("AGENT_SANDBOX_OUTPUT_BYTES", default=8_000)
-# The interpreter for .py files, found on /usr/local/bin:/usr/bin:/bin; as root the program runs as
-# nobody, so it must be readable by every user (a system Python, or a venv outside /root).
+# The interpreter for .py files, found on /usr/local/bin:/usr/bin:/bin and mounted read-only with its
+# installation (a system Python, or a venv of its own outside the app's directory; as root the sandbox
+# runs as nobody, so every user must be able to read it: not under /root).
 AGENT_SANDBOX_PYTHON = env.str("AGENT_SANDBOX_PYTHON", default="python3")
 
 # --- Auth and web ---------------------------------------------------------------------------------------

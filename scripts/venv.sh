@@ -24,3 +24,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
   echo "$wanted" > "$stamp"
 fi
+if ! command -v bwrap >/dev/null 2>&1; then
+  echo "note: bubblewrap is not installed, so the agent judge cannot run workspace files (sudo apt-get install bubblewrap)" >&2
+fi

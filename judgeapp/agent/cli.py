@@ -101,7 +101,7 @@ class AgentJudgeCommand(JudgeCommand):
         sandbox = report.get("sandbox") or {}
         if sandbox:
             out.write(
-                f"Sandbox for run_file: {sandbox['mode']}, no network" if sandbox.get("available")
+                f"Sandbox for run_file: {sandbox['mode']}, no network, no host file or socket" if sandbox.get("available")
                 else f"Sandbox for run_file: not available ({sandbox.get('reason')}); the judge could not run code"
             )
         for warning in report.get("warnings", []):

@@ -59,9 +59,12 @@ def agent_sandbox() -> Sandbox | None:
         timeout_seconds=settings.AGENT_SANDBOX_TIMEOUT_SECONDS,
         memory_bytes=settings.AGENT_SANDBOX_MEMORY_MB * 1024 * 1024,
         max_processes=settings.AGENT_SANDBOX_MAX_PROCESSES,
+        disk_bytes=settings.AGENT_SANDBOX_DISK_MB * 1024 * 1024,
         output_bytes=settings.AGENT_SANDBOX_OUTPUT_BYTES,
     )
-    return Sandbox(limits, python=settings.AGENT_SANDBOX_PYTHON)
+    # Nothing of the app is mounted in the sandbox; these are hidden even if they lie inside the runtime.
+    hidden = (str(settings.BASE_DIR), str(settings.DATA_DIR))
+    return Sandbox(limits, python=settings.AGENT_SANDBOX_PYTHON, hidden=hidden)
 
 
 def sandbox_summary() -> dict:

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgeapp.judging.regexes import linear_regex
+
 
 class ParseError(ValueError):
     """The reply does not have the required form. The message says what was wrong, in one line."""
@@ -158,8 +160,10 @@ AGENT_SPEC = ReplySpec(
 
 # --- The ranker's line form ----------------------------------------------------------------------------
 
-_WINNER_LINE = re.compile(r"^\s*\**\s*WINNER\s*\**\s*:\s*\**\s*(?P<value>[^\n*]*?)\s*\**\s*$", re.I | re.M)
-_RATIONALE_LINE = re.compile(r"^\s*\**\s*RATIONALE\s*\**\s*:\s*\**(?P<value>.*)", re.I | re.M | re.S)
+# RE2: with `re`, a reply of many spaces makes these patterns backtrack quadratically (20,000 spaces: 2.6 s
+# holding the GIL), and a reply is the judge's to write.
+_WINNER_LINE = linear_regex(r"^\s*\**\s*WINNER\s*\**\s*:\s*\**\s*(?P<value>[^\n*]*?)\s*\**\s*$", ignore_case=True, multiline=True)
+_RATIONALE_LINE = linear_regex(r"^\s*\**\s*RATIONALE\s*\**\s*:\s*\**(?P<value>.*)", ignore_case=True, multiline=True, dotall=True)
 
 
 _FENCE_OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})")

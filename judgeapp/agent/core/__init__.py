@@ -4,7 +4,7 @@ the judge client, the tests to stub judges.
 
 - inputs.py: the task, the numbered requirements, the trace
 - workspace.py: confinement to the workspace; taking a workspace in from a directory or an archive
-- sandbox.py / sandbox_init.py: running a file on a throw-away copy with no network and limits
+- sandbox.py: running a file in bubblewrap, on a throw-away copy with no network, no host path and limits
 - tools.py: the read-only tools and what they showed
 - evidence.py: checking a verdict's evidence against what the tools showed
 - loop.py: one requirement's conversation, the 15-tool-call stop rule

@@ -1,42 +1,125 @@
-"""Running a workspace file for the judge: on a throw-away copy, in namespaces with no network.
+"""Running a workspace file for the judge: in a bubblewrap sandbox that sees only a copy of the workspace.
 
-`run` copies the workspace into a fresh temporary directory and starts the file there through
-`sandbox_init.py` inside new network, mount and PID namespaces (`unshare`). The network namespace has
-no interface but the loopback, so nothing can be reached; every mount but the copy is read-only, so the
-original workspace (and the rest of the machine) cannot be written; as root the program runs as `nobody`;
-memory, processes, CPU time and file size are limited; the wall-clock timeout kills the whole namespace;
-the output is cut to a head and a tail. The copy is deleted afterwards.
+Each call builds a fresh root with bubblewrap (`bwrap`, Debian's `bubblewrap` package, what Flatpak relies
+on) instead of hand-written namespace code. What the program finds there:
 
-Isolation is checked once per process: as root, `unshare --net --mount --pid`; otherwise an unprivileged
-user namespace (`unshare --user --map-root-user …`, which needs kernel.unprivileged_userns_clone or
-user.max_user_namespaces > 0). When neither works the sandbox is unavailable and nothing is run: the
-judge is not offered the tool, and the report says why. Code never runs with the network reachable.
+- `/workspace`, its working directory: a copy of the workspace on a size-capped tmpfs. The copy is streamed
+  in as a tar on standard input, so no host path of the workspace is mounted, the program may write its
+  outputs into its copy, and the copy is gone when the call ends;
+- the language runtime, read-only: `/usr` (and the `/bin`, `/lib`… links or directories beside it), and the
+  configured Python's installation when it lives elsewhere. The app's own source, virtual environment and
+  data are never mounted (and hidden under an empty mount, should they lie inside the runtime);
+- `/etc` holds a generated passwd, group, hosts and hostname, the dynamic linker's cache and the
+  alternatives links, nothing else of the host's;
+- private, size-capped tmpfs at `/tmp`, `/dev/shm` and `/run`; a minimal `/dev`; the `/proc` of its own
+  PID namespace; the root itself read-only.
+
+Every namespace is new (`--unshare-all --unshare-user`): the network has only a loopback, no host path
+means no host Unix socket (PostgreSQL's, MariaDB's, Redis's), and IPC, PID, UTS and cgroup are its own;
+no further user namespace can be made inside (`--disable-userns`). `--die-with-parent`, `--new-session`
+and `--clearenv` (a minimal PATH, HOME, LANG). As root, bwrap itself runs as `nobody`, so nothing in the
+sandbox is root outside it. Limits: `prlimit` (util-linux) sets memory, processes, CPU time, file size and
+open files for the program inside its namespace (the process count is per sandbox); the tmpfs sizes cap
+the disk; the wall-clock timeout kills bwrap, whose death kills the whole PID namespace; the output is cut
+to a head and a tail.
+
+Isolation is checked once per process (`sandbox_status`): bwrap must be installed and a self-check run in
+the sandbox must find what is described above. When it is not, nothing is run: the judge is not offered the
+tool, a call to it answers why, and the report says why.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
+import secrets
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
+import tarfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-INIT_SCRIPT = Path(__file__).resolve().parent / "sandbox_init.py"
+MODE = "bubblewrap"
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+WORKDIR = "/workspace"
 NOBODY = 65534
+# The identity inside, the same on every machine, so that a run's output (and the response cache's key of
+# the judge's next turn) does not depend on which user ran the worker.
+INNER_UID = 1000
 SETUP_FAILED = 125
-_NAMESPACES = ["--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc"]
-_MODES = {
-    "root": ["unshare", *_NAMESPACES],
-    "user namespace": ["unshare", "--user", "--map-root-user", *_NAMESPACES],
+RUN_TMPFS_BYTES = 1024 * 1024
+_PAGE = 4096
+# What a system keeps its programs and libraries in; bound read-only (or re-created as the same links).
+RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Host files of /etc a program may need and that hold nothing about the machine's users or services.
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
+# The judgeapp package: never shown to the program, wherever it is installed.
+APP_PACKAGE = Path(__file__).resolve().parents[2]
+SANDBOX_ENV = {
+    "PATH": SANDBOX_PATH,
+    "HOME": "/tmp",
+    "LANG": "C.UTF-8",
+    "TMPDIR": "/tmp",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONUNBUFFERED": "1",
+    "MPLBACKEND": "Agg",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
 }
+_GENERATED_ETC = {
+    "/etc/passwd": f"sandbox:x:{INNER_UID}:{INNER_UID}:sandbox:/tmp:/bin/sh\nnobody:x:{NOBODY}:{NOBODY}:nobody:/nonexistent:/usr/sbin/nologin\n",
+    "/etc/group": f"sandbox:x:{INNER_UID}:\nnogroup:x:{NOBODY}:\n",
+    "/etc/hosts": "127.0.0.1 localhost sandbox\n::1 localhost\n",
+    "/etc/hostname": "sandbox\n",
+}
+# The first thing run inside: it prints its name ($0, a token new for every call: the host then knows that
+# bwrap set the sandbox up, and takes the line out of the output), unpacks the workspace copy from standard
+# input, then runs the program (its arguments) with standard input empty.
+_UNPACK_AND_RUN = (
+    'printf "%s\\n" "$0"; '
+    f'if ! err=$(tar -x -f - -C {WORKDIR} --no-same-owner 2>&1); then '
+    'printf "sandbox: cannot unpack the workspace copy: %s\\n" "$err"; exit 125; fi; '
+    'exec "$@" </dev/null'
+)
+# The self-check, run inside a real sandbox: what is described above, or a line saying what is not.
+_SELF_CHECK = (
+    "fail() { echo \"sandbox: $1\"; exit 125; }; "
+    "[ -z \"$(tail -n +3 /proc/net/dev | grep -v '^ *lo:')\" ] || fail 'the network is not isolated'; "
+    "! touch /probe 2>/dev/null || fail 'the root is writable'; "
+    "! grep -q '^root:' /etc/passwd || fail \"the host's /etc/passwd is visible\"; "
+    "for d in /workspace /tmp /dev/shm /run; do touch $d/.probe 2>/dev/null || fail \"$d is not writable\"; done; "
+    "[ \"$(id -u)\" = " + str(INNER_UID) + " ] || fail 'not running as the sandbox user'; "
+    "[ -z \"$OPENAI_API_KEY$DATABASE_URL\" ] || fail 'the environment is not cleared'; "
+    "out=$(\"$1\" -I -S -c 'print(6 * 7)' 2>&1) && [ \"$out\" = 42 ] || "
+    "fail \"the Python interpreter $1 does not run in the sandbox: $(echo \"$out\" | tail -n 1)\"; "
+    "echo ok"
+)
+# Signals the kernel sends when a limit is reached, and what the judge is told.
+_SIGNAL_LIMITS = {signal.SIGXCPU: "CPU time", signal.SIGXFSZ: "file size", signal.SIGKILL: "killed"}
+# What a program prints when a limit refused it (strerror texts, Python's exception names).
+_LIMIT_MESSAGES = (
+    ("disk", re.compile(r"No space left on device|ENOSPC|Disk quota exceeded")),
+    ("file size", re.compile(r"File too large|EFBIG|File size limit exceeded")),
+    ("CPU time", re.compile(r"CPU time limit exceeded")),
+    ("memory", re.compile(r"MemoryError|Cannot allocate memory|ENOMEM|std::bad_alloc")),
+    ("processes", re.compile(r"Resource temporarily unavailable|BlockingIOError|EAGAIN|fork: retry|Cannot fork")),
+)
+
+_WORKDIR_PREFIX = re.compile(rf"(?<![\w/.-]){WORKDIR}/")
+# What the sandbox refuses, as the report and the tool's answers say it.
+REFUSES = (
+    "network (only a loopback interface)",
+    "host files, directories and Unix sockets (only the workspace copy and the runtime, read-only)",
+    "writes outside the workspace copy, /tmp, /dev/shm and /run (private, size-capped tmpfs, discarded)",
+    "the app's environment variables (cleared)",
+    "other processes (its own PID, IPC, UTS and user namespaces)",
+)
 
 
 class SandboxError(Exception):
@@ -49,26 +132,43 @@ class SandboxLimits:
     memory_bytes: int = 512 * 1024 * 1024
     max_processes: int = 64
     file_bytes: int = 50 * 1024 * 1024
+    disk_bytes: int = 64 * 1024 * 1024
     output_bytes: int = 8_000
 
     def as_dict(self) -> dict:
+        mb = 1024 * 1024
         return {
             "timeout_seconds": self.timeout_seconds,
-            "memory_mb": self.memory_bytes // (1024 * 1024),
+            "memory_mb": self.memory_bytes // mb,
             "max_processes": self.max_processes,
-            "file_mb": self.file_bytes // (1024 * 1024),
+            "file_mb": self.file_bytes // mb,
+            "disk_mb": self.disk_bytes // mb,
             "output_bytes": self.output_bytes,
         }
+
+    def describe(self) -> str:
+        return (
+            f"{self.timeout_seconds:g} s, {self.memory_bytes // (1024 * 1024)} MB memory, {self.max_processes} processes, "
+            f"{self.disk_bytes // (1024 * 1024)} MB disk, {self.file_bytes // (1024 * 1024)} MB a file"
+        )
 
 
 @dataclass(frozen=True)
 class SandboxStatus:
     available: bool
-    mode: str = ""  # "root" or "user namespace"
+    mode: str = ""  # "bubblewrap"
     reason: str = ""
+    version: str = ""
 
     def as_dict(self) -> dict:
-        return {"available": self.available, "mode": self.mode, "network": "none" if self.available else "not run", "reason": self.reason}
+        return {
+            "available": self.available,
+            "mode": self.mode,
+            "version": self.version,
+            "network": "none" if self.available else "not run",
+            "reason": self.reason,
+            "refuses": list(REFUSES) if self.available else [],
+        }
 
 
 @dataclass
@@ -80,108 +180,137 @@ class RunResult:
     truncated: bool
     timed_out: bool
     seconds: float
+    limits_hit: list[str] = field(default_factory=list)
 
 
-def _mode_argv(mode: str) -> list[str]:
-    return list(_MODES[mode])
+def _inside(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
-def _init_argv(root: Path, limits: SandboxLimits, *, check: bool = False) -> list[str]:
-    argv = [
-        sys.executable, "-I", "-S", str(INIT_SCRIPT),
-        "--root", str(root), "--workdir", str(root / "work"),
-        "--memory-bytes", str(limits.memory_bytes), "--max-processes", str(limits.max_processes),
-        "--cpu-seconds", str(max(1, int(limits.timeout_seconds) + 1)), "--file-bytes", str(limits.file_bytes),
-    ]
-    return argv + ["--check"] if check else argv
+def _install_prefixes(python: str) -> list[str]:
+    """The installation directories an interpreter needs (its own and, for a venv, its base), real paths."""
+    prefixes = []
+    for interpreter in dict.fromkeys([python, os.path.realpath(python)]):
+        prefix = Path(interpreter).parent.parent
+        prefixes.append(os.path.realpath(prefix))
+        config = prefix / "pyvenv.cfg"
+        if config.is_file():
+            for line in config.read_text(errors="replace").splitlines():
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and value.strip():
+                    prefixes.append(os.path.realpath(Path(value.strip()).parent))
+    return list(dict.fromkeys(prefixes))
 
 
-def _make_root(owner_uid: int | None) -> Path:
-    root = Path(tempfile.mkdtemp(prefix="judgeapp-sandbox-"))
-    for sub in ("work", "tmp", "home"):
-        (root / sub).mkdir()
-    os.chmod(root, 0o755)
-    if owner_uid is not None:
-        _chown_tree(root, owner_uid)
-    return root
+def _own_environment() -> list[str]:
+    """Where the app runs from: its package and, when it runs in a venv, that venv."""
+    own = [str(APP_PACKAGE)]
+    if sys.prefix != sys.base_prefix:
+        own.append(os.path.realpath(sys.prefix))
+    return own
 
 
-def _chown_tree(root: Path, uid: int) -> None:
+def _runtime_binds(python: str, hidden: tuple[str, ...]) -> list[str]:
+    """bwrap arguments for the runtime, read-only; SandboxError when it would show the app itself."""
+    args: list[str] = []
+    bound: list[str] = []
+    for path in RUNTIME_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+            bound.append(os.path.realpath(path))
+    secret = [os.path.realpath(p) for p in (*_own_environment(), *hidden)]
+    for prefix in _install_prefixes(python):
+        if any(_inside(prefix, b) for b in bound):
+            continue
+        if prefix == "/" or any(_inside(s, prefix) or _inside(prefix, s) for s in secret):
+            raise SandboxError(
+                f"the sandbox's Python ({python}) is installed in {prefix}, which holds the app's own code, "
+                "environment or data; set AGENT_SANDBOX_PYTHON to a system Python or a venv of its own"
+            )
+        args += ["--ro-bind", prefix, prefix]
+        bound.append(prefix)
+    for path in secret:  # inside the runtime (an installed package, a venv under /usr): an empty mount over it
+        if os.path.isdir(path) and any(_inside(path, b) for b in bound):
+            args += ["--size", str(_PAGE), "--tmpfs", path, "--remount-ro", path]
+    for path in ETC_FILES:
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def _workspace_bytes(root: Path | None) -> int:
+    """What the copy takes on a tmpfs: every file rounded up to whole pages, and a page per entry."""
+    total = 0
+    if root is None:
+        return total
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        os.lchown(dirpath, uid, uid)
         for name in dirnames + filenames:
-            os.lchown(os.path.join(dirpath, name), uid, uid)
+            info = os.lstat(os.path.join(dirpath, name))
+            total += _PAGE + (-(-info.st_size // _PAGE) * _PAGE if not os.path.islink(os.path.join(dirpath, name)) else 0)
+    return total
 
 
-def _remove(root: Path) -> None:
-    def retry(function, path, _exc):
-        # A program may leave a directory without write permission; give it back, then remove.
+def _tar_filter(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    # Owned by whoever unpacks it, readable and writable by the program (an agent may leave a file 0400).
+    if not (info.isfile() or info.isdir() or info.issym() or info.islnk()):
+        return None
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mode |= 0o700 if info.isdir() else 0o600
+    return info
+
+
+def _stream_workspace(root: Path | None, pipe) -> None:
+    """Write the workspace as a tar stream to the sandbox's standard input (symlinks as links)."""
+    try:
+        with tarfile.open(fileobj=pipe, mode="w|", format=tarfile.PAX_FORMAT) as archive:
+            if root is not None:
+                for entry in sorted(root.iterdir(), key=lambda p: p.name):
+                    archive.add(entry, arcname=entry.name, recursive=True, filter=_tar_filter)
+    except (BrokenPipeError, ValueError, OSError):
+        pass  # the sandbox stopped reading (its disk cap, a kill); it says so itself
+    finally:
         try:
-            os.chmod(os.path.dirname(path), 0o755)
-            os.chmod(path, 0o755)
-            function(path)
+            pipe.close()
         except OSError:
             pass
 
-    shutil.rmtree(root, onerror=retry)
+
+def _data_fd(text: str) -> int:
+    """A pipe's read end holding `text` (small: it fits the pipe's buffer), for bwrap's --ro-bind-data."""
+    read, write = os.pipe()
+    os.write(write, text.encode())
+    os.close(write)
+    return read
 
 
-def _probe(mode: str) -> str:
-    """'' when the mode sets up (network isolated, mounts locked), else the reason it does not."""
-    if shutil.which("unshare") is None:
-        return "the unshare command (util-linux) is not installed"
-    root = _make_root(NOBODY if mode == "root" else None)
+def _bwrap_version() -> str:
     try:
-        done = subprocess.run(
-            _mode_argv(mode) + _init_argv(root, SandboxLimits(), check=True),
-            capture_output=True, text=True, timeout=20, env={"PATH": SANDBOX_PATH},
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{mode}: {exc}"
-    finally:
-        _remove(root)
-    if done.returncode == 0:
+        done = subprocess.run(["bwrap", "--version"], check=False, capture_output=True, text=True, timeout=10, env={"PATH": SANDBOX_PATH})
+    except (OSError, subprocess.TimeoutExpired):
         return ""
-    return f"{mode}: {(done.stderr or done.stdout).strip().splitlines()[-1] if (done.stderr or done.stdout).strip() else f'exit {done.returncode}'}"
-
-
-@functools.lru_cache(maxsize=1)
-def sandbox_status() -> SandboxStatus:
-    """Which isolation this machine gives, found once per process."""
-    if not sys.platform.startswith("linux"):
-        return SandboxStatus(False, reason="the sandbox needs Linux namespaces (unshare)")
-    reasons = []
-    modes = ["root", "user namespace"] if os.geteuid() == 0 else ["user namespace"]
-    for mode in modes:
-        reason = _probe(mode)
-        if not reason:
-            return SandboxStatus(True, mode=mode)
-        reasons.append(reason)
-    return SandboxStatus(
-        False,
-        reason="no network isolation available (" + "; ".join(reasons) + "). Run the worker as root, or allow "
-        "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces>0)",
-    )
-
-
-def _interpreter(path: str, python: str) -> list[str] | None:
-    suffix = Path(path).suffix.lower()
-    if suffix == ".py":
-        return [python]
-    if suffix in (".sh", ".bash"):
-        return ["/bin/bash" if suffix == ".bash" and os.path.exists("/bin/bash") else "/bin/sh"]
-    return None
+    return done.stdout.strip()
 
 
 class Sandbox:
-    def __init__(self, limits: SandboxLimits | None = None, *, python: str = "python3", status: SandboxStatus | None = None):
+    def __init__(
+        self,
+        limits: SandboxLimits | None = None,
+        *,
+        python: str = "python3",
+        status: SandboxStatus | None = None,
+        hidden: tuple[str, ...] | list[str] = (),
+    ):
         self.limits = limits or SandboxLimits()
         self.python = shutil.which(python, path=SANDBOX_PATH) or python
+        self.hidden = tuple(str(h) for h in hidden)  # host paths never to show (the app's directory, DATA_DIR)
         self._status = status
 
     @property
     def status(self) -> SandboxStatus:
-        return self._status or sandbox_status()
+        return self._status or sandbox_status(self.python, self.hidden)
 
     def command_line(self, rel_path: str, args: list[str], executable: bool) -> tuple[list[str], str]:
         """(argv inside the sandbox, the command as a person would type it)."""
@@ -200,7 +329,7 @@ class Sandbox:
         """Run `rel_path` of the workspace on a throw-away copy; the workspace itself is never touched."""
         status = self.status
         if not status.available:
-            raise SandboxError(f"the sandbox is unavailable: {status.reason}")
+            raise SandboxError(f"the sandbox is unavailable: {status.reason}; nothing was run")
         args = list(args or [])
         source = Path(workspace_root)
         executable = os.access(source / rel_path, os.X_OK)
@@ -208,25 +337,85 @@ class Sandbox:
         interpreter = _interpreter(rel_path, self.python)
         if interpreter and not os.path.isabs(interpreter[0]):
             raise SandboxError(f"no {interpreter[0]} interpreter found on {SANDBOX_PATH}")
-        root = _make_root(None)
-        try:
-            shutil.copytree(source, root / "work", symlinks=True, dirs_exist_ok=True)
-            if status.mode == "root":
-                _chown_tree(root, NOBODY)
-            result = self._execute(_mode_argv(status.mode) + _init_argv(root, self.limits) + ["--", *argv], shown)
-            # The copy's temporary path means nothing to the judge and would make every run's output
-            # differ (and miss the response cache on a replay): show paths relative to the workspace.
-            result.output = result.output.replace(f"{root}/work/", "").replace(str(root), "<sandbox>")
-            return result
-        finally:
-            _remove(root)
+        result = self.execute(source, argv, shown)
+        # Paths as the judge's other tools show them, relative to the workspace root.
+        result.output = _WORKDIR_PREFIX.sub("", result.output)
+        return result
 
-    def _execute(self, argv: list[str], shown: str) -> RunResult:
-        started = time.monotonic()
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, env={"PATH": SANDBOX_PATH},
-        )
+    # --- the bwrap command --------------------------------------------------------------------------------
+
+    def bwrap_argv(self, workspace_bytes: int, data_fds: dict[str, int]) -> list[str]:
+        limits = self.limits
+        argv = [
+            "bwrap",
+            "--unshare-all", "--unshare-user", "--disable-userns",
+            "--uid", str(INNER_UID), "--gid", str(INNER_UID), "--hostname", "sandbox",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--clearenv",
+        ]
+        for name, value in SANDBOX_ENV.items():
+            argv += ["--setenv", name, value]
+        argv += _runtime_binds(self.python, self.hidden)
+        for path, fd in data_fds.items():
+            argv += ["--perms", "0644", "--ro-bind-data", str(fd), path]
+        argv += [
+            "--proc", "/proc",
+            "--dev", "/dev",
+            "--size", str(limits.disk_bytes), "--tmpfs", "/dev/shm",
+            "--size", str(limits.disk_bytes), "--tmpfs", "/tmp",
+            "--size", str(RUN_TMPFS_BYTES), "--tmpfs", "/run",
+            "--dir", "/var", "--symlink", "../run", "/var/run", "--symlink", "../tmp", "/var/tmp",
+            "--size", str(workspace_bytes + limits.disk_bytes), "--tmpfs", WORKDIR,
+            "--chdir", WORKDIR,
+            "--remount-ro", "/",
+            "--",
+        ]
+        return argv
+
+    def prlimit_argv(self) -> list[str]:
+        limits = self.limits
+        return [
+            "prlimit",
+            f"--as={limits.memory_bytes}", f"--nproc={limits.max_processes}",
+            f"--cpu={max(1, int(limits.timeout_seconds) + 1)}", f"--fsize={limits.file_bytes}",
+            "--nofile=256", "--core=0", "--",
+        ]
+
+    def execute(self, workspace_root: Path | None, argv: list[str], shown: str) -> RunResult:
+        """Run `argv` in a fresh sandbox over a copy of `workspace_root` (None: an empty workspace)."""
+        data_fds = {path: _data_fd(text) for path, text in _GENERATED_ETC.items()}
+        token = f"sandbox-started-{secrets.token_hex(8)}"
+        try:
+            inner = ["/bin/sh", "-c", _UNPACK_AND_RUN, token, *self.prlimit_argv(), *argv]
+            command = self.bwrap_argv(_workspace_bytes(workspace_root), data_fds) + inner
+            as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": []} if os.geteuid() == 0 else {}
+            started = time.monotonic()
+            try:
+                process = subprocess.Popen(
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    start_new_session=True, env={"PATH": SANDBOX_PATH}, cwd="/",
+                    pass_fds=tuple(data_fds.values()), **as_nobody,
+                )
+            except OSError as exc:
+                raise SandboxError(f"cannot start bwrap: {exc.strerror or exc}") from None
+        finally:
+            for fd in data_fds.values():
+                os.close(fd)
+        result = self._supervise(process, workspace_root, shown, started)
+        line = token + "\n"
+        if not result.output.startswith(line):
+            # bwrap stopped before the sandbox ran anything: what it printed says why.
+            first = result.output.strip().splitlines()[0] if result.output.strip() else f"exit {result.exit_code}"
+            raise SandboxError(f"the sandbox could not be set up: {first}")
+        result.output = result.output[len(line):]
+        result.output_bytes -= len(line)
+        if result.exit_code == SETUP_FAILED and result.output.startswith("sandbox:"):
+            raise SandboxError(result.output.strip().splitlines()[0])
+        return result
+
+    def _supervise(self, process: subprocess.Popen, workspace_root: Path | None, shown: str, started: float) -> RunResult:
+        writer = threading.Thread(target=_stream_workspace, args=(workspace_root, process.stdin), daemon=True)
+        writer.start()
         half = self.limits.output_bytes // 2
         head, tail = bytearray(), bytearray()
         total = 0
@@ -256,7 +445,9 @@ class Sandbox:
         except BaseException:
             _kill(process)  # a task's time limit or an interrupt: nothing may outlive the call
             raise
-        reader.join(timeout=5)
+        # Every process of the sandbox holds its output pipe: the end of the output is the end of them all.
+        reader.join(timeout=10)
+        writer.join(timeout=5)
         process.stdout.close()
         seconds = time.monotonic() - started
         raw = bytes(head) + bytes(tail)
@@ -266,23 +457,71 @@ class Sandbox:
             text += f"\n[… {total - len(raw):,} bytes of output left out …]\n"
         if tail:
             text += bytes(tail).decode("utf-8", errors="replace")
-        if process.returncode == SETUP_FAILED and text.startswith("sandbox:"):
-            raise SandboxError(text.strip().splitlines()[0])
+        exit_code = None if timed_out else process.returncode
         return RunResult(
             command=shown,
-            exit_code=None if timed_out else process.returncode,
+            exit_code=exit_code,
             output=text,
             output_bytes=total,
             truncated=truncated,
             timed_out=timed_out,
             seconds=round(seconds, 2),
+            limits_hit=_limits_hit(exit_code, timed_out, text),
         )
 
 
+def _limits_hit(exit_code: int | None, timed_out: bool, output: str) -> list[str]:
+    """Which limits the program ran into, as far as its exit and its output tell."""
+    hit = ["time"] if timed_out else []
+    if exit_code is not None and exit_code > 128 and (exit_code - 128) in _SIGNAL_LIMITS:
+        name = _SIGNAL_LIMITS[exit_code - 128]
+        if name != "killed":
+            hit.append(name)
+    for name, pattern in _LIMIT_MESSAGES:
+        if pattern.search(output) and name not in hit:
+            hit.append(name)
+    return hit
+
+
+def _interpreter(path: str, python: str) -> list[str] | None:
+    suffix = Path(path).suffix.lower()
+    if suffix == ".py":
+        return [python]
+    if suffix in (".sh", ".bash"):
+        return ["/bin/bash" if suffix == ".bash" and os.path.exists("/bin/bash") else "/bin/sh"]
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def sandbox_status(python: str = "python3", hidden: tuple[str, ...] = ()) -> SandboxStatus:
+    """Whether this machine gives the isolation described above, found once per process: bwrap is
+    installed, and a self-check run in a real sandbox finds no network, no host file, a read-only root,
+    writable private directories, a cleared environment and a Python that starts."""
+    if not sys.platform.startswith("linux"):
+        return SandboxStatus(False, reason="the sandbox needs Linux (bubblewrap)")
+    if shutil.which("bwrap", path=SANDBOX_PATH) is None:
+        return SandboxStatus(False, reason="bubblewrap is not installed (apt-get install bubblewrap)")
+    if shutil.which("prlimit", path=SANDBOX_PATH) is None:
+        return SandboxStatus(False, reason="prlimit (util-linux) is not installed")
+    interpreter = shutil.which(python, path=SANDBOX_PATH)
+    if interpreter is None:
+        return SandboxStatus(False, mode=MODE, reason=f"the sandbox's Python ({python}, AGENT_SANDBOX_PYTHON) is not found on {SANDBOX_PATH}")
+    version = _bwrap_version()
+    probe = Sandbox(SandboxLimits(timeout_seconds=20), python=python, hidden=hidden,
+                    status=SandboxStatus(True, mode=MODE, version=version))
+    try:
+        result = probe.execute(None, ["/bin/sh", "-c", _SELF_CHECK, "self-check", probe.python], "self-check")
+    except SandboxError as exc:
+        return SandboxStatus(False, mode=MODE, version=version, reason=f"bubblewrap fails its self-check: {exc}")
+    lines = result.output.strip().splitlines()
+    if result.timed_out or result.exit_code != 0 or lines[-1:] != ["ok"]:
+        why = lines[-1] if lines else f"exit {result.exit_code}"
+        return SandboxStatus(False, mode=MODE, version=version, reason=f"bubblewrap fails its self-check: {why}")
+    return SandboxStatus(True, mode=MODE, version=version)
 
 
 def _kill(process: subprocess.Popen) -> None:
-    """SIGKILL the process group: unshare and the namespace's PID 1, whose death kills everything in it."""
+    """SIGKILL bwrap's process group: with bwrap dies the namespace's PID 1, and everything in it."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:

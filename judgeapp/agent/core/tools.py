@@ -8,12 +8,16 @@ output — so that the evidence of a verdict can be checked against it (evidence
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import os
 import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from judgeapp.judging.regexes import PatternRefused, linear_regex
 
 from .inputs import Trace
 from .sandbox import Sandbox, SandboxError
@@ -27,6 +31,15 @@ MAX_SEARCH_HITS = 50
 MAX_STEP_CHARS = 12_000
 MAX_RUN_ARGS = 20
 _SEARCH_LINE_CHARS = 1_000
+# How run_file names a limit the program ran into.
+_LIMIT_NAMES = {
+    "time": "the time limit ({timeout_seconds:g} s)",
+    "CPU time": "the CPU-time limit",
+    "file size": "the file-size limit ({file_mb} MB a file)",
+    "disk": "the disk cap ({disk_mb} MB of writes in the copy, and as much in /tmp)",
+    "memory": "the memory limit ({memory_mb} MB)",
+    "processes": "the process limit ({max_processes})",
+}
 
 
 def _function(name: str, description: str, properties: dict, required: list[str]) -> dict:
@@ -67,7 +80,7 @@ SEARCH = _function(
         "query": {"type": "string", "description": "The text to look for."},
         "where": {"type": "string", "enum": ["all", "workspace", "trace"], "description": "Where to search (default all)."},
         "path": {"type": "string", "description": "Only search under this workspace directory or file."},
-        "regex": {"type": "boolean", "description": "Treat the query as a Python regular expression (default false)."},
+        "regex": {"type": "boolean", "description": "Treat the query as a regular expression, RE2 syntax: no backreferences or lookaround (default false)."},
     },
     ["query"],
 )
@@ -80,7 +93,8 @@ READ_TRACE_STEP = _function(
 RUN_FILE = _function(
     "run_file",
     "Run a workspace file (.py with Python, .sh with sh, or an executable) in a sandbox: on a throw-away copy "
-    "of the workspace, with no network and a time limit. Returns the exit code and the output. Files it "
+    "of the workspace (its working directory), with no network, no other file of the machine, an empty "
+    "environment, and time, memory, process and disk limits. Returns the exit code and the output. Files it "
     "writes are discarded.",
     {
         "path": {"type": "string", "description": "File to run, relative to the workspace root."},
@@ -162,6 +176,8 @@ class ToolBox:
         self.workspace = workspace
         self.trace = trace
         self.sandbox = sandbox if sandbox is not None and sandbox.status.available else None
+        # Why run_file is not offered, for a judge that calls it all the same.
+        self.sandbox_unavailable = sandbox.status.reason if sandbox is not None and self.sandbox is None else ""
         self.observations = Observations()
         self.records: list[ToolRecord] = []
 
@@ -189,6 +205,8 @@ class ToolBox:
         else:
             if not isinstance(arguments, dict):
                 arguments, output, ok = {"_raw": arguments}, "error: the arguments must be a JSON object", False
+            elif name == "run_file" and self.sandbox_unavailable:
+                output, ok = f"error: run_file is not available: the sandbox is unavailable ({self.sandbox_unavailable}); nothing was run", False
             elif name not in self.names:
                 output, ok = f"error: no tool named {name!r}; the tools are {', '.join(self.names)}", False
             else:
@@ -291,9 +309,10 @@ class ToolBox:
         if where not in ("all", "workspace", "trace"):
             raise ToolError("where must be 'all', 'workspace' or 'trace'")
         try:
-            pattern = re.compile(query if regex else re.escape(query), re.I)
-        except re.error as exc:
-            raise ToolError(f"not a valid regular expression: {exc}") from None
+            # RE2: a judge's pattern cannot make a search backtrack for ever (a thread cannot stop one).
+            pattern = linear_regex(query if regex else re.escape(query), ignore_case=True, line_by_line=True)
+        except PatternRefused as exc:
+            raise ToolError(f"the regular expression is refused: {exc}") from None
         obs = self.observations
         hits: list[str] = []
         count = 0
@@ -316,14 +335,24 @@ class ToolBox:
                 if b"\x00" in head:
                     continue
                 with open(file_abs, encoding="utf-8", errors="replace") as f:
-                    for number, line in enumerate(f, start=1):
-                        line = line.rstrip("\n")[:_SEARCH_LINE_CHARS]
-                        if pattern.search(line):
-                            count += 1
-                            if len(hits) < MAX_SEARCH_HITS:
-                                hits.append(f"{file_rel}:{number}: {line.strip()[:300]}")
-                                obs.paths.add(file_rel)
-                                obs.lines.setdefault(file_rel, set()).add(number)
+                    lines = [line[:_SEARCH_LINE_CHARS] for line in f.read().split("\n")]
+                text = "\n".join(lines)
+                # One call per file, and per matching line only where the file matches: RE2's calls cost
+                # more than re's, and most files hold no hit. No match spans a line (line_by_line).
+                if not pattern.search(text):
+                    continue
+                starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+                last = -1
+                for match in pattern.finditer(text):
+                    index = bisect.bisect_right(starts, match.start()) - 1
+                    if index == last or (index == len(lines) - 1 and not lines[index] and match.start() == len(text)):
+                        continue
+                    last = index
+                    count += 1
+                    if len(hits) < MAX_SEARCH_HITS:
+                        hits.append(f"{file_rel}:{index + 1}: {lines[index].strip()[:300]}")
+                        obs.paths.add(file_rel)
+                        obs.lines.setdefault(file_rel, set()).add(index + 1)
         if where in ("all", "trace"):
             if self.trace is None:
                 if where == "trace":
@@ -378,18 +407,22 @@ class ToolBox:
             result = self.sandbox.run(self.workspace.root, rel, args)
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
+        limits = self.sandbox.limits
         status = (
-            f"killed after {self.sandbox.limits.timeout_seconds:g} s (time limit)" if result.timed_out
+            f"killed after {limits.timeout_seconds:g} s (time limit)" if result.timed_out
             else f"exit code {result.exit_code}"
         )
         body = result.output if result.output.strip() else "(no output)"
+        reached = [_LIMIT_NAMES.get(name, name).format(**limits.as_dict()) for name in result.limits_hit]
         text = (
-            f"$ {result.command}\n{status} (no network, on a throw-away copy of the workspace)\n"
-            f"--- output ({result.output_bytes:,} bytes{', cut to its head and tail' if result.truncated else ''}) ---\n{body}"
+            f"$ {result.command}\n{status} ({self.sandbox.status.mode} sandbox: no network, no host file or socket, "
+            "an empty environment; only a throw-away copy of the workspace)\n"
+            + (f"limits reached: {'; '.join(reached)}\n" if reached else "")
+            + f"--- output ({result.output_bytes:,} bytes{', cut to its head and tail' if result.truncated else ''}) ---\n{body}"
         )
         self.observations.runs.append(
             {"path": rel, "command": result.command, "exit_code": result.exit_code, "timed_out": result.timed_out,
-             "seconds": result.seconds, "output": result.output}
+             "seconds": result.seconds, "output": result.output, "limits_hit": result.limits_hit}
         )
         return text, result.command
 
