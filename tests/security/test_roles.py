@@ -56,6 +56,10 @@ class Expected:
 
 EXPECTED: dict[str, Expected] = {
     "login": Expected(EVERYONE),
+    # Anyone logged in sees their own API tokens; only a token's owner can revoke it (404 for the others).
+    "api:profile": Expected(statuses(302, 200, 200, 200, 200)),
+    "api:token_revoke": Expected(POST_ONLY, statuses(302, 404, 404, 302, 404)),
+    "api:docs": Expected(READERS),
     "logout": Expected(statuses(302, 405, 405, 405, 405)),
     # The dashboard; an annotator's home is their queue, a user without a role is told so (403).
     "home": Expected(statuses(302, 403, 302, 200, 200)),
@@ -129,7 +133,8 @@ def url_names() -> list[tuple[str, object]]:
     return found
 
 
-APP_NAMES = sorted({name for name, _ in url_names() if not name.startswith("admin:")})
+# The JSON API under /api/v1/ answers tokens, not sessions: its roles are tests/api/test_roles.py's.
+APP_NAMES = sorted({name for name, _ in url_names() if not name.startswith(("admin:", "api:v1:"))})
 ADMIN_NAMES = sorted({name for name, _ in url_names() if name.startswith("admin:")})
 
 
@@ -207,7 +212,11 @@ def _build(server, tmp: Path) -> dict:
     assignment = Assignment.objects.filter(annotator=users["annotator"]).order_by("pk").first()
     ranklist = Ranklist.objects.get(run=ranked)
     artifact = ranklist.artifact_set.artifacts.order_by("pk").first()
+    from judgeapp.api.services import api_token_create
+
+    token, _secret = api_token_create(user=users["reviewer"], name="ci", actor=users["reviewer"])
     kwargs = {
+        "api:token_revoke": {"uuid": token.uuid},
         "run_detail": {"run_id": pointwise.run_id},
         "run_progress": {"run_id": pointwise.run_id},
         "run_cancel": {"run_id": pointwise.run_id},
