@@ -25,7 +25,7 @@ POOLED_JUDGE = "jury"
 
 def panel_of(run) -> list[Judge]:
     """The run's jurors, in the order they were given."""
-    ids = run.config.get("options", {}).get("judge_ids", [])
+    ids = run.options.get("judge_ids", [])
     by_id = Judge.objects.in_bulk(ids)
     return [by_id[i] for i in ids if i in by_id]
 
@@ -87,7 +87,7 @@ class JuryHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.judges import client_for
+        from judgeapp.judging.endpoints import client_for
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
@@ -107,7 +107,7 @@ class JuryHandler(RunHandler):
         names = [j.name for j in panel]
         cases = pooled_cases(run, panel)
         summary = summarize(cases, names)
-        options = run.config.get("options", {})
+        options = run.options
         warnings = list(options.get("warnings", []))
         failures = defaultdict(list)
         for unit in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).select_related("judge", "case"):

@@ -20,7 +20,7 @@ SLOTS = ("A", "B")
 def compared_cases(run):
     """The run's cases in test-set order: the sample drawn at creation, or every case."""
     cases = run.testset.cases.all()
-    chosen = run.config.get("options", {}).get("case_ids")
+    chosen = run.options.get("case_ids")
     if chosen is not None:
         cases = cases.filter(case_id__in=chosen)
     return list(cases)
@@ -59,7 +59,7 @@ class PairwiseHandler(RunHandler):
         return verdicts
 
     def plan(self, run, stage):
-        sources = run.config.get("options", {}).get("versions", {})
+        sources = run.options.get("versions", {})
         # The versions whose replies a system generates (the others came from files at creation).
         generating = {slot: sources[slot]["system_id"] for slot in SLOTS if sources.get(slot, {}).get("system_id")}
         cases = compared_cases(run)
@@ -87,7 +87,7 @@ class PairwiseHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.judges import client_for
+        from judgeapp.judging.endpoints import client_for
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
@@ -145,7 +145,7 @@ class PairwiseHandler(RunHandler):
                 )
             )
         summary = summarize(judged, total_cases=len(cases))
-        options = run.config.get("options", {})
+        options = run.options
         judge_family = run.judge.effective_family if run.judge else None
         warnings = list(options.get("warnings", []))
         if missing_outputs:

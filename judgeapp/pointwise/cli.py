@@ -108,6 +108,7 @@ def handle(command, options) -> int:
 # gate: `manage.py gate RUN_ID`: the release gate of a run, decided now, for CI (CONTRACT §3).
 class GateCommand(JudgeCommand):
     help = "Decide the release gate of a pointwise run now and print it with its reasons. Exit 0 pass, 1 blocked."
+    loads_judges_file = False  # it reads a finished run only
 
     def add_arguments(self, parser):
         parser.add_argument("run_id", metavar="RUN_ID", help="the run's id, as `evaluate` printed it")
