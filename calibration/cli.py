@@ -23,8 +23,6 @@ class AgreementCommand(JudgeCommand):
         "whether the judge is locked."
     )
 
-    loads_judges_file = False  # no judge is looked up: the names are those of finished runs
-
     def add_arguments(self, parser):
         parser.add_argument("--judge", help="only this judge (its name)")
         parser.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -127,8 +125,6 @@ class ImportLabelsCommand(JudgeCommand):
         "is computed by a worker (or by `manage.py agreement`)."
     )
 
-    loads_judges_file = False  # no judge is looked up: the names are those of finished runs
-
     def add_arguments(self, parser):
         parser.add_argument("file", metavar="FILE.csv", help="the labels: " + ", ".join(LABEL_COLUMNS))
 
@@ -155,8 +151,6 @@ class ImportPandalmCommand(JudgeCommand):
         "as a finished pairwise run with a labelled sample, and compute the judge-human agreement. Real data: the "
         "judge is GPT-3.5 as published, not the scripted demo judge. Does nothing if the run is already there."
     )
-
-    loads_judges_file = False  # no judge is looked up: the names are those of finished runs
 
     def add_arguments(self, parser):
         parser.add_argument("--dir", default=str(DEFAULT_DIR), help="folder with testset-v1.json and gpt-3.5-turbo-testset-v1.json")

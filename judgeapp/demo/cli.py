@@ -44,8 +44,6 @@ class UpCommand(JudgeCommand):
         "Start everything a laptop needs: migrate, load the demo, start the scripted demo judge, a real "
         "Celery worker and the web app. Ctrl-C stops them all."
     )
-    loads_judges_file = False  # loaded once the database is migrated, below
-
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1", help="address of the web app (default 127.0.0.1)")
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8000)), help="port of the web app (default 8000)")

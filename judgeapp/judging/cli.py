@@ -1,7 +1,8 @@
 """What every judgeapp command shares (CONTRACT §3), and the helpers of the commands that run an evaluation.
 
-Bad input is one line on stderr and exit status 2, never a traceback. A command that looks judges up
-loads the judges file first (`loads_judges_file`), so a judge named in judges.toml is found. SIGTERM,
+Bad input is one line on stderr and exit status 2, never a traceback. A command loads the judges file
+when it first looks a judge or a system up (`judge_get`, `system_get`, `judges_load`: after its input
+files are checked, so bad input touches no database), so a judge named in judges.toml is found. SIGTERM,
 SIGHUP (the terminal closed) and the first Ctrl-C ask the command to stop (judgeapp/judging/shutdown.py):
 the judgments in flight finish and are recorded, no new one starts, the run is marked failed with the
 reason, and the command exits 128 + the signal's number; a second signal stops at once. Long work shows
@@ -18,20 +19,17 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from judgeapp.judging import shutdown
+from judgeapp.judging import judges, shutdown
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.judges import judges_sync
-from judgeapp.models import Run
+from judgeapp.models import Judge, Run, System
 
 
 class JudgeCommand(BaseCommand):
     # Set by commands that start a run, so that a second signal (which does not wait) can mark it.
     current_run = None
-    # Load the judges file (and the default judge from the environment) before handling: a command that
-    # names a judge finds the one in judges.toml. Off for commands that never look a judge up.
-    loads_judges_file = True
+    _judges_loaded = False
 
     def run_from_argv(self, argv):
         with shutdown.handled():
@@ -53,14 +51,28 @@ class JudgeCommand(BaseCommand):
         # call_command() (tests, other commands) comes here without run_from_argv: a CommandError (from
         # Django or the argument parser) becomes an InputError, so that run_from_argv prints it as the same
         # one line with exit 2 as our own bad input, and call_command's caller gets an InputError.
+        self._judges_loaded = False
         try:
-            if self.loads_judges_file:
-                judges_sync(actor=cli_actor())
             return super().execute(*args, **options)
         except InputError:
             raise
         except CommandError as exc:
             raise InputError(str(exc)) from None
+
+    def judges_load(self) -> None:
+        """Load the judges file and the default judge from the environment, once per command."""
+        if not self._judges_loaded:
+            judges.judges_sync(actor=cli_actor())
+            self._judges_loaded = True
+
+    def judge_get(self, *, name: str | None = None) -> Judge:
+        """The judge called `name` (or the default judge), the judges file loaded first."""
+        self.judges_load()
+        return judges.judge_get(name=name)
+
+    def system_get(self, *, name: str) -> System:
+        self.judges_load()
+        return judges.system_get(name=name)
 
     def _mark_interrupted(self, signal_name: str) -> None:
         if self.current_run is None:

@@ -174,7 +174,7 @@ def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
     units = Judgment.objects.filter(run_id=run_pk, stage=run.stage, status=UnitStatus.PENDING)
     if only is not None:
         units = units.filter(pk__in=only)
-    ids = list(units.values_list("pk", flat=True))
+    ids = list(units.order_by("id").values_list("pk", flat=True))
     if not ids:
         return 0
     Judgment.objects.filter(pk__in=ids).update(enqueued_at=timezone.now())

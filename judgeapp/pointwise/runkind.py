@@ -28,7 +28,7 @@ class PointwiseHandler(RunHandler):
     def verdicts(self, run):
         return [
             Verdict(case_id=j.case.case_id, criterion=j.criterion.name, judge=j.judge.name, value=j.parsed["score"])
-            for j in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "criterion", "judge")
+            for j in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "criterion", "judge").order_by("stage", "id")
         ]
 
     def plan(self, run, stage):
@@ -76,7 +76,7 @@ class PointwiseHandler(RunHandler):
         criteria = list(run.rubric.criteria.all())
         # Only the fields the report reads (not each unit's messages and raw reply): this runs as the last
         # unit's tail, so its time is the run's.
-        units = run.judgments.filter(purpose=Purpose.JUDGE).values_list(
+        units = run.judgments.filter(purpose=Purpose.JUDGE).order_by("stage", "id").values_list(
             "case__case_id", "criterion__name", "status", "parsed", "parse_error", "error", "uuid"
         )
         items = [

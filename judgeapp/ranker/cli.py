@@ -7,7 +7,6 @@ from judgeapp.judging import shutdown
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.client import JudgeError
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.judges import judge_get
 from judgeapp.judging.runs import run_execute_inline, run_id_check
 from judgeapp.models import Executor, Insertion, InsertionStatus, Run, RunStatus
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, format_calls, format_ranklist, format_verdict, seed_worst_case
@@ -45,7 +44,7 @@ class CompareCommand(JudgeCommand):
     def handle(self, *args, **options):
         a = candidate_read(options["file_a"])
         b = candidate_read(options["file_b"])
-        judge = judge_get(name=options["judge"])
+        judge = self.judge_get(name=options["judge"])
         run_id = run_id_check(options["run_id"]) if options["run_id"] else None
         existing = Run.objects.filter(run_id=run_id).first() if run_id else None
         try:
@@ -105,7 +104,7 @@ class RankCommand(JudgeCommand):
         set_name = options["set_name"] or directory.resolve().name
         if not options["set_name"] and not SET_NAME.match(set_name):
             raise InputError(f"the directory name {set_name!r} cannot name the set; pass --set NAME")
-        judge = judge_get(name=options["judge"])
+        judge = self.judge_get(name=options["judge"])
         run = rank_create(
             candidates=candidates,
             goal=options["goal"],
@@ -155,6 +154,7 @@ class InsertCommand(JudgeCommand):
     def handle(self, *args, **options):
         candidate = candidate_read(options["file"])
         ranklist = ranklist_from_path(options["ranklist"])
+        self.judges_load()
         insertion, queued = insertion_register(
             ranklist=ranklist,
             candidate=candidate,
