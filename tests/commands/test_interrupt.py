@@ -30,7 +30,7 @@ def judges_file():
     path.unlink(missing_ok=True)
 
 
-def start_evaluation(tmp_path: Path, judges_file: Path, server: FakeJudgeServer, run_id: str) -> subprocess.Popen:
+def start_evaluation(tmp_path: Path, judges_file: Path, server: FakeJudgeServer, run_id: str, stderr=subprocess.PIPE) -> subprocess.Popen:
     """`manage.py evaluate pointwise` against the slow judge, named only in the judges file."""
     judges_file.write_text(f'[judges.slow]\nmodel = "fake-judge"\nfamily = "scripted"\nbase_url = "{server.url}"\n')
     (tmp_path / "support.jsonl").write_bytes(factories.testset_bytes(CASES))
@@ -44,7 +44,7 @@ def start_evaluation(tmp_path: Path, judges_file: Path, server: FakeJudgeServer,
     return subprocess.Popen(
         [sys.executable, "manage.py", "evaluate", "pointwise", "--testset", str(tmp_path / "support.jsonl"),
          "--rubric", str(tmp_path / "rubric.toml"), "--judge", "slow", "--concurrency", "4", "--run-id", run_id],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
     )
 
 
@@ -82,18 +82,24 @@ def test_sigterm_drains_the_units_in_flight_and_fails_the_run_with_exit_143(tran
 
 @pytest.mark.slow
 def test_a_second_sigterm_stops_at_once_and_leaves_no_unit_claimed(transactional_db, tmp_path, judges_file):
-    with FakeJudgeServer(DemoBrain(), latency=4) as server:
-        process = start_evaluation(tmp_path, judges_file, server, "hurried")
+    err_path = tmp_path / "stderr.txt"
+    with FakeJudgeServer(DemoBrain(), latency=8) as server, open(err_path, "w") as err_file:
+        process = start_evaluation(tmp_path, judges_file, server, "hurried", stderr=err_file)
         try:
             wait_for(lambda: process.poll() is not None or in_flight(server, 4), 60, message="four calls in flight")
-            assert process.poll() is None, process.communicate()
+            assert process.poll() is None, err_path.read_text()
             process.send_signal(signal.SIGTERM)
-            time.sleep(0.3)  # the first one is handled: asked to drain
+            # The first one is handled (it only asks: the command says so), then the second.
+            wait_for(lambda: "stopping once the work in flight is recorded" in err_path.read_text(), 10, message="the first signal")
+            stopped_at = time.monotonic()
             process.send_signal(signal.SIGTERM)
-            _out, err = process.communicate(timeout=3)  # before the 4 s calls in flight could end
+            process.wait(timeout=30)
+            waited = time.monotonic() - stopped_at
         finally:
             if process.poll() is None:
                 process.kill()
+    err = err_path.read_text()
+    assert waited < 8, err  # it did not wait for the 8 s calls in flight
     assert process.returncode == 143, err
     run = Run.objects.get(run_id="hurried")
     assert run.status == RunStatus.FAILED and run.error == "interrupted by SIGTERM before it finished"
