@@ -13,7 +13,6 @@ from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.models import Judge, System
 from tests.helpers import WorkerProcess, database_url_for_subprocess
 
-
 # --- The socket guard (zulip's `block_internet`, at the socket) ------------------------------------------
 
 

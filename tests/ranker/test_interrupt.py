@@ -3,11 +3,11 @@ in flight and makes no more: the run fails with the reason, the rest of its cand
 
 import signal
 
+import pytest
+
 from judgeapp.judging import runs, shutdown
 from judgeapp.models import Insertion, InsertionStatus, Judgment, RunStatus, UnitStatus
 from judgeapp.ranker.services import candidates_in_dir, rank_create
-
-import pytest
 
 
 def test_a_stop_asked_mid_batch_lets_the_insert_in_flight_finish_and_starts_no_other(transactional_db, oracle_judge, oracle, fake_judge, tmp_path):
