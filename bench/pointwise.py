@@ -349,7 +349,7 @@ def _tree_cpu_seconds(pid: int) -> float:
 def bench_breakdown(judge, args, counter: QueryCounter) -> None:
     """What one judgment costs this process, layer by layer: one thread, a judge that answers at once
     (start the fake judge with --latency 0 for this), the same prompts each time, cache emptied."""
-    from judgeapp.judging import judges as judge_services
+    from judgeapp.judging import endpoints, limiters
     from judgeapp.judging.client import JudgeClient, ThreadLimiter
     from judgeapp.judging.parsing import score_spec
     from judgeapp.judging.prompts import load_prompt, user_message
@@ -361,12 +361,12 @@ def bench_breakdown(judge, args, counter: QueryCounter) -> None:
         user_message(load_prompt("pointwise").render(rubric="r", input=f"[{uuid.uuid4().hex}] ticket {i}", output="Go to Settings."))
         for i in range(n)
     ]
-    config = judge_services.endpoint_config(judge)
+    config = endpoints.endpoint_config(judge)
     layers = {
         "client only (no database)": JudgeClient(config, cache=None, limiter=ThreadLimiter()),
-        "+ database response cache": JudgeClient(config, cache=judge_services.DatabaseResponseCache(), limiter=ThreadLimiter()),
+        "+ database response cache": JudgeClient(config, cache=endpoints.DatabaseResponseCache(), limiter=ThreadLimiter()),
         "+ database slot limiter (client_for)": JudgeClient(
-            config, cache=judge_services.DatabaseResponseCache(), limiter=judge_services.DatabaseSlotLimiter()
+            config, cache=endpoints.DatabaseResponseCache(), limiter=limiters.DatabaseSlotLimiter()
         ),
     }
     print(f"breakdown: {n} judgments, one thread, CPU of this process per judgment", flush=True)
@@ -397,7 +397,7 @@ def _instrument(counter: QueryCounter) -> dict:
     """Wrap the run machinery's steps to add up their CPU time and queries (one thread: no overlap)."""
     import functools
 
-    from judgeapp.judging import judges as judge_services
+    from judgeapp.judging import endpoints, limiters
     from judgeapp.judging import runs as run_services
     from judgeapp.judging.client import JudgeClient
     from judgeapp.pointwise.runkind import PointwiseHandler
@@ -424,9 +424,9 @@ def _instrument(counter: QueryCounter) -> dict:
     wrap(PointwiseHandler, "execute", "  handler.execute (prompt + judge call)")
     wrap(JudgeClient, "judge", "    JudgeClient.judge (parse, retry)")
     wrap(JudgeClient, "chat", "      JudgeClient.chat (cache, limiter, HTTP)")
-    wrap(judge_services.DatabaseResponseCache, "get", "        response cache get (SELECT)")
-    wrap(judge_services.DatabaseResponseCache, "set", "        response cache set (INSERT)")
-    _wrap_context_manager(parts, counter, judge_services.DatabaseSlotLimiter, "        slot limiter: take + give back a slot")
+    wrap(endpoints.DatabaseResponseCache, "get", "        response cache get (SELECT)")
+    wrap(endpoints.DatabaseResponseCache, "set", "        response cache set (INSERT)")
+    _wrap_context_manager(parts, counter, limiters.DatabaseSlotLimiter, "        slot limiter: take + give back a slot")
     wrap(run_services, "judgment_record", "  judgment_record (UPDATEs, EXISTS, advance)")
     wrap(PointwiseHandler, "finalize", "    handler.finalize (the report, once)")
     return parts

@@ -12,6 +12,7 @@ class SampleAdmin(admin.ModelAdmin):
 
 @admin.register(models.AgreementResult)
 class AgreementResultAdmin(admin.ModelAdmin):
+    ordering = ["-sample__created_at", "judge_name", "criterion"]
     list_display = ["judge_name", "short_judge_version", "criterion", "sample", "n_items", "kappa", "agreement", "updated_at"]
     list_filter = ["label_kind", "judge_name"]
     readonly_fields = [f.name for f in models.AgreementResult._meta.fields]

@@ -148,18 +148,19 @@ class Assignment(TimeStampedModel):
     acted_at = models.DateTimeField(null=True, blank=True, help_text="When it was last labelled or skipped (for undo).")
 
     class Meta:
-        ordering = ["item__sample", "position"]
+        # No default ordering: it would join SampleItem on every read of an annotator's queue; reads say
+        # their order (a queue: position).
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_per_item_annotator"),
             models.CheckConstraint(
-                condition=Q(state="labelled", value__gt="") | (~Q(state="labelled") & Q(value="")),
+                condition=Q(state=AssignmentState.LABELLED, value__gt="") | (~Q(state=AssignmentState.LABELLED) & Q(value="")),
                 name="assignment_value_iff_labelled",
             ),
         ]
         indexes = [
             # An annotator's queue: their next pending (then skipped) item.
             models.Index(fields=["annotator", "state", "position"], name="assignment_queue",
-                         condition=Q(state__in=["pending", "skipped"])),
+                         condition=Q(state__in=[AssignmentState.PENDING, AssignmentState.SKIPPED])),
             # Undo: an annotator's most recent action.
             models.Index(fields=["annotator", "-acted_at"], name="assignment_last_action",
                          condition=Q(acted_at__isnull=False)),
@@ -193,7 +194,7 @@ class AgreementResult(TimeStampedModel):
     labels_version = models.PositiveIntegerField(default=0)
 
     class Meta:
-        ordering = ["-sample__created_at", "judge_name", "criterion"]
+        # No default ordering: it would join Sample on every read; reads say their order.
         constraints = [
             models.UniqueConstraint(fields=["sample", "judge_name", "criterion"], name="agreement_unique_per_sample_judge_criterion"),
         ]

@@ -3,10 +3,9 @@ reviewers and leads."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
-from django_htmx.middleware import HtmxDetails
 
 from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS
@@ -17,11 +16,8 @@ from calibration.services import locks as lock_services
 from calibration.services.samples import sample_draw
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.pages import HtmxHttpRequest, render_partial
 from judgeapp.roles import READERS, Role, has_role, role_required
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 # --- The annotator's queue (blind) ---------------------------------------------------------------------
@@ -36,8 +32,7 @@ def _queue_page(request: HtmxHttpRequest, assignment, *, error: str = "", status
         "skipped_view": skipped_view,
         "error": error,
     }
-    template = "calibration/queue.html#item" if request.htmx else "calibration/queue.html"
-    return render(request, template, context, status=status)
+    return render_partial(request, "calibration/queue.html", context, partial="item", status=status)
 
 
 def _own(request, assignment_uuid):

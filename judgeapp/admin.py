@@ -63,6 +63,7 @@ class ArtifactAdmin(admin.ModelAdmin):
 
 @admin.register(models.Run)
 class RunAdmin(admin.ModelAdmin):
+    ordering = ["-created_at"]
     list_display = ["run_id", "kind", "status", "executor", "done_units", "failed_units", "total_units", "created_at"]
     list_filter = ["kind", "status", "executor"]
     search_fields = ["run_id", "title"]
@@ -71,6 +72,7 @@ class RunAdmin(admin.ModelAdmin):
 
 @admin.register(models.Judgment)
 class JudgmentAdmin(admin.ModelAdmin):
+    ordering = ["run", "stage", "id"]
     list_display = ["key", "run", "purpose", "status", "attempts", "parse_attempts", "latency_ms", "cached"]
     list_filter = ["status", "purpose", "cached"]
     search_fields = ["key", "run__run_id"]

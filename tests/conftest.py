@@ -1,6 +1,10 @@
-"""Shared fixtures: the fake judge server, judges pointing at it, users with roles, a real worker."""
+"""Shared fixtures: the fake judge server, judges pointing at it, users with roles, a real worker. And the
+socket guard: no test reaches beyond the loopback."""
 
+import ipaddress
 import os
+import socket
+from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -8,6 +12,60 @@ from django.contrib.auth.models import Group, User
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.models import Judge, System
 from tests.helpers import WorkerProcess, database_url_for_subprocess
+
+# --- The socket guard (zulip's `block_internet`, at the socket) ------------------------------------------
+
+
+class InternetBlocked(OSError):
+    """A test tried to reach an address beyond the loopback."""
+
+
+def _service_hosts() -> set[str]:
+    """The hosts of the services a test run is pointed at (the lead's pass on PostgreSQL and Redis)."""
+    urls = [os.environ.get(name, "") for name in ("DATABASE_URL", "CELERY_BROKER_URL", "JUDGE_LIMITER_REDIS_URL")]
+    return {host for host in (urlsplit(url).hostname for url in urls if "://" in url) if host}
+
+
+_ALLOWED_HOSTS = {"localhost"} | _service_hosts()
+
+
+def _reachable(address) -> bool:
+    if not isinstance(address, tuple):  # a Unix socket's path: this machine
+        return True
+    host = str(address[0]).split("%", 1)[0]
+    if host in _ALLOWED_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: allowed only if every address it names is a loopback one
+        try:
+            infos = socket.getaddrinfo(host, None)
+        except socket.gaierror:
+            return False
+        return all(ipaddress.ip_address(info[4][0].split("%", 1)[0]).is_loopback for info in infos)
+
+
+def _guarded(method):
+    def guarded(self, address, *args):
+        if not _reachable(address):
+            raise InternetBlocked(f"the tests reach only the loopback; {address!r} is beyond it")
+        return method(self, address, *args)
+
+    return guarded
+
+
+def _guarded_sendto(method):
+    def guarded(self, data, *args):
+        if args and not _reachable(args[-1]):
+            raise InternetBlocked(f"the tests reach only the loopback; {args[-1]!r} is beyond it")
+        return method(self, data, *args)
+
+    return guarded
+
+
+socket.socket.connect = _guarded(socket.socket.connect)
+socket.socket.connect_ex = _guarded(socket.socket.connect_ex)
+socket.socket.sendto = _guarded_sendto(socket.socket.sendto)
 
 
 @pytest.fixture

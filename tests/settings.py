@@ -13,6 +13,10 @@ os.environ.setdefault("CELERY_QUEUE", f"judgeapp-test-{uuid.uuid4().hex[:10]}")
 # A developer's own judges file and default judge must not leak into the tests.
 os.environ["JUDGES_FILE"] = os.path.join(os.environ["DATA_DIR"], "judges.toml")
 os.environ["JUDGE_MODEL"] = ""
+# Nor a developer's real endpoint and key: a judge without a base URL must fail, not call out (see also the
+# socket guard in tests/conftest.py). Worker processes started by the tests inherit this environment.
+os.environ.pop("OPENAI_BASE_URL", None)
+os.environ.pop("OPENAI_API_KEY", None)
 os.environ.setdefault("JUDGE_BACKOFF_SECONDS", "0.05")
 
 from judgeapp.settings import *  # noqa: E402,F403

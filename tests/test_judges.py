@@ -8,7 +8,8 @@ import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.judges import client_for, judge_get, judges_sync, system_get
+from judgeapp.judging.endpoints import client_for
+from judgeapp.judging.judges import judge_get, judges_sync, system_get
 from judgeapp.models import EndpointSource, Judge, System
 
 GOOD = b'''
@@ -84,12 +85,14 @@ def test_a_bad_judges_file_is_one_clear_line(tmp_path, settings, text, message):
 def test_default_judge_comes_from_the_environment(settings):
     settings.JUDGE_MODEL = "gpt-4o"
     settings.OPENAI_BASE_URL = "http://llm.internal/v1"
+    judges_sync()
     judge = judge_get()
     assert (judge.name, judge.model, judge.effective_family, judge.base_url) == ("default", "gpt-4o", "openai", "http://llm.internal/v1")
 
 
 @pytest.mark.django_db
 def test_unknown_judge_names_the_known_ones(judges_file):
+    judges_sync()
     with pytest.raises(InputError, match="unknown judge 'nope' \\(known: small-a, small-b\\)"):
         judge_get(name="nope")
 
@@ -120,7 +123,8 @@ def test_concurrency_limit_holds_across_connections(transactional_db):
             try:
                 # A fresh client per thread: only the database slots are shared.
                 from judgeapp.judging.client import JudgeClient
-                from judgeapp.judging.judges import DatabaseSlotLimiter, endpoint_config
+                from judgeapp.judging.endpoints import endpoint_config
+                from judgeapp.judging.limiters import DatabaseSlotLimiter
 
                 JudgeClient(endpoint_config(judge), limiter=DatabaseSlotLimiter()).chat([{"role": "user", "content": f"q{i}"}])
             finally:
@@ -142,7 +146,7 @@ def test_slots_held_by_a_dead_process_are_freed_at_once(transactional_db):
 
     from django.utils import timezone
 
-    from judgeapp.judging.judges import DatabaseSlotLimiter
+    from judgeapp.judging.limiters import DatabaseSlotLimiter
     from judgeapp.models import JudgeSlot
 
     limiter = DatabaseSlotLimiter()
@@ -159,7 +163,7 @@ def test_host_limiter_bounds_concurrent_calls_across_file_descriptors(tmp_path):
     """The SQLite default: slot files under DATA_DIR/locks; each caller opens its own descriptor, as a
     separate worker process would."""
     from judgeapp.judging.client import EndpointConfig, JudgeClient
-    from judgeapp.judging.judges import HostSlotLimiter
+    from judgeapp.judging.limiters import HostSlotLimiter
 
     with FakeJudgeServer(DemoBrain(), latency=0.15) as server:
         limiter = HostSlotLimiter(tmp_path)
@@ -178,7 +182,7 @@ def test_host_limiter_slot_of_a_killed_process_is_free_at_once(tmp_path):
     import sys
     import time
 
-    from judgeapp.judging.judges import HostSlotLimiter
+    from judgeapp.judging.limiters import HostSlotLimiter
 
     limiter = HostSlotLimiter(tmp_path)
     slot_file = limiter._slot_path("solo", 0)
@@ -201,7 +205,7 @@ def test_host_limiter_waiters_queue_on_a_gate_that_a_killed_waiter_does_not_bloc
     import sys
     import time
 
-    from judgeapp.judging.judges import HostSlotLimiter
+    from judgeapp.judging.limiters import HostSlotLimiter
 
     limiter = HostSlotLimiter(tmp_path)
     hold = "import fcntl,os,time; fd=os.open({!r}, os.O_RDWR|os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"
@@ -252,7 +256,7 @@ def redis_url():
 def test_redis_limiter_bounds_concurrent_calls_across_clients(redis_url):
     """Production with a Redis broker: each thread has its own Redis client, as workers on other machines."""
     from judgeapp.judging.client import EndpointConfig, JudgeClient
-    from judgeapp.judging.judges import RedisSlotLimiter
+    from judgeapp.judging.limiters import RedisSlotLimiter
 
     name = f"redis-limited-{uuid.uuid4().hex[:6]}"
     with FakeJudgeServer(DemoBrain(), latency=0.15) as server:
@@ -274,7 +278,7 @@ def test_redis_limiter_takes_back_a_dead_holders_slot_at_once(redis_url):
     import socket
     import time
 
-    from judgeapp.judging.judges import RedisSlotLimiter
+    from judgeapp.judging.limiters import RedisSlotLimiter
 
     limiter = RedisSlotLimiter(redis_url)
     key = limiter.key(f"dead-{uuid.uuid4().hex[:6]}")
@@ -285,7 +289,7 @@ def test_redis_limiter_takes_back_a_dead_holders_slot_at_once(redis_url):
 
 
 def test_limiter_kind_follows_the_deployment():
-    from judgeapp.judging.judges import limiter_kind
+    from judgeapp.judging.limiters import limiter_kind
 
     sqlite, postgres = "django.db.backends.sqlite3", "django.db.backends.postgresql"
     assert limiter_kind(configured="", engine=sqlite, broker_url="filesystem://localhost/") == "host"

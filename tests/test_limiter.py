@@ -6,8 +6,8 @@ import time
 import pytest
 from django.utils import timezone
 
-import judgeapp.judging.judges as judges_module
-from judgeapp.judging.judges import DatabaseSlotLimiter
+import judgeapp.judging.limiters as limiters_module
+from judgeapp.judging.limiters import DatabaseSlotLimiter
 from judgeapp.judging.workers import worker_identity
 from judgeapp.models import JudgeSlot
 
@@ -29,7 +29,7 @@ def acquired_within(seconds: float, monkeypatch) -> bool:
             raise TimeoutError
         real_sleep(pause)
 
-    monkeypatch.setattr(judges_module.time, "sleep", sleep_until_the_deadline)
+    monkeypatch.setattr(limiters_module.time, "sleep", sleep_until_the_deadline)
     try:
         with DatabaseSlotLimiter()("j", 2):
             return True

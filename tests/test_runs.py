@@ -34,7 +34,8 @@ def test_rerunning_the_same_judgments_costs_no_call(judge, fake_judge):
     second = pointwise_run(judge=judge, n=3)
     runs.run_execute_inline(run=second)
     assert len(fake_judge.chat_requests) == calls
-    assert all(second.judgments.values_list("cached", flat=True))
+    cached = list(second.judgments.values_list("cached", flat=True))
+    assert len(cached) == 3 and all(cached)
 
 
 def test_starting_twice_creates_the_units_once(judge):

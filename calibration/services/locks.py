@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, JudgeLock
 from calibration.selectors import decisive_result, level_current
+from judgeapp.judging.audit import SYSTEM, audit_log_create
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog
 
@@ -33,18 +34,6 @@ def _describe(level: AgreementLevel, result: AgreementResult) -> str:
         f"{_metric_label(level, result)} {value:.2f} {relation} {level.threshold:.2f} on sample {result.sample.short_id} "
         f"of run {result.sample.run.run_id} ({result.n_items} items, prompt {result.prompt_version or '—'}, "
         f"rubric {result.rubric_version or '—'})"
-    )
-
-
-def _audit(*, action: str, actor, subject: str, reason: str, run=None, detail: dict | None = None) -> None:
-    AuditLog.objects.create(
-        actor=actor if getattr(actor, "is_authenticated", False) else None,
-        actor_label=getattr(actor, "username", "") or "system",
-        action=action,
-        run=run,
-        subject=subject,
-        reason=reason,
-        detail=detail or {},
     )
 
 
@@ -93,11 +82,11 @@ def lock_evaluate(*, judge_name: str, judge_version: str, level: AgreementLevel 
         lock.changed_at = now
     lock.save()
     if change == "locked":
-        _audit(action=AuditLog.Action.JUDGE_LOCKED, actor=None, subject=subject, reason=lock.reason,
-               run=result.sample.run, detail=_detail(level, result))
+        audit_log_create(action=AuditLog.Action.JUDGE_LOCKED, actor=SYSTEM, subject=subject, reason=lock.reason,
+                         run=result.sample.run, detail=_detail(level, result))
     elif change == "unlocked":
-        _audit(action=AuditLog.Action.JUDGE_UNLOCKED, actor=None, subject=subject, reason=f"recalibrated: {lock.reason}",
-               run=result.sample.run, detail=_detail(level, result))
+        audit_log_create(action=AuditLog.Action.JUDGE_UNLOCKED, actor=SYSTEM, subject=subject,
+                         reason=f"recalibrated: {lock.reason}", run=result.sample.run, detail=_detail(level, result))
     return change
 
 
@@ -126,7 +115,7 @@ def level_set(*, metric: str, threshold: float, min_items: int, actor, reason: s
     with transaction.atomic():
         previous = level_current()
         level = AgreementLevel.objects.create(metric=metric, threshold=threshold, min_items=min_items, set_by=actor)
-        _audit(
+        audit_log_create(
             action=AuditLog.Action.LEVEL_SET,
             actor=actor,
             subject="calibration level",
@@ -156,7 +145,7 @@ def lock_unlock(*, lock: JudgeLock, actor, reason: str) -> bool:
         lock.changed_at = timezone.now()
         lock.reason = f"unlocked by {actor.username}: {reason}"
         lock.save()
-        _audit(
+        audit_log_create(
             action=AuditLog.Action.JUDGE_UNLOCKED,
             actor=actor,
             subject=f"judge {lock.judge_name} configuration {lock.judge_version[:12]}",

@@ -10,7 +10,6 @@ from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.judges import judge_get
 from judgeapp.judging.runs import run_execute_inline
 from judgeapp.models import Executor, RunStatus
 
@@ -53,7 +52,7 @@ class AgentJudgeCommand(JudgeCommand):
             trace=read_input_file(trace_path) if trace_path else None,
             trace_name=str(trace_path) if trace_path else "",
         )
-        judge = judge_get(name=options["judge"])
+        judge = self.judge_get(name=options["judge"])
         run = agent_run_create(
             inputs=inputs,
             workspace=Path(options["workspace"]),
@@ -150,7 +149,7 @@ class DevaiAgreementCommand(JudgeCommand):
         if report_path is not None and not report_path.parent.is_dir():
             raise InputError(f"--report {report_path}: the directory {report_path.parent} does not exist")
         wanted = [t.strip() for t in options["tasks"].split(",") if t.strip()]
-        judge = judge_get(name=options["judge"])
+        judge = self.judge_get(name=options["judge"])
 
         def number(path: Path) -> int:
             match = re.match(r"(\d+)", path.stem)

@@ -99,11 +99,11 @@ class AgentHandler(RunHandler):
             return None
         return [
             UnitSpec(key=requirement_key(r["id"]), judge_id=run.judge_id, payload={"id": r["id"], "text": r["text"], "position": i})
-            for i, r in enumerate(run.config.get("options", {}).get("requirements", []))
+            for i, r in enumerate(run.options.get("requirements", []))
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.judges import client_for
+        from judgeapp.judging.endpoints import client_for
 
         run = unit.run
         workspace = run_workspace(run)
@@ -122,7 +122,7 @@ class AgentHandler(RunHandler):
             return reply
 
         requirement = Requirement(unit.payload["id"], unit.payload["text"])
-        outcome = judge_requirement(chat=chat, task=run.config["options"]["task"], requirement=requirement, toolbox=toolbox)
+        outcome = judge_requirement(chat=chat, task=run.options["task"], requirement=requirement, toolbox=toolbox)
         return UnitResult(
             ok=True,
             fields={
@@ -149,7 +149,7 @@ class AgentHandler(RunHandler):
         """Every requirement in checklist order, with its verdict (unverified when its unit failed or never ran)."""
         units = {j.key: j for j in run.judgments.filter(purpose=Purpose.JUDGE)}
         rows = []
-        for requirement in run.config.get("options", {}).get("requirements", []):
+        for requirement in run.options.get("requirements", []):
             unit = units.get(requirement_key(requirement["id"]))
             row = {"id": requirement["id"], "text": requirement["text"], "verdict": UNVERIFIED, "evidence": "", "reason": "",
                    "tool_calls": [], "tool_call_count": 0, "evidence_check": None, "transcript": [], "judgment": str(unit.uuid) if unit else None}
@@ -171,7 +171,7 @@ class AgentHandler(RunHandler):
 
     def finalize(self, run):
         rows = self.requirement_rows(run)
-        options = run.config.get("options", {})
+        options = run.options
         judge_config = next(iter(run.config.get("judges", {}).values()), {})
         report = {
             "run_id": run.run_id,

@@ -10,7 +10,7 @@ from judgeapp.agent.forms import AgentRunForm
 from judgeapp.agent.runkind import sandbox_summary
 from judgeapp.judging import selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice
 from judgeapp.models import Judgment, RunKind
 from judgeapp.roles import READERS, role_required
 
@@ -45,7 +45,7 @@ def agent_home(request: HtmxHttpRequest) -> HttpResponse:
                 return redirect("run_detail", run_id=run.run_id)
     else:
         form = AgentRunForm()
-    judges_sync_shown(request)
+    judges_file_notice(request)
     context = {"form": form, "runs": selectors.runs_recent(kind=RunKind.AGENT, limit=20), "sandbox": sandbox_summary()}
     return render(request, "judgeapp/agent/home.html", context, status=400 if form.errors else 200)
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from judgeapp.judging.content import InputFile
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.audit import audit_log_create, cli_actor
 from judgeapp.models import ApiToken, AuditLog, IdempotencyKey, Run, content_hash
 from judgeapp.models.api import TOKEN_SCHEME, token_digest
 
@@ -31,10 +32,6 @@ class IdempotencyConflict(Exception):
     """The Idempotency-Key was used before with another request: the API answers 409."""
 
 
-def _actor_label(actor) -> str:
-    return getattr(actor, "username", "") or "cli"
-
-
 def api_token_create(*, user, name: str = "", actor=None) -> tuple[ApiToken, str]:
     """A new token for `user`: (its row, the token). The token is returned once and never stored; only its
     sha256 is. `actor` is who created it (None: the command line)."""
@@ -45,9 +42,8 @@ def api_token_create(*, user, name: str = "", actor=None) -> tuple[ApiToken, str
     token = f"{TOKEN_SCHEME}_{prefix}_{secrets.token_urlsafe(SECRET_BYTES)}"
     with transaction.atomic():
         row = ApiToken.objects.create(user=user, name=name, prefix=prefix, secret_hash=token_digest(token))
-        AuditLog.objects.create(
-            actor=actor,
-            actor_label=_actor_label(actor),
+        audit_log_create(
+            actor=actor or cli_actor(),
             action=AuditLog.Action.TOKEN_CREATED,
             subject=f"API token {row.shown} ({name}) of {user.username}",
             detail={"token": str(row.uuid), "prefix": prefix, "name": name, "user": user.username},
@@ -62,9 +58,8 @@ def api_token_revoke(*, token: ApiToken, actor=None) -> bool:
         if not revoked:
             return False
         token.refresh_from_db(fields=["revoked_at"])
-        AuditLog.objects.create(
-            actor=actor,
-            actor_label=_actor_label(actor),
+        audit_log_create(
+            actor=actor or cli_actor(),
             action=AuditLog.Action.TOKEN_REVOKED,
             subject=f"API token {token.shown} ({token.name}) of {token.user.username}",
             detail={"token": str(token.uuid), "prefix": token.prefix, "name": token.name, "user": token.user.username},

@@ -9,7 +9,6 @@ from judgeapp.blind.services import blind_compare_create, version_from_directory
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.judges import judge_get
 from judgeapp.judging.runs import run_execute_inline, run_id_check
 from judgeapp.models import BlindComparison, Executor, RunStatus
 
@@ -58,7 +57,7 @@ class BlindCompareCommand(JudgeCommand):
             raise InputError(f"--output {options['output']}: the directory {output.parent} does not exist")
         if options["run_id"]:
             run_id_check(options["run_id"])
-        judge = judge_get(name=options["judge"])
+        judge = self.judge_get(name=options["judge"])
         seen_dirs: dict[Path, str] = {}
         versions = []
         for label, directory in pairs:

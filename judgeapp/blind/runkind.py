@@ -74,7 +74,7 @@ class BlindHandler(RunHandler):
         return None
 
     def execute(self, unit):
-        from judgeapp.judging.judges import client_for
+        from judgeapp.judging.endpoints import client_for
 
         comparison = unit.run.blind_comparison
         expectations = comparison.expectations
@@ -160,7 +160,7 @@ class BlindHandler(RunHandler):
             return RunStatus.INVALID, {**base, "comparison": None, "problem": str(exc)}
         validate_comparison(result.comparison)
         written = [str(comparison_write(path=Path(run.run_dir) / "comparison.json", comparison=result.comparison))]
-        output_path = run.config.get("options", {}).get("output_path")
+        output_path = run.options.get("output_path")
         if output_path:
             written.append(str(comparison_write(path=output_path, comparison=result.comparison)))
         report = {

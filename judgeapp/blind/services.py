@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from judgeapp.blind.core.inputs import LABELS, VersionContent, read_version_dir, read_version_zip, version_from_files
 from judgeapp.blind.core.leakage import KnownName, LeakageFlag, mapping_names, scan_inputs
+from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.content import prompt_register
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_create, run_enqueue
@@ -166,17 +167,20 @@ def version_from_directory(*, label: str, directory: str) -> VersionInput:
 
 
 def known_names(real_names: list[str]) -> list[KnownName]:
-    """Every name that identifies a configuration: the configured systems and judges (names and models)
-    and the mapping's own real names. The judges file is loaded first, so that a system named only there
-    is known too."""
-    from judgeapp.judging.judges import judges_sync
+    """Every name that identifies a configuration: the configured systems and judges (names and models),
+    those of the judges file as it is now (read, not loaded: a system named only there is known too, even
+    before the file is reloaded), and the mapping's own real names."""
+    from judgeapp.judging.judges import judges_source_read
 
-    judges_sync()
+    file_judges, file_systems = judges_source_read().parse()
+    # dict.fromkeys: each (name, model) once, in order; a file entry edited since the load adds its new model.
+    systems = dict.fromkeys([(s.name, s.model) for s in System.objects.order_by("name")] + [(n, e["model"]) for n, e in file_systems.items()])
+    judges = dict.fromkeys([(j.name, j.model) for j in Judge.objects.order_by("name")] + [(n, e["model"]) for n, e in file_judges.items()])
     names = []
-    for system in System.objects.all():
-        names += [KnownName(system.name, "configured system"), KnownName(system.model, f"model of the system {system.name!r}")]
-    for judge in Judge.objects.all():
-        names += [KnownName(judge.name, "configured judge"), KnownName(judge.model, f"model of the judge {judge.name!r}")]
+    for name, model in systems:
+        names += [KnownName(name, "configured system"), KnownName(model, f"model of the system {name!r}")]
+    for name, model in judges:
+        names += [KnownName(name, "configured judge"), KnownName(model, f"model of the judge {name!r}")]
     for real_name in real_names:
         names += [KnownName(n, "version name (the mapping)") for n in mapping_names(real_name)]
     return names
@@ -326,10 +330,9 @@ def blind_mapping_reveal(*, comparison: BlindComparison, actor) -> bool:
         )
         if not updated:
             return False
-        AuditLog.objects.create(
-            actor=actor if getattr(actor, "is_authenticated", False) else None,
-            actor_label=getattr(actor, "username", "") or "cli",
+        audit_log_create(
             action=AuditLog.Action.MAPPING_REVEALED,
+            actor=actor,
             run=run,
             subject=run.run_id,
             detail={"mapping": {v.label: v.real_name for v in comparison.versions.all()}},

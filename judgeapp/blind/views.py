@@ -12,7 +12,7 @@ from judgeapp.blind import selectors as selectors_blind
 from judgeapp.blind import services as blind_services
 from judgeapp.blind.forms import MAX_UPLOAD_ROWS, BlindCompareForm, upload_rows_of
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice
 from judgeapp.models import BlindComparison, BlindVersion, Executor, Judge
 from judgeapp.roles import READERS, role_required
 
@@ -43,7 +43,6 @@ def blind_index(request: HtmxHttpRequest) -> HttpResponse:
 
 @role_required(*READERS)
 def blind_new(request: HtmxHttpRequest) -> HttpResponse:
-    judges_sync_shown(request)  # the judge list and the names leakage is checked against come from the judges file too
     if request.method == "POST":
         form = BlindCompareForm(request.POST, request.FILES, upload_rows=upload_rows_of(request.POST.get("upload_rows")))
         if form.is_valid():
@@ -70,6 +69,7 @@ def blind_new(request: HtmxHttpRequest) -> HttpResponse:
         initial.pop("_uploads", None)
         default_judge = Judge.objects.filter(name="default").first() or Judge.objects.order_by("name").first()
         form = BlindCompareForm(initial={"judge": default_judge, **initial}, upload_rows=rows)
+    judges_file_notice(request)
     context = {"form": form, "next_rows": min(MAX_UPLOAD_ROWS, form.upload_rows + 1)}
     return render(request, "judgeapp/blind/new.html", context)
 

@@ -11,8 +11,11 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import call_command
 
+from judgeapp.judging import shutdown
+from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.judges import judges_sync
 
 
 # up: Start judgeapp on this machine: database, demo data, the scripted demo judge, a worker and the web app.
@@ -41,7 +44,6 @@ class UpCommand(JudgeCommand):
         "Start everything a laptop needs: migrate, load the demo, start the scripted demo judge, a real "
         "Celery worker and the web app. Ctrl-C stops them all."
     )
-
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1", help="address of the web app (default 127.0.0.1)")
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8000)), help="port of the web app (default 8000)")
@@ -62,6 +64,8 @@ class UpCommand(JudgeCommand):
         Path(settings.DATA_DIR).mkdir(parents=True, exist_ok=True)
         self.stdout.write("Migrating the database…")
         call_command("migrate", interactive=False, verbosity=0)
+        judges_sync(actor=cli_actor())
+        shutdown.raise_if_requested()
 
         python = sys.executable
         root = str(settings.BASE_DIR)
@@ -91,6 +95,7 @@ class UpCommand(JudgeCommand):
 
                 self.stdout.write("Loading the demo (judged by the scripted demo server, not a language model)…")
                 demo_load(judge_url=f"http://127.0.0.1:{judge_port}/v1", log=lambda line: self.stdout.write(f"  {line}"))
+                shutdown.raise_if_requested()
             spawn(
                 "worker",
                 [python, "-m", "celery", "-A", "judgeapp", "--quiet", "worker", "--pool", "prefork",
@@ -101,10 +106,12 @@ class UpCommand(JudgeCommand):
                 raise InputError("the web app did not start")
             self.stdout.write(self.style.SUCCESS(f"\njudgeapp is running at http://{host}:{port}/  (Ctrl-C stops it)"))
             self.stdout.write(f"broker: {settings.CELERY_BROKER_URL.split('@')[-1]}  database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
-            while True:
+            # Until a signal asks to stop (the handler only sets the flag; see judgeapp/judging/shutdown.py).
+            while shutdown.requested() is None:
                 for name, child in children:
                     if child.poll() is not None:
                         raise InputError(f"the {name} stopped (exit {child.returncode}); stopping the rest")
                 time.sleep(0.5)
+            shutdown.raise_if_requested()
         finally:
             stop_all()

@@ -1,8 +1,12 @@
 """What every judgeapp command shares (CONTRACT §3), and the helpers of the commands that run an evaluation.
 
-Bad input is one line on stderr and exit status 2, never a traceback; SIGTERM, SIGHUP (the terminal
-closed) and Ctrl-C end the command cleanly (a run in progress is marked failed with the reason, so nothing
-is left half-running); long work shows a progress bar on a terminal and stays quiet in CI logs.
+Bad input is one line on stderr and exit status 2, never a traceback. A command loads the judges file
+when it first looks a judge or a system up (`judge_get`, `system_get`, `judges_load`: after its input
+files are checked, so bad input touches no database), so a judge named in judges.toml is found. SIGTERM,
+SIGHUP (the terminal closed) and the first Ctrl-C ask the command to stop (judgeapp/judging/shutdown.py):
+the judgments in flight finish and are recorded, no new one starts, the run is marked failed with the
+reason, and the command exits 128 + the signal's number; a second signal stops at once. Long work shows
+a progress bar on a terminal and stays quiet in CI logs.
 
 Each mode's `cli.py` holds its command's arguments and handling; `judgeapp/management/commands/` only
 names them for Django.
@@ -15,41 +19,39 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from judgeapp.judging import judges, shutdown
 from judgeapp.judging.atomic import json_text, write_text_atomic
+from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.errors import InputError
-from judgeapp.models import Run
-
-
-class Interrupted(Exception):
-    pass
-
-
-def _raise_interrupted(signum, frame):
-    raise Interrupted(signal.Signals(signum).name)
+from judgeapp.models import Judge, Run, System
 
 
 class JudgeCommand(BaseCommand):
-    # Set by commands that start a run, so that an interrupt can mark it.
+    # Set by commands that start a run, so that a second signal (which does not wait) can mark it.
     current_run = None
+    _judges_loaded = False
 
     def run_from_argv(self, argv):
-        previous = {signum: signal.signal(signum, _raise_interrupted) for signum in (signal.SIGTERM, signal.SIGHUP)}
-        try:
-            super().run_from_argv(argv)
-        except InputError as exc:
-            self.stderr.write(f"error: {exc}")
-            sys.exit(2)
-        except (Interrupted, KeyboardInterrupt) as exc:
-            self._mark_interrupted(str(exc) or "SIGINT")
-            self.stderr.write(f"interrupted ({exc or 'SIGINT'}); stopped cleanly")
-            sys.exit(128 + signal.Signals[str(exc)] if isinstance(exc, Interrupted) else 130)
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+        with shutdown.handled():
+            try:
+                super().run_from_argv(argv)
+            except InputError as exc:
+                self.stderr.write(f"error: {exc}")
+                sys.exit(2)
+            except shutdown.Interrupted as exc:
+                self._mark_interrupted(str(exc))
+                self.stderr.write(f"interrupted ({exc}); stopped cleanly")
+                sys.exit(exc.exit_status)
+            except KeyboardInterrupt:  # SIGINT under a handler other than ours
+                self._mark_interrupted("SIGINT")
+                self.stderr.write("interrupted (SIGINT); stopped cleanly")
+                sys.exit(128 + signal.SIGINT)
 
     def execute(self, *args, **options):
-        # call_command() (tests, other commands) goes through here: make bad input a CommandError with
-        # the same one line, so it never surfaces as a traceback.
+        # call_command() (tests, other commands) comes here without run_from_argv: a CommandError (from
+        # Django or the argument parser) becomes an InputError, so that run_from_argv prints it as the same
+        # one line with exit 2 as our own bad input, and call_command's caller gets an InputError.
+        self._judges_loaded = False
         try:
             return super().execute(*args, **options)
         except InputError:
@@ -57,12 +59,27 @@ class JudgeCommand(BaseCommand):
         except CommandError as exc:
             raise InputError(str(exc)) from None
 
-    def _mark_interrupted(self, why: str) -> None:
+    def judges_load(self) -> None:
+        """Load the judges file and the default judge from the environment, once per command."""
+        if not self._judges_loaded:
+            judges.judges_sync(actor=cli_actor())
+            self._judges_loaded = True
+
+    def judge_get(self, *, name: str | None = None) -> Judge:
+        """The judge called `name` (or the default judge), the judges file loaded first."""
+        self.judges_load()
+        return judges.judge_get(name=name)
+
+    def system_get(self, *, name: str) -> System:
+        self.judges_load()
+        return judges.system_get(name=name)
+
+    def _mark_interrupted(self, signal_name: str) -> None:
         if self.current_run is None:
             return
-        from judgeapp.judging.runs import run_fail
+        from judgeapp.judging.runs import run_interrupt
 
-        run_fail(run_pk=self.current_run.pk, error=f"interrupted by {why} before it finished")
+        run_interrupt(run_pk=self.current_run.pk, signal_name=signal_name)
 
     def progress_bar(self, *, total: int, desc: str) -> tqdm:
         # disable=None: a bar on a terminal, nothing when stderr is not a TTY (CI logs).
@@ -108,7 +125,7 @@ def execute(command, run: Run, *, concurrency: int) -> Run:
         run = run_execute_inline(run=run, concurrency=concurrency, progress=command.progress_callback(bar))
     finally:
         bar.close()
-        command.current_run = None
+    command.current_run = None  # not on the way out of an interrupt: run_from_argv marks the run then
     run.refresh_from_db()
     return run
 

@@ -1,29 +1,27 @@
-"""Judges and systems: loaded from the judges file (CONTRACT §1), the environment and the admin; and the
-client that reaches each of them, with the app's shared response cache and concurrency limiter."""
+"""The judges file (CONTRACT §1) and the default judge from the environment, loaded into the Judge and
+System rows that runs use; and finding a judge or a system by name.
 
-import fcntl
-import logging
-import os
-import random
+Loading writes, so it happens at a few known moments only: when a command starts (judgeapp/judging/cli.py),
+when `up` or a worker starts, and when a reviewer or lead presses "Reload the judges file" on the judges
+page. Every load whose content differs from the last one is in the audit log, with its content hash, so a
+page can tell — reading only — that the file changed since and offer the reload (`judges_file_status`).
+Finding a judge (`judge_get`, `system_get`) only reads.
+"""
+
+from __future__ import annotations
+
 import re
-import threading
-import time
 import tomllib
-import uuid
-from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
-from django.db import IntegrityError
-from django.db.models import F, Q
-from django.utils import timezone
+from django.db import IntegrityError, transaction
 
-from judgeapp.judging.client import EndpointConfig, JudgeClient
+from judgeapp.judging.audit import SYSTEM, audit_log_create
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.workers import claimer_is_dead, worker_identity
-from judgeapp.models import CachedResponse, EndpointSource, Judge, JudgeSlot, StructuredOutput, System
-
-log = logging.getLogger(__name__)
+from judgeapp.models import AuditLog, EndpointSource, Judge, StructuredOutput, System, content_hash
 
 _KEYS = {"model", "family", "base_url", "api_key_env", "max_concurrency", "structured_output", "timeout_seconds"}
 _SYSTEM_KEYS = _KEYS | {"system_prompt"}
@@ -87,7 +85,8 @@ def _upsert(model, name: str, fields: dict) -> None:
     existing = model.objects.filter(name=name).first()
     if existing is None:
         try:
-            model.objects.create(name=name, **fields)
+            with transaction.atomic():  # a savepoint: the load's own transaction goes on after a lost race
+                model.objects.create(name=name, **fields)
         except IntegrityError:  # another process created it a moment ago
             pass
         return
@@ -99,356 +98,170 @@ def _upsert(model, name: str, fields: dict) -> None:
             existing.save(update_fields=changed + ["updated_at"])
 
 
-def judges_sync(*, path: str | None = None) -> list[str]:
-    """Load the judges file (if there is one) and the default judge from the environment.
+def _default_judge_fields() -> dict | None:
+    """The default judge from the environment (JUDGE_MODEL, OPENAI_BASE_URL), or None when unset."""
+    if not settings.JUDGE_MODEL:
+        return None
+    return {
+        "model": settings.JUDGE_MODEL,
+        "family": settings.JUDGE_FAMILY.lower(),
+        "base_url": settings.OPENAI_BASE_URL,
+        "api_key_env": "OPENAI_API_KEY",
+        "max_concurrency": settings.JUDGE_MAX_CONCURRENCY,
+        "structured_output": StructuredOutput.NONE,
+        "timeout_seconds": settings.JUDGE_TIMEOUT_SECONDS,
+        "source": EndpointSource.ENV,
+    }
 
-    Returns the names loaded. A missing default file is fine; a named file that is missing or bad is an
-    InputError.
-    """
-    names: list[str] = []
+
+@dataclass(frozen=True)
+class JudgesSource:
+    """What a load reads: the judges file's bytes (None when there is no file) and the default judge."""
+
+    path: Path
+    data: bytes | None
+    default_judge: dict | None
+
+    @property
+    def file_hash(self) -> str | None:
+        return content_hash(self.data) if self.data is not None else None
+
+    @property
+    def default_judge_hash(self) -> str | None:
+        return content_hash(self.default_judge) if self.default_judge is not None else None
+
+    @property
+    def hash(self) -> str:
+        """The content hash of everything a load would write; equal hashes, equal rows."""
+        return content_hash({"file": self.file_hash, "default_judge": self.default_judge_hash})
+
+    def parse(self) -> tuple[dict[str, dict], dict[str, dict]]:
+        return judges_file_parse(self.data, str(self.path)) if self.data is not None else ({}, {})
+
+
+def judges_source_read(*, path: str | None = None) -> JudgesSource:
+    """Read the judges file (default JUDGES_FILE; a missing default file is no file) and the environment.
+    A named file that is missing is an InputError."""
     file_path = Path(path or settings.JUDGES_FILE)
-    if file_path.exists():
-        judges, systems = judges_file_parse(file_path.read_bytes(), str(file_path))
+    try:
+        data = file_path.read_bytes()
+    except FileNotFoundError:
+        if path:
+            raise InputError(f"{path}: no such judges file") from None
+        data = None
+    except OSError as exc:
+        raise InputError(f"{file_path}: cannot be read ({exc.strerror or exc})") from None
+    return JudgesSource(file_path, data, _default_judge_fields())
+
+
+# What was last loaded, when nothing ever was: no file and no default judge.
+_NOTHING = JudgesSource(Path(), None, None)
+
+
+def judges_last_load() -> AuditLog | None:
+    """The audit entry of the latest load that changed what was loaded (None: never loaded)."""
+    return AuditLog.objects.filter(action=AuditLog.Action.JUDGES_LOADED).select_related("actor").order_by("-created_at", "-id").first()
+
+
+def judges_sync(*, path: str | None = None, actor=SYSTEM) -> list[str]:
+    """Load the judges file (if there is one) and the default judge from the environment. Writes.
+
+    Returns the names loaded. A missing default file is fine; a named file that is missing, or a file that
+    does not parse, is an InputError and nothing is written (the rows of the last good load stay). A row
+    edited in the admin is left as the admin made it. A load whose content differs from the last one is
+    audited under `actor` (see judgeapp/judging/audit.py for who that is).
+    """
+    source = judges_source_read(path=path)
+    judges, systems = source.parse()
+    names: list[str] = []
+    with transaction.atomic():
         for name, entry in judges.items():
             _upsert(Judge, name, _endpoint_fields(entry))
             names.append(name)
         for name, entry in systems.items():
             _upsert(System, name, _endpoint_fields(entry))
             names.append(name)
-    elif path:
-        raise InputError(f"{path}: no such judges file")
-    if settings.JUDGE_MODEL:
-        _upsert(
-            Judge,
-            "default",
-            {
-                "model": settings.JUDGE_MODEL,
-                "family": settings.JUDGE_FAMILY.lower(),
-                "base_url": settings.OPENAI_BASE_URL,
-                "api_key_env": "OPENAI_API_KEY",
-                "max_concurrency": settings.JUDGE_MAX_CONCURRENCY,
-                "structured_output": StructuredOutput.NONE,
-                "timeout_seconds": settings.JUDGE_TIMEOUT_SECONDS,
-                "source": EndpointSource.ENV,
-            },
-        )
-        names.append("default")
+        if source.default_judge is not None:
+            _upsert(Judge, "default", source.default_judge)
+            names.append("default")
+        last = judges_last_load()
+        if source.hash != (last.detail.get("hash") if last else _NOTHING.hash):
+            audit_log_create(
+                action=AuditLog.Action.JUDGES_LOADED,
+                actor=actor,
+                subject=str(source.path),
+                reason=f"{len(judges)} judge(s), {len(systems)} system(s)"
+                + (", the default judge from JUDGE_MODEL" if source.default_judge is not None else ""),
+                detail={
+                    "hash": source.hash,
+                    "file_hash": source.file_hash,
+                    "default_judge_hash": source.default_judge_hash,
+                    "judges": sorted(judges),
+                    "systems": sorted(systems),
+                },
+            )
     return names
 
 
+@dataclass(frozen=True)
+class JudgesFileStatus:
+    """Whether the judges file (and the default judge) still say what was last loaded. Read only."""
+
+    path: str
+    changed: bool
+    never_loaded: bool
+    loaded_at: datetime | None = None
+    loaded_by: str = ""
+    error: str = ""  # the file as it is now does not load: why
+
+
+def judges_file_status() -> JudgesFileStatus:
+    """Compare the judges file and the environment with the last load, without writing anything."""
+    last = judges_last_load()
+    loaded_hash = last.detail.get("hash") if last else _NOTHING.hash
+    try:
+        source = judges_source_read()
+    except InputError as exc:
+        return JudgesFileStatus(str(settings.JUDGES_FILE), True, last is None, error=str(exc))
+    changed = source.hash != loaded_hash
+    error = ""
+    if changed:
+        try:
+            source.parse()
+        except InputError as exc:
+            error = str(exc)
+    return JudgesFileStatus(
+        path=str(source.path),
+        changed=changed,
+        never_loaded=last is None,
+        loaded_at=last.created_at if last else None,
+        loaded_by=last.actor_label if last else "",
+        error=error,
+    )
+
+
 def judge_get(*, name: str | None = None) -> Judge:
-    """The judge called `name`, or the default one; InputError with the known names otherwise."""
-    judges_sync()
+    """The judge called `name`, or the default one; InputError with the known names otherwise. Reads only:
+    a command loads the judges file when it starts."""
     if name:
         judge = Judge.objects.filter(name=name).first()
         if judge is None:
-            known = ", ".join(Judge.objects.values_list("name", flat=True)) or "none"
+            known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)) or "none"
             raise InputError(f"unknown judge {name!r} (known: {known}); add it to {settings.JUDGES_FILE} or the admin")
         return judge
     judge = Judge.objects.filter(name="default").first()
     if judge is not None:
         return judge
-    only = list(Judge.objects.all()[:2])
+    only = list(Judge.objects.order_by("name")[:2])
     if len(only) == 1:
         return only[0]
     raise InputError("no judge chosen: pass --judge NAME, or set JUDGE_MODEL (and OPENAI_BASE_URL) for a default judge")
 
 
 def system_get(*, name: str) -> System:
-    judges_sync()
+    """The system under test called `name`; InputError with the known names otherwise. Reads only."""
     system = System.objects.filter(name=name).first()
     if system is None:
-        known = ", ".join(System.objects.values_list("name", flat=True)) or "none"
+        known = ", ".join(System.objects.order_by("name").values_list("name", flat=True)) or "none"
         raise InputError(f"unknown system {name!r} (known: {known}); add it to {settings.JUDGES_FILE} or the admin")
     return system
-
-
-# --- The client, with the app's cache and limiter ------------------------------------------------------
-
-
-class DatabaseResponseCache:
-    """The response cache, shared by every worker on every machine through the database."""
-
-    def get(self, key: str) -> dict | None:
-        response = CachedResponse.objects.filter(key=key).values_list("response", flat=True).first()
-        if response is not None:
-            CachedResponse.objects.filter(key=key).update(hits=F("hits") + 1)
-        return response
-
-    def set(self, key: str, value: dict) -> None:
-        CachedResponse.objects.bulk_create([CachedResponse(key=key, response=value)], ignore_conflicts=True)
-
-
-def _safe(name: str) -> str:
-    return re.sub(r'[^A-Za-z0-9_-]', '_', name)
-
-
-def _lock_dir() -> Path:
-    directory = Path(settings.DATA_DIR) / "locks"
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
-
-
-def _take_or_wait(take, gate: Path, poll_seconds: float):
-    """`take()` once; while it gives None (every slot busy), wait in line: the waiters of this machine
-    queue on an exclusive `flock` of `gate` and sleep in the kernel (no CPU, the GIL released); the one
-    holding it calls `take()` every `poll_seconds` and hands the gate on when it has a slot. The kernel
-    drops the gate of a waiter that dies. Every limiter waits this way."""
-    taken = take()
-    if taken is not None:
-        return taken
-    fd = os.open(gate, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        while (taken := take()) is None:
-            time.sleep(poll_seconds)
-        return taken
-    finally:
-        os.close(fd)  # closing drops the lock: the next waiter takes over
-
-
-class _Every:
-    """True at most once per `seconds` for each key (checking for dead holders costs queries)."""
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self._last: dict[str, float] = {}
-        self._lock = threading.Lock()
-
-    def due(self, key: str) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            if now - self._last.get(key, float("-inf")) < self.seconds:
-                return False
-            self._last[key] = now
-            return True
-
-
-class DatabaseSlotLimiter:
-    """A judge's max_concurrency across processes and machines: a call leases one of the judge's slot
-    rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself;
-    on the same host, a slot whose holder's process is gone is taken back as soon as a caller waits for one.
-    Waiting as every limiter (`_take_or_wait`): one waiter per machine polls."""
-
-    poll_seconds = 0.01
-
-    def __init__(self):
-        self._ensured: set[tuple[str, int]] = set()
-        self._lock = threading.Lock()
-        self._dead_check = _Every(1.0)
-
-    def _release_dead_holders(self, name: str, max_concurrency: int) -> bool:
-        """Free the slots of holders that were on this host and are dead (a SIGKILLed worker never gives its
-        slots back, and their lease is UNIT_HARD_TIME_LIMIT long: its successor would wait that long)."""
-        if not self._dead_check.due(name):
-            return False
-        held = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).exclude(holder="")
-        released = 0
-        for slot_id, holder in held.values_list("id", "holder"):
-            if claimer_is_dead(holder):
-                released += JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
-        if released:
-            log.warning("judge %s: took back %d slot(s) held by dead processes", name, released)
-        return bool(released)
-
-    def _ensure_slots(self, name: str, max_concurrency: int, *, force: bool = False) -> None:
-        with self._lock:
-            if (name, max_concurrency) in self._ensured and not force:
-                return
-        JudgeSlot.objects.bulk_create(
-            [JudgeSlot(judge_name=name, slot=i) for i in range(max_concurrency)], ignore_conflicts=True
-        )
-        with self._lock:
-            self._ensured.add((name, max_concurrency))
-
-    def _take(self, name: str, max_concurrency: int, holder: str, lease) -> int | None:
-        """Lease a free slot row, or None when every slot is busy."""
-        for _ in range(3):  # again at once after recreating missing rows or freeing dead holders' slots
-            now = timezone.now()
-            free = Q(holder="") | Q(leased_until__lt=now)
-            # Every caller reads the same free slots; trying them in a random order keeps callers from racing
-            # for the same row (each lost race is another write on a hot table).
-            candidates = list(JudgeSlot.objects.filter(free, judge_name=name, slot__lt=max_concurrency).values_list("id", flat=True))
-            random.shuffle(candidates)
-            for candidate in candidates[:4]:
-                if JudgeSlot.objects.filter(free, id=candidate).update(holder=holder, leased_until=now + lease):
-                    return candidate
-            # Every slot busy, or the rows are gone (a flushed database): make sure they exist.
-            if JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).count() < max_concurrency:
-                self._ensure_slots(name, max_concurrency, force=True)
-            elif not self._release_dead_holders(name, max_concurrency):
-                return None
-        return None
-
-    @contextmanager
-    def __call__(self, name: str, max_concurrency: int):
-        self._ensure_slots(name, max_concurrency)
-        holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
-        lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
-        slot_id = _take_or_wait(
-            lambda: self._take(name, max_concurrency, holder, lease), _lock_dir() / f"judge-{_safe(name)}.db-gate", self.poll_seconds
-        )
-        try:
-            yield
-        finally:
-            JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
-
-
-class HostSlotLimiter:
-    """A judge's max_concurrency across the processes of one machine: a call holds an exclusive `flock` on
-    one of the judge's slot files under DATA_DIR/locks. The kernel drops a dead process's locks at once,
-    and no database write is made. The default on SQLite, whose database is one machine's anyway (there,
-    two slot writes per call were a large part of a judgment's cost: every write takes the database lock).
-
-    A caller first tries every slot once; when all are taken it waits in line (`_take_or_wait`), so a
-    pool larger than the limit costs no CPU while it waits, and a freed slot is taken within a poll."""
-
-    poll_seconds = 0.002
-
-    def __init__(self, directory: Path | None = None):
-        self.directory = directory
-
-    def _path(self, name: str, suffix: str) -> Path:
-        return (self.directory or _lock_dir()) / f"judge-{_safe(name)}.{suffix}"
-
-    def _slot_path(self, name: str, slot: int) -> Path:
-        return self._path(name, f"{slot}.lock")
-
-    @staticmethod
-    def _take_one(fds: list[int]) -> int | None:
-        """The first of `fds` this caller could lock, or None."""
-        for fd in fds:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue
-            return fd
-        return None
-
-    @contextmanager
-    def __call__(self, name: str, max_concurrency: int):
-        slots = list(range(max(1, max_concurrency)))
-        random.shuffle(slots)  # callers that start together try different slots first
-        fds = [os.open(self._slot_path(name, slot), os.O_RDWR | os.O_CREAT, 0o600) for slot in slots]
-        held = None
-        try:
-            held = _take_or_wait(lambda: self._take_one(fds), self._path(name, "gate"), self.poll_seconds)
-        finally:
-            for fd in fds:
-                if fd != held:
-                    os.close(fd)
-        try:
-            yield
-        finally:
-            fcntl.flock(held, fcntl.LOCK_UN)
-            os.close(held)
-
-
-class RedisSlotLimiter:
-    """A judge's max_concurrency across machines, kept in the Redis the workers already use as their broker:
-    a sorted set per judge of holder -> lease deadline. One script call takes a slot atomically after
-    dropping expired leases (on Redis's own clock, so machines' clocks don't matter); a slot held by a dead
-    process on this host is taken back when a caller finds every slot busy. No database write. Waiting as
-    every limiter (`_take_or_wait`): one waiter per machine polls."""
-
-    poll_seconds = 0.002
-    _ACQUIRE = """
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-    if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-        redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-        return 1
-    end
-    return 0
-    """
-
-    def __init__(self, url: str):
-        import redis
-
-        self.redis = redis.Redis.from_url(url)
-        self._acquire = self.redis.register_script(self._ACQUIRE)
-        self._dead_check = _Every(1.0)
-
-    @staticmethod
-    def key(name: str) -> str:
-        return f"judgeapp:judge-slots:{name}"
-
-    def _release_dead_holders(self, key: str) -> bool:
-        if not self._dead_check.due(key):
-            return False
-        dead = [h for h in (m.decode() for m in self.redis.zrange(key, 0, -1)) if claimer_is_dead(h)]
-        return bool(dead) and bool(self.redis.zrem(key, *dead))
-
-    def _take(self, key: str, args: list) -> bool | None:
-        """True with a slot, None when every slot is busy (after freeing dead holders' slots, if any)."""
-        if self._acquire(keys=[key], args=args) or (self._release_dead_holders(key) and self._acquire(keys=[key], args=args)):
-            return True
-        return None
-
-    @contextmanager
-    def __call__(self, name: str, max_concurrency: int):
-        key = self.key(name)
-        holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
-        args = [max(1, max_concurrency), settings.UNIT_HARD_TIME_LIMIT, holder]
-        _take_or_wait(lambda: self._take(key, args), _lock_dir() / f"judge-{_safe(name)}.redis-gate", self.poll_seconds)
-        try:
-            yield
-        finally:
-            self.redis.zrem(key, holder)
-
-
-def limiter_kind(*, configured: str | None = None, engine: str | None = None, broker_url: str | None = None) -> str:
-    """host on SQLite (its database is one machine's), redis when Redis is the broker, else database.
-    JUDGE_LIMITER=host|redis|database overrides. The arguments default to the settings."""
-    configured = settings.JUDGE_LIMITER if configured is None else configured
-    engine = settings.DATABASES["default"]["ENGINE"] if engine is None else engine
-    broker_url = settings.CELERY_BROKER_URL if broker_url is None else broker_url
-    if configured:
-        return configured
-    if engine.endswith("sqlite3"):
-        return "host"
-    if broker_url.startswith(("redis://", "rediss://")):
-        return "redis"
-    return "database"
-
-
-def limiter_for_settings():
-    kind = limiter_kind()
-    if kind == "host":
-        return HostSlotLimiter()
-    if kind == "redis":
-        return RedisSlotLimiter(settings.JUDGE_LIMITER_REDIS_URL or settings.CELERY_BROKER_URL)
-    return DatabaseSlotLimiter()
-
-
-_cache = DatabaseResponseCache()
-_limiter = limiter_for_settings()
-_clients: dict[tuple[str, str], JudgeClient] = {}
-_clients_lock = threading.Lock()
-
-
-def endpoint_config(endpoint: Judge | System) -> EndpointConfig:
-    return EndpointConfig(
-        name=endpoint.name,
-        model=endpoint.model,
-        base_url=endpoint.base_url or settings.OPENAI_BASE_URL or None,
-        api_key_env=endpoint.api_key_env,
-        structured_output=endpoint.structured_output,
-        timeout=endpoint.timeout_seconds,
-        max_concurrency=endpoint.max_concurrency,
-        max_attempts=settings.JUDGE_MAX_ATTEMPTS,
-    )
-
-
-def client_for(endpoint: Judge | System) -> JudgeClient:
-    """One client per endpoint configuration per process (an admin edit gives a new one)."""
-    key = (type(endpoint).__name__, endpoint.name, endpoint.config_hash, endpoint.max_concurrency, endpoint.timeout_seconds)
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            client = JudgeClient(
-                endpoint_config(endpoint), cache=_cache, limiter=_limiter, backoff_initial=settings.JUDGE_BACKOFF_SECONDS
-            )
-            _clients[key] = client
-        return client

@@ -29,7 +29,7 @@ def run_prompt(run, default: str) -> Prompt:
 
 
 def generates(run) -> bool:
-    return run.system_id is not None and run.config.get("options", {}).get("generate", False)
+    return run.system_id is not None and run.options.get("generate", False)
 
 
 def judging_stage(run) -> int:
@@ -61,7 +61,7 @@ def single_replies(run, stage: int, cases) -> tuple[list[UnitSpec] | None, dict[
 
 def generate_output(unit: Judgment) -> UnitResult:
     """The system under test answers one case, through the same client as the judges."""
-    from judgeapp.judging.judges import client_for
+    from judgeapp.judging.endpoints import client_for
 
     system = unit.system
     messages = [{"role": "system", "content": system.system_prompt}] if system.system_prompt else []

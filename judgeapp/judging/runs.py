@@ -23,7 +23,8 @@ from django.db import connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from judgeapp.judging import taskqueue
+from judgeapp.judging import shutdown, taskqueue
+from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
@@ -173,7 +174,7 @@ def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
     units = Judgment.objects.filter(run_id=run_pk, stage=run.stage, status=UnitStatus.PENDING)
     if only is not None:
         units = units.filter(pk__in=only)
-    ids = list(units.values_list("pk", flat=True))
+    ids = list(units.order_by("id").values_list("pk", flat=True))
     if not ids:
         return 0
     Judgment.objects.filter(pk__in=ids).update(enqueued_at=timezone.now())
@@ -318,8 +319,9 @@ def run_fail(*, run_pk: int, error: str) -> None:
         _units_cancel(run_pk)
 
 
-def run_cancel(*, run: Run, actor=None, reason: str = "") -> bool:
-    """Stop a run: no pending unit is judged after this; units in flight finish and are kept."""
+def run_cancel(*, run: Run, actor, reason: str = "") -> bool:
+    """Stop a run: no pending unit is judged after this; units in flight finish and are kept. `actor`:
+    a user, or a label (judgeapp/judging/audit.py)."""
     now = timezone.now()
     with transaction.atomic():
         updated = Run.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
@@ -328,15 +330,19 @@ def run_cancel(*, run: Run, actor=None, reason: str = "") -> bool:
         if not updated:
             return False
         _units_cancel(run.pk)
-        AuditLog.objects.create(
-            actor=actor if getattr(actor, "is_authenticated", False) else None,
-            actor_label=getattr(actor, "username", "") or "cli",
-            action=AuditLog.Action.RUN_CANCELLED,
-            run=run,
-            subject=run.run_id,
-            reason=reason,
-        )
+        audit_log_create(action=AuditLog.Action.RUN_CANCELLED, actor=actor, run=run, subject=run.run_id, reason=reason)
     return True
+
+
+def run_interrupt(*, run_pk: int, signal_name: str) -> None:
+    """A command stopped by a signal: its run fails with the reason, its pending units are cancelled, and
+    so are the units this process still holds (only a second signal, which does not wait for them, leaves
+    any): none stays claimed, and none can be recorded late (the claim token is gone)."""
+    run_fail(run_pk=run_pk, error=f"interrupted by {signal_name} before it finished")
+    this_process = ":".join(worker_identity().split(":")[:3]) + ":"
+    Judgment.objects.filter(run_id=run_pk, status=UnitStatus.CLAIMED, claimed_by__startswith=this_process).update(
+        status=UnitStatus.CANCELLED, claim_token=None, lease_expires_at=None
+    )
 
 
 # --- Sequential runs (one task holds the whole run) ------------------------------------------------------
@@ -390,22 +396,29 @@ def run_sequential_execute(*, run_pk: int, worker: str | None = None, progress: 
 def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | None = None) -> Run:
     """Run every stage in this process: the same claims and records as a worker, on a thread pool.
 
-    With concurrency 1 everything happens in the calling thread (and its database transaction).
+    With concurrency 1 everything happens in the calling thread (and its database transaction). When the
+    command is asked to stop (judgeapp/judging/shutdown.py) no new unit is claimed; the units in flight
+    finish and are recorded; then the run is failed "interrupted by SIGTERM before it finished" and
+    `shutdown.Interrupted` is raised. A run that finished meanwhile is returned as it is.
     """
+    _stop_if_asked(run)
     run_start(run_pk=run.pk)
     run.refresh_from_db()
     handler = handler_for(run.kind)
     if handler.sequential:
         run_sequential_execute(run_pk=run.pk, progress=progress)
         run.refresh_from_db()
+        if not run.is_finished:
+            _stop_if_asked(run)
         return run
     worker = worker_identity()
     while True:
         run.refresh_from_db()
         if run.is_finished:
             return run
+        _stop_if_asked(run)
         ids = list(
-            Judgment.objects.filter(run=run, stage=run.stage, status=UnitStatus.PENDING).values_list("pk", flat=True)
+            Judgment.objects.filter(run=run, stage=run.stage, status=UnitStatus.PENDING).order_by("id").values_list("pk", flat=True)
         )
         if not ids:
             # Nothing pending and the run is not finished: the stage's last units are claimed elsewhere, or
@@ -418,7 +431,16 @@ def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | N
         _execute_units(ids, worker=worker, concurrency=concurrency, run=run, progress=progress)
 
 
+def _stop_if_asked(run: Run) -> None:
+    """Where stopping is safe (no claim held, no transaction open): fail the run and raise, if asked."""
+    signum = shutdown.requested()
+    if signum is not None:
+        run_interrupt(run_pk=run.pk, signal_name=shutdown.requested_name())
+        raise shutdown.Interrupted(signum)
+
+
 def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, progress: Progress | None) -> None:
+    """Claim, judge and record each unit of `ids`; a stop request ends the claiming, not the units in flight."""
     finished = run.done_units + run.failed_units
 
     def report_progress() -> None:
@@ -429,6 +451,8 @@ def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, p
 
     if concurrency <= 1:
         for pk in ids:
+            if shutdown.requested() is not None:
+                return
             judgment_execute(judgment_id=pk, worker=worker)
             report_progress()
         return
@@ -441,7 +465,7 @@ def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, p
 
     def lane() -> None:
         try:
-            while True:
+            while shutdown.requested() is None:
                 try:
                     pk = work.get_nowait()
                 except queue.Empty:

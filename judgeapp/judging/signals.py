@@ -1,5 +1,5 @@
-"""Worker start-up: recover what a crashed worker left behind, then keep checking now and then. And
-each task starts with a usable database connection (kept between tasks, see CELERY_DB_REUSE_MAX).
+"""Worker start-up: load the judges file, recover what a crashed worker left behind, then keep checking
+now and then. And each task starts with a usable database connection (kept between tasks, see CELERY_DB_REUSE_MAX).
 
 The worker's parent process only publishes `recover_runs` tasks; the database work happens in a pool
 child, so the parent never holds a database connection that a forked child would share.
@@ -15,8 +15,9 @@ _stop = threading.Event()
 
 @worker_ready.connect
 def _recover_on_start(sender=None, **kwargs):
-    from judgeapp.judging.tasks import recover_runs
+    from judgeapp.judging.tasks import load_judges_file, recover_runs
 
+    load_judges_file.delay()
     recover_runs.delay(redispatch_pending=True)
 
     def every_interval():

@@ -3,10 +3,16 @@
 Task names stay those of the first release (`judgeapp.tasks.*`), so messages already queued by an older
 worker are still understood after an upgrade."""
 
+import logging
+
 from celery import shared_task
 from django.conf import settings
 
-from judgeapp.judging import runs
+from judgeapp.judging import judges, runs
+from judgeapp.judging.audit import SYSTEM
+from judgeapp.judging.errors import InputError
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="judgeapp.tasks.execute_judgment", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
@@ -27,3 +33,13 @@ def execute_sequential_run(run_pk: int) -> None:
 @shared_task(name="judgeapp.tasks.recover_runs", acks_late=True, soft_time_limit=120, time_limit=180)
 def recover_runs(redispatch_pending: bool = False) -> None:
     runs.runs_recover(redispatch_pending=redispatch_pending)
+
+
+@shared_task(name="judgeapp.tasks.load_judges_file", acks_late=True, soft_time_limit=60, time_limit=90)
+def load_judges_file() -> None:
+    """A worker starting loads the judges file. A bad file is logged, and the rows of the last good load
+    stay (the judges page says the file differs, and why it does not load)."""
+    try:
+        judges.judges_sync(actor=SYSTEM)
+    except InputError as exc:
+        log.error("judges file not loaded: %s", exc)

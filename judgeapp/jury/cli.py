@@ -38,14 +38,14 @@ def add_arguments(parser) -> None:
 
 def handle(command, options) -> int:
     from judgeapp.judging.content import InputFile
-    from judgeapp.judging.judges import system_get
     from judgeapp.jury.services import jury_panel_get, jury_run_create
 
     report_path = report_path_check(options.get("report"))
+    command.judges_load()
     judges = jury_panel_get(options["judges"])
     concurrency = options.get("concurrency")
     concurrency = concurrency_check(concurrency) if concurrency is not None else max(settings.JUDGE_MAX_CONCURRENCY, len(judges))
-    system = system_get(name=options["system"]) if options.get("system") else None
+    system = command.system_get(name=options["system"]) if options.get("system") else None
     run = jury_run_create(
         testset=InputFile.from_path(options["testset"]),
         rubric=InputFile.from_path(options["rubric"]),

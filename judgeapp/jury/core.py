@@ -137,18 +137,22 @@ def pool_scores(case_id: str, scores: dict[str, int | None], *, dissent_margin: 
     return case
 
 
-def deliberate(jurors: dict[str, Juror], *, case_id: str, rubric: str, input: str, output: str) -> PooledCase:
-    """One case through the whole panel with juror callables (the run machinery does the same with one
-    unit per juror, run in parallel)."""
-    prompt = render_juror_prompt(rubric=rubric, input=input, output=output)
-    votes: dict[str, str | None] = {}
-    reasoning: dict[str, str] = {}
-    for name, juror in jurors.items():
-        parsed = juror(prompt)
-        votes[name] = parsed["verdict"] if parsed else None
-        if parsed:
-            reasoning[name] = parsed.get("reasoning", "")
+def pool_replies(case_id: str, replies: dict[str, dict | None]) -> PooledCase:
+    """Pool the jurors' parsed replies ({"reasoning", "verdict"}, or None for a juror that gave no usable
+    answer), in panel order: each vote and its reasoning kept beside the pooled verdict."""
+    votes = {name: parsed["verdict"] if parsed else None for name, parsed in replies.items()}
+    reasoning = {name: parsed.get("reasoning", "") for name, parsed in replies.items() if parsed}
     return pool_pass_fail(case_id, votes, reasoning)
+
+
+def deliberate(
+    jurors: dict[str, Juror], *, case_id: str, rubric: str, input: str, output: str, prompt: Prompt | None = None
+) -> PooledCase:
+    """One case through the whole panel with juror callables. A run does the same steps with one unit per
+    juror, run in parallel: `render_juror_prompt` for every juror's identical prompt, `pool_replies` for
+    the report."""
+    text = render_juror_prompt(rubric=rubric, input=input, output=output, prompt=prompt)
+    return pool_replies(case_id, {name: juror(text) for name, juror in jurors.items()})
 
 
 def per_judge_agreement(cases: list[PooledCase], jurors: list[str]) -> dict[str, float | None]:

@@ -17,7 +17,7 @@ from judgeapp.judging.replies import (
     single_replies,
 )
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
-from judgeapp.jury.core import PooledCase, pool_pass_fail, render_juror_prompt, summarize
+from judgeapp.jury.core import PooledCase, pool_replies, render_juror_prompt, summarize
 from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 
 POOLED_JUDGE = "jury"
@@ -25,30 +25,31 @@ POOLED_JUDGE = "jury"
 
 def panel_of(run) -> list[Judge]:
     """The run's jurors, in the order they were given."""
-    ids = run.config.get("options", {}).get("judge_ids", [])
+    ids = run.options.get("judge_ids", [])
     by_id = Judge.objects.in_bulk(ids)
     return [by_id[i] for i in ids if i in by_id]
+
+
+def usable_reply(unit: Judgment | None) -> dict | None:
+    """A juror's parsed reply ({"reasoning", "verdict"}), or None when it gave no usable answer."""
+    if unit is None or unit.status != UnitStatus.DONE or not unit.parsed:
+        return None
+    return unit.parsed
 
 
 def pooled_cases(run, panel: list[Judge] | None = None) -> list[PooledCase]:
     """Every case of the run with its jurors' votes and the pooled verdict."""
     panel = [j.name for j in (panel_of(run) if panel is None else panel)]
     units: dict[int, dict[str, Judgment]] = defaultdict(dict)
-    for unit in run.judgments.filter(purpose=Purpose.JUDGE).select_related("judge"):
+    for unit in run.judgments.filter(purpose=Purpose.JUDGE).select_related("judge").order_by("stage", "id"):
         units[unit.case_id][unit.judge.name] = unit
     with_output = set(Output.objects.filter(run=run, slot="").values_list("case_id", flat=True))
     cases = []
     for case in run.testset.cases.all():
         if case.pk not in with_output:
             continue
-        votes, reasoning = {}, {}
-        for name in panel:
-            unit = units[case.pk].get(name)
-            done = unit is not None and unit.status == UnitStatus.DONE and unit.parsed
-            votes[name] = unit.parsed["verdict"] if done else None
-            if done:
-                reasoning[name] = unit.parsed.get("reasoning", "")
-        cases.append(pool_pass_fail(case.case_id, votes, reasoning))
+        replies = {name: usable_reply(units[case.pk].get(name)) for name in panel}
+        cases.append(pool_replies(case.case_id, replies))
     return cases
 
 
@@ -87,7 +88,7 @@ class JuryHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.judges import client_for
+        from judgeapp.judging.endpoints import client_for
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
@@ -107,10 +108,10 @@ class JuryHandler(RunHandler):
         names = [j.name for j in panel]
         cases = pooled_cases(run, panel)
         summary = summarize(cases, names)
-        options = run.config.get("options", {})
+        options = run.options
         warnings = list(options.get("warnings", []))
         failures = defaultdict(list)
-        for unit in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).select_related("judge", "case"):
+        for unit in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).select_related("judge", "case").order_by("stage", "id"):
             failures[unit.judge.name].append(
                 {"case_id": unit.case.case_id, "error": unit.error or f"no valid verdict after one retry: {unit.parse_error}"}
             )

@@ -6,7 +6,7 @@ from django.shortcuts import redirect, render
 
 from judgeapp.judging import selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown, run_started_response
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, render_partial, run_started_response
 from judgeapp.jury.forms import JuryForm
 from judgeapp.jury.selectors import jury_case_get
 from judgeapp.jury.services import jury_run_create
@@ -16,7 +16,6 @@ from judgeapp.roles import READERS, role_required
 
 @role_required(*READERS)
 def jury_new(request: HtmxHttpRequest) -> HttpResponse:
-    judges_sync_shown(request)
     form = JuryForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -37,8 +36,9 @@ def jury_new(request: HtmxHttpRequest) -> HttpResponse:
             form.add_error("judges" if str(exc).startswith("jury:") else None, str(exc))
         else:
             return run_started_response(request, run)
-    template = "judgeapp/jury/new.html#run-form" if request.htmx else "judgeapp/jury/new.html"
-    return render(request, template, {"form": form, "recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)})
+    judges_file_notice(request)
+    context = {"form": form, "recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)}
+    return render_partial(request, "judgeapp/jury/new.html", context, partial="run-form")
 
 
 @role_required(*READERS)

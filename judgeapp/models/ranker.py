@@ -127,7 +127,7 @@ class Insertion(TimeStampedModel):
         indexes = [
             # The work queue: a ranklist's next pending insertion, in arrival order.
             models.Index(
-                fields=["ranklist", "sequence"], name="insertion_pending", condition=Q(status="pending")
+                fields=["ranklist", "sequence"], name="insertion_pending", condition=Q(status=InsertionStatus.PENDING)
             ),
         ]
 

@@ -71,12 +71,15 @@ class Run(TimeStampedModel):
     lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created_at"]
+        # No default ordering: the counters of a running run are updated after every unit, and every read
+        # says the order it needs (the dashboard: newest first, served by run_by_kind_newest).
         indexes = [
             # The dashboard: newest runs first, optionally of one kind.
             models.Index(fields=["kind", "-created_at"], name="run_by_kind_newest"),
             # Worker start-up recovery looks only at runs still in flight.
-            models.Index(fields=["status"], name="run_in_flight", condition=Q(status__in=["queued", "running"])),
+            models.Index(
+                fields=["status"], name="run_in_flight", condition=Q(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+            ),
         ]
 
     def __str__(self):
@@ -93,6 +96,11 @@ class Run(TimeStampedModel):
         if not self.total_units:
             return 0
         return min(100, round(100 * (self.done_units + self.failed_units) / self.total_units))
+
+    @property
+    def options(self) -> dict:
+        """The options the run was created with (frozen in `config`): what its kind plans and reports by."""
+        return self.config.get("options") or {}
 
     @property
     def uses_scripted_judge(self) -> bool:
@@ -165,16 +173,23 @@ class Judgment(TimeStampedModel):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["run", "stage", "id"]
+        # No default ordering: this is the busiest table (claimed, recorded and counted for every unit);
+        # a read that lists units says its order (`judgments_of`: stage, then creation).
         constraints = [
             models.UniqueConstraint(fields=["run", "key"], name="judgment_unique_unit_per_run"),
+            # A claim is its token: the record and the recovery both match on it, so a claimed unit
+            # without one could be neither recorded nor released.
+            models.CheckConstraint(
+                condition=~Q(status=UnitStatus.CLAIMED) | Q(claim_token__isnull=False),
+                name="judgment_claimed_has_token",
+            ),
         ]
         indexes = [
             # Counting a run's remaining units after each one finishes, and dispatching its pending ones.
             models.Index(
                 fields=["run", "stage", "status"],
                 name="judgment_active_per_run",
-                condition=Q(status__in=["pending", "claimed"]),
+                condition=Q(status__in=ACTIVE_UNIT_STATUSES),
             ),
         ]
 
@@ -246,9 +261,13 @@ class AuditLog(TimeStampedModel):
         MAPPING_REVEALED = "blind.mapping_revealed"
         TOKEN_CREATED = "api.token_created"
         TOKEN_REVOKED = "api.token_revoked"
+        JUDGES_LOADED = "judges.loaded"
 
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    actor_label = models.CharField(max_length=150, help_text="Username, or 'system' / 'cli'.")
+    actor_label = models.CharField(
+        max_length=150,
+        help_text="The username; or, with no actor, 'system' (the app on its own) or 'cli:<os user>' (a command).",
+    )
     action = models.CharField(max_length=40, choices=Action.choices)
     run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_entries")
     subject = models.CharField(max_length=300, blank=True, help_text="What the decision is about.")

@@ -38,18 +38,17 @@ def add_arguments(parser) -> None:
 
 def handle(command, options) -> int:
     from judgeapp.judging.content import InputFile
-    from judgeapp.judging.judges import judge_get, system_get
     from judgeapp.pairwise.services import VersionSource, pairwise_run_create
 
     concurrency = concurrency_check(options["concurrency"])
     report_path = report_path_check(options.get("report"))
-    judge = judge_get(name=options.get("judge"))
+    judge = command.judge_get(name=options.get("judge"))
     versions = {}
     for slot in ("a", "b"):
         if options.get(slot):
             versions[slot] = VersionSource(outputs=InputFile.from_path(options[slot]))
         else:
-            versions[slot] = VersionSource(system=system_get(name=options[f"system_{slot}"]))
+            versions[slot] = VersionSource(system=command.system_get(name=options[f"system_{slot}"]))
     run = pairwise_run_create(
         testset=InputFile.from_path(options["testset"]),
         rubric=InputFile.from_path(options["rubric"]),

@@ -116,19 +116,28 @@ class PairwiseCase:
         }
 
 
-def judge_case(
-    judge: PairwiseJudge, *, case_id: str, rubric: str, input: str, reply_a: str, reply_b: str
+def order_prompt(order: str, *, rubric: str, input: str, reply_a: str, reply_b: str, prompt: Prompt | None = None) -> str:
+    """The prompt of one order: in "ab" A's reply is Reply 1, in "ba" B's. The judge sees only the two
+    replies, never which version each is."""
+    first, second = (reply_a, reply_b) if shown_first(order)[0] == "A" else (reply_b, reply_a)
+    return render_pairwise_prompt(rubric=rubric, input=input, first=first, second=second, prompt=prompt)
+
+
+def case_from_replies(
+    case_id: str,
+    replies: dict[str, dict | None],
+    *,
+    reply_a: str = "",
+    reply_b: str = "",
+    errors: dict[str, str] | None = None,
 ) -> PairwiseCase:
-    """Judge one input in both orders with a judge callable (the run machinery does the same with one
-    unit per order, so that the two calls run in parallel and survive a crash independently)."""
+    """One input's case from each order's parsed reply ({"reasoning", "winner"}, or None when that order
+    gave no usable verdict), its "1"/"2" mapped back to the version it names."""
     verdicts: dict[str, tuple[str | None, str]] = {}
     for order in ORDERS:
-        first, second = (reply_a, reply_b) if order == "ab" else (reply_b, reply_a)
-        parsed = judge(render_pairwise_prompt(rubric=rubric, input=input, first=first, second=second))
-        if parsed is None:
-            verdicts[order] = (None, "")
-        else:
-            verdicts[order] = (map_back(order, parsed["winner"]), parsed.get("reasoning", ""))
+        parsed = replies.get(order)
+        verdicts[order] = (map_back(order, parsed["winner"]), parsed.get("reasoning", "")) if parsed else (None, "")
+    errors = errors or {}
     return PairwiseCase(
         case_id=case_id,
         ab=verdicts["ab"][0],
@@ -137,7 +146,22 @@ def judge_case(
         reasoning_ba=verdicts["ba"][1],
         len_a=len(reply_a),
         len_b=len(reply_b),
+        error_ab=errors.get("ab", ""),
+        error_ba=errors.get("ba", ""),
     )
+
+
+def judge_case(
+    judge: PairwiseJudge, *, case_id: str, rubric: str, input: str, reply_a: str, reply_b: str, prompt: Prompt | None = None
+) -> PairwiseCase:
+    """Judge one input in both orders with a judge callable. A run does the same steps with one unit per
+    order (so that the two calls run in parallel and survive a crash apart): `order_prompt` for each
+    unit's prompt, `case_from_replies` for the report."""
+    replies = {
+        order: judge(order_prompt(order, rubric=rubric, input=input, reply_a=reply_a, reply_b=reply_b, prompt=prompt))
+        for order in ORDERS
+    }
+    return case_from_replies(case_id, replies, reply_a=reply_a, reply_b=reply_b)
 
 
 def _rate(numerator: int, denominator: int) -> float | None:

@@ -11,7 +11,7 @@ from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import generate_output, generated_output_record, rubric_text, run_prompt
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
-from judgeapp.pairwise.core import ORDERS, PairwiseCase, both_orders, map_back, render_pairwise_prompt, shown_first, summarize
+from judgeapp.pairwise.core import ORDERS, case_from_replies, order_prompt, summarize
 
 SLOTS = ("A", "B")
 
@@ -20,17 +20,17 @@ SLOTS = ("A", "B")
 def compared_cases(run):
     """The run's cases in test-set order: the sample drawn at creation, or every case."""
     cases = run.testset.cases.all()
-    chosen = run.config.get("options", {}).get("case_ids")
+    chosen = run.options.get("case_ids")
     if chosen is not None:
         cases = cases.filter(case_id__in=chosen)
     return list(cases)
 
 
-def unit_verdict(unit: Judgment) -> str | None:
-    """A finished order's verdict mapped back to "A" | "B" | "tie", or None."""
-    if unit.status != UnitStatus.DONE or not unit.parsed or unit.order not in ORDERS:
+def usable_reply(unit: Judgment | None) -> dict | None:
+    """A finished order's parsed reply ({"reasoning", "winner"}), or None when it gave no usable verdict."""
+    if unit is None or unit.status != UnitStatus.DONE or not unit.parsed or unit.order not in ORDERS:
         return None
-    return map_back(unit.order, unit.parsed["winner"])
+    return unit.parsed
 
 
 def order_of(unit: Judgment) -> str:
@@ -46,20 +46,19 @@ class PairwiseHandler(RunHandler):
     def verdicts(self, run):
         """One both-order verdict per case judged in both orders (never a single-order one)."""
         by_case: dict[str, dict[str, Judgment]] = defaultdict(dict)
-        for unit in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "judge"):
+        for unit in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "judge").order_by("stage", "id"):
             by_case[unit.case.case_id][order_of(unit)] = unit
         verdicts = []
         for case_id, units in by_case.items():
-            if not all(order in units for order in ORDERS):
+            case = case_from_replies(case_id, {order: usable_reply(units.get(order)) for order in ORDERS})
+            if case.verdict is None:
                 continue
-            ab, ba = (map_back(order, units[order].parsed["winner"]) for order in ORDERS)
-            verdict, _disagreement = both_orders(ab, ba)
             judge = units["ab"].judge or run.judge
-            verdicts.append(Verdict(case_id=case_id, criterion="", judge=judge.name if judge else "", value=verdict))
+            verdicts.append(Verdict(case_id=case_id, criterion="", judge=judge.name if judge else "", value=case.verdict))
         return verdicts
 
     def plan(self, run, stage):
-        sources = run.config.get("options", {}).get("versions", {})
+        sources = run.options.get("versions", {})
         # The versions whose replies a system generates (the others came from files at creation).
         generating = {slot: sources[slot]["system_id"] for slot in SLOTS if sources.get(slot, {}).get("system_id")}
         cases = compared_cases(run)
@@ -87,16 +86,15 @@ class PairwiseHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.judges import client_for
+        from judgeapp.judging.endpoints import client_for
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
         outputs = {o.slot: o.text for o in Output.objects.filter(run_id=unit.run_id, case_id=unit.case_id, slot__in=SLOTS)}
-        first, second = shown_first(unit.order)
         # Only the replies go in, as Reply 1 and Reply 2: the judge never learns which version is which.
-        text = render_pairwise_prompt(
-            rubric=rubric_text(unit.run.rubric), input=unit.case.input, first=outputs[first], second=outputs[second],
-            prompt=run_prompt(unit.run, "pairwise"),
+        text = order_prompt(
+            unit.order, rubric=rubric_text(unit.run.rubric), input=unit.case.input, reply_a=outputs["A"],
+            reply_b=outputs["B"], prompt=run_prompt(unit.run, "pairwise"),
         )
         outcome = client_for(unit.judge).judge(user_message(text), PAIRWISE_SPEC)
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)
@@ -110,7 +108,7 @@ class PairwiseHandler(RunHandler):
         for output in Output.objects.filter(run=run, slot__in=SLOTS):
             outputs[output.case_id][output.slot] = output.text
         units: dict[int, dict[str, Judgment]] = defaultdict(dict)
-        for unit in run.judgments.filter(purpose=Purpose.JUDGE):
+        for unit in run.judgments.filter(purpose=Purpose.JUDGE).order_by("stage", "id"):
             units[unit.case_id][order_of(unit)] = unit
         generation_errors = {
             (u.payload.get("slot"), u.case_id): u.error or u.parse_error
@@ -130,22 +128,18 @@ class PairwiseHandler(RunHandler):
                     }
                 )
                 continue
-            ab, ba = units[case.pk].get("ab"), units[case.pk].get("ba")
+            by_order = {order: units[case.pk].get(order) for order in ORDERS}
             judged.append(
-                PairwiseCase(
-                    case_id=case.case_id,
-                    ab=unit_verdict(ab) if ab else None,
-                    ba=unit_verdict(ba) if ba else None,
-                    reasoning_ab=((ab.parsed or {}).get("reasoning", "") if ab else ""),
-                    reasoning_ba=((ba.parsed or {}).get("reasoning", "") if ba else ""),
-                    len_a=len(replies["A"]),
-                    len_b=len(replies["B"]),
-                    error_ab=_unit_error(ab),
-                    error_ba=_unit_error(ba),
+                case_from_replies(
+                    case.case_id,
+                    {order: usable_reply(unit) for order, unit in by_order.items()},
+                    reply_a=replies["A"],
+                    reply_b=replies["B"],
+                    errors={order: _unit_error(unit) for order, unit in by_order.items()},
                 )
             )
         summary = summarize(judged, total_cases=len(cases))
-        options = run.config.get("options", {})
+        options = run.options
         judge_family = run.judge.effective_family if run.judge else None
         warnings = list(options.get("warnings", []))
         if missing_outputs:

@@ -5,7 +5,7 @@ from django.shortcuts import redirect, render
 
 from judgeapp.judging import selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown, run_started_response
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, render_partial, run_started_response
 from judgeapp.models import Executor, RunKind
 from judgeapp.pairwise.forms import PairwiseForm
 from judgeapp.pairwise.selectors import pairwise_case_get
@@ -15,7 +15,6 @@ from judgeapp.roles import READERS, role_required
 
 @role_required(*READERS)
 def pairwise_new(request: HtmxHttpRequest) -> HttpResponse:
-    judges_sync_shown(request)
     form = PairwiseForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -37,8 +36,9 @@ def pairwise_new(request: HtmxHttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return run_started_response(request, run)
-    template = "judgeapp/pairwise/new.html#run-form" if request.htmx else "judgeapp/pairwise/new.html"
-    return render(request, template, {"form": form, "recent": selectors.runs_recent(kind=RunKind.PAIRWISE, limit=10)})
+    judges_file_notice(request)
+    context = {"form": form, "recent": selectors.runs_recent(kind=RunKind.PAIRWISE, limit=10)}
+    return render_partial(request, "judgeapp/pairwise/new.html", context, partial="run-form")
 
 
 @role_required(*READERS)

@@ -7,7 +7,6 @@ import sys
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.judges import judge_get, system_get
 from judgeapp.judging.runs import run_execute_inline
 from judgeapp.models import Executor, Run, RunKind, RunStatus
 from judgeapp.pointwise import services as pointwise_services
@@ -57,8 +56,8 @@ def handle(command, options) -> int:
     testset = pointwise_services.InputFile.from_path(options["testset"])
     rubric = pointwise_services.InputFile.from_path(options["rubric"])
     outputs_file = pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None
-    judge = judge_get(name=options.get("judge"))
-    system = system_get(name=options["system"]) if options.get("system") else None
+    judge = command.judge_get(name=options.get("judge"))
+    system = command.system_get(name=options["system"]) if options.get("system") else None
     run = pointwise_services.pointwise_create(
         testset=testset,
         rubric=rubric,
@@ -114,7 +113,6 @@ def handle(command, options) -> int:
 # gate: `manage.py gate RUN_ID`: the release gate of a run, decided now, for CI (CONTRACT §3).
 class GateCommand(JudgeCommand):
     help = "Decide the release gate of a pointwise run now and print it with its reasons. Exit 0 pass, 1 blocked."
-
     def add_arguments(self, parser):
         parser.add_argument("run_id", metavar="RUN_ID", help="the run's id, as `evaluate` printed it")
         parser.add_argument("--json", action="store_true", help="print the gate as JSON instead of lines")

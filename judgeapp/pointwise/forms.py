@@ -5,7 +5,7 @@ from django.conf import settings
 
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric, parse_testset
-from judgeapp.models import Judge, System
+from judgeapp.models import Judge, System, UnitStatus
 from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files
 from judgeapp.releases.core import DEFAULT_THRESHOLD
 
@@ -76,3 +76,26 @@ class PointwiseForm(forms.Form):
         # The checks across fields (outputs or a system to generate them, the threshold on the scale) are
         # pointwise_create's; the view shows its refusal on this form.
         return data
+
+
+class JudgmentFilterForm(forms.Form):
+    """The judgments page's filters, from its query string. A value that does not fit is no filter (a
+    hand-edited link shows every judgment rather than an error); `filters` gives back what holds."""
+
+    criterion = forms.CharField(required=False, max_length=100)
+    score = forms.IntegerField(required=False, min_value=0)
+    status = forms.ChoiceField(required=False, choices=[("", "any"), (UnitStatus.DONE, "judged"), (UnitStatus.FAILED, "failed")])
+
+    def __init__(self, data=None):
+        super().__init__({k: v for k, v in (data or {}).items() if k in self.base_fields})
+
+    @property
+    def filters(self) -> dict:
+        """{criterion, score, status}: each the value given when it is valid, else empty."""
+        self.is_valid()
+        cleaned = {name: ("" if name in self.errors else self.cleaned_data.get(name)) for name in self.fields}
+        return {
+            "criterion": cleaned["criterion"] or "",
+            "score": cleaned["score"] if cleaned["score"] is not None else "",
+            "status": cleaned["status"] or "",
+        }

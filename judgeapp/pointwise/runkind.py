@@ -28,7 +28,7 @@ class PointwiseHandler(RunHandler):
     def verdicts(self, run):
         return [
             Verdict(case_id=j.case.case_id, criterion=j.criterion.name, judge=j.judge.name, value=j.parsed["score"])
-            for j in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "criterion", "judge")
+            for j in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "criterion", "judge").order_by("stage", "id")
         ]
 
     def plan(self, run, stage):
@@ -53,7 +53,7 @@ class PointwiseHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.judges import client_for
+        from judgeapp.judging.endpoints import client_for
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
@@ -76,7 +76,7 @@ class PointwiseHandler(RunHandler):
         criteria = list(run.rubric.criteria.all())
         # Only the fields the report reads (not each unit's messages and raw reply): this runs as the last
         # unit's tail, so its time is the run's.
-        units = run.judgments.filter(purpose=Purpose.JUDGE).values_list(
+        units = run.judgments.filter(purpose=Purpose.JUDGE).order_by("stage", "id").values_list(
             "case__case_id", "criterion__name", "status", "parsed", "parse_error", "error", "uuid"
         )
         items = [
@@ -145,8 +145,8 @@ def report_warnings(*, run) -> list[str]:
         warnings.append(f"the judge ran at temperature {judge['temperature']}, not 0")
     if run.uses_scripted_judge:
         warnings.append(SCRIPTED_DEMO_WARNING)
-    warnings += [f"rubric: {w}" for w in run.config.get("options", {}).get("rubric_warnings", [])]
-    warnings += run.config.get("options", {}).get("warnings", [])
+    warnings += [f"rubric: {w}" for w in run.options.get("rubric_warnings", [])]
+    warnings += run.options.get("warnings", [])
     return warnings
 
 
@@ -156,7 +156,7 @@ def report_context(*, run) -> dict:
 
     judge = run.config.get("judges", {}).get(run.judge.name, {}) if run.judge_id else {}
     system = run.config.get("system")
-    options = run.config.get("options", {})
+    options = run.options
     versions = {k: run.versions.get(k) for k in ("testset", "rubric", "prompt", "judge")}
     if run.versions.get("outputs"):
         versions["outputs"] = run.versions["outputs"]  # the outputs file judged, when not the test set's

@@ -12,10 +12,11 @@ from django.shortcuts import redirect, render
 from judgeapp.judging import selectors
 from judgeapp.judging.atomic import json_text
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown
-from judgeapp.models import Executor, Purpose, Run, RunKind, UnitStatus
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, render_partial
+from judgeapp.models import Executor, Run, RunKind
 from judgeapp.pointwise import services as pointwise_services
-from judgeapp.pointwise.forms import PointwiseForm
+from judgeapp.pointwise.forms import JudgmentFilterForm, PointwiseForm
+from judgeapp.pointwise.selectors import judgments_filtered
 from judgeapp.roles import READERS, role_required
 
 JUDGMENTS_PER_PAGE = 50
@@ -30,7 +31,6 @@ def _pointwise_run(run_id: str) -> Run:
 
 @role_required(*READERS)
 def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
-    judges_sync_shown(request)
     form = PointwiseForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -53,6 +53,7 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"Run {run.run_id} queued: {run.testset.case_count} cases × {run.rubric.criteria.count()} criteria.")
             return redirect("run_detail", run_id=run.run_id)
+    judges_file_notice(request)
     return render(request, "judgeapp/pointwise/new.html", {"form": form}, status=400 if form.errors else 200)
 
 
@@ -60,32 +61,17 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
 def judgments(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Every judge verdict of a run, filtered by criterion, score or status, a page at a time."""
     run = _pointwise_run(run_id)
-    units = (
-        run.judgments.filter(purpose=Purpose.JUDGE)
-        .select_related("case", "criterion")
-        .only("uuid", "key", "status", "parsed", "parse_error", "error", "attempts", "parse_attempts", "cached",
-              "case__case_id", "case__position", "criterion__name", "criterion__position")
-        .order_by("case__position", "criterion__position")
-    )
-    criterion = request.GET.get("criterion") or ""
-    score = request.GET.get("score") or ""
-    status = request.GET.get("status") or ""
-    if criterion:
-        units = units.filter(criterion__name=criterion)
-    if score.isdigit():
-        units = units.filter(status=UnitStatus.DONE, parsed__score=int(score))
-    if status in (UnitStatus.DONE, UnitStatus.FAILED):
-        units = units.filter(status=status)
+    filters = JudgmentFilterForm(request.GET).filters
+    units = judgments_filtered(run=run, **filters)
     page = Paginator(units, JUDGMENTS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "run": run,
         "page": page,
         "criteria": list(run.rubric.criteria.values_list("name", flat=True)) if run.rubric_id else [],
-        "filters": {"criterion": criterion, "score": score, "status": status},
+        "filters": {name: str(value) for name, value in filters.items()},
         "scores": [str(point) for point in (run.report or {}).get("histogram", {})] or ["1", "2", "3", "4", "5"],
     }
-    template = "judgeapp/pointwise/judgments.html"
-    return render(request, f"{template}#judgment-list" if request.htmx else template, context)
+    return render_partial(request, "judgeapp/pointwise/judgments.html", context, partial="judgment-list")
 
 
 @role_required(*READERS)

@@ -3,10 +3,10 @@
 import sys
 from pathlib import Path
 
+from judgeapp.judging import shutdown
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.client import JudgeError
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.judges import judge_get, judges_sync
 from judgeapp.judging.runs import run_execute_inline, run_id_check
 from judgeapp.models import Executor, Insertion, InsertionStatus, Run, RunStatus
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, format_calls, format_ranklist, format_verdict, seed_worst_case
@@ -44,7 +44,7 @@ class CompareCommand(JudgeCommand):
     def handle(self, *args, **options):
         a = candidate_read(options["file_a"])
         b = candidate_read(options["file_b"])
-        judge = judge_get(name=options["judge"])
+        judge = self.judge_get(name=options["judge"])
         run_id = run_id_check(options["run_id"]) if options["run_id"] else None
         existing = Run.objects.filter(run_id=run_id).first() if run_id else None
         try:
@@ -104,7 +104,7 @@ class RankCommand(JudgeCommand):
         set_name = options["set_name"] or directory.resolve().name
         if not options["set_name"] and not SET_NAME.match(set_name):
             raise InputError(f"the directory name {set_name!r} cannot name the set; pass --set NAME")
-        judge = judge_get(name=options["judge"])
+        judge = self.judge_get(name=options["judge"])
         run = rank_create(
             candidates=candidates,
             goal=options["goal"],
@@ -154,7 +154,7 @@ class InsertCommand(JudgeCommand):
     def handle(self, *args, **options):
         candidate = candidate_read(options["file"])
         ranklist = ranklist_from_path(options["ranklist"])
-        judges_sync()
+        self.judges_load()
         insertion, queued = insertion_register(
             ranklist=ranklist,
             candidate=candidate,
@@ -176,10 +176,14 @@ class InsertCommand(JudgeCommand):
                 return not Insertion.objects.filter(pk=insertion.pk, status=InsertionStatus.PENDING).exists()
 
             try:
-                ranklist_work(ranklist_pk=ranklist.pk, until=finished)
+                # A stop request ends the loop after the insert in flight (it may be another's, queued first).
+                ranklist_work(ranklist_pk=ranklist.pk, until=lambda: shutdown.requested() is not None or finished())
             except (JudgeError, RanklistBusy) as exc:
                 self.stderr.write(f"error: {exc} (the candidate stays registered and queued; run insert again to resume)")
                 sys.exit(1)
+            if shutdown.requested() is not None and not finished():
+                self.stderr.write("the candidate stays registered and queued; run insert again to resume")
+                shutdown.raise_if_requested()
         insertion.refresh_from_db()
         summary = ranklist_summary(ranklist)
         self.stdout.write(format_ranklist(summary["ranklist"], [(t["id"], t["preview"]) for t in summary["top"]]))

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest
+from judgeapp.judging.pages import HtmxHttpRequest, render_partial
 from judgeapp.ranker import selectors as selectors_ranker
 from judgeapp.ranker.forms import CompareForm, InsertForm, RankForm
 from judgeapp.ranker.services import web as ranker_web
@@ -55,8 +55,7 @@ def rank_new(request: HtmxHttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"Batch rank {run.run_id} started: {len(data['candidates'])} candidates.")
             return _to_run(request, run)
-    template = "judgeapp/ranker/rank_new.html#rank-form" if request.htmx else "judgeapp/ranker/rank_new.html"
-    return render(request, template, {"rank_form": form}, status=_form_status(request, form))
+    return render_partial(request, "judgeapp/ranker/rank_new.html", {"rank_form": form}, partial="rank-form", status=_form_status(request, form))
 
 
 @role_required(*READERS)
@@ -77,8 +76,7 @@ def compare_new(request: HtmxHttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return _to_run(request, run)
-    template = "judgeapp/ranker/compare_new.html#compare-form" if request.htmx else "judgeapp/ranker/compare_new.html"
-    return render(request, template, {"compare_form": form}, status=_form_status(request, form))
+    return render_partial(request, "judgeapp/ranker/compare_new.html", {"compare_form": form}, partial="compare-form", status=_form_status(request, form))
 
 
 @role_required(*READERS)
@@ -110,8 +108,7 @@ def ranklist_insert(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
             else:
                 messages.info(request, f"{candidate.artifact_id} is already registered in this ranklist: skipped, nothing compared.")
             return _to_run(request, ranklist.run)
-    template = "judgeapp/ranker/insert.html#insert-form" if request.htmx else "judgeapp/ranker/insert.html"
-    return render(request, template, {"insert_form": form, "ranklist": ranklist, "run": ranklist.run}, status=_form_status(request, form))
+    return render_partial(request, "judgeapp/ranker/insert.html", {"insert_form": form, "ranklist": ranklist, "run": ranklist.run}, partial="insert-form", status=_form_status(request, form))
 
 
 @require_POST

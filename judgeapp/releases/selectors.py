@@ -56,7 +56,7 @@ def audit_release_entries(*, run: Run | None = None, limit: int = 200) -> QueryS
 
 def _baseline(run: Run) -> tuple[float | None, str, str | None, list[str]]:
     """(baseline mean, where it came from, the baseline run's id, notes)."""
-    options = run.config.get("options", {})
+    options = run.options
     if options.get("baseline_run"):
         return options.get("baseline_mean"), f"run {options['baseline_run']} (--baseline-run)", options["baseline_run"], []
     if options.get("baseline_mean") is not None:
@@ -84,7 +84,7 @@ def gate_evaluate(
         raise ValueError(f"run {run.run_id} is a {run.kind} run; the release gate reads pointwise runs")
     report = run.report if report is None else report
     status = status or run.status
-    options = run.config.get("options", {})
+    options = run.options
     threshold = options.get("threshold")
     if threshold is None:
         threshold = DEFAULT_THRESHOLD

@@ -5,14 +5,11 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
+from judgeapp.judging.audit import audit_actor_label, audit_log_create
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release, Run, RunKind, RunStatus
 from judgeapp.releases.selectors import gate_evaluate
 from judgeapp.roles import Role, has_role
-
-
-def _actor_label(actor) -> str:
-    return getattr(actor, "username", "") or "cli"
 
 
 def _check(run: Run, actor) -> None:
@@ -39,11 +36,10 @@ def gate_decide(*, run: Run, actor, verdict: str, reason: str) -> GateDecision:
         raise InputError("the gate does not pass, so the release cannot be approved: " + "; ".join(gate["reasons"]))
     with transaction.atomic():
         decision = GateDecision.objects.create(
-            run=run, verdict=verdict, reason=reason, decided_by=actor, actor_label=_actor_label(actor), gate=gate
+            run=run, verdict=verdict, reason=reason, decided_by=actor, actor_label=audit_actor_label(actor), gate=gate
         )
-        AuditLog.objects.create(
+        audit_log_create(
             actor=actor,
-            actor_label=_actor_label(actor),
             action=AuditLog.Action.RELEASE_APPROVED if verdict == GateDecision.Verdict.APPROVED else AuditLog.Action.RELEASE_BLOCKED,
             run=run,
             subject=f"{run.system.name if run.system_id else 'run'} {run.run_id}",
@@ -73,9 +69,8 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
             release = Release.objects.create(
                 system=run.system, run=run, mean=run.report["mean"], label=label, note=note.strip(), released_by=actor
             )
-            AuditLog.objects.create(
+            audit_log_create(
                 actor=actor,
-                actor_label=_actor_label(actor),
                 action=AuditLog.Action.RELEASE_MARKED,
                 run=run,
                 subject=f"{run.system.name} {label or run.run_id}",

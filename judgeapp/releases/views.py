@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 
 from judgeapp.judging import selectors as judging_selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest
+from judgeapp.judging.pages import HtmxHttpRequest, render_partial
 from judgeapp.models import Run, RunKind
 from judgeapp.releases import selectors, services
 from judgeapp.releases.forms import GateDecisionForm, ReleaseForm
@@ -39,10 +39,7 @@ def _gate_context(request, run: Run, **forms) -> dict:
 def gate(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The release gate, computed now; leads approve or block it and mark the run released."""
     run = _gate_run(run_id)
-    template = "judgeapp/releases/gate.html"
-    if request.htmx:
-        template += "#gate-panel"
-    return render(request, template, _gate_context(request, run))
+    return render_partial(request, "judgeapp/releases/gate.html", _gate_context(request, run), partial="gate-panel")
 
 
 @require_POST

@@ -13,4 +13,5 @@ urlpatterns = [
     path("runs/<str:run_id>/cancel/", views.run_cancel, name="run_cancel"),
     path("runs/<str:run_id>/judgments/<uuid:judgment_uuid>/", views.judgment_detail, name="judgment_detail"),
     path("judges/", views.judges_list, name="judges"),
+    path("judges/reload/", views.judges_reload, name="judges_reload"),
 ]

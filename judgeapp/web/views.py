@@ -6,14 +6,17 @@ from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from judgeapp.judging import runs as run_services
 from judgeapp.judging import selectors
-from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.judges import judges_sync
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice
 from judgeapp.judging.runkind import handler_for
-from judgeapp.models import Judgment, RunKind
+from judgeapp.models import AuditLog, Judgment, RunKind
 from judgeapp.roles import READERS, Role, has_role, role_required
 
 
@@ -89,8 +92,30 @@ def judgment_detail(request: HtmxHttpRequest, run_id: str, judgment_uuid) -> Htt
 
 @role_required(*READERS)
 def judges_list(request: HtmxHttpRequest) -> HttpResponse:
-    judges_sync_shown(request)
+    judges_file_notice(request)
     judges, systems = selectors.endpoints_all()
     # Only whether the key's variable is set, never its value.
     key_set = {name: bool(os.environ.get(name)) for name in {e.api_key_env for e in [*judges, *systems]}}
-    return render(request, "judgeapp/web/judges.html", {"judges": judges, "systems": systems, "key_set": key_set})
+    context = {
+        "judges": judges,
+        "systems": systems,
+        "key_set": key_set,
+        "loads": selectors.audit_recent(action_prefix=AuditLog.Action.JUDGES_LOADED, limit=10),
+    }
+    return render(request, "judgeapp/web/judges.html", context)
+
+
+@require_POST
+@role_required(*READERS)
+def judges_reload(request: HtmxHttpRequest) -> HttpResponse:
+    """Load the judges file now (the button on the judges page and on every page that lists judges)."""
+    try:
+        names = judges_sync(actor=request.user)
+    except InputError as exc:
+        messages.error(request, f"Judges file not loaded: {exc}. The judges of the last good load stay.")
+    else:
+        messages.success(request, f"Judges file loaded: {', '.join(names) or 'no judge or system'}.")
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return redirect("judges")
+    return redirect(target)

@@ -73,7 +73,7 @@ def test_report_has_the_contract_keys_and_one_conversation_per_requirement(judge
     assert report["met_share"] == round(2 / 3, 4)
     assert report["counts"] == {"total": 3, "met": 2, "not_met": 1, "unverified": 0}
     assert report["sandbox"]["available"] is False and "AGENT_SANDBOX_ENABLED" in report["sandbox"]["reason"]
-    assert all("run_file" not in r.tool_names for r in fake_judge.chat_requests)
+    assert fake_judge.chat_requests and all("run_file" not in r.tool_names for r in fake_judge.chat_requests)
     # Each conversation is about one requirement only.
     prompts = {r.prompt for r in fake_judge.chat_requests}
     assert len(prompts) == 3 and all(p.count("<requirement>") == 1 for p in prompts)
@@ -109,7 +109,8 @@ def test_judging_the_same_inputs_again_costs_no_call(judge, fake_judge, tmp_path
     runs.run_execute_inline(run=again)
     again.refresh_from_db()
     assert len(fake_judge.chat_requests) == calls
-    assert all(again.judgments.values_list("cached", flat=True))
+    cached = list(again.judgments.values_list("cached", flat=True))
+    assert len(cached) == 3 and all(cached)
     assert [r["verdict"] for r in again.report["requirements"]] == ["not_met", "met", "met"]
 
 

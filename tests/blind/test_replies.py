@@ -90,6 +90,28 @@ def test_the_structured_output_schemas_accept_the_replies_they_describe():
     Draft202012Validator(spec.schema).validate(json.loads(score_reply()))
 
 
+@pytest.mark.parametrize(
+    "reply, message",
+    [
+        (score_reply(scores={**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "usability": {"reasoning": "x", "score": 6}}), "greater than the maximum"),
+        (score_reply(scores={c: {"reasoning": "x", "score": 4} for c in CRITERIA[:-1]}), "'actionability' is a required property"),
+        (score_reply(scores={**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "speed": {"reasoning": "x", "score": 3}}), "'speed' was unexpected"),
+        (score_reply(expectations=[{"id": 1, "passed": True, "evidence": "x"}]), "too short"),
+        (score_reply(completed="yes"), "not of type 'boolean'"),
+    ],
+)
+def test_the_structured_output_schema_refuses_a_reply_that_breaks_it(reply, message):
+    # What a server that enforces the schema would refuse to generate; the parser refuses it too (above).
+    errors = [e.message for e in Draft202012Validator(score_spec(CRITERIA, 2).schema).iter_errors(json.loads(reply))]
+    assert errors and any(message in e for e in errors), errors
+
+
+def test_the_rubric_schema_refuses_a_rubric_without_criteria_or_a_domain_one():
+    validator = Draft202012Validator(RUBRIC_SPEC.schema)
+    assert not validator.is_valid({"task_analysis": "x"})
+    assert not validator.is_valid(json.loads(rubric_reply(CORE)))
+
+
 def test_the_prompts_are_versioned_and_ask_for_json_only_with_blinded_placeholders():
     rubric = load_prompt("blind_rubric")
     score = load_prompt("blind_score")

@@ -101,6 +101,7 @@ def test_pandalm_agreement_matches_an_independent_computation_and_the_published_
     assert result.n_items == 974 and result.n_labels == len(judge) == 2922
     assert result.agreement == pytest.approx(np.mean(np.array(judge) == np.array(human)), abs=0.001)
     assert result.kappa == pytest.approx(cohen_kappa(judge, human), abs=0.001)
+    assert len(result.per_annotator) == 3 and {person["annotator"] for person in result.per_annotator} == set(per_annotator)
     for person in result.per_annotator:
         assert person["kappa"] == pytest.approx(per_annotator[person["annotator"]], abs=0.001)
     low, high = result.metrics["kappa"]["ci"]

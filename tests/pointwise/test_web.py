@@ -173,6 +173,21 @@ def test_judgments_filter_by_score_and_page(client, reviewer, judge):
     assert len(second.context["page"]) == 10
 
 
+def test_judgment_filters_that_do_not_fit_are_no_filter_and_the_links_swap_the_list_in_place(client, reviewer, finished):
+    client.force_login(reviewer)
+    url = reverse("pointwise:judgments", args=["pw-1"])
+    everything = client.get(url).context["page"].paginator.count
+    odd = client.get(url, {"score": "five", "status": "pending", "criterion": "tone"})
+    assert odd.status_code == 200 and odd.context["filters"] == {"criterion": "tone", "score": "", "status": ""}
+    assert odd.context["page"].paginator.count == everything // 2  # only the criterion holds: 6 cases x tone
+    assert client.get(url, {"criterion": "speed"}).context["page"].paginator.count == 0  # not in the rubric
+    assert client.get(url, {"score": "-1"}).context["page"].paginator.count == everything == 12
+    html = client.get(url, headers={"HX-Request": "true"}).content.decode()
+    # hx-target and hx-swap once, on the list; every link inherits them.
+    assert html.count('hx-target="this" hx-swap="outerHTML"') == 1 and html.count("hx-get=") >= 5
+    assert "hx-swap=\"outerHTML\"" not in html.split('id="judgment-list"', 1)[1].split(">", 1)[1]
+
+
 def test_a_judgment_drills_down_to_prompt_raw_reply_score_and_attempts(client, reviewer, finished):
     client.force_login(reviewer)
     judgment = finished.judgments.get(key="c001/helpfulness")

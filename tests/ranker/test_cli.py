@@ -78,7 +78,9 @@ def test_rank_25_files_writes_the_ranklist_both_logs_and_prints_the_top_3(oracle
 def test_every_insert_of_a_batch_stays_within_the_seed_bound(oracle_judge, oracle, tmp_path):
     oracle.write(tmp_path / "c", 30, seed=3)
     run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "bound", "--judge", "oracle", "--max-size", "12")
-    for insertion in Insertion.objects.filter(ranklist__run__run_id="bound"):
+    insertions = list(Insertion.objects.filter(ranklist__run__run_id="bound"))
+    assert len(insertions) == 30 and all(i.list_length is not None for i in insertions)
+    for insertion in insertions:
         assert insertion.comparisons <= max_comparisons(insertion.list_length)
 
 

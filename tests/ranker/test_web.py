@@ -83,6 +83,7 @@ def test_batch_rank_from_uploads_runs_on_celery_and_shows_the_ranklist_with_ever
     positions = [page.index(f'<tr data-artifact="{artifact_id}">') for artifact_id in ranking]
     assert positions == sorted(positions)
     ranklist = Ranklist.objects.get(run=run)
+    assert ranklist.comparisons.exists()
     for comparison in ranklist.comparisons.select_related("judgment"):
         assert comparison.rationale in page
         assert reverse("judgment_detail", args=[run.run_id, comparison.judgment.uuid]) in page

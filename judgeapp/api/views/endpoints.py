@@ -81,6 +81,7 @@ def run_out(request: HttpRequest, run: Run) -> dict:
 
 def _started(request: HttpRequest, *, endpoint: str, key: str | None, fields, files: dict, create) -> Status:
     key = services.idempotency_key_check(key)
+    _sync_judges(request)
     fingerprint = services.request_fingerprint(endpoint=endpoint, fields=fields.model_dump(), files=files)
     run, created = services.run_start_idempotent(user=request.user, key=key, request_hash=fingerprint, create=create)
     return Status(201 if created else 200, run_out(request, run))
@@ -273,24 +274,25 @@ def _endpoints(model_rows) -> list[dict]:
     ]
 
 
-def _sync_judges() -> None:
+def _sync_judges(request: HttpRequest) -> None:
+    """A run started over the API names judges as the command line does: the judges file is loaded first
+    (a POST may write; a bad file leaves the rows of its last good load, and naming an unknown judge then
+    gets the one-line reason)."""
     try:
-        judges_sync()
+        judges_sync(actor=request.user)
     except InputError:
-        pass  # a bad judges file: the judges of its last good load are listed (the judges page says why)
+        pass
 
 
 @router.get("/judges", response={200: list[JudgeOut], **ERRORS}, url_name="judges", tags=["judges"])
 def judges(request: HttpRequest):
-    """The judges a run can name."""
-    _sync_judges()
+    """The judges a run can name (as last loaded from the judges file: a GET writes nothing)."""
     return _endpoints(Judge.objects.order_by("name"))
 
 
 @router.get("/systems", response={200: list[JudgeOut], **ERRORS}, url_name="systems", tags=["judges"])
 def systems(request: HttpRequest):
     """The systems under test."""
-    _sync_judges()
     return _endpoints(System.objects.order_by("name"))
 
 

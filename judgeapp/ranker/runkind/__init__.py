@@ -3,6 +3,7 @@ task holds the run, because each insert depends on the list the previous one lef
 
 from django.db.models import F
 
+from judgeapp.judging import shutdown
 from judgeapp.judging.content import goal_get_or_create
 from judgeapp.judging.runkind import RunFailed, RunHandler, register
 from judgeapp.judging.runs import run_finish
@@ -29,7 +30,8 @@ class RankHandler(RunHandler):
                 progress(counts["done_units"] + counts["failed_units"], counts["total_units"])
 
         def stopped() -> bool:
-            return not Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).exists()
+            # Cancelled or failed meanwhile, or the command running it was asked to stop (it fails the run).
+            return shutdown.requested() is not None or not Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).exists()
 
         # No give-up timer: a batch waits for another holder of the ranklist as long as its task may run.
         ranklist_work(ranklist_pk=ranklist.pk, until=stopped, on_progress=report_progress, wait_seconds=None)
@@ -59,7 +61,7 @@ class CompareHandler(RunHandler):
         return []
 
     def run_sequential(self, run, progress=None):
-        options = run.config.get("options", {})
+        options = run.options
         spec = ComparatorSpec(
             run=run,
             goal=goal_get_or_create(text=options["goal"]),

@@ -5,6 +5,7 @@ a resumed insert replays what it already asked instead of asking again."""
 from __future__ import annotations
 
 import hashlib
+import uuid
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -45,7 +46,7 @@ def judgment_key(scope: str, first: Artifact, second: Artifact, order: str) -> s
 
 def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, order: str, payload: dict) -> Judgment:
     """One judge call: `first` shown as Artifact A. Replays a stored answer when there is one."""
-    from judgeapp.judging.judges import client_for
+    from judgeapp.judging.endpoints import client_for
 
     unit, _ = Judgment.objects.get_or_create(
         run=spec.run,
@@ -54,7 +55,8 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
     )
     if unit.status == UnitStatus.DONE and unit.parsed:
         return unit
-    Judgment.objects.filter(pk=unit.pk).update(status=UnitStatus.CLAIMED, claimed_by=worker_identity())
+    # Claimed with a token, as every claimed unit is (the judgment_claimed_has_token constraint).
+    Judgment.objects.filter(pk=unit.pk).update(status=UnitStatus.CLAIMED, claim_token=uuid.uuid4(), claimed_by=worker_identity())
     text = render_comparison(
         Prompt(spec.prompt.name, spec.prompt.text), goal=spec.goal.text, artifact_a=first.content, artifact_b=second.content
     )
@@ -62,11 +64,12 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
         outcome = client_for(spec.judge).judge(user_message(text), WINNER_SPEC)
     except Exception as exc:
         # Left pending: the next attempt (a resumed run, a retried insert) asks again.
-        Judgment.objects.filter(pk=unit.pk).update(status=UnitStatus.PENDING, claimed_by="", error=str(exc)[:2000])
+        Judgment.objects.filter(pk=unit.pk).update(status=UnitStatus.PENDING, claim_token=None, claimed_by="", error=str(exc)[:2000])
         raise
     result = UnitResult.from_outcome(outcome)
     Judgment.objects.filter(pk=unit.pk).update(
         status=UnitStatus.DONE if result.ok else UnitStatus.FAILED,
+        claim_token=None,
         claimed_by="",
         finished_at=timezone.now(),
         error="",

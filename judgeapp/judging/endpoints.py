@@ -1,0 +1,57 @@
+"""The client that reaches a judge or a system: its EndpointConfig, and one JudgeClient per endpoint
+configuration per process, with the app's shared response cache (the database) and the deployment's
+concurrency limiter (judgeapp/judging/limiters.py)."""
+
+import threading
+
+from django.conf import settings
+from django.db.models import F
+
+from judgeapp.judging.client import EndpointConfig, JudgeClient
+from judgeapp.judging.limiters import limiter_for_settings
+from judgeapp.models import CachedResponse, Judge, System
+
+
+class DatabaseResponseCache:
+    """The response cache, shared by every worker on every machine through the database."""
+
+    def get(self, key: str) -> dict | None:
+        response = CachedResponse.objects.filter(key=key).values_list("response", flat=True).first()
+        if response is not None:
+            CachedResponse.objects.filter(key=key).update(hits=F("hits") + 1)
+        return response
+
+    def set(self, key: str, value: dict) -> None:
+        CachedResponse.objects.bulk_create([CachedResponse(key=key, response=value)], ignore_conflicts=True)
+
+
+_cache = DatabaseResponseCache()
+_limiter = limiter_for_settings()
+_clients: dict[tuple, JudgeClient] = {}
+_clients_lock = threading.Lock()
+
+
+def endpoint_config(endpoint: Judge | System) -> EndpointConfig:
+    return EndpointConfig(
+        name=endpoint.name,
+        model=endpoint.model,
+        base_url=endpoint.base_url or settings.OPENAI_BASE_URL or None,
+        api_key_env=endpoint.api_key_env,
+        structured_output=endpoint.structured_output,
+        timeout=endpoint.timeout_seconds,
+        max_concurrency=endpoint.max_concurrency,
+        max_attempts=settings.JUDGE_MAX_ATTEMPTS,
+    )
+
+
+def client_for(endpoint: Judge | System) -> JudgeClient:
+    """One client per endpoint configuration per process (an admin edit gives a new one)."""
+    key = (type(endpoint).__name__, endpoint.name, endpoint.config_hash, endpoint.max_concurrency, endpoint.timeout_seconds)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = JudgeClient(
+                endpoint_config(endpoint), cache=_cache, limiter=_limiter, backoff_initial=settings.JUDGE_BACKOFF_SECONDS
+            )
+            _clients[key] = client
+        return client
