@@ -93,7 +93,7 @@ def test_the_command_prints_the_token_once_and_it_works(command, reviewer, api_a
     assert "github-actions" in err and "not shown again" in err and token not in err
     assert api_as(token=token).get("/api/v1/token").json()["name"] == "github-actions"
     entry = AuditLog.objects.get(action=AuditLog.Action.TOKEN_CREATED)
-    assert entry.actor is None and entry.actor_label == "cli"
+    assert entry.actor is None and entry.actor_label.startswith("cli:")
 
     code, out, _ = command("list")
     assert code == 0 and "github-actions" in out and "rita" in out and token.rsplit("_", 1)[1] not in out

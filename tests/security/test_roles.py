@@ -70,6 +70,8 @@ EXPECTED: dict[str, Expected] = {
     # The judgment page shows the judge's reasoning and score: never an annotator's.
     "judgment_detail": Expected(READERS),
     "judges": Expected(READERS),
+    # Loading the judges file writes: a POST, reviewers and leads.
+    "judges_reload": Expected(POST_ONLY, READERS_POST),
     "calibration:overview": Expected(READERS),
     "calibration:sample_new": Expected(READERS),
     "calibration:sample_detail": Expected(READERS),
