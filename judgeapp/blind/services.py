@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from judgeapp.blind.core.inputs import LABELS, VersionContent, read_version_dir, read_version_zip, version_from_files
-from judgeapp.blind.core.leakage import KnownName, LeakageFlag, mapping_names, scan_inputs
+from judgeapp.blind.core.leakage import KnownName, LeakageFlag, scan_inputs, version_names
 from judgeapp.judging.content import prompt_register
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_create, run_enqueue
@@ -165,10 +165,9 @@ def version_from_directory(*, label: str, directory: str) -> VersionInput:
 # --- Leakage --------------------------------------------------------------------------------------------------
 
 
-def known_names(real_names: list[str]) -> list[KnownName]:
-    """Every name that identifies a configuration: the configured systems and judges (names and models)
-    and the mapping's own real names. The judges file is loaded first, so that a system named only there
-    is known too."""
+def configured_names() -> list[KnownName]:
+    """The configured systems and judges, names and models. The judges file is loaded first, so that a
+    system named only there is known too."""
     from judgeapp.judging.judges import judges_sync
 
     judges_sync()
@@ -177,9 +176,14 @@ def known_names(real_names: list[str]) -> list[KnownName]:
         names += [KnownName(system.name, "configured system"), KnownName(system.model, f"model of the system {system.name!r}")]
     for judge in Judge.objects.all():
         names += [KnownName(judge.name, "configured judge"), KnownName(judge.model, f"model of the judge {judge.name!r}")]
-    for real_name in real_names:
-        names += [KnownName(n, "version name (the mapping)") for n in mapping_names(real_name)]
     return names
+
+
+def known_names(real_names: list[str], *, context: list[str] = ()) -> list[KnownName]:
+    """Every name that identifies a configuration: the configured systems and judges (names and models)
+    and the mapping's own real names, with their directories, parents and distinctive words (`context`,
+    the task's own words, are not distinctive)."""
+    return version_names(real_names, context=context) + configured_names()
 
 
 def _input_name(version: VersionInput) -> str:
@@ -239,7 +243,7 @@ def blind_compare_create(
         versions=[(_input_name(v), v.content) for v in versions],
         eval_prompt=eval_prompt,
         expectations=expectations,
-        known=known_names([v.real_name for v in versions]),
+        known=known_names([v.real_name for v in versions], context=[eval_prompt, *expectations]),
         labels=[v.label for v in versions],
     )
     if flags:

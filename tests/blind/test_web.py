@@ -186,7 +186,9 @@ def test_leaky_versions_stop_before_judging_and_the_leakage_page_lists_each_flag
     assert fake_judge.chat_requests == []
     assert set(comparison.versions.values_list("label", flat=True)) == {""}  # no label survives a stop
     html = client.get(response["Location"]).content.decode()
-    assert "Stopped: 3 leakage flags" in html
+    # The system's name, the skill path, the transcript, and "skill" (the distinctive word of the version's
+    # own name, with-skill) in SKILL.md.
+    assert "Stopped: 4 leakage flags" in html
     assert "version &#x27;with-skill&#x27;" in html and "run-1/runbook.md line 2" in html
     assert "configured system &#x27;support-bot-v2&#x27;" in html and "skill path" in html and "raw transcript" in html
     assert "By support-bot-v2, per skills/runbooks/SKILL.md." in html
