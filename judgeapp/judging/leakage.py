@@ -476,13 +476,16 @@ _TOOL_CHECKS = (
         r"|^[ \t]*(?:Tool call|Tool result|Calling tool|Tool use|Function call)[ \t]*[:(]",
         re.I | re.M,
     ), "an agent's tool log", "tool call: agent log"),
-    # A tool call told in prose: "I called the `search_docs` tool", "invoking the function get_weather",
-    # "then I ran read_file(...)". The tool's name must look like code (backticks, snake_case, a call).
+    # A tool call told in prose, as an agent narrates its own steps: "I called the `search_docs` tool",
+    # "invoking the function get_weather", "then I ran read_file(...)". The tool's name must look like code
+    # (backticks, snake_case, camelCase, a call) and the narrator is the agent ("I", "we"), so that a
+    # runbook's "use the pg_dump tool" is not one.
     (re.compile(
-        r"\b(?:call(?:s|ed|ing)?|invok(?:e|es|ed|ing)|r[au]n|running|execut(?:e|es|ed|ing)|us(?:e|es|ed|ing)|trigger(?:s|ed|ing)?)"
-        r"\s+(?:the\s+|a\s+|my\s+)?(?:`[\w.:-]+`|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\s+(?:tool|function)\b"
-        r"|\b(?:call(?:s|ed|ing)?|invok(?:e|es|ed|ing))\s+(?:the\s+)?(?:tool|function)\s+(?:`[^`\n]+`|\"[\w.-]+\"|'[\w.-]+'|[a-z]\w*_\w+|\w+\()"
-        r"|\b(?:called|invoked|ran|executed|calling|invoking)\s+(?:the\s+)?`?[A-Za-z_]\w*\([^)\n]*\)",
+        r"\b(?i:I|I've|I have|we|we've|we have)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?"
+        r"(?i:call(?:ed)?|invoked?|ran|run|executed?|used?|triggered)"
+        r"\s+(?i:the\s+|a\s+|my\s+)?(?:`[\w.:-]+`|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\s+(?i:tool|function)\b"
+        r"|\b(?i:call(?:ed|ing)|invok(?:ed|ing))\s+(?i:the\s+)?(?i:tool|function)\s+(?:`[^`\n]+`|\"[\w.-]+\"|'[\w.-]+'|[a-z]\w*_\w+|\w+\()"
+        r"|\b(?i:I|we)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?(?i:called|invoked|ran|executed)\s+(?i:the\s+)?`?[A-Za-z_]\w*\([^)\n]*\)"
     ), "a tool call told in prose", "tool call: in prose"),
 )
 _REACT = re.compile(r"^[ \t]*(?P<step>Thought|Action|Action Input|Observation)[ \t]*:", re.M)
