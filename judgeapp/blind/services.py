@@ -23,6 +23,7 @@ from judgeapp.blind.core.leakage import KnownName, LeakageFlag, scan_inputs, ver
 from judgeapp.judging.content import prompt_register
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_create, run_enqueue
+from judgeapp.judging.selectors import leakage_known_names
 from judgeapp.models import (
     AuditLog,
     BlindComparison,
@@ -32,7 +33,6 @@ from judgeapp.models import (
     Judge,
     Run,
     RunKind,
-    System,
     content_hash,
 )
 
@@ -165,25 +165,11 @@ def version_from_directory(*, label: str, directory: str) -> VersionInput:
 # --- Leakage --------------------------------------------------------------------------------------------------
 
 
-def configured_names() -> list[KnownName]:
-    """The configured systems and judges, names and models. The judges file is loaded first, so that a
-    system named only there is known too."""
-    from judgeapp.judging.judges import judges_sync
-
-    judges_sync()
-    names = []
-    for system in System.objects.all():
-        names += [KnownName(system.name, "configured system"), KnownName(system.model, f"model of the system {system.name!r}")]
-    for judge in Judge.objects.all():
-        names += [KnownName(judge.name, "configured judge"), KnownName(judge.model, f"model of the judge {judge.name!r}")]
-    return names
-
-
 def known_names(real_names: list[str], *, context: list[str] = ()) -> list[KnownName]:
     """Every name that identifies a configuration: the configured systems and judges (names and models)
     and the mapping's own real names, with their directories, parents and distinctive words (`context`,
     the task's own words, are not distinctive)."""
-    return version_names(real_names, context=context) + configured_names()
+    return version_names(real_names, context=context) + leakage_known_names()
 
 
 def _input_name(version: VersionInput) -> str:

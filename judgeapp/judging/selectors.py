@@ -4,6 +4,9 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from pathlib import PurePath
+
+from judgeapp.judging.leakage import KnownName, version_names
 from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunStatus, System
 
 
@@ -98,3 +101,22 @@ def report_neighbours(report: dict | None, case_id: str) -> tuple[str | None, st
         return None, None
     i = ids.index(case_id)
     return (ids[i - 1] if i > 0 else None), (ids[i + 1] if i + 1 < len(ids) else None)
+
+
+def leakage_known_names(*, run: Run | None = None) -> list[KnownName]:
+    """Every name whose mention would tell a reader which configuration produced a text: the configured
+    systems and judges (names and models; the judges file is loaded first, so a system named only there is
+    known too) and, for a run, its own versions (a pairwise run's outputs files and systems)."""
+    from judgeapp.judging.judges import judges_sync
+
+    judges_sync()
+    names: list[KnownName] = []
+    if run is not None:
+        versions = (run.config.get("options") or {}).get("versions") or {}
+        files = [PurePath(v["file"]).stem for v in versions.values() if isinstance(v, dict) and v.get("file")]
+        names += version_names(files)
+    for system in System.objects.all():
+        names += [KnownName(system.name, "configured system"), KnownName(system.model, f"model of the system {system.name!r}")]
+    for judge in Judge.objects.all():
+        names += [KnownName(judge.name, "configured judge"), KnownName(judge.model, f"model of the judge {judge.name!r}")]
+    return names
