@@ -20,21 +20,12 @@ from django.utils import timezone
 
 from judgeapp.blind.core.inputs import LABELS, VersionContent, read_version_dir, read_version_zip, version_from_files
 from judgeapp.blind.core.leakage import KnownName, LeakageFlag, scan_inputs, version_names
-from judgeapp.judging.content import prompt_register
+from judgeapp.judging.content import prompt_register, source_path_fit
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import text_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.judging.selectors import leakage_known_names
-from judgeapp.models import (
-    AuditLog,
-    BlindComparison,
-    BlindRunOutput,
-    BlindVersion,
-    Executor,
-    Judge,
-    Run,
-    RunKind,
-    content_hash,
-)
+from judgeapp.models import AuditLog, BlindComparison, BlindRunOutput, BlindVersion, Executor, Judge, Run, RunKind, content_hash
 
 MAX_BROWSE_DEPTH = 3
 MAX_BROWSE_CHOICES = 500
@@ -189,6 +180,8 @@ def _check(versions: list[VersionInput], eval_prompt: str) -> None:
         raise InputError("a blind comparison needs at least two versions")
     if len(versions) > len(LABELS):
         raise InputError(f"at most {len(LABELS)} versions can be compared at once")
+    for version in versions:
+        text_check(version.real_name, f"version {version.real_name[:40]}…", "the version's name", max_length=300)
     names = [v.real_name for v in versions]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -221,6 +214,7 @@ def blind_compare_create(
     with `keep_leaks` the flags are stored for the leakage page, without it nothing at all is written.
     """
     _check(versions, eval_prompt)
+    text_check(output_path, "--output", "the path", max_length=1000)
     if versions[0].label is None:
         drawn = secrets.SystemRandom().sample(LABELS[: len(versions)], len(versions))
         for version, label in zip(versions, drawn):
@@ -249,7 +243,7 @@ def blind_compare_create(
                 # No label is kept: the next attempt draws new ones.
                 BlindVersion.objects.bulk_create(
                     BlindVersion(comparison=comparison, label="", real_name=v.real_name, source=v.source,
-                                 source_path=v.source_path, content_hash=_content_digest(v.content),
+                                 source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content),
                                  stray_files=v.content.stray_files)
                     for v in versions
                 )
@@ -285,7 +279,7 @@ def blind_compare_create(
         for v in ordered:
             row = BlindVersion.objects.create(
                 comparison=comparison, label=v.label, real_name=v.real_name, source=v.source,
-                source_path=v.source_path, content_hash=_content_digest(v.content), stray_files=v.content.stray_files,
+                source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content), stray_files=v.content.stray_files,
             )
             BlindRunOutput.objects.bulk_create(
                 BlindRunOutput(

@@ -51,11 +51,24 @@ class JudgeCommand(BaseCommand):
         # call_command() (tests, other commands) goes through here: make bad input a CommandError with
         # the same one line, so it never surfaces as a traceback.
         try:
+            self.run_id_option_check(options)
             return super().execute(*args, **options)
         except InputError:
             raise
         except CommandError as exc:
             raise InputError(str(exc)) from None
+
+    @staticmethod
+    def run_id_option_check(options: dict) -> None:
+        """`--run-id ""` (or `gate ""`) is refused: an empty id must not silently mean "a new id"."""
+        from judgeapp.judging.runs import run_id_check
+
+        run_id = options.get("run_id")
+        if run_id is None:
+            return
+        if not run_id.strip():
+            raise InputError("the run id is empty: give an id (letters, digits, '.', '_' and '-', at most 100) or leave it out")
+        run_id_check(run_id)
 
     def _mark_interrupted(self, why: str) -> None:
         if self.current_run is None:

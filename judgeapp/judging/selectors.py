@@ -1,10 +1,10 @@
 """Reads. Other apps (calibration) read judgeapp's data through these functions only."""
 
+from pathlib import PurePath
+
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-
-from pathlib import PurePath
 
 from judgeapp.judging.leakage import KnownName, version_names
 from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunStatus, System

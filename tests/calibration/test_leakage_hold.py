@@ -9,8 +9,7 @@ from django.urls import reverse
 
 from calibration.models import Assignment, SampleItem
 from calibration.services.samples import sample_draw
-from judgeapp.judging import runs
-from judgeapp.judging import content
+from judgeapp.judging import content, runs
 from judgeapp.models import Executor, RunKind
 from tests.calibration.conftest import SYSTEM_MODEL, SYSTEM_NAME
 from tests.calibration.test_web import current

@@ -15,16 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from judgeapp.blind.core.inputs import LABEL, VersionContent
-from judgeapp.judging.leakage import (  # noqa: F401  (the blind comparator's names for them)
-    Collector,
-    Kind,
-    KnownName,
-    LeakageFlag,
-    Scanner,
-    format_flag,
-    mapping_names,
-    version_names,
-)
+from judgeapp.judging.leakage import Collector, Kind, KnownName, LeakageFlag, Scanner, format_flag, mapping_names, version_names  # noqa: F401  (the blind comparator's names for them)
 
 
 def scan_labels(labels: Iterable[str]) -> list[LeakageFlag]:
