@@ -38,7 +38,9 @@ def jury_new(request: HtmxHttpRequest) -> HttpResponse:
         else:
             return run_started_response(request, run)
     template = "judgeapp/jury/new.html#run-form" if request.htmx else "judgeapp/jury/new.html"
-    return render(request, template, {"form": form, "recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)})
+    # A refused form is 400 to a plain post; htmx swaps only 2xx replies, so it gets its partial as 200.
+    status = 400 if form.errors and not request.htmx else 200
+    return render(request, template, {"form": form, "recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)}, status=status)
 
 
 @role_required(*READERS)
