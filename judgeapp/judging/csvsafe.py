@@ -26,7 +26,8 @@ def neutralise(value):
 
 def csv_text(columns: Sequence[str], rows: Iterable[Sequence]) -> str:
     out = io.StringIO()
-    writer = defusedcsv.writer(out, lineterminator="\n")
+    # Excel's dialect (rows end in CRLF), so that a cell holding a carriage return is quoted too.
+    writer = defusedcsv.writer(out)
     writer.writerow([neutralise(c) for c in columns])
     writer.writerows([neutralise(v) for v in row] for row in rows)
     return out.getvalue()
