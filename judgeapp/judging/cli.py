@@ -20,6 +20,9 @@ from judgeapp.judging.errors import InputError
 from judgeapp.models import Run
 
 
+TITLE_MAX = 300  # Run.title
+
+
 class Interrupted(Exception):
     pass
 
@@ -63,6 +66,9 @@ class JudgeCommand(BaseCommand):
         """`--run-id ""` (or `gate ""`) is refused: an empty id must not silently mean "a new id"."""
         from judgeapp.judging.runs import run_id_check
 
+        title = options.get("title")
+        if isinstance(title, str) and len(title) > TITLE_MAX:
+            raise InputError(f"--title is {len(title):,} characters long, over the limit of {TITLE_MAX}")
         run_id = options.get("run_id")
         if run_id is None:
             return

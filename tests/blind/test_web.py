@@ -78,7 +78,7 @@ def test_a_directory_outside_the_roots_is_refused_and_nothing_is_stored(client, 
     data = form_data(judge, keys("alpha-terse", "gamma-prose"))
     data["directories"] = [*data["directories"], key]
     response = client.post(reverse("blind:new"), data)
-    assert response.status_code == 200
+    assert response.status_code == 400  # a refused form
     assert response.context["form"].errors
     assert not BlindComparison.objects.exists() and not Run.objects.exists()
 
@@ -255,7 +255,7 @@ def test_uploaded_versions_zip_with_runs_and_plain_files(client, reviewer, judge
 def test_bad_uploads_are_form_errors(client, reviewer, judge, inbox, upload, message):
     client.force_login(reviewer)
     response = client.post(reverse("blind:new"), {**form_data(judge, keys("alpha-terse")), **upload})
-    assert response.status_code == 200 and message in response.content.decode()
+    assert response.status_code == 400 and message in response.content.decode()
     assert not BlindComparison.objects.exists()
 
 

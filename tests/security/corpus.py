@@ -140,6 +140,8 @@ ATTACKS = [
     Attack("empty-run-id-agent", "agent-judge --run-id ''", "the run id is empty", AGENT + ["--run-id", ""]),
     Attack("empty-run-id-blind", "blind-compare --run-id ''", "the run id is empty", BLIND + ["--run-id", ""]),
     Attack("empty-run-id-gate", "gate ''", "the run id is empty", ["gate", ""]),
+    Attack("long-title", "evaluate pointwise --title", "--title is 301 characters long, over the limit of 300",
+           pointwise("--title", LONG + "x")),
     Attack("slash-run-id", "evaluate pointwise --run-id ../x", "use letters, digits", pointwise("--run-id", "../x")),
     # --- Field lengths, checked before the database sees them ------------------------------------------------
     Attack("long-annotator", "import-labels", "the annotator is 300 characters long, over the limit of 150",
