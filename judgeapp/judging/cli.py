@@ -19,7 +19,6 @@ from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.errors import InputError
 from judgeapp.models import Run
 
-
 TITLE_MAX = 300  # Run.title
 
 
