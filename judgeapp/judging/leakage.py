@@ -93,7 +93,10 @@ def format_flag(flag: LeakageFlag | dict) -> str:
 # `&#105;`, `&#x69;`, `&amp;`: only entities closed by `;` (a bare `&not` inside "R&notice" is prose).
 _ENCODED = re.compile(r"&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|(?:%[0-9A-Fa-f]{2})+")
 _SEPARATORS = "-_/.\\\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-_SEPARATOR_RUN = re.compile(rf"[\s{re.escape(_SEPARATORS)}]+")
+# Every separator and white-space character becomes a space (same length: no shift); runs of spaces then
+# collapse to one, the only step that moves text.
+_TO_SPACE = {ord(c): " " for c in _SEPARATORS + "\t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\x1c\x1d\x1e\x1f\x85"}
+_SPACE_RUN = re.compile(" {2,}")
 
 
 @lru_cache(maxsize=1)
@@ -131,16 +134,24 @@ def _fold_char(char: str) -> str:
 
 @dataclass(frozen=True)
 class Normalized:
-    """A normalised text and, for each of its characters, the index of the original character it came
-    from (None: the same indexes)."""
+    """A normalised text and the way back to the original: `origin`, for each character, the index of the
+    original character it came from (None: the same indexes), or `segments`, (new start, old start) pairs of
+    stretches that were copied unchanged (cheap for long texts where only white space shrank); `parent`, the
+    text this one was made from."""
 
     text: str
     origin: list[int] | None = None
+    segments: tuple[list[int], list[int]] | None = None
+    parent: Normalized | None = None
 
     def at(self, index: int) -> int:
-        if self.origin is None:
-            return index
-        return self.origin[min(index, len(self.origin) - 1)] if self.origin else 0
+        if self.segments is not None:
+            new_starts, old_starts = self.segments
+            k = max(0, bisect_right(new_starts, index) - 1)
+            index = old_starts[k] + (index - new_starts[k]) if new_starts else index
+        elif self.origin is not None:
+            index = self.origin[min(index, len(self.origin) - 1)] if self.origin else 0
+        return self.parent.at(index) if self.parent is not None else index
 
 
 def _compose(outer: list[int] | None, inner: list[int] | None) -> list[int] | None:
@@ -211,18 +222,25 @@ def compact_text(folded: Normalized) -> Normalized:
     text = folded.text.lower()
     if len(text) != len(folded.text):  # a few characters lower to two; keep the map exact
         text = "".join(c.lower() if len(c.lower()) == 1 else c for c in folded.text)
+    text = text.translate(_TO_SPACE)
     pieces: list[str] = []
-    origin: list[int] = []
+    new_starts: list[int] = [0]
+    old_starts: list[int] = [0]
     last = 0
-    for match in _SEPARATOR_RUN.finditer(text):
+    size = 0
+    for match in _SPACE_RUN.finditer(text):
         pieces.append(text[last : match.start()])
-        origin.extend(range(last, match.start()))
+        size += match.start() - last
+        # The run becomes one space that maps to the run's start; the text after it maps on from its end.
+        new_starts.append(size)
+        old_starts.append(match.start())
         pieces.append(" ")
-        origin.append(match.start())
+        size += 1
+        new_starts.append(size)
+        old_starts.append(match.end())
         last = match.end()
     pieces.append(text[last:])
-    origin.extend(range(last, len(text)))
-    return Normalized("".join(pieces), _compose(folded.origin, origin))
+    return Normalized("".join(pieces), segments=(new_starts, old_starts), parent=folded)
 
 
 def compact(text: str) -> str:
@@ -332,6 +350,7 @@ class _NameRule:
     rule: str
     regex: re.Pattern | None = None  # on the compact text
     squeezed: str = ""  # on the compact text without its spaces
+    needles: tuple[str, ...] = ()  # words the text must hold for the regex to run
 
 
 class NameMatcher:
@@ -355,28 +374,31 @@ class NameMatcher:
         for key, name in sorted(unique.items(), key=lambda kv: -len(kv[0])):
             tokens = key.split(" ")
             squeezed = key.replace(" ", "")
-            self.rules.append(_NameRule(name, "whole token", regex=_token_regex(tokens)))
+            self.rules.append(_NameRule(name, "whole token", regex=_token_regex(tokens), needles=tuple(tokens)))
             if len(squeezed) >= MIN_SQUEEZED_LENGTH and len(tokens) > 1:
                 self.rules.append(_NameRule(name, "separators dropped", squeezed=squeezed))
             if 2 <= len(tokens) <= 3 and all(len(t) >= 3 and t not in GENERIC_NAMES for t in tokens):
                 orders = [list(p) for p in permutations(tokens) if list(p) != tokens]
-                self.rules.append(_NameRule(name, "words reordered", regex=re.compile("|".join(_token_regex(o).pattern for o in orders))))
+                self.rules.append(_NameRule(name, "words reordered", regex=re.compile("|".join(_token_regex(o).pattern for o in orders)),
+                                            needles=tuple(tokens)))
             if len(squeezed) >= MIN_REVERSED_LENGTH and squeezed[::-1] != squeezed:
                 self.rules.append(_NameRule(name, "spelt backwards", squeezed=squeezed[::-1]))
 
     def finditer(self, compact_view: Normalized):
         """(start, end, KnownName, rule) in the compact text, longest names first, no overlaps."""
         text = compact_view.text
-        squeezed_text, squeezed_origin = None, None
+        squeezed_text = text.replace(" ", "")
+        squeezed_origin = None
         taken: list[tuple[int, int]] = []
         for rule in self.rules:
             spans: list[tuple[int, int]] = []
             if rule.regex is not None:
-                spans = [m.span() for m in rule.regex.finditer(text)]
-            elif rule.squeezed:
-                if squeezed_text is None:
+                # A cheap substring test first: most texts hold none of a name's words.
+                if all(token in text for token in rule.needles):
+                    spans = [m.span() for m in rule.regex.finditer(text)]
+            elif rule.squeezed and rule.squeezed in squeezed_text:
+                if squeezed_origin is None:
                     squeezed_origin = [i for i, c in enumerate(text) if c != " "]
-                    squeezed_text = text.replace(" ", "")
                 start = squeezed_text.find(rule.squeezed)
                 while start >= 0:
                     first, last = squeezed_origin[start], squeezed_origin[start + len(rule.squeezed) - 1]
@@ -405,6 +427,8 @@ _PROVIDER = re.compile(
     r"|llama|ollama|vllm|meta[ -]ai|gemini|gemma|bard|deepmind|mistral|mixtral|qwen|deepseek|grok|xai|(?-i:Cohere))(?![^\W_])",
     re.I,
 )
+_PROVIDER_NEEDLES = ("anthropic", "open", "claude", "chat", "gpt", "llama", "vllm", "meta", "gemini", "gemma", "bard",
+                     "deepmind", "mistral", "mixtral", "qwen", "deepseek", "grok", "xai", "cohere")
 # A model-name tail (`-3.5-sonnet`, `2.5-7b`) never ends in the sentence's full stop.
 _TAIL = r"(?:[\w.-]*\w)?"
 _MODEL = re.compile(
@@ -423,13 +447,15 @@ _PATH_CHARS = r"[^\s'\"`<>()\[\]{},;]*[^\s'\"`<>()\[\]{},;.:]"
 _SKILL_PATH = re.compile(
     rf"(?<![\w-])(?:[\w.~-]+/)*skills/{_SEGMENT}(?:/{_SEGMENT})*/?|(?<![\w-])(?:[\w.~-]+/)*SKILL\.md\b", re.I
 )
+# Each alternative starts with a literal, so that the regex engine jumps from one candidate to the next
+# (a leading look-behind made it try every position: 30 times slower on text full of slashes).
 _FILE_PATH = re.compile(
-    rf"(?<![\w.:/-])/(?:home|Users|root|tmp|var|opt|mnt|srv|workspaces?|work|private|data)/{_PATH_CHARS}"
-    rf"|(?<![\w/])~/[\w.-]+/{_PATH_CHARS}"
-    r"|\b[A-Za-z]:\\(?:[^\\\s]+\\)+[^\\\s]*"
-    rf"|\bfile://{_PATH_CHARS}"
-    rf"|(?<![\w-])iteration-\d+/{_PATH_CHARS}"
+    rf"/(?<![\w.:/-]/)(?:home|Users|root|tmp|var|opt|mnt|srv|workspaces?|work|private|data)/{_PATH_CHARS}"
+    rf"|~(?<![\w/]~)/[\w.-]+/{_PATH_CHARS}"
+    rf"|file://{_PATH_CHARS}"
+    rf"|iteration(?<![\w-]iteration)-\d+/{_PATH_CHARS}"
 )
+_WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\\\s]+\\)+[^\\\s]*")
 _LABEL_WORD = re.compile(
     r"(?<![\w-])(?:(?:with|without|old|new|no)[_-]skills?|skill[_-](?:name|path|version|id)"
     r"|config(?:uration)?[_-](?:name|id|label)|(?:version|variant)[_-]label)(?![\w-])",
@@ -450,17 +476,18 @@ _USER_ROLES = {"user", "human"}
 _Q = "[\"'`]"  # JSON's double quotes, a Python repr's single quotes
 _ROLE_VALUES = r"(?:user|assistant|system|tool|developer|human|model|ai|bot|gpt|function)"
 _TRANSCRIPT_CHECKS = (
-    (re.compile(rf"{_Q}role{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I), "chat messages with roles", "transcript: role field"),
+    (re.compile(rf"{_Q}role{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I), "chat messages with roles", "transcript: role field", ("role",)),
     (re.compile(rf"\brole\s*=\s*{_Q}{_ROLE_VALUES}{_Q}", re.I), "chat message objects with roles (a Python repr)",
-     "transcript: role attribute"),
+     "transcript: role attribute", ("role",)),
     (re.compile(rf"{_Q}(?:speaker|author|sender|from|who)\s*{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I),
-     "chat turns with speakers", "transcript: speaker field"),
+     "chat turns with speakers", "transcript: speaker field", ("speaker", "author", "sender", "from", "who")),
     (re.compile(rf"^[ \t]*-?[ \t]*(?:role|speaker)[ \t]*:[ \t]*{_ROLE_VALUES}[ \t]*$", re.I | re.M),
-     "chat turns with roles (YAML)", "transcript: role line"),
+     "chat turns with roles (YAML)", "transcript: role line", ("role", "speaker")),
     (re.compile(
         r"<\|im_start\|>|<\|im_end\|>|<\|im_sep\|>|\[/?INST\]|<\|start_header_id\|>|<\|eot_id\|>|<\|begin_of_text\|>"
         r"|<start_of_turn>|<end_of_turn>|<\|(?:user|assistant|system|endoftext)\|>|</?(?:assistant|human)>"
-    ), "chat-template tokens", "transcript: chat-template tokens"),
+    ), "chat-template tokens", "transcript: chat-template tokens",
+     ("<|", "inst]", "<start_of_turn>", "<end_of_turn>", "<assistant", "</assistant", "<human", "</human")),
 )
 _TOOL_CHECKS = (
     (re.compile(
@@ -469,13 +496,14 @@ _TOOL_CHECKS = (
         rf"|{_Q}name{_Q}\s*:\s*{_Q}[\w.-]+{_Q}\s*,\s*{_Q}(?:arguments|input|parameters){_Q}\s*:"
         r"|\b(?:tool_calls|function_call)\s*=\s*[\[{(A-Z]",
         re.I,
-    ), "a tool-call record", "tool call: structured"),
+    ), "a tool-call record", "tool call: structured",
+     ("tool_call", "tool_use", "tool_result", "function_call", "type", "name")),
     (re.compile(
         r"</?(?:function_calls|invoke|tool_call|tool_use|tool_result|parameter name)\b"
         r"|^[ \t]*(?:⏺|●|⎿)?[ \t]*(?:Bash|Read|Write|Edit|MultiEdit|Glob|Grep|WebFetch|WebSearch|Task|TodoWrite|NotebookEdit)\("
         r"|^[ \t]*(?:Tool call|Tool result|Calling tool|Tool use|Function call)[ \t]*[:(]",
         re.I | re.M,
-    ), "an agent's tool log", "tool call: agent log"),
+    ), "an agent's tool log", "tool call: agent log", ("</", "<function", "<invoke", "<tool", "<parameter", "(", "tool", "function")),
     # A tool call told in prose, as an agent narrates its own steps: "I called the `search_docs` tool",
     # "invoking the function get_weather", "then I ran read_file(...)". The tool's name must look like code
     # (backticks, snake_case, camelCase, a call) and the narrator is the agent ("I", "we"), so that a
@@ -486,7 +514,7 @@ _TOOL_CHECKS = (
         r"\s+(?i:the\s+|a\s+|my\s+)?(?:`[\w.:-]+`|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\s+(?i:tool|function)\b"
         r"|\b(?i:call(?:ed|ing)|invok(?:ed|ing))\s+(?i:the\s+)?(?i:tool|function)\s+(?:`[^`\n]+`|\"[\w.-]+\"|'[\w.-]+'|[a-z]\w*_\w+|\w+\()"
         r"|\b(?i:I|we)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?(?i:called|invoked|ran|executed)\s+(?i:the\s+)?`?[A-Za-z_]\w*\([^)\n]*\)"
-    ), "a tool call told in prose", "tool call: in prose"),
+    ), "a tool call told in prose", "tool call: in prose", ("tool", "function", "(")),
 )
 _REACT = re.compile(r"^[ \t]*(?P<step>Thought|Action|Action Input|Observation)[ \t]*:", re.M)
 _RAW_OUTPUT = re.compile(
@@ -503,13 +531,14 @@ _CHECKS = (
     (_MODEL, Kind.MODEL_NAME, lambda m: f"names the model {m.group(0)!r}", lambda m: m.group(0).lower(), "model name",
      ("gpt", "o1-", "o3-", "o4-", "claude", "llama", "qwen", "mistral", "mixtral", "gemini", "gemma", "deepseek", "phi-", "command-r")),
     (_SKILL_PATH, Kind.SKILL_PATH, lambda m: f"gives the skill path {m.group(0)!r}", lambda m: m.group(0), "skill path", ("skill",)),
-    (_FILE_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", ("/", ":\\")),
+    (_FILE_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", ("/",)),
+    (_WINDOWS_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", (":\\",)),
     (_LABEL_WORD, Kind.LABEL_KEY, lambda m: f"uses the label key {m.group(0)!r}", lambda m: m.group(0).lower(), "label key",
      ("skill", "config", "label")),
     (_LABEL_LINE, Kind.LABEL_KEY, lambda m: f"declares {m.group('key')!r}, a configuration key", lambda m: m.group("key").lower(),
      "configuration key line", ("config", "variant", "skill", "_name", "model_id", "judge", "label")),
     (_RAW_OUTPUT, Kind.RAW_OUTPUT, lambda m: "holds a raw model API response", lambda m: "raw", "raw API response",
-     ("reason", "tokens", "chat.completion", "chatcmpl-", "msg_", "chatcompletion", "fingerprint")),
+     ("finish_reason", "stop_reason", "_tokens", "chat.completion", "chatcmpl-", "msg_", "chatcompletion(", "fingerprint")),
 )
 
 
@@ -592,18 +621,22 @@ class Scanner:
                 if kind == Kind.MODEL_NAME:
                     models.append(match.span())
                 add(*match.span(), folded, kind=kind, detail=describe(match), key=key(match), rule=rule)
-        for match in _PROVIDER.finditer(body):
+        for match in _PROVIDER.finditer(body) if any(needle in lower for needle in _PROVIDER_NEEDLES) else ():
             if any(s <= match.start() < e for s, e in models):
                 continue  # `gpt` inside `gpt-4o`, already a model name
             add(*match.span(), folded, kind=Kind.PROVIDER, detail=f"names the provider or model family {match.group(0)!r}",
                 key=compact(match.group(0)).replace(" ", ""), rule="provider name")
-        for regex, what, rule in _TRANSCRIPT_CHECKS:
+        for regex, what, rule, needles in _TRANSCRIPT_CHECKS:
+            if not any(needle in lower for needle in needles):
+                continue
             for match in regex.finditer(body):
                 add(*match.span(), folded, kind=Kind.TRANSCRIPT, detail=f"holds {what} (a transcript)", key=rule, rule=rule)
-        for regex, what, rule in _TOOL_CHECKS:
+        for regex, what, rule, needles in _TOOL_CHECKS:
+            if not any(needle in lower for needle in needles):
+                continue
             for match in regex.finditer(body):
                 add(*match.span(), folded, kind=Kind.TOOL_CALL, detail=f"holds {what}", key=rule, rule=rule)
-        react = list(_REACT.finditer(body))
+        react = list(_REACT.finditer(body)) if "action" in lower else []
         steps = {m.group("step") for m in react}
         if "Action" in steps and ("Observation" in steps or "Action Input" in steps):
             add(*react[0].span(), folded, kind=Kind.TOOL_CALL, detail="holds an agent's Thought/Action/Observation steps",
