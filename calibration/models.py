@@ -108,6 +108,9 @@ class SampleItem(TimeStampedModel):
     case_key = models.CharField(max_length=200, help_text="The case's id in its test set.")
     criterion = models.CharField(max_length=100, blank=True, help_text="Empty for pairwise and jury labels.")
     stratum = models.CharField(max_length=20, blank=True, help_text="The stratifying judge's verdict (never shown to annotators).")
+    # What the leakage scan found in the item as an annotator would see it (judgeapp/judging/leakage.py):
+    # a flagged item is held back from every queue and shown to the reviewer with its flags.
+    leakage_flags = models.JSONField(default=list, blank=True, help_text="Leakage flags; non-empty: held back from annotators.")
 
     class Meta:
         ordering = ["sample", "position"]
@@ -117,6 +120,10 @@ class SampleItem(TimeStampedModel):
 
     def __str__(self):
         return f"{self.case_key}/{self.criterion}" if self.criterion else self.case_key
+
+    @property
+    def held_back(self) -> bool:
+        return bool(self.leakage_flags)
 
 
 class AssignmentState(models.TextChoices):

@@ -263,7 +263,17 @@ def sample_progress(*, sample: Sample) -> list[dict]:
 
 
 def _queue(annotator) -> QuerySet[Assignment]:
-    return Assignment.objects.filter(annotator=annotator).select_related("item", "item__sample", "item__case")
+    # An item held back on leakage is in no queue (it gets no assignment when drawn; this is the guard).
+    return (
+        Assignment.objects.filter(annotator=annotator)
+        .filter(item__leakage_flags=[])
+        .select_related("item", "item__sample", "item__case")
+    )
+
+
+def sample_held_back(*, sample: Sample) -> list:
+    """The sample's items held back from annotators on leakage, with their flags, for the reviewer."""
+    return [item for item in sample.items.select_related("case").order_by("position") if item.held_back]
 
 
 def queue_next(*, annotator, skipped: bool = False) -> Assignment | None:

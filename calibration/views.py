@@ -130,7 +130,9 @@ def sample_new(request: HtmxHttpRequest) -> HttpResponse:
         except InputError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Sample {sample.short_id} drawn: {sample.size} items in the annotators' queues.")
+            held = len(selectors.sample_held_back(sample=sample))
+            note = f"; {held} held back on leakage (see below)" if held else ""
+            messages.success(request, f"Sample {sample.short_id} drawn: {sample.size - held} items in the annotators' queues{note}.")
             return redirect("calibration:sample_detail", sample_uuid=sample.uuid)
     return render(request, "calibration/sample_new.html", {"form": form}, status=400 if form.errors else 200)
 
@@ -147,6 +149,7 @@ def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
         "progress": selectors.sample_progress(sample=sample),
         "results": selectors.results_of_sample(sample=sample),
         "strata": sorted(strata.items()),
+        "held_back": selectors.sample_held_back(sample=sample),
         "metric_labels": METRIC_LABELS,
     }
     return render(request, "calibration/sample_detail.html", context)

@@ -121,6 +121,8 @@ JUDGES_FILE = env.str("JUDGES_FILE", default=str(BASE_DIR / "judges.toml"))
 BROWSE_ROOTS = [Path(p).resolve() for p in env.list("BROWSE_ROOTS", default=[str(DATA_DIR / "inbox")])]
 # Artifacts and outputs larger than this are refused with a clear error, before anything is written.
 ARTIFACT_MAX_BYTES = env.int("ARTIFACT_MAX_BYTES", default=200_000)
+# Test sets, rubrics, outputs, label files and other inputs read from disk by the commands.
+INPUT_MAX_BYTES = env.int("INPUT_MAX_BYTES", default=100_000_000)
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=20_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_500_000
@@ -206,6 +208,9 @@ AGENT_SANDBOX_OUTPUT_BYTES = env.int("AGENT_SANDBOX_OUTPUT_BYTES", default=8_000
 AGENT_SANDBOX_PYTHON = env.str("AGENT_SANDBOX_PYTHON", default="python3")
 
 # --- Auth and web ---------------------------------------------------------------------------------------
+# The development error page (and error mail) masks the credentials inside URLs: DATABASE_URL,
+# CELERY_BROKER_URL and any other setting, environment variable or local variable (judgeapp/reporting.py).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "judgeapp.reporting.CredentialsMaskingFilter"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -6,8 +6,6 @@ commits, enqueues the agreement task for the sample.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +24,7 @@ from calibration.services.agreement import agreement_enqueue
 from calibration.services.samples import run_items
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import decode_text
+from judgeapp.judging.files import csv_records, decode_text, text_check
 
 User = get_user_model()
 
@@ -113,22 +111,27 @@ class ImportSummary:
     created_users: list[str]
 
 
+# The columns the values go into (calibration/models.py, Django's User.username).
+FIELD_LIMITS = {"run_id": 100, "case_id": 200, "criterion": 100, "annotator": 150, "label": 10}
+
+
 def _csv_rows(data: bytes, name: str) -> list[tuple[int, dict]]:
+    """The label rows, read strictly (judgeapp/judging/files.py: csv_records): an unterminated quote is
+    refused with the line it opens on, never merged with the rows after it."""
     text = decode_text(data, name)
-    reader = csv.DictReader(io.StringIO(text))
-    if reader.fieldnames is None:
-        raise InputError(f"{name}: no header row")
-    header = [h.strip() for h in reader.fieldnames]
-    missing = [c for c in LABEL_COLUMNS if c not in header]
-    if missing:
-        raise InputError(f"{name}: missing column(s) {', '.join(missing)}; expected {', '.join(LABEL_COLUMNS)}")
     rows = []
-    for line_no, row in enumerate(reader, start=2):
-        if None in row:
-            raise InputError(f"{name} line {line_no}: more fields than the header has")
-        clean = {k.strip(): (v or "").strip() for k, v in row.items()}
+    header_checked = False
+    for header, line_no, values in csv_records(text, name):
+        if not header_checked:
+            missing = [c for c in LABEL_COLUMNS if c not in header]
+            if missing:
+                raise InputError(f"{name}: missing column(s) {', '.join(missing)}; expected {', '.join(LABEL_COLUMNS)}")
+            header_checked = True
+        clean = {k: v.strip() for k, v in zip(header, values)}
         if not any(clean.values()):
             continue
+        for column, limit in FIELD_LIMITS.items():
+            text_check(clean[column], f"{name} line {line_no}", f"the {column}", max_length=limit)
         rows.append((line_no, clean))
     if not rows:
         raise InputError(f"{name}: no labels (only a header)")

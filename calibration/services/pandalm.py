@@ -11,7 +11,6 @@ pandalm-annotator1..3 (no password: they cannot log in).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.conf import settings
@@ -22,6 +21,7 @@ from calibration.services.imports import ImportedPair, judge_of_import, pairwise
 from calibration.services.labels import labels_store
 from calibration.services.samples import run_items
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import json_load
 from judgeapp.models import Run
 
 DEFAULT_DIR = Path(settings.BASE_DIR) / "datasets" / "pandalm"
@@ -37,9 +37,9 @@ def _read_json(path: Path) -> list:
     if not path.is_file():
         raise InputError(f"{path}: no such file (PandaLM's data lives in datasets/pandalm/)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from None
+        data = json_load(path.read_text(encoding="utf-8"), str(path))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc})") from None
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a JSON array")
     return data

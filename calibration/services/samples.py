@@ -13,6 +13,7 @@ from calibration.models import Assignment, Sample, SampleItem
 from calibration.selectors import POOLED_JURY, judge_configurations, primary_judge
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.leakage import Collector, Scanner
 from judgeapp.models import Run, RunStatus
 from judgeapp.roles import Role, has_role
 
@@ -48,6 +49,31 @@ def run_items(*, run: Run) -> RunItems:
             continue  # a verdict outside the scale was never counted by the run either
         verdicts[(verdict.case_id, verdict.criterion, verdict.judge)] = value
     return RunItems(label_kind=label_kind, cases=cases, verdicts=verdicts, scales=scales)
+
+
+def items_leakage(*, run: Run, case_ids) -> dict[str, list[dict]]:
+    """The leakage flags of each case as an annotator would see it: its input and the reply (or both
+    replies) they score, scanned like a blind comparator's inputs (judgeapp/judging/leakage.py) against
+    every configured system, judge and model name and the run's own versions. {case_id: [flag, …]}."""
+    wanted = set(case_ids)
+    texts: dict[str, list[tuple[str, str]]] = {}
+    for output in judgeapp_selectors.run_outputs(run=run):
+        case_id = output.case.case_id
+        if case_id not in wanted:
+            continue
+        shown = texts.setdefault(case_id, [("input", output.case.input)])
+        shown.append((f"reply {output.slot}" if output.slot else "output", output.text or ""))
+    scanner = Scanner(judgeapp_selectors.leakage_known_names(run=run))
+    flags = {}
+    for case_id, shown in texts.items():
+        collector = Collector()
+        for place, text in shown:
+            if text:
+                scanner.scan_text(collector, text, input=f"case {case_id}", place=place)
+        found = collector.flags()
+        if found:
+            flags[case_id] = [flag.as_dict() for flag in found]
+    return flags
 
 
 def annotators_check(usernames_or_users) -> list:
@@ -88,6 +114,9 @@ def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators,
         raise InputError(f"run {run.run_id} has no judged item to sample")
     keys = stratified_sample(candidates, size=min(size, len(candidates)), seed=seed)
     strata = dict(candidates)
+    # An item whose input or reply reveals a system, version or judge is held back: no annotator gets it,
+    # and the sample's page shows it to the reviewer with its flags.
+    leaks = items_leakage(run=run, case_ids={case_id for case_id, _ in keys})
     sample = Sample.objects.create(
         run=run,
         label_kind=items.label_kind,
@@ -105,11 +134,13 @@ def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators,
             case_key=case_id,
             criterion=criterion,
             stratum=strata[(case_id, criterion)],
+            leakage_flags=leaks.get(case_id, []),
         )
         for i, (case_id, criterion) in enumerate(keys)
     )
     item_of = {(row.case_key, row.criterion): row for row in rows}
-    given = assign(keys, [a.pk for a in annotators], overlap=overlap, seed=seed)
+    shown = [key for key in keys if key[0] not in leaks]
+    given = assign(shown, [a.pk for a in annotators], overlap=overlap, seed=seed) if shown else {}
     by_annotator: dict[int, list] = {}
     for key, annotator_ids in given.items():
         for annotator_id in annotator_ids:

@@ -33,7 +33,7 @@ class BlindCompareForm(forms.Form):
         self.fields["directories"].choices = [(c.key, f"{c.real_name} ({c.runs} run{'s' if c.runs != 1 else ''})") for c in blind_services.browse_choices()]
         self.upload_rows = upload_rows
         for i in range(upload_rows):
-            self.fields[f"upload_name_{i}"] = forms.CharField(required=False, label=f"Upload {i + 1}: name")
+            self.fields[f"upload_name_{i}"] = forms.CharField(required=False, max_length=300, label=f"Upload {i + 1}: name")
             self.fields[f"upload_files_{i}"] = MultipleFileField(
                 required=False, label="Files", help_text="One .zip (may hold run-* directories) or text files (one run)."
             )

@@ -19,23 +19,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from judgeapp.blind.core.inputs import LABELS, VersionContent, read_version_dir, read_version_zip, version_from_files
-from judgeapp.blind.core.leakage import KnownName, LeakageFlag, mapping_names, scan_inputs
+from judgeapp.blind.core.leakage import KnownName, LeakageFlag, scan_inputs, version_names
 from judgeapp.judging.audit import audit_log_create
-from judgeapp.judging.content import prompt_register
+from judgeapp.judging.content import prompt_register, source_path_fit
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import text_check
 from judgeapp.judging.runs import run_create, run_enqueue
-from judgeapp.models import (
-    AuditLog,
-    BlindComparison,
-    BlindRunOutput,
-    BlindVersion,
-    Executor,
-    Judge,
-    Run,
-    RunKind,
-    System,
-    content_hash,
-)
+from judgeapp.judging.selectors import leakage_known_names
+from judgeapp.models import AuditLog, BlindComparison, BlindRunOutput, BlindVersion, Executor, Judge, Run, RunKind, content_hash
 
 MAX_BROWSE_DEPTH = 3
 MAX_BROWSE_CHOICES = 500
@@ -166,24 +157,11 @@ def version_from_directory(*, label: str, directory: str) -> VersionInput:
 # --- Leakage --------------------------------------------------------------------------------------------------
 
 
-def known_names(real_names: list[str]) -> list[KnownName]:
-    """Every name that identifies a configuration: the configured systems and judges (names and models),
-    those of the judges file as it is now (read, not loaded: a system named only there is known too, even
-    before the file is reloaded), and the mapping's own real names."""
-    from judgeapp.judging.judges import judges_source_read
-
-    file_judges, file_systems = judges_source_read().parse()
-    # dict.fromkeys: each (name, model) once, in order; a file entry edited since the load adds its new model.
-    systems = dict.fromkeys([(s.name, s.model) for s in System.objects.order_by("name")] + [(n, e["model"]) for n, e in file_systems.items()])
-    judges = dict.fromkeys([(j.name, j.model) for j in Judge.objects.order_by("name")] + [(n, e["model"]) for n, e in file_judges.items()])
-    names = []
-    for name, model in systems:
-        names += [KnownName(name, "configured system"), KnownName(model, f"model of the system {name!r}")]
-    for name, model in judges:
-        names += [KnownName(name, "configured judge"), KnownName(model, f"model of the judge {name!r}")]
-    for real_name in real_names:
-        names += [KnownName(n, "version name (the mapping)") for n in mapping_names(real_name)]
-    return names
+def known_names(real_names: list[str], *, context: list[str] = ()) -> list[KnownName]:
+    """Every name that identifies a configuration: the configured systems and judges (names and models)
+    and the mapping's own real names, with their directories, parents and distinctive words (`context`,
+    the task's own words, are not distinctive)."""
+    return version_names(real_names, context=context) + leakage_known_names()
 
 
 def _input_name(version: VersionInput) -> str:
@@ -203,6 +181,8 @@ def _check(versions: list[VersionInput], eval_prompt: str) -> None:
         raise InputError("a blind comparison needs at least two versions")
     if len(versions) > len(LABELS):
         raise InputError(f"at most {len(LABELS)} versions can be compared at once")
+    for version in versions:
+        text_check(version.real_name, f"version {version.real_name[:40]}…", "the version's name", max_length=300)
     names = [v.real_name for v in versions]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -235,6 +215,7 @@ def blind_compare_create(
     with `keep_leaks` the flags are stored for the leakage page, without it nothing at all is written.
     """
     _check(versions, eval_prompt)
+    text_check(output_path, "--output", "the path", max_length=1000)
     if versions[0].label is None:
         drawn = secrets.SystemRandom().sample(LABELS[: len(versions)], len(versions))
         for version, label in zip(versions, drawn):
@@ -243,7 +224,7 @@ def blind_compare_create(
         versions=[(_input_name(v), v.content) for v in versions],
         eval_prompt=eval_prompt,
         expectations=expectations,
-        known=known_names([v.real_name for v in versions]),
+        known=known_names([v.real_name for v in versions], context=[eval_prompt, *expectations]),
         labels=[v.label for v in versions],
     )
     if flags:
@@ -263,7 +244,7 @@ def blind_compare_create(
                 # No label is kept: the next attempt draws new ones.
                 BlindVersion.objects.bulk_create(
                     BlindVersion(comparison=comparison, label="", real_name=v.real_name, source=v.source,
-                                 source_path=v.source_path, content_hash=_content_digest(v.content),
+                                 source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content),
                                  stray_files=v.content.stray_files)
                     for v in versions
                 )
@@ -299,7 +280,7 @@ def blind_compare_create(
         for v in ordered:
             row = BlindVersion.objects.create(
                 comparison=comparison, label=v.label, real_name=v.real_name, source=v.source,
-                source_path=v.source_path, content_hash=_content_digest(v.content), stray_files=v.content.stray_files,
+                source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content), stray_files=v.content.stray_files,
             )
             BlindRunOutput.objects.bulk_create(
                 BlindRunOutput(

@@ -71,7 +71,7 @@ def blind_new(request: HtmxHttpRequest) -> HttpResponse:
         form = BlindCompareForm(initial={"judge": default_judge, **initial}, upload_rows=rows)
     judges_file_notice(request)
     context = {"form": form, "next_rows": min(MAX_UPLOAD_ROWS, form.upload_rows + 1)}
-    return render(request, "judgeapp/blind/new.html", context)
+    return render(request, "judgeapp/blind/new.html", context, status=400 if form.errors and not request.htmx else 200)
 
 
 @role_required(*READERS)

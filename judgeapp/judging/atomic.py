@@ -3,7 +3,7 @@
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 
@@ -12,11 +12,22 @@ def json_text(value) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new temp file in the target's folder, created with mode 0666 so that the umask decides the
+    report's permissions as it does for any file the user writes (mkstemp would always give 0600)."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """A temp file beside `path`, flushed to disk, then renamed over it: a reader (or a process killed
     mid-write) sees the old file or the new one, never half of one."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)

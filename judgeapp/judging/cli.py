@@ -25,6 +25,8 @@ from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.errors import InputError
 from judgeapp.models import Judge, Run, System
 
+TITLE_MAX = 300  # Run.title
+
 
 class JudgeCommand(BaseCommand):
     # Set by commands that start a run, so that a second signal (which does not wait) can mark it.
@@ -53,11 +55,27 @@ class JudgeCommand(BaseCommand):
         # one line with exit 2 as our own bad input, and call_command's caller gets an InputError.
         self._judges_loaded = False
         try:
+            self.run_id_option_check(options)
             return super().execute(*args, **options)
         except InputError:
             raise
         except CommandError as exc:
             raise InputError(str(exc)) from None
+
+    @staticmethod
+    def run_id_option_check(options: dict) -> None:
+        """`--run-id ""` (or `gate ""`) is refused: an empty id must not silently mean "a new id"."""
+        from judgeapp.judging.runs import run_id_check
+
+        title = options.get("title")
+        if isinstance(title, str) and len(title) > TITLE_MAX:
+            raise InputError(f"--title is {len(title):,} characters long, over the limit of {TITLE_MAX}")
+        run_id = options.get("run_id")
+        if run_id is None:
+            return
+        if not run_id.strip():
+            raise InputError("the run id is empty: give an id (letters, digits, '.', '_' and '-', at most 100) or leave it out")
+        run_id_check(run_id)
 
     def judges_load(self) -> None:
         """Load the judges file and the default judge from the environment, once per command."""

@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 
 from judgeapp.judging.errors import InputError
@@ -35,12 +36,25 @@ def git_commit_of(path: Path) -> str:
 
 
 def read_input_file(path: str | Path) -> bytes:
+    """An input file's bytes, refused before reading when over INPUT_MAX_BYTES (a 5 GB file is not loaded
+    to be told it is too long)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
     if not path.is_file():
         raise InputError(f"{path}: not a file")
-    return path.read_bytes()
+    try:
+        size = path.stat().st_size
+        if size > settings.INPUT_MAX_BYTES:
+            raise InputError(f"{path}: {size:,} bytes is over the limit of {settings.INPUT_MAX_BYTES:,} (INPUT_MAX_BYTES)")
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def source_path_fit(path: str, limit: int = 500) -> str:
+    """Where a file came from, kept whole when it fits its column, else its last `limit` characters."""
+    return path if len(path) <= limit else "…" + path[-(limit - 1):]
 
 
 @transaction.atomic
@@ -53,7 +67,7 @@ def testset_store(*, data: bytes, name: str, source_path: str = "", git_commit: 
     if existing:
         return existing
     testset = TestSet.objects.create(
-        name=label, content_hash=digest, source_path=source_path, git_commit=git_commit, case_count=len(rows)
+        name=label, content_hash=digest, source_path=source_path_fit(source_path), git_commit=git_commit, case_count=len(rows)
     )
     Case.objects.bulk_create(
         Case(testset=testset, case_id=row.case_id, position=i, input=row.input, output=row.output, extra=row.extra)
@@ -75,7 +89,8 @@ def rubric_store(*, data: bytes, name: str, source_path: str = "", git_commit: s
     if existing:
         return existing
     rubric = Rubric.objects.create(
-        name=spec.name, content_hash=digest, source_path=source_path, git_commit=git_commit, raw=data.decode("utf-8-sig")
+        name=spec.name, content_hash=digest, source_path=source_path_fit(source_path), git_commit=git_commit,
+        raw=data.decode("utf-8-sig"),
     )
     Criterion.objects.bulk_create(
         Criterion(rubric=rubric, name=c.name, position=i, description=c.description, scale=c.scale, examples=c.examples)

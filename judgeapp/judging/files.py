@@ -3,16 +3,94 @@
 Every problem is an InputError whose message is one line naming the file, the line and what is wrong, so
 that the CLI can print it and exit 2 and the browser can show it beside the form. Nothing here touches
 the database: a file is parsed whole and checked before anything is stored.
+
+Every file is hostile until read: JSON and TOML are refused past MAX_NESTING levels (`[` × 200,000 is one
+line, not a RecursionError) and for numbers too long to convert; CSV is read strictly (an unterminated
+quote is refused with the line it opens on, a row with too few or too many fields is refused, a header
+column named twice is refused); every value that becomes a database field is checked against its
+column's length first (`text_check`).
 """
 
 import csv
 import io
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from judgeapp.judging.errors import InputError
+
+# JSON arrays and objects (or TOML tables and arrays) deeper than this are refused: no file the app reads
+# needs more than a few levels, and the parsers recurse.
+MAX_NESTING = 32
+# Database column lengths of the values read here (judgeapp/models/content.py). A case id also builds the
+# judgment keys `<case id>/<criterion>` and `<case id>/<juror>` (300 characters), hence 150.
+MAX_CASE_ID = 150
+MAX_RUBRIC_NAME = 200
+MAX_CRITERION_NAME = 100
+MAX_TESTSET_NAME = 200
+# The Pointwise seed: "a rubric with a 1-5 scale per criterion and an example of each score".
+SCALE = (1, 5)
+
+
+def _depth(value) -> int:
+    """How deeply arrays and objects nest in a parsed document (iterative: the document may be deep)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children = current.values()
+        elif isinstance(current, list):
+            children = current
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _nesting_check(doc, where: str):
+    if _depth(doc) > MAX_NESTING:
+        raise InputError(f"{where}: nested more than {MAX_NESTING} levels deep")
+    return doc
+
+
+def json_load(text: str, where: str):
+    """JSON, or one line saying what is wrong: invalid, nested too deep, a number too long."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = "" if " line " in where else f"line {exc.lineno}: "
+        raise InputError(f"{where}: not valid JSON ({line}{exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested more than {MAX_NESTING} levels deep") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise InputError(f"{where}: not valid JSON ({str(exc).split(':')[0]})") from None
+    return _nesting_check(doc, where)
+
+
+def toml_load(text: str, where: str) -> dict:
+    """TOML, or one line saying what is wrong: invalid, nested too deep, a number too long."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{where}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested more than {MAX_NESTING} levels deep") from None
+    except ValueError as exc:
+        raise InputError(f"{where}: not valid TOML ({str(exc).split(':')[0]})") from None
+    return _nesting_check(doc, where)
+
+
+def text_check(value, where: str, what: str, *, max_length: int) -> str:
+    """A text that goes into a database column of `max_length` characters, refused (not cut) when longer."""
+    if len(value) > max_length:
+        raise InputError(f"{where}: {what} is {len(value):,} characters long, over the limit of {max_length:,}")
+    return value
 
 
 def decode_text(data: bytes, name: str, *, max_bytes: int | None = None) -> str:
@@ -21,7 +99,7 @@ def decode_text(data: bytes, name: str, *, max_bytes: int | None = None) -> str:
         raise InputError(f"{name}: {len(data):,} bytes is over the limit of {max_bytes:,} (ARTIFACT_MAX_BYTES)")
     if not data.strip():
         raise InputError(f"{name}: the file is empty")
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data:  # anywhere: a NUL byte deep in a file is not text either
         raise InputError(f"{name}: looks like a binary file (it has NUL bytes); expected text")
     try:
         return data.decode("utf-8-sig")
@@ -44,7 +122,12 @@ def _check_rows(rows: list[tuple[int, dict]], name: str, *, needs_input: bool = 
         where = f"{name} line {line_no}"
         if "id" not in row or row["id"] in (None, ""):
             raise InputError(f"{where}: missing column 'id'")
+        if isinstance(row["id"], (dict, list, bool)):
+            raise InputError(f"{where}: 'id' must be a text or a number")
         case_id = str(row["id"]).strip()
+        if not case_id:
+            raise InputError(f"{where}: missing column 'id'")
+        text_check(case_id, where, "the id", max_length=MAX_CASE_ID)
         if case_id in seen:
             raise InputError(f"{name}: duplicate id {case_id!r} on lines {seen[case_id]} and {line_no}")
         seen[case_id] = line_no
@@ -68,10 +151,7 @@ def _jsonl_rows(text: str, name: str) -> list[tuple[int, dict]]:
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{name} line {line_no}: not valid JSON ({exc.msg})") from None
+        row = json_load(line, f"{name} line {line_no}")
         if not isinstance(row, dict):
             raise InputError(f"{name} line {line_no}: expected a JSON object")
         rows.append((line_no, row))
@@ -79,19 +159,58 @@ def _jsonl_rows(text: str, name: str) -> list[tuple[int, dict]]:
 
 
 def _csv_rows(text: str, name: str) -> list[tuple[int, dict]]:
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
+    """CSV rows as {column: value} with the line each row starts on, read strictly: a quoted field that is
+    never closed, a stray quote, a row with too few or too many fields, a header column named twice or
+    not at all are refused, never merged into the next row or dropped."""
+    return [(line_no, dict(zip(header, values))) for header, line_no, values in csv_records(text, name)]
+
+
+def csv_records(text: str, name: str):
+    """(header, line, values) for every non-blank row of a CSV text; see _csv_rows."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    header = None
+    while True:
+        start = reader.line_num + 1  # the row about to be read starts on the line after the last one read
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise InputError(f"{name} line {start}: {_csv_problem(exc)}") from None
+        if not values or (len(values) == 1 and not values[0].strip()):
+            continue  # a blank line
+        if header is None:
+            header = [h.strip() for h in values]
+            for position, column in enumerate(header, start=1):
+                if not column:
+                    raise InputError(f"{name} line {start}: header column {position} has no name")
+                if header.index(column) != position - 1:
+                    raise InputError(f"{name} line {start}: header column {column!r} appears twice")
+            continue
+        if len(values) != len(header):
+            more = "more" if len(values) > len(header) else "fewer"
+            raise InputError(f"{name} line {start}: {len(values)} fields, {more} than the header's {len(header)}")
+        yield header, start, values
+    if header is None:
         raise InputError(f"{name}: no header row")
-    rows = []
-    for row in reader:
-        if None in row:
-            raise InputError(f"{name} line {reader.line_num}: more fields than the header has")
-        rows.append((reader.line_num, {k.strip(): v for k, v in row.items()}))
-    return rows
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    message = str(exc)
+    if "unexpected end of data" in message or "EOF" in message:
+        return "a quoted field is never closed (an unterminated quote); close it or double the quote inside it"
+    if "expected after" in message:
+        return 'a quote inside a quoted field must be doubled ("")'
+    if "field larger than field limit" in message:
+        return f"a field is longer than {csv.field_size_limit():,} characters"
+    if "NUL" in message:
+        return "the line holds a NUL byte"
+    return f"not valid CSV ({message})"
 
 
 def parse_testset(data: bytes, name: str) -> list[CaseRow]:
     """A test set: JSONL `{"id", "input", "output"?}` or CSV with the same columns."""
+    text_check(PurePath(name).stem, name, "the file name (the test set's name)", max_length=MAX_TESTSET_NAME)
     text = decode_text(data, name)
     if PurePath(name).suffix.lower() == ".csv":
         return _check_rows(_csv_rows(text, name), name)
@@ -107,7 +226,10 @@ def parse_outputs(data: bytes, name: str) -> dict[str, str]:
             raise InputError(f"{name} line {line_no}: missing 'id'")
         if not isinstance(row.get("output"), str):
             raise InputError(f"{name} line {line_no}: missing 'output' (a text)")
-        case_id = str(row["id"])
+        if isinstance(row["id"], (dict, list, bool)) or row["id"] is None:
+            raise InputError(f"{name} line {line_no}: 'id' must be a text or a number")
+        case_id = str(row["id"]).strip()
+        text_check(case_id, f"{name} line {line_no}", "the id", max_length=MAX_CASE_ID)
         if case_id in outputs:
             raise InputError(f"{name}: duplicate id {case_id!r} (line {line_no})")
         outputs[case_id] = row["output"]
@@ -136,39 +258,40 @@ class RubricSpec:
     warnings: list[str] = field(default_factory=list)
 
 
+_SCORE_KEY = re.compile(r"[0-9]{1,6}")
+
+
 def _score_map(value, where: str, what: str) -> dict[str, str]:
+    """A table of score = text, keyed by the integer scores. A key written two ways (`5` and `05`) is
+    refused: the two texts would silently become one."""
     if not isinstance(value, dict) or not value:
         raise InputError(f"{where}: '{what}' must be a table of score = text")
-    out = {}
+    out: dict[str, str] = {}
+    written: dict[str, str] = {}
     for key, text in value.items():
-        try:
-            point = int(str(key))
-        except ValueError:
-            raise InputError(f"{where}: '{what}' key {key!r} is not an integer score") from None
+        key_text = str(key).strip()
+        if not _SCORE_KEY.fullmatch(key_text):
+            raise InputError(f"{where}: '{what}' key {key!r} is not an integer score (use {SCALE[0]} to {SCALE[1]})")
+        point = str(int(key_text))
+        if point in written:
+            raise InputError(f"{where}: '{what}' gives score {point} twice (keys {written[point]!r} and {key!r})")
+        written[point] = key
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"{where}: '{what}' for score {point} must be a non-empty text")
-        out[str(point)] = text.strip()
+        out[point] = text.strip()
     return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
 
 
 def parse_rubric(data: bytes, name: str) -> RubricSpec:
     """A rubric: TOML or JSON with `name` and `[[criteria]]` (name, description, scale, examples)."""
     text = decode_text(data, name)
-    if PurePath(name).suffix.lower() == ".json":
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    else:
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"{name}: not valid TOML ({exc})") from None
+    doc = json_load(text, name) if PurePath(name).suffix.lower() == ".json" else toml_load(text, name)
     if not isinstance(doc, dict):
         raise InputError(f"{name}: expected a table with 'name' and 'criteria'")
     rubric_name = doc.get("name")
     if not isinstance(rubric_name, str) or not rubric_name.strip():
         raise InputError(f"{name}: missing 'name'")
+    text_check(rubric_name.strip(), name, "the rubric's 'name'", max_length=MAX_RUBRIC_NAME)
     criteria_doc = doc.get("criteria")
     if not isinstance(criteria_doc, list) or not criteria_doc:
         raise InputError(f"{name}: missing 'criteria' (at least one [[criteria]] table)")
@@ -183,6 +306,7 @@ def parse_rubric(data: bytes, name: str) -> RubricSpec:
         if not isinstance(cname, str) or not cname.strip():
             raise InputError(f"{where}: missing 'name'")
         cname = cname.strip()
+        text_check(cname, where, "the criterion's 'name'", max_length=MAX_CRITERION_NAME)
         where = f"{name} criterion {cname!r}"
         if cname in seen:
             raise InputError(f"{name}: criterion {cname!r} appears twice")
@@ -194,8 +318,12 @@ def parse_rubric(data: bytes, name: str) -> RubricSpec:
             raise InputError(f"{where}: missing 'scale' (the meaning of each score 1-5)")
         scale = _score_map(c["scale"], where, "scale")
         points = [int(k) for k in scale]
-        if points != list(range(points[0], points[-1] + 1)) or len(points) < 2:
-            raise InputError(f"{where}: 'scale' must define every score of a range such as 1-5, got {points}")
+        expected = list(range(SCALE[0], SCALE[1] + 1))
+        if points != expected:
+            raise InputError(
+                f"{where}: 'scale' must define exactly the scores {SCALE[0]} to {SCALE[1]} (the Pointwise seed's "
+                f"1-5 scale), got {_describe_points(points)}"
+            )
         examples = _score_map(c["examples"], where, "examples") if "examples" in c else {}
         unknown = set(examples) - set(scale)
         if unknown:
@@ -204,6 +332,12 @@ def parse_rubric(data: bytes, name: str) -> RubricSpec:
             warnings.append(f"criterion {cname!r} has no example for every score (the seed asks for one each)")
         criteria.append(CriterionSpec(cname, description.strip(), scale, examples))
     return RubricSpec(rubric_name.strip(), criteria, warnings)
+
+
+def _describe_points(points: list[int]) -> str:
+    if len(points) > 12:
+        return f"{len(points):,} scores from {points[0]} to {points[-1]}"
+    return ", ".join(str(p) for p in points)
 
 
 def render_criterion(criterion: CriterionSpec) -> str:

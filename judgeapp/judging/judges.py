@@ -11,7 +11,6 @@ Finding a judge (`judge_get`, `system_get`) only reads.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from django.db import IntegrityError, transaction
 from judgeapp.judging.audit import SYSTEM, audit_log_create
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, EndpointSource, Judge, StructuredOutput, System, content_hash
+from judgeapp.judging.files import text_check, toml_load
 
 _KEYS = {"model", "family", "base_url", "api_key_env", "max_concurrency", "structured_output", "timeout_seconds"}
 _SYSTEM_KEYS = _KEYS | {"system_prompt"}
@@ -31,9 +31,10 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str, dict]]:
     """The judges file's `[judges.<name>]` and `[systems.<name>]` tables, checked."""
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{name}: not valid TOML ({exc})") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 text (byte {exc.start})") from None
+    doc = toml_load(text, name)
     unknown_tables = set(doc) - {"judges", "systems"}
     if unknown_tables:
         raise InputError(f"{name}: unknown table(s) {', '.join(sorted(unknown_tables))}; expected [judges.*], [systems.*]")
@@ -57,8 +58,17 @@ def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str
             if so not in StructuredOutput.values:
                 raise InputError(f"{where}: structured_output must be one of {', '.join(StructuredOutput.values)}")
             mc = entry.get("max_concurrency", settings.JUDGE_MAX_CONCURRENCY)
-            if not isinstance(mc, int) or mc < 1:
-                raise InputError(f"{where}: max_concurrency must be a positive integer")
+            if not isinstance(mc, int) or isinstance(mc, bool) or not 1 <= mc <= 10_000:
+                raise InputError(f"{where}: max_concurrency must be a positive integer (at most 10,000)")
+            timeout = entry.get("timeout_seconds", settings.JUDGE_TIMEOUT_SECONDS)
+            if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= 3600:
+                raise InputError(f"{where}: timeout_seconds must be a number of seconds between 0 and 3600")
+            # Each text goes into a column of this many characters (judgeapp/models/endpoints.py).
+            for key, limit in (("model", 200), ("family", 50), ("base_url", 500), ("api_key_env", 100), ("system_prompt", 100_000)):
+                if key in entry:
+                    if not isinstance(entry[key], str):
+                        raise InputError(f"{where}: {key} must be a text")
+                    text_check(entry[key].strip(), where, key, max_length=limit)
             entries[entry_name] = entry
         parsed.append(entries)
     return parsed[0], parsed[1]

@@ -74,6 +74,8 @@ def run_create(
 ) -> Run:
     """A queued run with its configuration frozen: judges, system, options and the versions of its inputs."""
     run_id = run_id_check(run_id) if run_id else run_id_new()
+    if len(title) > 300:  # a title made of long file names ("<a.jsonl> vs <b.jsonl>"); a user's is checked before
+        title = title[:299] + "…"
     if Run.objects.filter(run_id=run_id).exists():
         raise InputError(f"run id {run_id!r} is already taken")
     all_judges = [j for j in (judge, *judges) if j is not None]

@@ -1,9 +1,13 @@
 """Reads. Other apps (calibration) read judgeapp's data through these functions only."""
 
+from pathlib import PurePath
+
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.leakage import KnownName, version_names
 from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunStatus, System
 
 
@@ -98,3 +102,29 @@ def report_neighbours(report: dict | None, case_id: str) -> tuple[str | None, st
         return None, None
     i = ids.index(case_id)
     return (ids[i - 1] if i > 0 else None), (ids[i + 1] if i + 1 < len(ids) else None)
+
+
+def leakage_known_names(*, run: Run | None = None) -> list[KnownName]:
+    """Every name whose mention would tell a reader which configuration produced a text: the configured
+    systems and judges (names and models), those of the judges file as it is now (read, not loaded: a
+    system named only there is known too, and a read writes nothing), and, for a run, its own versions (a
+    pairwise run's outputs files and systems)."""
+    from judgeapp.judging.judges import judges_source_read
+
+    names: list[KnownName] = []
+    if run is not None:
+        versions = run.options.get("versions") or {}
+        files = [PurePath(v["file"]).stem for v in versions.values() if isinstance(v, dict) and v.get("file")]
+        names += version_names(files)
+    try:
+        file_judges, file_systems = judges_source_read().parse()
+    except InputError:  # a bad judges file: the rows of its last good load still name everything it named
+        file_judges, file_systems = {}, {}
+    # dict.fromkeys: each (name, model) once, in order; a file entry edited since the load adds its new model.
+    systems = dict.fromkeys([(s.name, s.model) for s in System.objects.order_by("name")] + [(n, e["model"]) for n, e in file_systems.items()])
+    judges = dict.fromkeys([(j.name, j.model) for j in Judge.objects.order_by("name")] + [(n, e["model"]) for n, e in file_judges.items()])
+    for name, model in systems:
+        names += [KnownName(name, "configured system"), KnownName(model, f"model of the system {name!r}")]
+    for name, model in judges:
+        names += [KnownName(name, "configured judge"), KnownName(model, f"model of the judge {name!r}")]
+    return names

@@ -38,7 +38,9 @@ def jury_new(request: HtmxHttpRequest) -> HttpResponse:
             return run_started_response(request, run)
     judges_file_notice(request)
     context = {"form": form, "recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)}
-    return render_partial(request, "judgeapp/jury/new.html", context, partial="run-form")
+    # A refused form is 400 to a plain post; htmx swaps only 2xx replies, so it gets its partial as 200.
+    status = 400 if form.errors and not request.htmx else 200
+    return render_partial(request, "judgeapp/jury/new.html", context, partial="run-form", status=status)
 
 
 @role_required(*READERS)

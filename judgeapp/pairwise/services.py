@@ -77,9 +77,13 @@ def pairwise_run_create(
         if missing:
             shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
             raise InputError(f"{source.outputs.name}: no output for case(s) {shown} (version {slot})")
-        unknown = set(by_id) - set(case_ids)
+        unknown = [c for c in by_id if c not in set(case_ids)]
         if unknown:
-            warnings.append(f"version {slot}: {len(unknown)} output(s) for ids not in the test set were ignored")
+            shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+            raise InputError(
+                f"{source.outputs.name}: output(s) for id(s) not in the test set: {shown} (version {slot}); "
+                "remove them or judge them with the test set they belong to"
+            )
         outputs[slot] = {c: by_id[c] for c in chosen}
     if version_a.outputs and version_b.outputs and outputs["A"] == outputs["B"]:
         warnings.append("versions A and B have identical outputs")

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
+from judgeapp.judging.csvsafe import csv_text
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, parse_testset
 from judgeapp.judging.runs import run_create, run_enqueue
@@ -275,7 +276,10 @@ def judgments_frame(*, run: Run) -> pd.DataFrame:
 
 
 def judgments_csv(*, run: Run) -> str:
-    return judgments_frame(run=run).to_csv(index=False)
+    """Every judgment as CSV, each text cell neutralised against formula injection (judging/csvsafe.py)."""
+    frame = judgments_frame(run=run).astype(object)
+    frame = frame.where(frame.notna(), None)
+    return csv_text(list(frame.columns), frame.itertuples(index=False, name=None))
 
 
 def report_markdown_of(*, run: Run, report: dict | None = None) -> str:

@@ -214,7 +214,10 @@ def write_ranklist(path: str | Path, ids: list[str]) -> None:
 
 
 def read_ranklist(path: str | Path) -> list[str]:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ValueError(f"{path}: not a ranklist (nested too deep)") from None
     if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
         raise ValueError(f"{path}: not a ranklist (a JSON array of artifact IDs)")
     return data

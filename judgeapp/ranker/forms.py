@@ -29,16 +29,36 @@ def candidate_from_upload(upload) -> Candidate:
         raise forms.ValidationError(str(exc)) from None
 
 
+def _subdirectories(directory: Path, root: Path) -> list[Path]:
+    """The real subdirectories of `directory`: a symbolic link is never followed (it could lead out of the
+    root), nor is anything that resolves outside it; an unreadable directory lists nothing."""
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.is_symlink():
+            continue
+        try:
+            if entry.is_dir() and entry.resolve().is_relative_to(root):
+                found.append(entry)
+        except OSError:
+            continue
+    return found
+
+
 def browsable_directories() -> list[tuple[str, str]]:
     """Directories under BROWSE_ROOTS (two levels down) the server may read candidates from."""
     choices = []
     for root in settings.BROWSE_ROOTS:
+        root = Path(root).resolve()
         if not root.is_dir():
             continue
         found = [root]
         frontier = [root]
         for _depth in range(MAX_DIRECTORY_DEPTH):
-            frontier = sorted(p for d in frontier for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+            frontier = sorted(p for d in frontier for p in _subdirectories(d, root))
             found += frontier
         choices += [(str(d), f"{root.name}/{d.relative_to(root)}" if d != root else f"{root.name}/") for d in found]
     return choices

@@ -127,8 +127,12 @@ def test_labels_that_are_not_blinded_letters_are_label_keys():
 
 
 def test_the_mapping_contributes_its_own_names():
-    assert mapping_names("iteration-1/with-skill-v2/outputs") == ["with-skill-v2"]
-    assert mapping_names("support-bot-v1") == ["support-bot-v1"]
+    # The name as given, its trailing paths, its parents and its distinctive words; generic ones left out.
+    assert mapping_names("iteration-1/with-skill-v2/outputs") == [
+        "iteration-1/with-skill-v2/outputs", "with-skill-v2/outputs", "iteration-1", "with-skill-v2", "iteration", "skill", "v2",
+    ]
+    assert mapping_names("support-bot-v1") == ["support-bot-v1", "support", "v1"]
+    assert mapping_names("out/v2") == ["out/v2", "v2"]
     assert mapping_names("blinded/A") == []
     flags = scan({"out.md": "As with-skill-v2 did before."},
                  known=[KnownName(n, "version name (the mapping)") for n in mapping_names("runs/with-skill-v2")])

@@ -78,7 +78,7 @@ def test_a_directory_outside_the_roots_is_refused_and_nothing_is_stored(client, 
     data = form_data(judge, keys("alpha-terse", "gamma-prose"))
     data["directories"] = [*data["directories"], key]
     response = client.post(reverse("blind:new"), data)
-    assert response.status_code == 200
+    assert response.status_code == 400  # a refused form
     assert response.context["form"].errors
     assert not BlindComparison.objects.exists() and not Run.objects.exists()
 
@@ -186,7 +186,9 @@ def test_leaky_versions_stop_before_judging_and_the_leakage_page_lists_each_flag
     assert fake_judge.chat_requests == []
     assert set(comparison.versions.values_list("label", flat=True)) == {""}  # no label survives a stop
     html = client.get(response["Location"]).content.decode()
-    assert "Stopped: 3 leakage flags" in html
+    # The system's name, the skill path, the transcript, and "skill" (the distinctive word of the version's
+    # own name, with-skill) in SKILL.md.
+    assert "Stopped: 4 leakage flags" in html
     assert "version &#x27;with-skill&#x27;" in html and "run-1/runbook.md line 2" in html
     assert "configured system &#x27;support-bot-v2&#x27;" in html and "skill path" in html and "raw transcript" in html
     assert "By support-bot-v2, per skills/runbooks/SKILL.md." in html
@@ -253,7 +255,7 @@ def test_uploaded_versions_zip_with_runs_and_plain_files(client, reviewer, judge
 def test_bad_uploads_are_form_errors(client, reviewer, judge, inbox, upload, message):
     client.force_login(reviewer)
     response = client.post(reverse("blind:new"), {**form_data(judge, keys("alpha-terse")), **upload})
-    assert response.status_code == 200 and message in response.content.decode()
+    assert response.status_code == 400 and message in response.content.decode()
     assert not BlindComparison.objects.exists()
 
 

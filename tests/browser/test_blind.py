@@ -33,9 +33,11 @@ def test_reviewer_stops_on_leakage_reruns_sanitized_and_reveals_after_the_verdic
     page.screenshot(path=screenshots / "blind-new.png", full_page=True)
     page.click("text=Check for leakage and compare")
     page.wait_for_selector("#leakage-flags")
-    assert page.locator("h1").inner_text() == "Stopped: 2 leakage flags"
+    # The system's name, the skill path, and "skill" (the distinctive word of the version's name with-skill).
+    assert page.locator("h1").inner_text() == "Stopped: 3 leakage flags"
     flags = page.locator("#leakage-flags").inner_text()
     assert "support-bot-v2" in flags and "skills/runbooks/SKILL.md" in flags and "run-1/runbook.md line 2" in flags
+    assert "rule: known name, whole token" in flags and "rule: skill path" in flags
     page.screenshot(path=screenshots / "blind-leakage.png", full_page=True)
     assert not Run.objects.exists()
 

@@ -99,7 +99,7 @@ def test_agreement_with_no_sample_says_so_and_an_unknown_judge_is_bad_input(two_
         (b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,7\n", "line 2: label '7' is not an integer score from 1 to 5"),
         (b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3\nplanted,c001,tone,a b,3\n", "line 3: annotator 'a b' is not a valid username"),
         (b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3\nplanted,c000,tone,ann,4\n", "line 3: ann labels c000/tone of planted again (first on line 2)"),
-        (b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3,extra\n", "line 2: more fields than the header has"),
+        (b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3,extra\n", "line 2: 6 fields, more than the header's 5"),
     ],
 )
 def test_bad_label_files_get_one_line_exit_2_and_store_nothing(tmp_path, planted_run, content, message):

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from judgeapp.judging.errors import InputError
@@ -56,14 +58,15 @@ def test_rubric_without_a_scale_is_refused():
 
 def test_rubric_with_a_gap_in_its_scale_is_refused():
     data = b'name = "r"\n[[criteria]]\nname = "h"\ndescription = "d"\nscale = { 1 = "a", 2 = "b", 4 = "d" }\n'
-    with pytest.raises(InputError, match="every score"):
+    with pytest.raises(InputError, match="exactly the scores 1 to 5"):
         parse_rubric(data, "r.toml")
 
 
 def test_rubric_in_json_parses():
-    data = b'{"name": "r", "criteria": [{"name": "h", "description": "d", "scale": {"1": "a", "2": "b"}}]}'
+    scale = {str(p): f"meaning {p}" for p in range(1, 6)}
+    data = json.dumps({"name": "r", "criteria": [{"name": "h", "description": "d", "scale": scale}]}).encode()
     spec = parse_rubric(data, "r.json")
-    assert spec.criteria[0].bounds == (1, 2)
+    assert spec.criteria[0].bounds == (1, 5)
     assert spec.warnings  # no examples: the report will say so
 
 

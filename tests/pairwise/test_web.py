@@ -88,12 +88,14 @@ def test_bad_input_is_a_form_error_and_nothing_is_stored(client, reviewer, judge
     client.force_login(reviewer)
     data = {"testset": testset.pk, "rubric": rubric.pk, "judge": judge.pk, "a_file": upload("a.jsonl", a), "b_file": upload("b.jsonl", b)}
     response = client.post(reverse("pairwise:new"), data)
-    assert response.status_code == 200
+    assert response.status_code == 400  # a refused form
     assert "a.jsonl: no output for case(s) c001 (version A)" in response.content.decode()
     assert Run.objects.count() == 0
     # Through htmx only the form is swapped, with the same message.
     data.update(a_file=upload("a.jsonl", a), b_file=upload("b.jsonl", b))
-    partial = client.post(reverse("pairwise:new"), data, headers={"HX-Request": "true"}).content.decode()
+    swapped = client.post(reverse("pairwise:new"), data, headers={"HX-Request": "true"})
+    assert swapped.status_code == 200  # htmx swaps only a 2xx reply
+    partial = swapped.content.decode()
     assert partial.lstrip().startswith('<div id="run-form">') and "<html" not in partial
     assert "no output for case(s) c001" in partial
 

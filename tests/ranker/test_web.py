@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from fakejudge import Status
 from judgeapp.judging import runs, tasks
+from judgeapp.judging.errors import InputError
 from judgeapp.models import Artifact, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
 from judgeapp.ranker import tasks as ranker_tasks
 from judgeapp.ranker.services import candidates_in_dir, rank_create
@@ -138,10 +139,17 @@ def test_no_directory_outside_browse_roots_can_be_chosen(logged_in, oracle_judge
     oracle.write(outside, 2)
     root.mkdir()
     (root / "sneaky").symlink_to(outside, target_is_directory=True)
+    (outside / "deeper").mkdir()
     settings.BROWSE_ROOTS = [root.resolve()]
-    for directory, message in ((str(outside), "Select a valid choice"), (str(root / "sneaky"), "outside the directories")):
+    # A symbolic link out of the root is not followed: neither it nor what lies beyond it is offered.
+    offered = logged_in.get(reverse("ranker:rank_new")).content.decode()
+    assert "sneaky" not in offered and "deeper" not in offered and str(outside) not in offered
+    for directory in (str(outside), str(root / "sneaky"), str(root / "sneaky" / "deeper")):
         response = logged_in.post(reverse("ranker:rank_new"), rank_form(oracle_judge, directory=directory))
-        assert response.status_code == 400 and message in response.content.decode()
+        assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
+    # The service's own check still holds for a directory reached through a link.
+    with pytest.raises(InputError, match="outside the directories"):
+        candidates_in_dir(root / "sneaky", within=[root.resolve()])
     assert not Run.objects.exists()
 
 

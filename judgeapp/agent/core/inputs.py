@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import decode_text
+from judgeapp.judging.files import decode_text, json_load
 
 MAX_REQUIREMENTS = 200
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$")
@@ -33,10 +33,7 @@ class Requirement:
 
 
 def _json(text: str, name: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    return json_load(text, name)  # nesting and number limits: judgeapp/judging/files.py
 
 
 def parse_task(data: bytes, name: str) -> str:
@@ -166,6 +163,8 @@ def parse_trace(data: bytes, name: str, *, max_bytes: int | None = None) -> Trac
     objects: list = []
     if stripped.startswith("["):
         doc = _json(text, name)
+        if not isinstance(doc, list):
+            raise InputError(f"{name}: a trace is a JSON array of steps, or JSONL")
         for position, item in enumerate(doc, start=1):
             if not isinstance(item, dict):
                 raise InputError(f"{name} item {position}: a trace step must be a JSON object")
@@ -175,9 +174,9 @@ def parse_trace(data: bytes, name: str, *, max_bytes: int | None = None) -> Trac
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{name} line {line_no}: not valid JSON ({exc.msg}); a trace is JSONL, one step a line") from None
+                item = json_load(line, f"{name} line {line_no}")
+            except InputError as exc:
+                raise InputError(f"{exc}; a trace is JSONL, one step a line") from None
             if not isinstance(item, dict):
                 raise InputError(f"{name} line {line_no}: a trace step must be a JSON object")
             objects.append(item)

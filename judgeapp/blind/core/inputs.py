@@ -14,14 +14,13 @@ listed to the judge by its name and size but not shown. Plain Python, no Django.
 from __future__ import annotations
 
 import io
-import json
 import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import decode_text
+from judgeapp.judging.files import decode_text, json_load
 
 RUN_DIR = re.compile(r"^run-", re.I)
 # Blinded labels: one capital letter each (A, B, C…). Anything else names something.
@@ -234,10 +233,7 @@ def parse_expectations(data: bytes, name: str) -> list[str]:
         raise InputError(f"{name}: not UTF-8 text (byte {exc.start})") from None
     stripped = text.strip()
     if stripped.startswith(("[", "{")):
-        try:
-            doc = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        doc = json_load(stripped, name)
         if isinstance(doc, dict):
             if "expectations" not in doc:
                 raise InputError(f"{name}: a JSON object needs an 'expectations' array")

@@ -35,8 +35,11 @@ def candidate_from_bytes(data: bytes, *, name: str, relative_path: str | None = 
         raise InputError(f"{name!r}: a candidate needs a file name (its artifact ID)")
     if len(artifact_id) > 255:
         raise InputError(f"{artifact_id[:40]}…: file names longer than 255 characters are not supported")
+    relative_path = relative_path or name
+    if len(relative_path) > 1000:
+        raise InputError(f"{relative_path[:40]}…: paths longer than 1,000 characters are not supported")
     text = decode_text(data, name, max_bytes=settings.ARTIFACT_MAX_BYTES)
-    return Candidate(artifact_id, relative_path or name, text, len(data), content_hash(data))
+    return Candidate(artifact_id, relative_path, text, len(data), content_hash(data))
 
 
 def candidate_read(path: str | Path, *, relative_to: Path | None = None) -> Candidate:

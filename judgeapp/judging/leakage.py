@@ -1,0 +1,678 @@
+"""Leakage: what in a text would tell a reader which system, version or configuration produced it.
+
+Shared by the blind comparator (judgeapp/blind/core/leakage.py scans every version, the eval prompt and the
+expectations) and calibration (every item drawn into a sample is scanned before an annotator sees it).
+Plain Python, no Django.
+
+A person reading "Th&#105;s is v&#50;", "Сlaude" (a Cyrillic С) or "acme —\nstepwise" sees the name at
+once, so every text is normalised before matching:
+
+- HTML entities (`&#105;`, `&amp;`) and percent-encoding (`%43laude`) are decoded, twice (double encoding);
+- Unicode compatibility forms are folded (NFKC: fullwidth `ｖ２`, ligatures, superscripts), accents dropped,
+  format characters removed (zero-width space and joiners, soft hyphens, bidi controls);
+- common homoglyphs are folded to the Latin letter they imitate (Unicode's confusables, as shipped by the
+  `confusable-homoglyphs` package: Cyrillic `а`, Greek `ο`, mathematical `𝐚`…), and case is ignored;
+- for names, the separators `- _ / . \\ —` and every run of spaces and line breaks count as one space, so
+  `support-bot-v2`, `Support_Bot_V2`, `acme/stepwise`, `acme—stepwise` and a name broken over two lines
+  are the same name.
+
+Every match is mapped back to the original text: a flag names its rule, its place (the line of the
+original text where the match starts) and the original line as its snippet.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from importlib import resources
+from itertools import permutations
+
+
+class Kind:
+    KNOWN_NAME = "known_name"
+    PROVIDER = "provider_name"
+    MODEL_NAME = "model_name"
+    SKILL_PATH = "skill_path"
+    FILE_PATH = "file_path"
+    LABEL_KEY = "label_key"
+    TRANSCRIPT = "transcript"
+    TOOL_CALL = "tool_call"
+    RAW_OUTPUT = "raw_output"
+
+    LABELS = {
+        KNOWN_NAME: "configuration or version name",
+        PROVIDER: "provider or model family",
+        MODEL_NAME: "model name",
+        SKILL_PATH: "skill path",
+        FILE_PATH: "file path",
+        LABEL_KEY: "label key",
+        TRANSCRIPT: "raw transcript",
+        TOOL_CALL: "tool-call dump",
+        RAW_OUTPUT: "raw model output",
+    }
+
+
+@dataclass(frozen=True)
+class KnownName:
+    """A name that identifies a configuration: `what` says where it comes from ("configured system"),
+    `rule` how it was derived ("version name", "parent directory", "partial name")."""
+
+    text: str
+    what: str
+    rule: str = "known name"
+
+
+@dataclass(frozen=True)
+class LeakageFlag:
+    input: str  # "version A (outputs/a)", "eval prompt", "expectations", "version labels", "output"
+    location: str  # "run-2/notes.md line 4", "file name run-2/SKILL.md", "line 3", "expectation 2"
+    kind: str
+    detail: str  # what it reveals
+    snippet: str  # the offending text, in its line
+    rule: str = ""  # the rule that matched: "known name, whole token", "provider name", "transcript: python repr"…
+
+    def as_dict(self) -> dict:
+        return asdict(self) | {"kind_label": Kind.LABELS.get(self.kind, self.kind)}
+
+
+def format_flag(flag: LeakageFlag | dict) -> str:
+    """One line for a terminal or a list."""
+    f = flag.as_dict() if isinstance(flag, LeakageFlag) else flag
+    rule = f" (rule: {f['rule']})" if f.get("rule") else ""
+    return f"LEAKAGE [{Kind.LABELS.get(f['kind'], f['kind'])}] {f['input']}, {f['location']}: {f['detail']}{rule}: {f['snippet']}"
+
+
+# --- Normalisation ---------------------------------------------------------------------------------------
+
+# `&#105;`, `&#x69;`, `&amp;`: only entities closed by `;` (a bare `&not` inside "R&notice" is prose).
+_ENCODED = re.compile(r"&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|(?:%[0-9A-Fa-f]{2})+")
+_SEPARATORS = "-_/.\\\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+# Every separator and white-space character becomes a space (same length: no shift); runs of spaces then
+# collapse to one, the only step that moves text.
+_TO_SPACE = {ord(c): " " for c in _SEPARATORS + "\t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\x1c\x1d\x1e\x1f\x85"}
+_SPACE_RUN = re.compile(" {2,}")
+
+
+@lru_cache(maxsize=1)
+def _homoglyphs() -> dict[str, str]:
+    """Non-ASCII character -> the ASCII letter or digit it imitates (Unicode confusables.txt, as packaged
+    by confusable-homoglyphs). Letters win over digits (`О` is an O before it is a 0)."""
+    data = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text(encoding="utf-8"))
+    table: dict[str, str] = {}
+    ascii_letters = [c for c in data if len(c) == 1 and c.isascii() and c.isalpha()]
+    ascii_digits = [c for c in data if len(c) == 1 and c.isascii() and c.isdigit()]
+    for target in ascii_letters + ascii_digits:
+        for glyph in data[target]:
+            char = glyph["c"]
+            if len(char) == 1 and not char.isascii():
+                table.setdefault(char, target)
+    return table
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str:
+    """One non-ASCII character as a reader sees it: compatibility form, no accent, no format character,
+    homoglyphs as the Latin letter they imitate."""
+    if unicodedata.category(char) == "Cf":
+        return ""  # zero-width space, joiners, soft hyphen, bidi controls
+    homoglyph = _homoglyphs().get(char)
+    if homoglyph:
+        return homoglyph
+    out = []
+    for part in unicodedata.normalize("NFKD", char):
+        if unicodedata.category(part) in ("Mn", "Me", "Cf"):
+            continue  # accents and other combining marks
+        out.append(_homoglyphs().get(part, part))
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """A normalised text and the way back to the original: `origin`, for each character, the index of the
+    original character it came from (None: the same indexes), or `segments`, (new start, old start) pairs of
+    stretches that were copied unchanged (cheap for long texts where only white space shrank); `parent`, the
+    text this one was made from."""
+
+    text: str
+    origin: list[int] | None = None
+    segments: tuple[list[int], list[int]] | None = None
+    parent: Normalized | None = None
+
+    def at(self, index: int) -> int:
+        if self.segments is not None:
+            new_starts, old_starts = self.segments
+            k = max(0, bisect_right(new_starts, index) - 1)
+            index = old_starts[k] + (index - new_starts[k]) if new_starts else index
+        elif self.origin is not None:
+            index = self.origin[min(index, len(self.origin) - 1)] if self.origin else 0
+        return self.parent.at(index) if self.parent is not None else index
+
+
+def _compose(outer: list[int] | None, inner: list[int] | None) -> list[int] | None:
+    if inner is None:
+        return outer
+    if outer is None:
+        return inner
+    return [outer[i] for i in inner]
+
+
+def _decode_once(text: str) -> Normalized:
+    if "&" not in text and "%" not in text:
+        return Normalized(text)
+    pieces: list[str] = []
+    origin: list[int] = []
+    last = 0
+    changed = False
+    for match in _ENCODED.finditer(text):
+        raw = match.group(0)
+        if raw.startswith("&"):
+            decoded = html.unescape(raw)
+        else:
+            try:
+                decoded = bytes.fromhex(raw.replace("%", "")).decode("utf-8")
+            except UnicodeDecodeError:
+                decoded = raw
+        if decoded == raw:
+            continue
+        changed = True
+        pieces.append(text[last : match.start()])
+        origin.extend(range(last, match.start()))
+        pieces.append(decoded)
+        origin.extend([match.start()] * len(decoded))
+        last = match.end()
+    if not changed:
+        return Normalized(text)
+    pieces.append(text[last:])
+    origin.extend(range(last, len(text)))
+    return Normalized("".join(pieces), origin)
+
+
+def _fold(text: str) -> Normalized:
+    if text.isascii():
+        return Normalized(text)
+    pieces: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char.isascii():
+            pieces.append(char)
+            origin.append(index)
+            continue
+        folded = _fold_char(char)
+        pieces.append(folded)
+        origin.extend([index] * len(folded))
+    return Normalized("".join(pieces), origin)
+
+
+def fold_text(text: str) -> Normalized:
+    """Decoded and folded, case and punctuation kept: what the structural checks read."""
+    first = _decode_once(text)
+    second = _decode_once(first.text)
+    folded = _fold(second.text)
+    return Normalized(folded.text, _compose(_compose(first.origin, second.origin), folded.origin))
+
+
+def compact_text(folded: Normalized) -> Normalized:
+    """Lower case, every run of separators and white space one space: what names are matched in."""
+    text = folded.text.lower()
+    if len(text) != len(folded.text):  # a few characters lower to two; keep the map exact
+        text = "".join(c.lower() if len(c.lower()) == 1 else c for c in folded.text)
+    text = text.translate(_TO_SPACE)
+    pieces: list[str] = []
+    new_starts: list[int] = [0]
+    old_starts: list[int] = [0]
+    last = 0
+    size = 0
+    for match in _SPACE_RUN.finditer(text):
+        pieces.append(text[last : match.start()])
+        size += match.start() - last
+        # The run becomes one space that maps to the run's start; the text after it maps on from its end.
+        new_starts.append(size)
+        old_starts.append(match.start())
+        pieces.append(" ")
+        size += 1
+        new_starts.append(size)
+        old_starts.append(match.end())
+        last = match.end()
+    pieces.append(text[last:])
+    return Normalized("".join(pieces), segments=(new_starts, old_starts), parent=folded)
+
+
+def compact(text: str) -> str:
+    return compact_text(fold_text(text)).text.strip()
+
+
+# --- Names -----------------------------------------------------------------------------------------------
+
+# Names too generic to mean an identity: matching them would stop every comparison.
+GENERIC_NAMES = {
+    "default", "baseline", "judge", "judges", "system", "systems", "model", "models", "test", "tests", "demo",
+    "main", "output", "outputs", "result", "results", "run", "runs", "version", "versions", "data", "final",
+    "draft", "new", "old", "current", "latest", "candidate", "candidates", "control", "treatment", "temp", "tmp",
+    "inbox", "blind", "blinded", "sanitized", "eval", "evals", "files", "file", "work", "workspace", "home",
+    "users", "user", "out", "src", "root", "var", "opt", "usr", "srv", "mnt", "private", "dir", "docs", "the",
+    "and", "for", "with", "without", "from", "into", "this", "that", "answer", "answers", "reply", "replies",
+    "text", "texts", "notes", "report", "reports", "example", "examples", "sample", "samples", "copy",
+}
+MIN_NAME_LENGTH = 2  # `v2` is a name; a single letter (`a`, `b`) is not
+MIN_SQUEEZED_LENGTH = 8  # a name matched with its separators dropped (`support-bot-\nv2` hyphenated apart)
+MIN_REVERSED_LENGTH = 6
+MIN_PARTIAL_LENGTH = 4
+SNIPPET_CHARS = 160
+
+
+def name_tokens(name: str) -> list[str]:
+    return [t for t in compact(name).split(" ") if t]
+
+
+def usable_name(name: str) -> bool:
+    """A name worth searching: two characters or more, not a number, not only generic words or letters."""
+    tokens = name_tokens(name)
+    squeezed = "".join(tokens)
+    if len(squeezed) < MIN_NAME_LENGTH or squeezed.isdigit():
+        return False
+    return not all(t in GENERIC_NAMES or len(t) < 2 or t.isdigit() for t in tokens)
+
+
+def _partial_ok(token: str, excluded: set[str]) -> bool:
+    if token in GENERIC_NAMES or token in excluded or token.isdigit():
+        return False
+    has_digit = any(c.isdigit() for c in token)
+    return len(token) >= MIN_PARTIAL_LENGTH or (has_digit and len(token) >= 2)
+
+
+def _path_parts(real_name: str) -> list[str]:
+    parts = [p for p in re.split(r"[\\/]+", real_name.strip()) if p and p not in (".", "..")]
+    if parts and re.fullmatch(r"[A-Za-z]:", parts[0]):
+        parts = parts[1:]
+    return parts
+
+
+def version_names(real_names: Iterable[str], *, context: Iterable[str] = ()) -> list[KnownName]:
+    """The names each version's real name contributes: the name as given, its trailing paths
+    (`out/acme/stepwise` gives `acme/stepwise` and `stepwise`), its parent directories, and its
+    distinctive words (partial names: `stepwise` of `runbook-stepwise`).
+
+    A parent or a word that every version shares (`out`, `runbook`), or that the task itself uses (the
+    `context`: the eval prompt, the expectations), names no version and is not searched."""
+    real_names = [n for n in real_names if n and n.strip()]
+    context_words = set(compact(" ".join(context)).split(" ")) if context else set()
+    derived: dict[str, list[tuple[str, str]]] = {}
+    for real_name in real_names:
+        parts = _path_parts(real_name)
+        entries = [(real_name.strip(), "version name")]
+        tail = parts[-3:]
+        for start in range(1, len(tail)):
+            entries.append(("/".join(tail[start:]), "version directory" if start == len(tail) - 1 else "version path"))
+        if len(parts) == 1:
+            entries.append((parts[0], "version directory"))
+        for parent in parts[-3:-1]:
+            entries.append((parent, "parent directory"))
+        for component in parts[-3:]:
+            for token in name_tokens(component):
+                entries.append((token, "partial name"))
+        derived[real_name] = entries
+    # What every version has in common identifies none of them.
+    def keys(name: str) -> set[str]:
+        return {compact(text) for text, _ in derived[name]}
+
+    shared = set.intersection(*(keys(n) for n in real_names)) if len(real_names) > 1 else set()
+    names: list[KnownName] = []
+    for real_name, entries in derived.items():
+        for text, rule in entries:
+            key = compact(text)
+            if rule == "partial name":
+                if not _partial_ok(key, shared | context_words):
+                    continue
+            elif rule != "version name" and (key in shared or not usable_name(text)):
+                continue
+            elif rule == "version name" and not usable_name(text):
+                continue
+            what = {"parent directory": "parent directory of a version", "partial name": "part of a version's name"}.get(
+                rule, "version name (the mapping)")
+            names.append(KnownName(text, what, rule))
+    return names
+
+
+def mapping_names(real_name: str) -> list[str]:
+    """The names one version's real name contributes (see version_names)."""
+    return list(dict.fromkeys(n.text for n in version_names([real_name])))
+
+
+@dataclass
+class _NameRule:
+    name: KnownName
+    rule: str
+    regex: re.Pattern | None = None  # on the compact text
+    squeezed: str = ""  # on the compact text without its spaces
+    needles: tuple[str, ...] = ()  # words the text must hold for the regex to run
+
+
+class NameMatcher:
+    """Every known name in a text, and which one matched, by four rules:
+
+    - whole token: the name's words in order, any separators between them, not inside a longer word;
+    - squeezed: for names of 8 letters or more, the name with its separators dropped, found in the text
+      with its separators dropped (`sup-\\nport bot v2`), starting and ending on a word's edge;
+    - reordered: the words of a name of two or three words in another order (`stepwise acme`);
+    - reversed: a name of 6 letters or more spelt backwards (`2v-tob-troppus`).
+    """
+
+    def __init__(self, names: Iterable[KnownName]):
+        unique: dict[str, KnownName] = {}
+        for name in names:
+            key = " ".join(name_tokens(name.text))
+            if key and (usable_name(name.text) or name.rule == "partial name"):
+                unique.setdefault(key, name)
+        # Longest first, so that `support-bot-v2` is reported rather than `support-bot` inside it.
+        self.rules: list[_NameRule] = []
+        for key, name in sorted(unique.items(), key=lambda kv: -len(kv[0])):
+            tokens = key.split(" ")
+            squeezed = key.replace(" ", "")
+            self.rules.append(_NameRule(name, "whole token", regex=_token_regex(tokens), needles=tuple(tokens)))
+            if len(squeezed) >= MIN_SQUEEZED_LENGTH and len(tokens) > 1:
+                self.rules.append(_NameRule(name, "separators dropped", squeezed=squeezed))
+            if 2 <= len(tokens) <= 3 and all(len(t) >= 3 and t not in GENERIC_NAMES for t in tokens):
+                orders = [list(p) for p in permutations(tokens) if list(p) != tokens]
+                self.rules.append(_NameRule(name, "words reordered", regex=re.compile("|".join(_token_regex(o).pattern for o in orders)),
+                                            needles=tuple(tokens)))
+            if len(squeezed) >= MIN_REVERSED_LENGTH and squeezed[::-1] != squeezed:
+                self.rules.append(_NameRule(name, "spelt backwards", squeezed=squeezed[::-1]))
+
+    def finditer(self, compact_view: Normalized):
+        """(start, end, KnownName, rule) in the compact text, longest names first, no overlaps."""
+        text = compact_view.text
+        squeezed_text = text.replace(" ", "")
+        squeezed_origin = None
+        taken: list[tuple[int, int]] = []
+        for rule in self.rules:
+            spans: list[tuple[int, int]] = []
+            if rule.regex is not None:
+                # A cheap substring test first: most texts hold none of a name's words.
+                if all(token in text for token in rule.needles):
+                    spans = [m.span() for m in rule.regex.finditer(text)]
+            elif rule.squeezed and rule.squeezed in squeezed_text:
+                if squeezed_origin is None:
+                    squeezed_origin = [i for i, c in enumerate(text) if c != " "]
+                start = squeezed_text.find(rule.squeezed)
+                while start >= 0:
+                    first, last = squeezed_origin[start], squeezed_origin[start + len(rule.squeezed) - 1]
+                    before = text[first - 1] if first > 0 else " "
+                    after = text[last + 1] if last + 1 < len(text) else " "
+                    if not before.isalnum() and not after.isalnum():
+                        spans.append((first, last + 1))
+                    start = squeezed_text.find(rule.squeezed, start + 1)
+            for start, end in spans:
+                if any(s <= start < e or start <= s < end for s, e in taken):
+                    continue  # inside a longer name already reported
+                taken.append((start, end))
+                yield start, end, rule.name, rule.rule
+
+
+def _token_regex(tokens: list[str]) -> re.Pattern:
+    return re.compile(r"(?<![^\W_])" + " ?".join(re.escape(t) for t in tokens) + r"(?![^\W_])")
+
+
+# --- What a text must not hold ---------------------------------------------------------------------------
+
+# Provider and model-family names, bare (`Claude`, `OpenAI`), as a flag class of their own. `GPT` before
+# "partition" or "disk" is a partition table, not a model.
+_PROVIDER = re.compile(
+    r"(?<![^\W_])(?:anthropic|open[ _-]?ai|claude|chat[ -]?gpt|gpt(?![ -]?(?:partition|disk|label|table|header))"
+    r"|llama|ollama|vllm|meta[ -]ai|gemini|gemma|bard|deepmind|mistral|mixtral|qwen|deepseek|grok|xai|(?-i:Cohere))(?![^\W_])",
+    re.I,
+)
+_PROVIDER_NEEDLES = ("anthropic", "open", "claude", "chat", "gpt", "llama", "vllm", "meta", "gemini", "gemma", "bard",
+                     "deepmind", "mistral", "mixtral", "qwen", "deepseek", "grok", "xai", "cohere")
+# A model-name tail (`-3.5-sonnet`, `2.5-7b`) never ends in the sentence's full stop.
+_TAIL = r"(?:[\w.-]*\w)?"
+_MODEL = re.compile(
+    r"(?<![\w-])(?:"
+    rf"gpt-?(?:3\.5|4(?:\.\d)?|4o|5){_TAIL}|o[134]-(?:mini|preview|pro)"
+    rf"|claude[ \t-](?:\d{_TAIL}|instant|opus|sonnet|haiku){_TAIL}|claude-\w{_TAIL}"
+    rf"|llama[ \t-]?\d{_TAIL}|qwen[ \t-]?\d{_TAIL}|mistral[ \t-](?:\d+(?:\.\d+)?b|small|medium|large|nemo|tiny){_TAIL}"
+    rf"|mixtral-{_TAIL}|gemini[ \t-](?:\d|pro|flash|ultra|nano){_TAIL}|gemma[ \t-]?\d{_TAIL}|deepseek-{_TAIL}"
+    rf"|phi-\d{_TAIL}|command-r{_TAIL}"
+    r")(?![\w-])",
+    re.I,
+)
+# A path segment does not end in the sentence's full stop or comma.
+_SEGMENT = r"[\w.-]*[\w-]"
+_PATH_CHARS = r"[^\s'\"`<>()\[\]{},;]*[^\s'\"`<>()\[\]{},;.:]"
+_SKILL_PATH = re.compile(
+    rf"(?<![\w-])(?:[\w.~-]+/)*skills/{_SEGMENT}(?:/{_SEGMENT})*/?|(?<![\w-])(?:[\w.~-]+/)*SKILL\.md\b", re.I
+)
+# Each alternative starts with a literal, so that the regex engine jumps from one candidate to the next
+# (a leading look-behind made it try every position: 30 times slower on text full of slashes).
+_FILE_PATH = re.compile(
+    rf"/(?<![\w.:/-]/)(?:home|Users|root|tmp|var|opt|mnt|srv|workspaces?|work|private|data)/{_PATH_CHARS}"
+    rf"|~(?<![\w/]~)/[\w.-]+/{_PATH_CHARS}"
+    rf"|file://{_PATH_CHARS}"
+    rf"|iteration(?<![\w-]iteration)-\d+/{_PATH_CHARS}"
+)
+_WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\\\s]+\\)+[^\\\s]*")
+_LABEL_WORD = re.compile(
+    r"(?<![\w-])(?:(?:with|without|old|new|no)[_-]skills?|skill[_-](?:name|path|version|id)"
+    r"|config(?:uration)?[_-](?:name|id|label)|(?:version|variant)[_-]label)(?![\w-])",
+    re.I,
+)
+_LABEL_LINE = re.compile(
+    r"^[ \t]*[-*]?[ \t]*[\"']?(?P<key>config|configuration|config_name|configuration_name|variant|skill|skill_name|skill_path"
+    r"|system_name|model_name|model_id|judge|judge_name|version_label|run_config)[\"']?[ \t]*[:=][ \t]*\S",
+    re.I | re.M,
+)
+_SPEAKER = re.compile(
+    r"^[ \t]*(?:>[ \t]*)?\**[ \t]*(?P<role>user|human|assistant|ai|system|bot|claude|chatgpt|gpt|model|tool)[ \t]*\**[ \t]*:"
+    r"|^[ \t]*#{1,6}[ \t]*\**(?P<heading>user|human|assistant)\**[ \t]*$",
+    re.I | re.M,
+)
+_ASSISTANT_ROLES = {"assistant", "ai", "bot", "claude", "chatgpt", "gpt", "model"}
+_USER_ROLES = {"user", "human"}
+_Q = "[\"'`]"  # JSON's double quotes, a Python repr's single quotes
+_ROLE_VALUES = r"(?:user|assistant|system|tool|developer|human|model|ai|bot|gpt|function)"
+_TRANSCRIPT_CHECKS = (
+    (re.compile(rf"{_Q}role{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I), "chat messages with roles", "transcript: role field", ("role",)),
+    (re.compile(rf"\brole\s*=\s*{_Q}{_ROLE_VALUES}{_Q}", re.I), "chat message objects with roles (a Python repr)",
+     "transcript: role attribute", ("role",)),
+    (re.compile(rf"{_Q}(?:speaker|author|sender|from|who)\s*{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I),
+     "chat turns with speakers", "transcript: speaker field", ("speaker", "author", "sender", "from", "who")),
+    (re.compile(rf"^[ \t]*-?[ \t]*(?:role|speaker)[ \t]*:[ \t]*{_ROLE_VALUES}[ \t]*$", re.I | re.M),
+     "chat turns with roles (YAML)", "transcript: role line", ("role", "speaker")),
+    (re.compile(
+        r"<\|im_start\|>|<\|im_end\|>|<\|im_sep\|>|\[/?INST\]|<\|start_header_id\|>|<\|eot_id\|>|<\|begin_of_text\|>"
+        r"|<start_of_turn>|<end_of_turn>|<\|(?:user|assistant|system|endoftext)\|>|</?(?:assistant|human)>"
+    ), "chat-template tokens", "transcript: chat-template tokens",
+     ("<|", "inst]", "<start_of_turn>", "<end_of_turn>", "<assistant", "</assistant", "<human", "</human")),
+)
+_TOOL_CHECKS = (
+    (re.compile(
+        rf"{_Q}(?:tool_calls|tool_call_id|tool_use_id|function_call)\s*{_Q}\s*:"
+        rf"|{_Q}type{_Q}\s*:\s*{_Q}(?:tool_use|tool_result|function_call|function)\s*{_Q}"
+        rf"|{_Q}name{_Q}\s*:\s*{_Q}[\w.-]+{_Q}\s*,\s*{_Q}(?:arguments|input|parameters){_Q}\s*:"
+        r"|\b(?:tool_calls|function_call)\s*=\s*[\[{(A-Z]",
+        re.I,
+    ), "a tool-call record", "tool call: structured",
+     ("tool_call", "tool_use", "tool_result", "function_call", "type", "name")),
+    (re.compile(
+        r"</?(?:function_calls|invoke|tool_call|tool_use|tool_result|parameter name)\b"
+        r"|^[ \t]*(?:⏺|●|⎿)?[ \t]*(?:Bash|Read|Write|Edit|MultiEdit|Glob|Grep|WebFetch|WebSearch|Task|TodoWrite|NotebookEdit)\("
+        r"|^[ \t]*(?:Tool call|Tool result|Calling tool|Tool use|Function call)[ \t]*[:(]",
+        re.I | re.M,
+    ), "an agent's tool log", "tool call: agent log", ("</", "<function", "<invoke", "<tool", "<parameter", "(", "tool", "function")),
+    # A tool call told in prose, as an agent narrates its own steps: "I called the `search_docs` tool",
+    # "invoking the function get_weather", "then I ran read_file(...)". The tool's name must look like code
+    # (backticks, snake_case, camelCase, a call) and the narrator is the agent ("I", "we"), so that a
+    # runbook's "use the pg_dump tool" is not one.
+    (re.compile(
+        r"\b(?i:I|I've|I have|we|we've|we have)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?"
+        r"(?i:call(?:ed)?|invoked?|ran|run|executed?|used?|triggered)"
+        r"\s+(?i:the\s+|a\s+|my\s+)?(?:`[\w.:-]+`|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\s+(?i:tool|function)\b"
+        r"|\b(?i:call(?:ed|ing)|invok(?:ed|ing))\s+(?i:the\s+)?(?i:tool|function)\s+(?:`[^`\n]+`|\"[\w.-]+\"|'[\w.-]+'|[a-z]\w*_\w+|\w+\()"
+        r"|\b(?i:I|we)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?(?i:called|invoked|ran|executed)\s+(?i:the\s+)?`?[A-Za-z_]\w*\([^)\n]*\)"
+    ), "a tool call told in prose", "tool call: in prose", ("tool", "function", "(")),
+)
+_REACT = re.compile(r"^[ \t]*(?P<step>Thought|Action|Action Input|Observation)[ \t]*:", re.M)
+_RAW_OUTPUT = re.compile(
+    rf"{_Q}(?:finish_reason|stop_reason|prompt_tokens|completion_tokens|input_tokens|output_tokens|system_fingerprint){_Q}\s*:"
+    r"|\b(?:finish_reason|stop_reason|prompt_tokens|completion_tokens)\s*=\s*['\"\d]"
+    rf"|{_Q}object{_Q}\s*:\s*{_Q}chat\.completion"
+    r"|\bchatcmpl-[A-Za-z0-9]{6,}|\bmsg_[A-Za-z0-9]{12,}\b|\bChatCompletion(?:Message)?\("
+)
+TRANSCRIPT_FILE = re.compile(r"(?:^|/)[^/]*(?:transcript|chat[-_]?log|conversation)[^/]*$|(?:^|/)messages\.jsonl?$", re.I)
+
+# (regex, kind, describe, key, rule, needles): a text must contain one of the needles (lower case) for
+# the regex to run, a cheap test that spares most texts most regexes.
+_CHECKS = (
+    (_MODEL, Kind.MODEL_NAME, lambda m: f"names the model {m.group(0)!r}", lambda m: m.group(0).lower(), "model name",
+     ("gpt", "o1-", "o3-", "o4-", "claude", "llama", "qwen", "mistral", "mixtral", "gemini", "gemma", "deepseek", "phi-", "command-r")),
+    (_SKILL_PATH, Kind.SKILL_PATH, lambda m: f"gives the skill path {m.group(0)!r}", lambda m: m.group(0), "skill path", ("skill",)),
+    (_FILE_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", ("/",)),
+    (_WINDOWS_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", (":\\",)),
+    (_LABEL_WORD, Kind.LABEL_KEY, lambda m: f"uses the label key {m.group(0)!r}", lambda m: m.group(0).lower(), "label key",
+     ("skill", "config", "label")),
+    (_LABEL_LINE, Kind.LABEL_KEY, lambda m: f"declares {m.group('key')!r}, a configuration key", lambda m: m.group("key").lower(),
+     "configuration key line", ("config", "variant", "skill", "_name", "model_id", "judge", "label")),
+    (_RAW_OUTPUT, Kind.RAW_OUTPUT, lambda m: "holds a raw model API response", lambda m: "raw", "raw API response",
+     ("finish_reason", "stop_reason", "_tokens", "chat.completion", "chatcmpl-", "msg_", "chatcompletion(", "fingerprint")),
+)
+
+
+def _snippet(line: str, start: int, end: int) -> str:
+    line = line.rstrip("\n")
+    if len(line) <= SNIPPET_CHARS:
+        return line.strip()
+    room = max(0, (SNIPPET_CHARS - (end - start)) // 2)
+    left = max(0, start - room)
+    right = min(len(line), end + room)
+    return ("…" if left else "") + line[left:right].strip() + ("…" if right < len(line) else "")
+
+
+class Collector:
+    """Flags, one per (input, place, kind, what): the first line is kept and the other lines counted."""
+
+    def __init__(self):
+        self._flags: dict[tuple, tuple[LeakageFlag, set]] = {}
+        self._places: dict[tuple[str, str], int] = {}
+        self._order: dict[tuple, tuple[int, int]] = {}
+
+    def add(self, *, input: str, place: str, line_no: int | None, kind: str, detail: str, snippet: str, key: str, rule: str) -> None:
+        slot = (input, place, kind, key)
+        if slot in self._flags:
+            self._flags[slot][1].add(line_no)
+            return
+        # Flags are listed by input and file in reading order, then by line.
+        self._order[slot] = (self._places.setdefault((input, place), len(self._places)), line_no or 0)
+        if line_no is None:
+            location = place
+        else:
+            location = f"{place} line {line_no}" if place else f"line {line_no}"
+        self._flags[slot] = (LeakageFlag(input, location, kind, detail, snippet, rule), {line_no})
+
+    def flags(self) -> list[LeakageFlag]:
+        out = []
+        for slot in sorted(self._flags, key=self._order.__getitem__):
+            flag, lines = self._flags[slot]
+            more = len(lines) - 1
+            if more:
+                flag = LeakageFlag(flag.input, flag.location, flag.kind,
+                                   f"{flag.detail} (and {more} more line{'s' if more > 1 else ''})", flag.snippet, flag.rule)
+            out.append(flag)
+        return out
+
+
+class Scanner:
+    """Scans texts and file paths for everything above, with the known names of one comparison (or one
+    calibration sample)."""
+
+    def __init__(self, names: Iterable[KnownName] = ()):
+        self.names = NameMatcher(names)
+
+    def scan_text(self, collector: Collector, text: str, *, input: str, place: str) -> None:
+        starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        # A one-line text with a place of its own ("expectation 2") needs no line number.
+        numbered = not (place and len(text.rstrip("\n").splitlines()) <= 1)
+        folded = fold_text(text)
+
+        def add(start: int, end: int, view: Normalized, **flag) -> None:
+            original_start = view.at(start)
+            original_end = max(original_start + 1, view.at(max(start, end - 1)) + 1)
+            index = bisect_right(starts, original_start) - 1
+            line_end = text.find("\n", starts[index])
+            line = text[starts[index] : line_end if line_end >= 0 else len(text)]
+            snippet = _snippet(line, original_start - starts[index], min(len(line), original_end - starts[index]))
+            collector.add(input=input, place=place, line_no=index + 1 if numbered else None, snippet=snippet, **flag)
+
+        squashed = compact_text(folded)
+        for start, end, known, rule in self.names.finditer(squashed):
+            add(start, end, squashed, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
+                key=compact(known.text), rule=f"{known.rule}, {rule}")
+        body = folded.text
+        lower = body.lower()
+        models = []
+        for regex, kind, describe, key, rule, needles in _CHECKS:
+            if not any(needle in lower for needle in needles):
+                continue
+            for match in regex.finditer(body):
+                if kind == Kind.MODEL_NAME:
+                    models.append(match.span())
+                add(*match.span(), folded, kind=kind, detail=describe(match), key=key(match), rule=rule)
+        for match in _PROVIDER.finditer(body) if any(needle in lower for needle in _PROVIDER_NEEDLES) else ():
+            if any(s <= match.start() < e for s, e in models):
+                continue  # `gpt` inside `gpt-4o`, already a model name
+            add(*match.span(), folded, kind=Kind.PROVIDER, detail=f"names the provider or model family {match.group(0)!r}",
+                key=compact(match.group(0)).replace(" ", ""), rule="provider name")
+        for regex, what, rule, needles in _TRANSCRIPT_CHECKS:
+            if not any(needle in lower for needle in needles):
+                continue
+            for match in regex.finditer(body):
+                add(*match.span(), folded, kind=Kind.TRANSCRIPT, detail=f"holds {what} (a transcript)", key=rule, rule=rule)
+        for regex, what, rule, needles in _TOOL_CHECKS:
+            if not any(needle in lower for needle in needles):
+                continue
+            for match in regex.finditer(body):
+                add(*match.span(), folded, kind=Kind.TOOL_CALL, detail=f"holds {what}", key=rule, rule=rule)
+        react = list(_REACT.finditer(body)) if "action" in lower else []
+        steps = {m.group("step") for m in react}
+        if "Action" in steps and ("Observation" in steps or "Action Input" in steps):
+            add(*react[0].span(), folded, kind=Kind.TOOL_CALL, detail="holds an agent's Thought/Action/Observation steps",
+                key="react", rule="tool call: ReAct steps")
+        speakers = [(m, (m.group("role") or m.group("heading")).lower()) for m in _SPEAKER.finditer(body)]
+        roles = {role for _, role in speakers}
+        # Chat-log structure: turns by a user and by an assistant. One of them alone ("System: Linux") is not.
+        if roles & _USER_ROLES and roles & _ASSISTANT_ROLES:
+            shown = ", ".join(sorted(r.capitalize() for r in roles))
+            add(*speakers[0][0].span(), folded, kind=Kind.TRANSCRIPT,
+                detail=f"has chat-log structure: {len(speakers)} speaker turns ({shown})", key="speakers", rule="transcript: speaker turns")
+
+    def scan_path(self, collector: Collector, path: str, *, input: str, place: str) -> None:
+        """A file's path is shown to the judge too: it must not name anything either."""
+        where = f"file name {place}"
+        squashed = compact_text(fold_text(path))
+        for _start, _end, known, rule in self.names.finditer(squashed):
+            collector.add(input=input, place=where, line_no=None, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
+                          snippet=path, key=compact(known.text), rule=f"{known.rule}, {rule}")
+        folded = fold_text(path).text
+        for regex, kind, detail, rule in (
+            (_SKILL_PATH, Kind.SKILL_PATH, "is a skill path", "skill path"),
+            (_MODEL, Kind.MODEL_NAME, "names a model", "model name"),
+            (_PROVIDER, Kind.PROVIDER, "names a provider or model family", "provider name"),
+            (_LABEL_WORD, Kind.LABEL_KEY, "uses a label key", "label key"),
+            (TRANSCRIPT_FILE, Kind.TRANSCRIPT, "is named as a transcript or chat log", "transcript: file name"),
+        ):
+            if regex.search(folded):
+                collector.add(input=input, place=where, line_no=None, kind=kind, detail=detail, snippet=path, key=kind, rule=rule)
+
+
+def scan_texts(texts: Iterable[tuple[str, str]], *, names: Iterable[KnownName] = ()) -> list[LeakageFlag]:
+    """Flags in a few texts, each given with the place a flag names ("output", "reply 1")."""
+    scanner = Scanner(names)
+    collector = Collector()
+    for place, text in texts:
+        if text:
+            scanner.scan_text(collector, text, input=place, place="")
+    return collector.flags()
