@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from judgeapp.judging.pairs import ORDERS, both_orders, map_back, render_pairwise_prompt, shown_first
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import generate_output, generated_output_record, rubric_text, run_prompt
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
-from judgeapp.pairwise.core import ORDERS, PairwiseCase, both_orders, map_back, render_pairwise_prompt, shown_first, summarize
+from judgeapp.pairwise.core import PairwiseCase, summarize
 
 SLOTS = ("A", "B")
 

@@ -93,4 +93,12 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
     judges, systems = selectors.endpoints_all()
     # Only whether the key's variable is set, never its value.
     key_set = {name: bool(os.environ.get(name)) for name in {e.api_key_env for e in [*judges, *systems]}}
-    return render(request, "judgeapp/web/judges.html", {"judges": judges, "systems": systems, "key_set": key_set})
+    context = {
+        "judges": judges,
+        "systems": systems,
+        "key_set": key_set,
+        # Each judge's latest check-up on public human-labelled pairs (judgeapp/checkup/), and one under way.
+        "checkups": selectors.checkups_latest(judges=judges),
+        "checkups_running": selectors.checkups_in_progress(judges=judges),
+    }
+    return render(request, "judgeapp/web/judges.html", context)
