@@ -163,6 +163,9 @@ def _read_json_list(path: Path) -> list:
 
 def _text(row: dict, key: str, where: str) -> str:
     value = row.get(key)
+    # A few of PandaLM's responses are JSON booleans (a model that answered "True"): shown as Python's str().
+    if isinstance(value, (bool, int, float)):
+        return str(value)
     if not isinstance(value, str):
         raise InputError(f"{where}: '{key}' must be a text")
     return value
