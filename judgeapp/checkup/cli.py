@@ -88,6 +88,21 @@ def _reference(ref: dict) -> str:
     return f"{ref['label']}: {ref['who']} {shown} ({ref['how']}; {ref['source']})"
 
 
+def favours_text(position: dict) -> str:
+    """Which position the judge followed when its orders disagreed, and whether that could be chance."""
+    favours = position["favours"]
+    if favours is None:
+        return "it never picked the same position twice"
+    if favours == "neither":
+        return "neither position more often"
+    share = position["first_share"]
+    text = f"favours Reply {1 if favours == 'first' else 2} (Reply 1 in {_figure(share)})"
+    low, high = share["ci95"]
+    if low <= 0.5 <= high:
+        text += ", which chance alone could give"
+    return text
+
+
 def checkup_summary(run: Run) -> str:
     report = run.report
     if report is None:
@@ -108,10 +123,9 @@ def checkup_summary(run: Run) -> str:
                     lines.append(f"      {_reference(ref)}")
         position = entry["position"]
         if position["inconsistent"]:
-            favours = {"first": "Reply 1", "second": "Reply 2", "neither": "neither position", None: "no position"}[position["favours"]]
             lines.append(
                 f"    when the orders disagreed ({position['inconsistent']}): Reply 1 both times {position['followed_first']}, "
-                f"Reply 2 both times {position['followed_second']}, a tie in one order {position['mixed']}: favours {favours}"
+                f"Reply 2 both times {position['followed_second']}, a tie in one order {position['mixed']}: {favours_text(position)}"
             )
         lines.append(f"    parse failures {counts['parse_failures']}, truncated replies {counts['truncated']}")
     lines.append(f"  intervals: shares {report['intervals']['shares']}; kappa {report['intervals']['kappa and per-order accuracy']}")

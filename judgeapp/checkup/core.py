@@ -69,9 +69,9 @@ _LLMBAR_STATS = "princeton-nlp/LLMBar @ caa7bee, {path}/evaluators/{model}/{prom
 def _llmbar(path: str, model: str, prompt: str, prompt_name: str, *, both: float, mean: float, agreement: float) -> list[Reference]:
     source = _LLMBAR_STATS.format(path=path, model=model, prompt=prompt)
     return [
-        Reference("accuracy_all", both, model, f"{prompt_name} prompt; both orders right (correct_both)", source),
-        Reference("accuracy_mean_of_orders", mean, model, f"{prompt_name} prompt; mean of the two orders' accuracy (LLMBar's Acc.)", source),
-        Reference("position_consistency", agreement, model, f"{prompt_name} prompt; positional agreement rate (LLMBar's Agr.)", source),
+        Reference("accuracy_all", both, model, f"{prompt_name}; both orders right (correct_both)", source),
+        Reference("accuracy_mean_of_orders", mean, model, f"{prompt_name}; mean of the two orders' accuracy (LLMBar's Acc.)", source),
+        Reference("position_consistency", agreement, model, f"{prompt_name}; positional agreement rate (LLMBar's Agr.)", source),
     ]
 
 
@@ -95,8 +95,8 @@ SETS: dict[str, CheckupSet] = {
             source="princeton-nlp/LLMBar @ 900616bf (MIT), datasets/llmbar/natural.json",
             label_rule="the objectively better output, as LLMBar's authors labelled it",
             references=tuple(
-                _llmbar("Dataset/LLMBar/Natural", "GPT-4", "Vanilla_NoRules", "Vanilla (the basic prompt)", both=0.92, mean=0.935, agreement=0.97)
-                + _llmbar("Dataset/LLMBar/Natural", "GPT-4", "Vanilla", "Vanilla* (basic prompt with rules)", both=0.93, mean=0.955, agreement=0.95)
+                _llmbar("Dataset/LLMBar/Natural", "GPT-4", "Vanilla_NoRules", "the basic prompt (LLMBar's Vanilla)", both=0.92, mean=0.935, agreement=0.97)
+                + _llmbar("Dataset/LLMBar/Natural", "GPT-4", "Vanilla", "the basic prompt with rules (LLMBar's Vanilla*)", both=0.93, mean=0.955, agreement=0.95)
             ),
         ),
         CheckupSet(
@@ -106,8 +106,8 @@ SETS: dict[str, CheckupSet] = {
             source="princeton-nlp/LLMBar @ 900616bf (MIT), Dataset/Processed/MT-Bench; datasets/llmbar/mt-bench-human.json",
             label_rule="the majority vote of MT-Bench's expert annotators (tied pairs removed by LLMBar)",
             references=tuple(
-                _llmbar("Dataset/Processed/MT-Bench", "GPT-4", "Vanilla_NoRules", "Vanilla (the basic prompt)", both=0.745, mean=0.81, agreement=0.87)
-                + _llmbar("Dataset/Processed/MT-Bench", "ChatGPT", "Vanilla_NoRules", "Vanilla (the basic prompt)", both=0.50, mean=0.7125, agreement=0.575)
+                _llmbar("Dataset/Processed/MT-Bench", "GPT-4", "Vanilla_NoRules", "the basic prompt (LLMBar's Vanilla)", both=0.745, mean=0.81, agreement=0.87)
+                + _llmbar("Dataset/Processed/MT-Bench", "ChatGPT", "Vanilla_NoRules", "the basic prompt (LLMBar's Vanilla)", both=0.50, mean=0.7125, agreement=0.575)
                 + [
                     Reference("accuracy_consistent", 0.85, "GPT-4", "agreement with the experts on non-tie votes (setup S2), per vote, on all of MT-Bench's expert votes",
                               "Zheng et al. 2023, Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena, Table 3"),
