@@ -83,7 +83,7 @@ def test_a_judge_with_unusable_replies_exits_1_with_the_reason(judge, fake_judge
 )
 def test_bad_input_is_one_line_on_stderr_exit_2_and_nothing_stored(judge, fake_judge, capsys, argv, message):
     before = stored()
-    code, out, err = run_checkup_command(capsys, *argv)
+    code, _out, err = run_checkup_command(capsys, *argv)
     assert code == 2
     assert err.strip().startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
     assert "Traceback" not in err and stored() == before

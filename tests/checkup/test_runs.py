@@ -10,7 +10,6 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from fakejudge import PerConversation, ReplyJSON, When
-from judgeapp.checkup.core import CheckupCase, set_figures
 from judgeapp.judging.pairs import map_back
 from judgeapp.judging.selectors import checkup_latest, checkups_latest
 from judgeapp.models import Judgment, Run, RunKind, RunStatus, UnitStatus

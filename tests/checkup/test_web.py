@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 
 def judge_cell(html: str, name: str) -> str:
-    match = re.search(rf'<div class="judge-checkup" id="checkup-{re.escape(name)}">(.*?)</form>', html, re.S)
+    match = re.search(rf'<div class="judge-checkup" id="checkup-{re.escape(name)}">(.*?)</form>', html, re.DOTALL)
     assert match, f"no check-up cell for {name}"
     return match.group(1)
 
