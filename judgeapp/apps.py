@@ -8,6 +8,7 @@ RUN_KINDS = (
     "judgeapp.agent.runkind",
     "judgeapp.blind.runkind",
     "judgeapp.ranker.runkind",
+    "judgeapp.checkup.runkind",
 )
 # Registered in every process, so that a service can send a task by name (judgeapp/judging/taskqueue.py).
 TASK_MODULES = ("judgeapp.judging.tasks", "judgeapp.ranker.tasks")

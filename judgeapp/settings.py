@@ -88,6 +88,7 @@ TEMPLATES = [
                 "jury": "judgeapp.jury.templatetags",
                 "blind": "judgeapp.blind.templatetags",
                 "ranker": "judgeapp.ranker.templatetags",
+                "checkup": "judgeapp.checkup.templatetags",
             },
         },
     },

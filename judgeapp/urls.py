@@ -15,5 +15,6 @@ urlpatterns = [
     path("jury/", include("judgeapp.jury.urls")),
     path("agent/", include("judgeapp.agent.urls")),
     path("blind/", include("judgeapp.blind.urls")),
+    path("checkup/", include("judgeapp.checkup.urls")),
     path("admin/", admin.site.urls),
 ]

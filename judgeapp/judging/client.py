@@ -83,6 +83,8 @@ class JudgeOutcome:
     completion_tokens: int = 0
     latency_ms: int = 0
     cached: bool = False
+    # The last call's finish_reason: "length" means the reply was cut at the token limit (truncated).
+    finish_reason: str = ""
 
     @property
     def ok(self) -> bool:
@@ -400,6 +402,7 @@ class JudgeClient:
             outcome.cached = outcome.cached and result.cached
             outcome.parse_attempts = parse_attempt
             outcome.raw_reply = result.text
+            outcome.finish_reason = result.finish_reason
             try:
                 outcome.parsed = spec.parse(result.text)
                 outcome.parse_error = ""

@@ -1,5 +1,6 @@
 """Reads. Other apps (calibration) read judgeapp's data through these functions only."""
 
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from django.db.models import QuerySet
@@ -8,7 +9,7 @@ from django.shortcuts import get_object_or_404
 
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.leakage import KnownName, version_names
-from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunStatus, System
+from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunKind, RunStatus, System
 
 
 def runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:
@@ -128,3 +129,92 @@ def leakage_known_names(*, run: Run | None = None) -> list[KnownName]:
     for name, model in judges:
         names += [KnownName(name, "configured judge"), KnownName(model, f"model of the judge {name!r}")]
     return names
+
+
+# --- The judge check-up, part of a judge version's record (judgeapp/checkup/) -----------------------------
+# Here rather than in judgeapp/checkup/ because the judges page and the judge's scorecard (judgeapp/web/)
+# show it, and no mode imports another.
+
+CHECKUP_FIGURES = ("accuracy_consistent", "accuracy_all", "position_consistency", "kappa")
+
+
+@dataclass(frozen=True)
+class CheckupRecord:
+    """The latest finished check-up of a judge: what it found, on which version of the judge, and whether
+    the judge's configuration changed since (stale: the figures describe another configuration)."""
+
+    run_id: str
+    status: str
+    finished_at: object
+    judge_name: str
+    checked_version: str | None  # Judge.version when the check-up ran
+    current_version: str | None  # Judge.version now
+    sets: dict  # set name -> {pairs, and each of CHECKUP_FIGURES: {value, ci95}}
+    calls: dict
+
+    @property
+    def stale(self) -> bool:
+        return self.checked_version != self.current_version
+
+    @property
+    def state(self) -> str:
+        return "stale" if self.stale else "current"
+
+
+def _checkup_record(run: Run, current_version: str | None) -> CheckupRecord:
+    report = run.report or {}
+    sets = {}
+    for name, entry in (report.get("sets") or {}).items():
+        figures = entry.get("figures", {})
+        sets[name] = {"pairs": entry.get("counts", {}).get("pairs"),
+                      **{f: {k: figures.get(f, {}).get(k) for k in ("value", "ci95")} for f in CHECKUP_FIGURES}}
+    return CheckupRecord(
+        run_id=run.run_id,
+        status=run.status,
+        finished_at=run.finished_at,
+        judge_name=run.judge.name if run.judge else "",
+        checked_version=run.versions.get("judge"),
+        current_version=current_version,
+        sets=sets,
+        calls=report.get("calls", {}),
+    )
+
+
+def checkups_latest(*, judges) -> dict[str, CheckupRecord | None]:
+    """The latest finished check-up of each judge, by name (None: never checked up). One query."""
+    judges = list(judges)
+    latest: dict[str, CheckupRecord | None] = {j.name: None for j in judges}
+    versions = {j.name: j.version for j in judges}
+    runs = (
+        Run.objects.filter(kind=RunKind.CHECKUP, judge__name__in=versions, status__in=[RunStatus.DONE, RunStatus.INVALID])
+        .select_related("judge")
+        .order_by("-finished_at", "-created_at")
+    )
+    for run in runs:
+        if latest.get(run.judge.name) is None:
+            latest[run.judge.name] = _checkup_record(run, versions[run.judge.name])
+    return latest
+
+
+def checkup_latest(judge_name: str, judge_version: str | None = None) -> CheckupRecord | None:
+    """The latest finished check-up of the judge `judge_name`; stale when it ran on a configuration other
+    than `judge_version` (default: the judge's version now). None when it was never checked up."""
+    judge = Judge.objects.filter(name=judge_name).first()
+    if judge is None:
+        return None
+    record = checkups_latest(judges=[judge])[judge_name]
+    if record is not None and judge_version is not None:
+        record = replace(record, current_version=judge_version)
+    return record
+
+
+def checkups_in_progress(*, judges) -> dict[str, str]:
+    """Judge name -> the run id of its check-up still queued or running (the newest)."""
+    running = {}
+    for judge_name, run_id in (
+        Run.objects.filter(kind=RunKind.CHECKUP, judge__name__in=[j.name for j in judges], status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        .order_by("created_at")
+        .values_list("judge__name", "run_id")
+    ):
+        running[judge_name] = run_id
+    return running

@@ -18,6 +18,7 @@ class RunKind(models.TextChoices):
     JURY = "jury", "jury"
     AGENT = "agent", "agent-as-a-judge"
     BLIND = "blind", "blind comparison"
+    CHECKUP = "checkup", "judge check-up"
 
 
 class RunStatus(models.TextChoices):

@@ -12,13 +12,13 @@ on A's win rate, and the win rate split by which reply was longer, so that a len
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from judgeapp.judging.prompts import Prompt, load_prompt
+# The both-order helpers and the seeded sample are shared with the judge check-up (judgeapp/judging/pairs.py).
+from judgeapp.judging.pairs import ORDERS, both_orders, map_back, render_pairwise_prompt, sample_case_ids, shown_first  # noqa: F401
+from judgeapp.judging.prompts import Prompt
 
-ORDERS = ("ab", "ba")
 # Stop rule: more than a quarter of cases ending in disagreement -> inconclusive, no winner named.
 DISAGREEMENT_LIMIT = 0.25
 # Beyond the seed: a judge that gives no usable verdict (after its one parse retry, or its server's
@@ -29,45 +29,6 @@ CONFIDENCE = 0.95
 # A judge callable: the rendered prompt in, the parsed reply ({"reasoning", "winner"}) out, or None when
 # the judge gave no usable verdict.
 PairwiseJudge = Callable[[str], "dict | None"]
-
-
-def shown_first(order: str) -> tuple[str, str]:
-    """(version shown as Reply 1, version shown as Reply 2) for an order."""
-    if order == "ab":
-        return "A", "B"
-    if order == "ba":
-        return "B", "A"
-    raise ValueError(f"unknown order {order!r}")
-
-
-def map_back(order: str, winner: str) -> str:
-    """The judge's "1" | "2" | "tie" in one order, as the version it names: "A" | "B" | "tie"."""
-    if winner == "tie":
-        return "tie"
-    first, second = shown_first(order)
-    if winner == "1":
-        return first
-    if winner == "2":
-        return second
-    raise ValueError(f"unknown winner {winner!r}")
-
-
-def both_orders(ab: str | None, ba: str | None) -> tuple[str | None, bool]:
-    """(the case's verdict, whether the two orders disagreed) from the mapped-back verdicts.
-
-    None when either order has no verdict: a single-order verdict is never counted.
-    """
-    if ab is None or ba is None:
-        return None, False
-    if ab == ba:
-        return ab, False
-    return "tie", True
-
-
-def render_pairwise_prompt(*, rubric: str, input: str, first: str, second: str, prompt: Prompt | None = None) -> str:
-    """The seed prompt, verbatim (a run passes the version it recorded). Only the rubric, the customer
-    message and the two replies go in: no system, version or model name ever reaches the judge."""
-    return (prompt or load_prompt("pairwise")).render(rubric=rubric, input=input, first=first, second=second)
 
 
 @dataclass
@@ -277,15 +238,3 @@ def summarize(cases: list[PairwiseCase], *, total_cases: int | None = None) -> d
         "length_split": _length_split(judged),
         "cases": [c.as_report() for c in cases],
     }
-
-
-def sample_case_ids(case_ids: list[str], *, sample: int | None, seed: int | None) -> list[str]:
-    """The cases to compare, in test-set order: all of them, or `sample` of them drawn with `seed`.
-
-    The draw depends only on the test set's ids, the size and the seed, never on either version, so both
-    versions see identical inputs, and the same command draws the same sample again.
-    """
-    if sample is None or sample >= len(case_ids):
-        return list(case_ids)
-    chosen = set(random.Random(seed if seed is not None else 0).sample(sorted(case_ids), sample))
-    return [c for c in case_ids if c in chosen]

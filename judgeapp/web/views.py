@@ -101,6 +101,9 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
         "systems": systems,
         "key_set": key_set,
         "loads": selectors.audit_recent(action_prefix=AuditLog.Action.JUDGES_LOADED, limit=10),
+        # Each judge's latest check-up on public human-labelled pairs (judgeapp/checkup/), and one under way.
+        "checkups": selectors.checkups_latest(judges=judges),
+        "checkups_running": selectors.checkups_in_progress(judges=judges),
     }
     return render(request, "judgeapp/web/judges.html", context)
 

@@ -1,0 +1,1 @@
+from judgeapp.checkup.cli import CheckupCommand as Command  # noqa: F401

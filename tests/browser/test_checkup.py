@@ -1,0 +1,46 @@
+"""Headless Chromium: a reviewer checks up a judge from the judges page; a real worker runs it; the run's
+page shows the figures beside the published ones, and the judges page the latest check-up."""
+
+import pytest
+
+from tests.browser.conftest import log_in
+from tests.checkup.oracles import LabelOracle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture
+def roles(transactional_db):
+    from django.contrib.auth.models import Group
+
+    from judgeapp.roles import Role
+
+    for role in Role.values:
+        Group.objects.get_or_create(name=role)
+
+
+def test_reviewer_checks_up_a_judge_from_the_judges_page(roles, page, make_user, make_judge, fake_judge, worker_factory, screenshots):
+    fake_judge.action = LabelOracle(noise=0.2)
+    make_user("rita", "reviewer")
+    make_judge("small-judge", model="qwen2.5-7b-instruct", family="qwen")
+    worker_factory(concurrency=4)
+
+    log_in(page, "rita")
+    page.click("nav >> text=Judges")
+    cell = page.locator("#checkup-small-judge")
+    assert "never checked up" in cell.inner_text()
+    cell.locator("input[name=sample]").fill("10")
+    page.screenshot(path=screenshots / "checkup-judges-before.png", full_page=True)
+    cell.locator("text=Check up").click()
+    page.wait_for_url("**/runs/*/")
+    page.wait_for_selector('[data-status="done"]', timeout=180_000)
+    page.wait_for_selector("#checkup-result", timeout=30_000)
+    text = page.inner_text("main")
+    assert "llmbar-natural" in text and "mt-bench-human" in text and "pandalm" in text
+    assert "published" in text and "60 judgments called the judge" in text
+    page.screenshot(path=screenshots / "checkup-run.png", full_page=True)
+
+    page.click("nav >> text=Judges")
+    cell_text = page.locator("#checkup-small-judge").inner_text()
+    assert "checked up" in cell_text and "never" not in cell_text and "llmbar-natural: accuracy" in cell_text
+    page.screenshot(path=screenshots / "checkup-judges-after.png", full_page=True)
