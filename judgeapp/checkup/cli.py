@@ -46,11 +46,10 @@ class CheckupCommand(JudgeCommand):
 
     def handle(self, *args, **options):
         from judgeapp.checkup.services import checkup_run_create
-        from judgeapp.judging.judges import judge_get
 
         concurrency = concurrency_check(options["concurrency"])
         report_path = report_path_check(options.get("report"))
-        judge = judge_get(name=options["judge"])
+        judge = self.judge_get(name=options["judge"])
         run = checkup_run_create(
             judge=judge,
             sets=options["sets"],

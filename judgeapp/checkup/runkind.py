@@ -90,7 +90,7 @@ class CheckupHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.judges import client_for
+        from judgeapp.judging.endpoints import client_for
 
         replies = {"A": unit.case.extra["output_1"], "B": unit.case.extra["output_2"]}
         first, second = shown_first(unit.order)

@@ -72,6 +72,8 @@ EXPECTED: dict[str, Expected] = {
     "judges": Expected(READERS),
     # Loading the judges file writes: a POST, reviewers and leads.
     "judges_reload": Expected(POST_ONLY, READERS_POST),
+    # A check-up calls the judge: reviewers and leads start one.
+    "checkup:start": Expected(POST_ONLY, READERS_POST),
     "calibration:overview": Expected(READERS),
     "calibration:sample_new": Expected(READERS),
     "calibration:sample_detail": Expected(READERS),
@@ -219,6 +221,7 @@ def _build(server, tmp: Path) -> dict:
     token, _secret = api_token_create(user=users["reviewer"], name="ci", actor=users["reviewer"])
     kwargs = {
         "api:token_revoke": {"uuid": token.uuid},
+        "checkup:start": {"judge_name": judge.name},
         "run_detail": {"run_id": pointwise.run_id},
         "run_progress": {"run_id": pointwise.run_id},
         "run_cancel": {"run_id": pointwise.run_id},
