@@ -98,3 +98,9 @@ def report_neighbours(report: dict | None, case_id: str) -> tuple[str | None, st
         return None, None
     i = ids.index(case_id)
     return (ids[i - 1] if i > 0 else None), (ids[i + 1] if i + 1 < len(ids) else None)
+
+
+def run_reasonings(*, run: Run) -> dict[tuple[str, str], str]:
+    """{(case id, criterion name or ""): the judge's reasoning} of a run's scored judgments."""
+    rows = run.judgments.filter(purpose="judge", status="done").values_list("case__case_id", "criterion__name", "parsed")
+    return {(case_id, criterion or ""): (parsed or {}).get("reasoning", "") for case_id, criterion, parsed in rows}

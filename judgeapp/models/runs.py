@@ -18,6 +18,7 @@ class RunKind(models.TextChoices):
     JURY = "jury", "jury"
     AGENT = "agent", "agent-as-a-judge"
     BLIND = "blind", "blind comparison"
+    CANDIDATE = "candidate", "calibration candidate"
 
 
 class RunStatus(models.TextChoices):
@@ -243,6 +244,8 @@ class AuditLog(TimeStampedModel):
         JUDGE_LOCKED = "calibration.locked"
         JUDGE_UNLOCKED = "calibration.unlocked"
         LEVEL_SET = "calibration.level_set"
+        POLICY_SET = "calibration.policy_set"
+        CANDIDATE_ADOPTED = "calibration.candidate_adopted"
         MAPPING_REVEALED = "blind.mapping_revealed"
 
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
