@@ -654,3 +654,88 @@ def side_by_side(*, sample: Sample) -> dict:
                     reasonings=judgeapp_selectors.run_reasonings(run=candidate.run))
         )
     return {"judge": name, "columns": columns, "level": level_current(), "rules": rules_current()}
+
+
+def judges_statuses() -> list[dict]:
+    """Every configured judge's status in its current configuration, and any judge people compared but no
+    longer configured (a jury's pool, an imported judge): the calibration page lists them all."""
+    judges, _ = judgeapp_selectors.endpoints_all()
+    rows = []
+    seen = set()
+    for judge in judges:
+        rows.append({"judge": judge, "status": judge_status(judge=judge)})
+        seen.add(judge.name)
+    for name, version in (
+        AgreementResult.objects.counting().filter(criterion="").exclude(judge_name__in=seen)
+        .order_by("judge_name", "-effective_at").values_list("judge_name", "judge_version")
+    ):
+        if name not in seen:
+            seen.add(name)
+            rows.append({"judge": None, "status": status_for(judge_name=name, judge_version=version)})
+    return rows
+
+
+def annotator_panels(*, limit: int = 5) -> list[dict]:
+    """The latest samples with overlap and each annotator's agreement with the others there."""
+    panels = []
+    results = (
+        AgreementResult.objects.filter(criterion="", candidate__isnull=True, inter_annotator__isnull=False)
+        .select_related("sample", "sample__run")
+        .order_by("-sample__created_at", "judge_name")
+    )
+    seen = set()
+    for result in results:
+        if result.sample_id in seen:
+            continue
+        seen.add(result.sample_id)
+        inter = result.inter_annotator or {}
+        rows = inter.get("per_annotator") or []
+        kappas = [r["kappa"] for r in rows if r.get("kappa") is not None]
+        typical = sorted(kappas)[len(kappas) // 2] if kappas else None
+        alpha = (inter.get("alpha") or {}).get("value")
+        for row in rows:
+            # Stands out: well below the others' typical agreement, or the others agree better without them.
+            row["stands_out"] = bool(
+                (typical is not None and row.get("kappa") is not None and row["kappa"] < typical - 0.2)
+                or (alpha is not None and row.get("alpha_without") is not None and row["alpha_without"] > alpha + 0.1)
+            )
+        panels.append({"sample": result.sample, "inter": inter, "rows": rows, "label_kind": result.label_kind})
+        if len(panels) >= limit:
+            break
+    return panels
+
+
+# --- A judge's record (the scorecard) ---------------------------------------------------------------------
+
+
+def agreement_history(*, judge_name: str, judge_version: str) -> list[dict]:
+    """Every pooled result that speaks for one judge configuration, oldest first, with whether it counts
+    (enough items, people reliable enough) and why."""
+    level = level_current()
+    rules = rules_current(level=level)
+    rows = []
+    for result in _pooled_counting(judge_name=judge_name, judge_version=judge_version).order_by("effective_at", "id"):
+        evidence = evidence_of(result, level)
+        reliable, why = status_rules.reliability(evidence, rules)
+        rows.append(
+            {
+                "result": result,
+                "date": evidence.date,
+                "value": evidence.value,
+                "ci": evidence.ci,
+                "metric": evidence.metric_label,
+                "n_items": evidence.n_items,
+                "counts": status_rules.counts(evidence, rules),
+                "reliable": reliable,
+                "reliability": why,
+            }
+        )
+    return rows
+
+
+def lock_of(*, judge_name: str, judge_version: str) -> JudgeLock | None:
+    return JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).select_related("result").first()
+
+
+def calibrated_versions(*, judge_name: str) -> set[str]:
+    return set(AgreementResult.objects.filter(judge_name=judge_name).values_list("judge_version", flat=True))

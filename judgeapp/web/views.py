@@ -3,7 +3,7 @@
 import os
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
 from django.views.decorators.http import require_POST
@@ -11,9 +11,10 @@ from django_htmx.http import HttpResponseStopPolling
 
 from judgeapp.judging import runs as run_services
 from judgeapp.judging import selectors
+from judgeapp.web import selectors as web_selectors
 from judgeapp.judging.pages import HtmxHttpRequest, judges_sync_shown
 from judgeapp.judging.runkind import handler_for
-from judgeapp.models import Judgment, RunKind
+from judgeapp.models import Judge, Judgment, RunKind
 from judgeapp.roles import READERS, Role, has_role, role_required
 
 
@@ -50,7 +51,13 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return render(
         request,
         "judgeapp/web/run_detail.html",
-        {"run": run, "kind_template": kind_template.template.name, "judgments": selectors.judgments_of(run=run)[:200]},
+        {
+            "run": run,
+            "kind_template": kind_template.template.name,
+            "judgments": selectors.judgments_of(run=run)[:200],
+            # The judges' calibration status now (the report holds the one at the run's end).
+            "calibration": web_selectors.run_calibration(run=run),
+        },
     )
 
 
@@ -93,4 +100,22 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
     judges, systems = selectors.endpoints_all()
     # Only whether the key's variable is set, never its value.
     key_set = {name: bool(os.environ.get(name)) for name in {e.api_key_env for e in [*judges, *systems]}}
-    return render(request, "judgeapp/web/judges.html", {"judges": judges, "systems": systems, "key_set": key_set})
+    context = {
+        "judges": judges,
+        "systems": systems,
+        "key_set": key_set,
+        "statuses": web_selectors.judges_with_status(judges),
+    }
+    return render(request, "judgeapp/web/judges.html", context)
+
+
+@role_required(*READERS)
+def judge_scorecard(request: HtmxHttpRequest, name: str, version: str | None = None) -> HttpResponse:
+    """One judge configuration's record: agreement with people over time, position consistency, parse
+    failures and truncation, latency and tokens, the runs and gates relying on it, its lock history."""
+    if version is None:
+        judge = get_object_or_404(Judge, name=name)
+        return redirect("judge_scorecard_version", name=name, version=judge.version)
+    if not Judge.objects.filter(name=name).exists() and version not in web_selectors.judge_versions(name=name):
+        raise Http404(f"no judge {name!r} in configuration {version!r}")
+    return render(request, "judgeapp/web/scorecard.html", {"card": web_selectors.scorecard(name=name, version=version)})
