@@ -321,11 +321,12 @@ def corrected_for_run(*, run: Run) -> dict | None:
     judge_unlabelled = [score for key, score in sorted(scores.items()) if key not in labelled]
     # A sample drawn with equal allocation over the judge's scores is weighted back to the sample run's
     # own mix of scores (its population); an imported sample is taken as a simple random one.
+    drawn = sample.method == Sample.Method.DRAWN and bool(sample.stratified_by)
     population: dict[str, int] = {}
-    if sample.stratified_by:
+    if drawn:
         for score in sample_scores.values():
             population[str(int(score))] = population.get(str(int(score)), 0) + 1
-    weights = stratum_weights([strata.get(key, "") if sample.stratified_by else "" for key in keys], population)
+    weights = stratum_weights([strata.get(key, "") if drawn else "" for key in keys], population)
     result = corrected_mean(human, judge_labelled, judge_unlabelled, weights=weights)
     if result is None:
         return None

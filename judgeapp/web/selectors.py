@@ -123,8 +123,8 @@ def _calls(*, name: str, runs: list[Run]) -> dict:
         cached=Count("id", filter=Q(cached=True)),
     )
     called = finished.filter(cached=False, latency_ms__gt=0).aggregate(
-        latency_ms=Avg("latency_ms"), prompt_tokens=Avg("prompt_tokens"), completion_tokens=Avg("completion_tokens"),
-        total_tokens=Sum("prompt_tokens"), total_completion=Sum("completion_tokens"), measured=Count("id"),
+        mean_latency_ms=Avg("latency_ms"), mean_prompt_tokens=Avg("prompt_tokens"), mean_completion_tokens=Avg("completion_tokens"),
+        tokens_in=Sum("prompt_tokens"), tokens_out=Sum("completion_tokens"), measured=Count("id"),
     )
     calls = figures["calls"] or 0
     result = {
