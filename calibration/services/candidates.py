@@ -42,6 +42,10 @@ def _prompt_check(text: str) -> Prompt:
     return prompt
 
 
+def _same_text(given: str, stored: str) -> bool:
+    return given.replace("\r\n", "\n").strip() == stored.replace("\r\n", "\n").strip()
+
+
 @transaction.atomic
 def candidate_create(
     *,
@@ -72,10 +76,11 @@ def candidate_create(
         raise InputError(f"structured output must be one of {', '.join(StructuredOutput.values)}")
 
     prompt_row = run.prompt if run.prompt_id else prompt_register(prompt="pointwise")
-    if prompt_text is not None and prompt_text.strip() and prompt_text.replace("\r\n", "\n") != prompt_row.text:
+    if prompt_text is not None and prompt_text.strip() and not _same_text(prompt_text, prompt_row.text):
         prompt_row = prompt_register(prompt=_prompt_check(prompt_text))
     rubric_row = run.rubric
-    if rubric is not None:
+    # A text box gives back the rubric with other line ends or blank edges: the same text is the same rubric.
+    if rubric is not None and not (rubric_row and _same_text(rubric.data.decode("utf-8", "replace"), rubric_row.raw)):
         spec = parse_rubric(rubric.data, rubric.name)
         needed = {item["criterion"] for item in items}
         missing = needed - {c.name for c in spec.criteria}

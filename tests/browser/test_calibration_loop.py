@@ -5,11 +5,13 @@ the gate passes (saying the run's prompt is not the calibrated one)."""
 import pytest
 
 from calibration.models import Candidate, JudgeLock
+from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
+from judgeapp.judging.runs import run_execute_inline
 from fakejudge import DemoBrain
 from fakejudge.server import When, prompt_contains
 from tests.browser.conftest import log_in
-from tests.calibration.conftest import eager_tasks, fast_bootstrap, labels_csv, planted_grade, planted_run, planted_server, scores_for, two_annotators  # noqa: F401 - fixtures
+from tests.calibration.conftest import fast_bootstrap, labels_csv, planted_grade, planted_run, planted_server, scores_for, two_annotators  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.browser
 
@@ -17,15 +19,15 @@ N = 30
 MARKER = "Read each point of the scale literally before you score."
 
 
-def test_locked_judge_candidate_side_by_side_adopt_and_the_gate_passes(page, planted_run, planted_server, eager_tasks, lead, screenshots, django_capture_on_commit_callbacks):
+def test_locked_judge_candidate_side_by_side_adopt_and_the_gate_passes(page, planted_run, planted_server, lead, screenshots):
     # The judge scores 'grade N' replies N; under the candidate's prompt it scores 6 - N, as the people do.
     planted_server.action = When(
         prompt_contains(MARKER), DemoBrain(quality=lambda reply, message="": 1 - planted_grade(reply)), DemoBrain(quality=planted_grade)
     )
     run = planted_run(scores_for(N))
     rows = [(run.run_id, f"c{i:03d}", "helpfulness", "ann", 6 - s) for i, s in enumerate(scores_for(N))]
-    with django_capture_on_commit_callbacks(execute=True):
-        sample = labels_import(data=labels_csv(two_annotators(rows)), name="labels.csv").samples[0]
+    sample = labels_import(data=labels_csv(two_annotators(rows)), name="labels.csv").samples[0]
+    agreement_compute(sample_pk=sample.pk)  # what the worker's agreement task does when the labels commit
     assert JudgeLock.objects.get().locked
 
     log_in(page, "leo")
@@ -44,8 +46,11 @@ def test_locked_judge_candidate_side_by_side_adopt_and_the_gate_passes(page, pla
     page.click("#candidate-form button[type=submit]")
     page.wait_for_url(f"**/calibration/samples/{sample.uuid}/candidates/")
     candidate = Candidate.objects.get()
+    assert candidate.run.status == "queued"  # sent to the workers; here the test does a worker's part
+    run_execute_inline(run=candidate.run)
     column = page.locator(f'[data-column="{candidate.uuid}"]')
-    column.wait_for()
+    column.locator(".badge.done").wait_for()  # the board polls until the candidate's run is done
+    assert candidate.run.calibration_candidate.changes == ["prompt"]
     assert "1.000" in column.locator('[data-metric="quadratic_kappa"]').inner_text()
     assert "-1.000" in page.locator('[data-column="current"] [data-metric="quadratic_kappa"]').inner_text()
     assert page.locator("table.confusion").count() == 2
