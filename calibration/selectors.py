@@ -313,7 +313,7 @@ def corrected_for_run(*, run: Run) -> dict | None:
         if v.judge == name and isinstance(v.value, (int, float))
     }
     humans = _human_means(sample)
-    strata = dict(((k, c), s) for k, c, s in sample.items.values_list("case_key", "criterion", "stratum"))
+    strata = {(k, c): s for k, c, s in sample.items.values_list("case_key", "criterion", "stratum")}
     keys = sorted(key for key in humans if key in sample_scores)
     human = [sum(humans[key]) / len(humans[key]) for key in keys]
     judge_labelled = [sample_scores[key] for key in keys]

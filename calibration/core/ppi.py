@@ -57,7 +57,7 @@ def corrected_mean(
         raise ValueError("each labelled item needs both a human label and the judge's score")
     if len(human) < 2 or len(judge_unlabelled) < 2:
         return None
-    import ppi_py  # noqa: PLC0415 - numba and statsmodels load in seconds: only when a figure is needed
+    import ppi_py
 
     y = np.asarray(human, dtype=float)
     y_hat = np.asarray(judge_labelled, dtype=float)
@@ -68,7 +68,7 @@ def corrected_mean(
     return {
         "mean": float(np.asarray(mean).ravel()[0]),
         "ci95": [float(np.asarray(low).ravel()[0]), float(np.asarray(high).ravel()[0])],
-        "n_labelled": int(len(y)),
-        "n_unlabelled": int(len(y_hat_unlabelled)),
+        "n_labelled": len(y),
+        "n_unlabelled": len(y_hat_unlabelled),
         "method": METHOD + (", labelled items weighted by stratum" if w is not None else ""),
     }

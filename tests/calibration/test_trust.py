@@ -262,7 +262,7 @@ def test_a_reviewer_cannot_adopt(planted_run, arrive, prompt_sensitive, reviewer
 
 
 def test_a_candidate_that_changes_nothing_or_breaks_the_prompt_is_refused(planted_run, arrive):
-    run, sample = locked_run(planted_run, arrive)
+    _, sample = locked_run(planted_run, arrive)
     from judgeapp.judging.errors import InputError
 
     with pytest.raises(InputError, match="the judge as it is"):
