@@ -6,4 +6,4 @@ class CalibrationConfig(AppConfig):
     verbose_name = "Calibration"
 
     def ready(self):
-        from . import signals, tasks  # noqa: F401  (worker start-up catch-up; tasks registered by name)
+        from . import runkind, signals, tasks  # noqa: F401  (the candidate run kind; worker start-up catch-up; tasks by name)

@@ -3,9 +3,11 @@ import secrets
 from django import forms
 from django.contrib.auth import get_user_model
 
-from calibration.models import AgreementMetric
+from calibration.models import AgreementMetric, PolicyAction
 from calibration.services.samples import MAX_SAMPLE_SIZE
 from judgeapp.judging import selectors as judgeapp_selectors
+from judgeapp.judging.content import InputFile
+from judgeapp.models import StructuredOutput
 from judgeapp.roles import Role
 
 User = get_user_model()
@@ -57,3 +59,58 @@ class LevelForm(forms.Form):
 
 class UnlockForm(forms.Form):
     reason = forms.CharField(max_length=500, help_text="Why the judge may be trusted without a recalibration.")
+
+
+class PolicyForm(forms.Form):
+    not_calibrated = forms.ChoiceField(
+        choices=PolicyAction.choices, label="A judge not calibrated",
+        help_text="No human sample, too few labels, or labels nobody can vouch for: warn on the gate, or block it.",
+    )
+    stale = forms.ChoiceField(
+        choices=PolicyAction.choices, label="A stale calibration",
+        help_text="The judge's configuration, prompt or rubric changed since its sample.",
+    )
+    alpha_floor = forms.FloatField(
+        min_value=-1.0, max_value=1.0, label="Annotators' alpha floor",
+        help_text="Krippendorff's alpha among the people a sample needs before its labels may lock or unlock (0.667 by default).",
+    )
+    single_annotator_locks = forms.BooleanField(
+        required=False, label="Single-annotator samples may lock",
+        help_text="Off by default: a sample without overlap warns but cannot lock, since the people's own agreement is unknown.",
+    )
+    corrected_gate = forms.BooleanField(
+        required=False, label="Gate on the human-corrected mean",
+        help_text="The lower bound of the PPI++ 95% interval must reach the threshold too.",
+    )
+    reason = forms.CharField(required=False, max_length=500)
+
+
+class CandidateForm(forms.Form):
+    """A candidate configuration of the sample's judge; every field starts as the judge is now."""
+
+    label = forms.CharField(required=False, max_length=100, help_text="A short name, e.g. 'stricter scale wording'.")
+    model = forms.CharField(max_length=200, help_text="The model the judge's server should use.")
+    structured_output = forms.ChoiceField(choices=StructuredOutput.choices)
+    prompt_text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}), label="Prompt text",
+        help_text="Must contain {{rubric}}, {{input}} and {{output}} — and nothing of the people's labels.",
+    )
+    rubric_text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 12, "class": "mono"}), label="Rubric (TOML or JSON)",
+        help_text="Must keep every criterion the sample's items were labelled on.",
+    )
+
+    def __init__(self, *args, rubric_name: str = "rubric.toml", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rubric_name = rubric_name
+
+    def clean_rubric_text(self):
+        text = self.cleaned_data["rubric_text"].replace("\r\n", "\n")
+        name = self.rubric_name if self.rubric_name.endswith((".toml", ".json")) else "rubric.toml"
+        if text.lstrip().startswith("{"):
+            name = name.rsplit(".", 1)[0] + ".json"
+        return InputFile(name=name, data=text.encode("utf-8"))
+
+
+class AdoptForm(forms.Form):
+    reason = forms.CharField(required=False, max_length=500, help_text="Why this candidate becomes the judge.")

@@ -177,13 +177,28 @@ class Assignment(TimeStampedModel):
         return f"{self.item} for {self.annotator_id}"
 
 
+class AgreementResultQuerySet(models.QuerySet):
+    def counting(self):
+        """The results that speak for their judge: the run's own judges', and adopted candidates'."""
+        return self.filter(Q(candidate__isnull=True) | Q(candidate__adopted_at__isnull=False))
+
+
 class AgreementResult(TimeStampedModel):
     """How one judge configuration agrees with the people on one sample, for one criterion ("" = all).
 
     Recomputed in place when the sample's labels change; `labels_version` is the sample's version it saw.
+    A candidate's result (`candidate` set) is the agreement of a candidate configuration of the judge on the
+    same labelled items; it speaks for the judge only once a lead adopts the candidate.
     """
 
+    objects = AgreementResultQuerySet.as_manager()
+
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="results")
+    candidate = models.ForeignKey("Candidate", null=True, blank=True, on_delete=models.CASCADE, related_name="results")
+    effective_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When this evidence came into force: the sample's drawing, or a candidate's adoption. The latest decides.",
+    )
     judge_name = models.CharField(max_length=100)
     judge_version = models.CharField(max_length=64, help_text="The judge's configuration hash (model, family, URL, …).")
     prompt_version = models.CharField(max_length=64, blank=True)
@@ -198,16 +213,22 @@ class AgreementResult(TimeStampedModel):
     metrics = models.JSONField(default=dict, help_text="{name: {value, ci: [low, high]}}")
     per_annotator = models.JSONField(default=list, blank=True)
     inter_annotator = models.JSONField(null=True, blank=True, help_text="Krippendorff's alpha and pairwise kappas where items overlap.")
+    details = models.JSONField(default=dict, blank=True, help_text="{confusion: judge × human table, disagreements: the items furthest apart}")
     labels_version = models.PositiveIntegerField(default=0)
 
     class Meta:
         # No default ordering: it would join Sample on every read; reads say their order.
         constraints = [
-            models.UniqueConstraint(fields=["sample", "judge_name", "criterion"], name="agreement_unique_per_sample_judge_criterion"),
+            models.UniqueConstraint(fields=["sample", "judge_name", "criterion"], condition=Q(candidate__isnull=True),
+                                    name="agreement_unique_per_sample_judge_criterion"),
+            models.UniqueConstraint(fields=["candidate", "criterion"], condition=Q(candidate__isnull=False),
+                                    name="agreement_unique_per_candidate_criterion"),
         ]
         indexes = [
             # The lock and the reports: the latest result of one judge configuration.
             models.Index(fields=["judge_name", "judge_version", "criterion"], name="agreement_by_judge_config"),
+            # The decisive result: the latest evidence of one judge configuration.
+            models.Index(fields=["judge_name", "judge_version", "-effective_at"], name="agreement_by_config_latest"),
         ]
 
     def __str__(self):
@@ -228,6 +249,11 @@ class AgreementResult(TimeStampedModel):
     @property
     def agreement_figure(self) -> dict | None:
         return self.metrics.get("exact" if self.label_kind == LabelKind.SCORE else "percent")
+
+    @property
+    def alpha(self) -> float | None:
+        """Krippendorff's alpha among the people on the sample's overlapping items (None without overlap)."""
+        return ((self.inter_annotator or {}).get("alpha") or {}).get("value")
 
 
 class JudgeLock(TimeStampedModel):
@@ -259,3 +285,100 @@ class JudgeLock(TimeStampedModel):
     @property
     def short_judge_version(self) -> str:
         return self.judge_version[:12]
+
+
+class PolicyAction(models.TextChoices):
+    WARN = "warn", "warn only"
+    BLOCK = "block", "block the release"
+
+
+DEFAULT_ALPHA_FLOOR = 0.667
+
+
+class CalibrationPolicy(TimeStampedModel):
+    """What a lead decided the calibration status does to a release gate. Each change is a new row: the
+    latest holds, and the history shows who set what (and each change is in the audit log)."""
+
+    not_calibrated = models.CharField(
+        max_length=10, choices=PolicyAction.choices, default=PolicyAction.WARN,
+        help_text="A judge no person has checked: warn on the gate, or block it.",
+    )
+    stale = models.CharField(
+        max_length=10, choices=PolicyAction.choices, default=PolicyAction.WARN,
+        help_text="The judge's configuration, prompt or rubric changed since its calibration sample: warn, or block.",
+    )
+    alpha_floor = models.FloatField(
+        default=DEFAULT_ALPHA_FLOOR,
+        help_text="Krippendorff's alpha among the annotators a sample needs before its labels may lock or unlock a judge.",
+    )
+    single_annotator_locks = models.BooleanField(
+        default=False,
+        help_text="A sample without overlap (the people's own agreement unknown) may lock and unlock like a reliable one.",
+    )
+    corrected_gate = models.BooleanField(
+        default=False,
+        help_text="The gate also requires the lower bound of the human-corrected (PPI++) 95% interval to reach the threshold.",
+    )
+    set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "calibration policies"
+        constraints = [
+            models.CheckConstraint(condition=Q(alpha_floor__gte=-1) & Q(alpha_floor__lte=1), name="policy_alpha_floor_in_range"),
+        ]
+
+    def __str__(self):
+        return (
+            f"not calibrated: {self.not_calibrated}; stale: {self.stale}; alpha floor {self.alpha_floor:.3f}; "
+            f"single-annotator samples {'lock' if self.single_annotator_locks else 'warn only'}; "
+            f"corrected gate {'on' if self.corrected_gate else 'off'}"
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "not_calibrated": self.not_calibrated,
+            "stale": self.stale,
+            "alpha_floor": self.alpha_floor,
+            "single_annotator_locks": self.single_annotator_locks,
+            "corrected_gate": self.corrected_gate,
+        }
+
+
+class Candidate(TimeStampedModel):
+    """A candidate configuration of a judge (another prompt text, rubric, model or structured-output setting),
+    judged on exactly the labelled items of a sample by a run of kind "candidate". A lead may adopt it: it
+    becomes the judge's configuration and its agreement comes from that run."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="candidates")
+    judge_name = models.CharField(max_length=100, help_text="The judge this candidate would replace.")
+    base_version = models.CharField(max_length=64, help_text="The judge's configuration version when the candidate was made.")
+    run = models.OneToOneField("judgeapp.Run", on_delete=models.CASCADE, related_name="calibration_candidate")
+    label = models.CharField(max_length=100, blank=True)
+    model = models.CharField(max_length=200)
+    structured_output = models.CharField(max_length=20)
+    config_version = models.CharField(max_length=64, help_text="The candidate's endpoint configuration version.")
+    changes = models.JSONField(default=list, help_text="What differs from the judge: prompt, rubric, model, structured output.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    adopted_at = models.DateTimeField(null=True, blank=True)
+    adopted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # A judge's adopted configuration: its latest adopted candidate.
+            models.Index(fields=["judge_name", "-adopted_at"], name="candidate_adopted_latest", condition=Q(adopted_at__isnull=False)),
+        ]
+
+    def __str__(self):
+        return f"candidate {self.short_id} of {self.judge_name}"
+
+    @property
+    def short_id(self) -> str:
+        return str(self.uuid)[:8]
+
+    @property
+    def title(self) -> str:
+        return self.label or ", ".join(self.changes) or f"candidate {self.short_id}"

@@ -10,7 +10,20 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
-from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, Assignment, AssignmentState, JudgeLock, Sample
+from calibration.core import status as status_rules
+from calibration.models import (
+    AgreementLevel,
+    AgreementMetric,
+    AgreementResult,
+    Assignment,
+    AssignmentState,
+    CalibrationPolicy,
+    Candidate,
+    JudgeLock,
+    LabelKind,
+    PolicyAction,
+    Sample,
+)
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.models import Run, RunKind, content_hash, short_version
 
@@ -62,15 +75,80 @@ def level_history(*, limit: int = 20) -> QuerySet[AgreementLevel]:
     return AgreementLevel.objects.select_related("set_by")[:limit]
 
 
-def decisive_result(*, judge_name: str, judge_version: str, level: AgreementLevel) -> AgreementResult | None:
-    """The result that decides a judge configuration's lock: from the latest sample with enough labelled
-    items and a defined figure, all criteria pooled."""
-    results = AgreementResult.objects.filter(
-        judge_name=judge_name, judge_version=judge_version, criterion="", n_items__gte=level.min_items
+def policy_current() -> CalibrationPolicy:
+    """The policy in force: the latest a lead set, or the default (warn, alpha floor 0.667)."""
+    return CalibrationPolicy.objects.select_related("set_by").first() or CalibrationPolicy()
+
+
+def policy_history(*, limit: int = 20) -> QuerySet[CalibrationPolicy]:
+    return CalibrationPolicy.objects.select_related("set_by")[:limit]
+
+
+def rules_current(*, level: AgreementLevel | None = None, policy: CalibrationPolicy | None = None) -> status_rules.Rules:
+    level = level or level_current()
+    policy = policy or policy_current()
+    return status_rules.Rules(
+        threshold=level.threshold,
+        min_items=level.min_items,
+        alpha_floor=policy.alpha_floor,
+        single_annotator_locks=policy.single_annotator_locks,
+        metric_name="kappa" if level.metric == AgreementMetric.KAPPA else "agreement",
+        not_calibrated_blocks=policy.not_calibrated == PolicyAction.BLOCK,
+        stale_blocks=policy.stale == PolicyAction.BLOCK,
     )
-    field = "kappa" if level.metric == AgreementMetric.KAPPA else "agreement"
-    results = results.filter(**{f"{field}__isnull": False})
-    return results.select_related("sample", "sample__run").order_by("-sample__created_at", "-sample_id").first()
+
+
+def metric_label(*, metric: str, label_kind: str) -> str:
+    if metric == AgreementMetric.KAPPA:
+        return "quadratic-weighted kappa" if label_kind == LabelKind.SCORE else "Cohen's kappa"
+    return "exact agreement" if label_kind == LabelKind.SCORE else "percent agreement"
+
+
+def evidence_of(result: AgreementResult, level: AgreementLevel) -> status_rules.Evidence:
+    """A pooled result as the status rules read it."""
+    figure = result.kappa_figure if level.metric == AgreementMetric.KAPPA else result.agreement_figure
+    inter = result.inter_annotator or {}
+    alpha = inter.get("alpha") or {}
+    when = result.effective_at or result.sample.created_at
+    return status_rules.Evidence(
+        judge_version=result.judge_version,
+        prompt_version=result.prompt_version,
+        rubric_version=result.rubric_version,
+        n_items=result.n_items,
+        value=result.metric_value(level.metric),
+        ci=(figure or {}).get("ci"),
+        metric_label=metric_label(metric=level.metric, label_kind=result.label_kind),
+        date=when.isoformat(),
+        sample_id=str(result.sample.uuid),
+        overlap=bool(inter),
+        alpha=alpha.get("value"),
+        alpha_ci=alpha.get("ci"),
+        alpha_items=inter.get("n_items", 0),
+        candidate=result.candidate.title if result.candidate_id else "",
+        extra={"sample_run_id": result.sample.run.run_id, "label_kind": result.label_kind, "scripted_demo": result.scripted_demo},
+    )
+
+
+def _pooled_counting(**filters) -> QuerySet[AgreementResult]:
+    return (
+        AgreementResult.objects.counting()
+        .filter(criterion="", **filters)
+        .select_related("sample", "sample__run", "candidate")
+        .order_by("-effective_at", "-id")
+    )
+
+
+def decisive_result(
+    *, judge_name: str, judge_version: str, level: AgreementLevel, policy: CalibrationPolicy | None = None
+) -> AgreementResult | None:
+    """The result that decides a judge configuration's lock: the newest evidence (a sample, or an adopted
+    candidate) with enough labelled items, a defined figure and people whose own agreement reaches the
+    floor (see calibration.core.status.counts), all criteria pooled."""
+    rules = rules_current(level=level, policy=policy)
+    for result in _pooled_counting(judge_name=judge_name, judge_version=judge_version, n_items__gte=level.min_items):
+        if status_rules.counts(evidence_of(result, level), rules):
+            return result
+    return None
 
 
 def locks_all() -> QuerySet[JudgeLock]:
@@ -110,6 +188,161 @@ def gate_lock_reasons(*, run: Run) -> list[str]:
     return reasons
 
 
+# --- The calibration status (CONTRACT §3: six words) ---------------------------------------------------
+
+
+def judge_evidence(*, judge_name: str, level: AgreementLevel | None = None) -> list[status_rules.Evidence]:
+    """Every pooled result that speaks for the judge, under any configuration, newest first."""
+    level = level or level_current()
+    return [evidence_of(r, level) for r in _pooled_counting(judge_name=judge_name)]
+
+
+def status_for(
+    *, judge_name: str, judge_version: str, prompt_version: str | None = None, rubric_version: str | None = None
+) -> dict:
+    """The calibration status of one judge configuration (as a run used it: with its prompt and rubric
+    versions; None compares neither)."""
+    level = level_current()
+    lock = JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).first()
+    status = status_rules.calibration_status(
+        judge=judge_name,
+        judge_version=judge_version,
+        evidence=judge_evidence(judge_name=judge_name, level=level),
+        rules=rules_current(level=level),
+        lock_reason=lock_reason_for(judge_name=judge_name, judge_version=judge_version),
+        unlocked_by_hand=lock.reason if lock is not None and lock.overridden and not lock.locked else None,
+        prompt_version=prompt_version,
+        rubric_version=rubric_version,
+    )
+    status["line"] = status_rules.gate_line(status)
+    return status
+
+
+def calibration_for_run(*, run: Run) -> list[dict]:
+    """The calibration status of every judge a run relied on, the one its report stands on first."""
+    configs = judge_configurations(run=run)
+    primary = primary_judge(run=run)
+    names = sorted(configs, key=lambda name: (name != primary, name))
+    prompt, rubric = run.versions.get("prompt"), run.versions.get("rubric")
+    return [
+        status_for(judge_name=name, judge_version=configs[name]["version"], prompt_version=prompt, rubric_version=rubric)
+        for name in names
+    ]
+
+
+def gate_calibration(*, run: Run) -> dict:
+    """What calibration says to a run's release gate: {status (of the primary judge), statuses, reasons,
+    warnings, policy}. Reasons block; warnings are shown ("warning: judge not calibrated: …")."""
+    statuses = calibration_for_run(run=run)
+    reasons = [s["line"] for s in statuses if s["blocks"]]
+    warnings = [s["line"] for s in statuses if s["warns"]]
+    return {
+        "status": statuses[0] if statuses else None,
+        "statuses": statuses,
+        "reasons": reasons,
+        "warnings": warnings,
+        "policy": policy_current().as_dict(),
+    }
+
+
+def judge_status(*, judge) -> dict:
+    """A judge's status in its current configuration, whatever prompt or rubric a run gives it."""
+    return status_for(judge_name=judge.name, judge_version=judge.version)
+
+
+# --- The human-corrected mean (PPI++) -----------------------------------------------------------------
+
+
+def _human_means(sample: Sample) -> dict[tuple[str, str], list[float]]:
+    """{(case id, criterion): [each person's score]} of a score sample's labelled items."""
+    labels: dict[tuple[str, str], list[float]] = {}
+    for case_key, criterion, value in Assignment.objects.filter(item__sample=sample, state=AssignmentState.LABELLED).values_list(
+        "item__case_key", "item__criterion", "value"
+    ):
+        try:
+            labels.setdefault((case_key, criterion), []).append(float(value))
+        except ValueError:
+            continue
+    return labels
+
+
+def corrected_sample_for(*, run: Run) -> Sample | None:
+    """The labelled sample a pointwise run's corrected mean stands on: a sample of the run itself, else the
+    latest sample of a run with the same judge configuration, prompt and rubric versions (the judge's error
+    measured there carries over only to the same judge, prompt and rubric)."""
+    if run.kind != RunKind.POINTWISE:
+        return None
+    labelled = Sample.objects.filter(label_kind=LabelKind.SCORE, items__assignments__state=AssignmentState.LABELLED).distinct()
+    own = labelled.filter(run=run).order_by("-created_at", "-id").first()
+    if own is not None:
+        return own
+    name = primary_judge(run=run)
+    if name is None:
+        return None
+    version = judge_configurations(run=run)[name]["version"]
+    for sample in labelled.exclude(run=run).filter(run__kind=RunKind.POINTWISE).select_related("run").order_by("-created_at", "-id")[:50]:
+        other = judge_configurations(run=sample.run).get(name)
+        if (
+            other
+            and other["version"] == version
+            and sample.run.versions.get("prompt") == run.versions.get("prompt")
+            and sample.run.versions.get("rubric") == run.versions.get("rubric")
+        ):
+            return sample
+    return None
+
+
+def corrected_for_run(*, run: Run) -> dict | None:
+    """The report's `corrected` key (CONTRACT §6): the prediction-powered mean of the run's scores and its
+    95% interval, from its judge configuration's labelled sample; None without one."""
+    from calibration.core.ppi import corrected_mean, stratum_weights
+
+    sample = corrected_sample_for(run=run)
+    if sample is None:
+        return None
+    name = primary_judge(run=run)
+    scores = {
+        (v.case_id, v.criterion): float(v.value)
+        for v in judgeapp_selectors.run_verdicts(run=run)
+        if v.judge == name and isinstance(v.value, (int, float))
+    }
+    same_run = sample.run_id == run.pk
+    sample_scores = scores if same_run else {
+        (v.case_id, v.criterion): float(v.value)
+        for v in judgeapp_selectors.run_verdicts(run=sample.run)
+        if v.judge == name and isinstance(v.value, (int, float))
+    }
+    humans = _human_means(sample)
+    strata = {(k, c): s for k, c, s in sample.items.values_list("case_key", "criterion", "stratum")}
+    keys = sorted(key for key in humans if key in sample_scores)
+    human = [sum(humans[key]) / len(humans[key]) for key in keys]
+    judge_labelled = [sample_scores[key] for key in keys]
+    labelled = set(keys) if same_run else set()
+    judge_unlabelled = [score for key, score in sorted(scores.items()) if key not in labelled]
+    # A sample drawn with equal allocation over the judge's scores is weighted back to the sample run's
+    # own mix of scores (its population); an imported sample is taken as a simple random one.
+    drawn = sample.method == Sample.Method.DRAWN and bool(sample.stratified_by)
+    population: dict[str, int] = {}
+    if drawn:
+        for score in sample_scores.values():
+            population[str(int(score))] = population.get(str(int(score)), 0) + 1
+    weights = stratum_weights([strata.get(key, "") if drawn else "" for key in keys], population)
+    result = corrected_mean(human, judge_labelled, judge_unlabelled, weights=weights)
+    if result is None:
+        return None
+    result.update(
+        {
+            "judge_mean_unlabelled": sum(judge_unlabelled) / len(judge_unlabelled),
+            "human_mean_labelled": sum(human) / len(human),
+            "sample_id": str(sample.uuid),
+            "sample_run_id": sample.run.run_id,
+            "same_run": same_run,
+            "weighted": weights is not None,
+        }
+    )
+    return result
+
+
 # --- Agreement -----------------------------------------------------------------------------------------
 
 
@@ -139,19 +372,16 @@ def agreement_for_run(*, run: Run) -> dict | None:
     if name is None:
         return None
     config = judge_configurations(run=run)[name]
-    pooled = (
-        AgreementResult.objects.filter(judge_name=name, judge_version=config["version"], criterion="")
-        .select_related("sample", "sample__run")
-        .order_by("-sample__created_at", "-sample_id")
-        .first()
-    )
+    pooled = _pooled_counting(judge_name=name, judge_version=config["version"]).first()
     if pooled is None:
         return None
     level = level_current()
     sample = pooled.sample
     per_criterion = {
         r.criterion: _figures(r)
-        for r in AgreementResult.objects.filter(sample=sample, judge_name=name).exclude(criterion="").order_by("criterion")
+        for r in AgreementResult.objects.filter(sample=sample, judge_name=name, candidate=pooled.candidate)
+        .exclude(criterion="")
+        .order_by("criterion")
     }
     inter = pooled.inter_annotator or None
     return {
@@ -191,17 +421,17 @@ class ConfigurationAgreement:
 def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement]:
     """Per judge configuration, its results on the latest sample it was compared on."""
     level = level_current()
-    results = AgreementResult.objects.select_related("sample", "sample__run").order_by(
-        "judge_name", "judge_version", "-sample__created_at", "-sample_id", "criterion"
+    results = AgreementResult.objects.counting().select_related("sample", "sample__run", "candidate").order_by(
+        "judge_name", "judge_version", "-effective_at", "-sample_id", "candidate_id", "criterion"
     )
     if judge:
         results = results.filter(judge_name=judge)
-    latest_sample: dict[tuple[str, str], int] = {}
+    latest_evidence: dict[tuple[str, str], tuple] = {}
     grouped: dict[tuple[str, str], list[AgreementResult]] = {}
     for result in results:
         key = (result.judge_name, result.judge_version)
-        latest_sample.setdefault(key, result.sample_id)
-        if result.sample_id == latest_sample[key]:
+        latest_evidence.setdefault(key, (result.sample_id, result.candidate_id))
+        if (result.sample_id, result.candidate_id) == latest_evidence[key]:
             grouped.setdefault(key, []).append(result)
     locks = {(lock.judge_name, lock.judge_version): lock for lock in JudgeLock.objects.all()}
     rows = []
@@ -219,12 +449,13 @@ def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement
                 lock=locks.get((name, version)),
             )
         )
-    rows.sort(key=lambda row: (row.judge_name, -row.pooled.sample.created_at.timestamp()))
+    rows.sort(key=lambda row: (row.judge_name, -(row.pooled.effective_at or row.pooled.sample.created_at).timestamp()))
     return rows
 
 
 def results_of_sample(*, sample: Sample) -> QuerySet[AgreementResult]:
-    return sample.results.order_by("judge_name", "criterion")
+    """The run's own judges' results on a sample (candidates' are beside them on the candidates page)."""
+    return sample.results.filter(candidate__isnull=True).order_by("judge_name", "criterion")
 
 
 # --- Samples and queues --------------------------------------------------------------------------------
@@ -351,3 +582,171 @@ def item_display(*, assignment: Assignment) -> dict:
             {"value": "tie", "key": "0", "label": "Tie"},
         ]
     return display
+
+
+# --- Candidates -----------------------------------------------------------------------------------------
+
+
+def adopted_candidate(*, judge_name: str) -> Candidate | None:
+    """The candidate a lead adopted last for this judge (its configuration is the judge's now)."""
+    return (
+        Candidate.objects.filter(judge_name=judge_name, adopted_at__isnull=False)
+        .select_related("run", "run__prompt", "run__rubric", "adopted_by")
+        .order_by("-adopted_at", "-id")
+        .first()
+    )
+
+
+def adopted_prompt(*, judge_name: str):
+    """The prompt text a lead adopted for this judge (a PromptTemplate), or None for the seed's."""
+    from judgeapp.judging.prompts import load_prompt
+
+    candidate = adopted_candidate(judge_name=judge_name)
+    if candidate is None or candidate.run.prompt is None:
+        return None
+    if candidate.run.prompt.content_hash == load_prompt("pointwise").content_hash:
+        return None
+    return candidate.run.prompt
+
+
+def candidates_of(*, sample: Sample) -> QuerySet[Candidate]:
+    return sample.candidates.select_related("run", "run__prompt", "run__rubric", "created_by", "adopted_by").order_by("created_at", "id")
+
+
+def candidate_get(*, candidate_uuid) -> Candidate:
+    from django.shortcuts import get_object_or_404
+
+    return get_object_or_404(Candidate.objects.select_related("sample", "sample__run", "run", "run__prompt", "run__rubric"), uuid=candidate_uuid)
+
+
+def labelled_items(*, sample: Sample) -> list[dict]:
+    """The items of a sample at least one person labelled: what a candidate judges."""
+    rows = (
+        sample.items.filter(assignments__state=AssignmentState.LABELLED)
+        .distinct()
+        .order_by("position")
+        .values("case_id", "case_key", "criterion")
+    )
+    return [{"case": r["case_id"], "case_key": r["case_key"], "criterion": r["criterion"]} for r in rows]
+
+
+def _column(result: AgreementResult | None, *, title: str, run: Run | None, reasonings: dict, candidate: Candidate | None = None) -> dict:
+    labels = {}
+    if result is not None:
+        for row in (result.details or {}).get("disagreements", []):
+            key = tuple(row["item"])
+            labels[key] = {**row, "reasoning": reasonings.get(key, "")}
+    return {
+        "title": title,
+        "result": result,
+        "run": run,
+        "candidate": candidate,
+        "confusion": (result.details or {}).get("confusion") if result else None,
+        "disagreements": list(labels.values()),
+    }
+
+
+def side_by_side(*, sample: Sample) -> dict:
+    """The current judge beside every candidate judged on the sample's labelled items: figures with
+    intervals, the judge × human table, and the items furthest apart with each judge's reasoning."""
+    run = sample.run
+    name = primary_judge(run=run)
+    current = (
+        AgreementResult.objects.filter(sample=sample, judge_name=name, criterion="", candidate__isnull=True).first() if name else None
+    )
+    columns = [
+        _column(current, title=f"{name} as it judged run {run.run_id}" if name else "the run's judge", run=run,
+                reasonings=judgeapp_selectors.run_reasonings(run=run))
+    ]
+    for candidate in candidates_of(sample=sample):
+        result = candidate.results.filter(criterion="").first()
+        columns.append(
+            _column(result, title=candidate.title, run=candidate.run, candidate=candidate,
+                    reasonings=judgeapp_selectors.run_reasonings(run=candidate.run))
+        )
+    return {"judge": name, "columns": columns, "level": level_current(), "rules": rules_current()}
+
+
+def judges_statuses() -> list[dict]:
+    """Every configured judge's status in its current configuration, and any judge people compared but no
+    longer configured (a jury's pool, an imported judge): the calibration page lists them all."""
+    judges, _ = judgeapp_selectors.endpoints_all()
+    rows = []
+    seen = set()
+    for judge in judges:
+        rows.append({"judge": judge, "status": judge_status(judge=judge)})
+        seen.add(judge.name)
+    for name, version in (
+        AgreementResult.objects.counting().filter(criterion="").exclude(judge_name__in=seen)
+        .order_by("judge_name", "-effective_at").values_list("judge_name", "judge_version")
+    ):
+        if name not in seen:
+            seen.add(name)
+            rows.append({"judge": None, "status": status_for(judge_name=name, judge_version=version)})
+    return rows
+
+
+def annotator_panels(*, limit: int = 5) -> list[dict]:
+    """The latest samples with overlap and each annotator's agreement with the others there."""
+    panels = []
+    results = (
+        AgreementResult.objects.filter(criterion="", candidate__isnull=True, inter_annotator__isnull=False)
+        .select_related("sample", "sample__run")
+        .order_by("-sample__created_at", "judge_name")
+    )
+    seen = set()
+    for result in results:
+        if result.sample_id in seen:
+            continue
+        seen.add(result.sample_id)
+        inter = result.inter_annotator or {}
+        rows = inter.get("per_annotator") or []
+        kappas = [r["kappa"] for r in rows if r.get("kappa") is not None]
+        typical = sorted(kappas)[len(kappas) // 2] if kappas else None
+        alpha = (inter.get("alpha") or {}).get("value")
+        for row in rows:
+            # Stands out: well below the others' typical agreement, or the others agree better without them.
+            row["stands_out"] = bool(
+                (typical is not None and row.get("kappa") is not None and row["kappa"] < typical - 0.2)
+                or (alpha is not None and row.get("alpha_without") is not None and row["alpha_without"] > alpha + 0.1)
+            )
+        panels.append({"sample": result.sample, "inter": inter, "rows": rows, "label_kind": result.label_kind})
+        if len(panels) >= limit:
+            break
+    return panels
+
+
+# --- A judge's record (the scorecard) ---------------------------------------------------------------------
+
+
+def agreement_history(*, judge_name: str, judge_version: str) -> list[dict]:
+    """Every pooled result that speaks for one judge configuration, oldest first, with whether it counts
+    (enough items, people reliable enough) and why."""
+    level = level_current()
+    rules = rules_current(level=level)
+    rows = []
+    for result in _pooled_counting(judge_name=judge_name, judge_version=judge_version).order_by("effective_at", "id"):
+        evidence = evidence_of(result, level)
+        reliable, why = status_rules.reliability(evidence, rules)
+        rows.append(
+            {
+                "result": result,
+                "date": evidence.date,
+                "value": evidence.value,
+                "ci": evidence.ci,
+                "metric": evidence.metric_label,
+                "n_items": evidence.n_items,
+                "counts": status_rules.counts(evidence, rules),
+                "reliable": reliable,
+                "reliability": why,
+            }
+        )
+    return rows
+
+
+def lock_of(*, judge_name: str, judge_version: str) -> JudgeLock | None:
+    return JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).select_related("result").first()
+
+
+def calibrated_versions(*, judge_name: str) -> set[str]:
+    return set(AgreementResult.objects.filter(judge_name=judge_name).values_list("judge_version", flat=True))

@@ -8,7 +8,11 @@ urlpatterns = [
     path("", views.overview, name="overview"),
     path("samples/new/", views.sample_new, name="sample_new"),
     path("samples/<uuid:sample_uuid>/", views.sample_detail, name="sample_detail"),
+    path("samples/<uuid:sample_uuid>/candidates/", views.candidates, name="candidates"),
+    path("samples/<uuid:sample_uuid>/candidates/new/", views.candidate_new, name="candidate_new"),
+    path("candidates/<uuid:candidate_uuid>/adopt/", views.candidate_adopt, name="candidate_adopt"),
     path("level/", views.level_set, name="level_set"),
+    path("policy/", views.policy_set, name="policy_set"),
     path("locks/<str:judge_name>/<str:judge_version>/unlock/", views.lock_unlock, name="lock_unlock"),
     # The annotator's blind queue.
     path("queue/", views.queue, name="queue"),

@@ -9,8 +9,9 @@ from django.views.decorators.http import require_POST
 
 from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS
-from calibration.forms import LevelForm, SampleForm, UnlockForm
+from calibration.forms import AdoptForm, CandidateForm, LevelForm, PolicyForm, SampleForm, UnlockForm
 from calibration.models import JudgeLock
+from calibration.services import candidates as candidate_services
 from calibration.services import labels as label_services
 from calibration.services import locks as lock_services
 from calibration.services.samples import sample_draw
@@ -99,9 +100,14 @@ def queue_undo(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(*READERS)
 def overview(request: HtmxHttpRequest) -> HttpResponse:
     level = selectors.level_current()
+    policy = selectors.policy_current()
     context = {
         "level": level,
         "level_form": LevelForm(initial={"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items}),
+        "policy": policy,
+        "policy_form": PolicyForm(initial=policy.as_dict()),
+        "judges": selectors.judges_statuses(),
+        "annotator_panels": selectors.annotator_panels(),
         "agreements": selectors.agreement_latest(),
         "locks": selectors.locks_all(),
         "samples": selectors.samples_recent(),
@@ -151,6 +157,8 @@ def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
         "strata": sorted(strata.items()),
         "held_back": selectors.sample_held_back(sample=sample),
         "metric_labels": METRIC_LABELS,
+        "candidates": selectors.candidates_of(sample=sample),
+        "panels": [p for p in selectors.annotator_panels(limit=1000) if p["sample"].pk == sample.pk],
     }
     return render(request, "calibration/sample_detail.html", context)
 
@@ -187,3 +195,88 @@ def lock_unlock(request: HtmxHttpRequest, judge_name: str, judge_version: str) -
         except InputError as exc:
             messages.error(request, str(exc))
     return redirect("calibration:overview")
+
+
+@require_POST
+@role_required(Role.LEAD)
+def policy_set(request: HtmxHttpRequest) -> HttpResponse:
+    form = PolicyForm(request.POST)
+    if form.is_valid():
+        try:
+            policy = lock_services.policy_set(actor=request.user, **form.cleaned_data)
+        except InputError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Policy set: {policy}.")
+    else:
+        messages.error(request, "Policy not changed: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    return redirect("calibration:overview")
+
+
+# --- Candidates: recalibration without new labels -------------------------------------------------------
+
+
+@role_required(*READERS)
+def candidates(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
+    """The current judge beside every candidate judged on the sample's labelled items."""
+    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    context = {
+        "sample": sample,
+        "run": sample.run,
+        "board": selectors.side_by_side(sample=sample),
+        "metric_labels": METRIC_LABELS,
+        "is_lead": has_role(request.user, Role.LEAD),
+        "adopt_form": AdoptForm(),
+        "adopted": selectors.adopted_candidate(judge_name=selectors.primary_judge(run=sample.run) or ""),
+    }
+    template = "calibration/candidates.html#board" if request.htmx else "calibration/candidates.html"
+    return render(request, template, context)
+
+
+@role_required(*READERS)
+def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
+    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    run = sample.run
+    judge = run.judge
+    rubric_name = run.rubric.source_path.rsplit("/", 1)[-1] if run.rubric_id and run.rubric.source_path else "rubric.toml"
+    initial = {
+        "model": judge.model if judge else "",
+        "structured_output": judge.structured_output if judge else "none",
+        "prompt_text": run.prompt.text if run.prompt_id else "",
+        "rubric_text": run.rubric.raw if run.rubric_id else "",
+    }
+    form = CandidateForm(request.POST or None, initial=initial, rubric_name=rubric_name)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            candidate = candidate_services.candidate_create(
+                sample=sample,
+                label=data["label"],
+                model=data["model"],
+                structured_output=data["structured_output"],
+                prompt_text=data["prompt_text"],
+                rubric=data["rubric_text"],
+                created_by=request.user,
+            )
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Candidate {candidate.title} queued: {candidate.run.run_id} judges the sample's labelled items.")
+            return redirect("calibration:candidates", sample_uuid=sample.uuid)
+    context = {"sample": sample, "run": run, "form": form, "items": len(selectors.labelled_items(sample=sample))}
+    return render(request, "calibration/candidate_new.html", context, status=400 if form.errors else 200)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def candidate_adopt(request: HtmxHttpRequest, candidate_uuid) -> HttpResponse:
+    candidate = selectors.candidate_get(candidate_uuid=candidate_uuid)
+    form = AdoptForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        candidate_services.candidate_adopt(candidate=candidate, actor=request.user, reason=reason)
+    except (InputError, PermissionDenied) as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Candidate {candidate.title} adopted: it is judge {candidate.judge_name}'s configuration now.")
+    return redirect("calibration:candidates", sample_uuid=candidate.sample.uuid)

@@ -262,6 +262,7 @@ def inter_annotator(
     return {
         "n_items": len(items),
         "annotators": annotators,
+        "per_annotator": annotator_agreement(labels, label_kind=label_kind, scale=scale),
         "level": level,
         "alpha": {"value": _clean(value), "ci": interval},
         "kappa_weights": weights or "none",
@@ -287,3 +288,87 @@ def format_figure(figure: dict | None) -> str:
     if figure.get("ci"):
         text += f" [{figure['ci'][0]:.3f}, {figure['ci'][1]:.3f}]"
     return text
+
+
+def confusion(pairs: Sequence[LabelPair], *, label_kind: str, scale: tuple[int, int] = (1, 5)) -> dict:
+    """The judge × human table: {codes, rows: [[count of (judge = row code, human = column code)]]}."""
+    codes = label_codes(label_kind, scale)
+    index = {code: i for i, code in enumerate(codes)}
+    rows = [[0] * len(codes) for _ in codes]
+    for pair in pairs:
+        if pair.judge in index and pair.human in index:
+            rows[index[pair.judge]][index[pair.human]] += 1
+    return {"codes": [str(c) for c in codes], "rows": rows, "total": sum(map(sum, rows))}
+
+
+def _distance(label_kind: str, judge, human) -> float:
+    if label_kind == SCORE:
+        return abs(float(judge) - float(human))
+    return 0.0 if judge == human else 1.0
+
+
+def largest_disagreements(pairs: Sequence[LabelPair], *, label_kind: str, limit: int = 10) -> list[dict]:
+    """The items where the judge is furthest from the people: [{item, judge, humans {annotator: label},
+    distance}] — distance from the people's mean score (or the share of people who chose otherwise)."""
+    by_item: dict[Hashable, list[LabelPair]] = defaultdict(list)
+    for pair in pairs:
+        by_item[pair.item].append(pair)
+    rows = []
+    for item, group in by_item.items():
+        distance = sum(_distance(label_kind, p.judge, p.human) for p in group) / len(group)
+        if distance > 0:
+            rows.append({"item": item, "judge": group[0].judge, "humans": {p.annotator: p.human for p in group}, "distance": distance})
+    rows.sort(key=lambda r: (-r["distance"], str(r["item"])))
+    return rows[:limit]
+
+
+def annotator_agreement(labels: dict[Hashable, dict[str, int | str]], *, label_kind: str, scale: tuple[int, int] = (1, 5)) -> list[dict]:
+    """Each annotator against the others, on the items they share with at least one other person:
+    Cohen's kappa (quadratic-weighted for scores) of their label against each other label of the item,
+    exact agreement, and Krippendorff's alpha of the others without them. A careless annotator has a low
+    kappa, and the others' alpha rises without them."""
+    overlapping = {item: by for item, by in labels.items() if len(by) >= 2}
+    if not overlapping:
+        return []
+    annotators = sorted({a for by in overlapping.values() for a in by})
+    codes = label_codes(label_kind, scale)
+    kappa_labels = codes if label_kind == SCORE else list(range(len(codes)))
+    weights = "quadratic" if label_kind == SCORE else None
+    level = "ordinal" if label_kind == SCORE else "nominal"
+    code_of = {c: i for i, c in enumerate(codes)}
+    rows = []
+    for annotator in annotators:
+        mine, theirs = [], []
+        for by in overlapping.values():
+            if annotator not in by:
+                continue
+            for other, label in by.items():
+                if other != annotator:
+                    mine.append(by[annotator])
+                    theirs.append(label)
+        if not mine:
+            continue
+        first, second = _as_array(mine, label_kind), _as_array(theirs, label_kind)
+        others = [a for a in annotators if a != annotator]
+        alpha_without = None
+        if len(others) >= 2:
+            items = [item for item, by in overlapping.items() if sum(a in by for a in others) >= 2]
+            if items:
+                matrix = np.full((len(others), len(items)), np.nan)
+                for col, item in enumerate(items):
+                    for row, other in enumerate(others):
+                        if other in overlapping[item]:
+                            value = overlapping[item][other]
+                            matrix[row, col] = float(value) if label_kind == SCORE else code_of[value]
+                alpha_without = _clean(_alpha(matrix, level))
+        rows.append(
+            {
+                "annotator": annotator,
+                "items": sum(1 for by in overlapping.values() if annotator in by),
+                "n": len(mine),
+                "kappa": _clean(_quiet(lambda: cohen_kappa_score(first, second, weights=weights, labels=kappa_labels))),
+                "agreement": _clean(float(np.mean(first == second))),
+                "alpha_without": alpha_without,
+            }
+        )
+    return rows

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from calibration.core.agreement import LabelPair, inter_annotator, judge_human
+from calibration.core.agreement import LabelPair, confusion, inter_annotator, judge_human, largest_disagreements
 from calibration.core.labels import label_value
 from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
 from calibration.selectors import judge_configurations
@@ -56,6 +56,7 @@ def _groups(sample: Sample) -> tuple[list[str], dict]:
 
 def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
     """(Re)compute the sample's agreement results. False when there was nothing to do."""
+    from calibration.runkind import candidate_results_store
     from calibration.services.locks import locks_evaluate
     from calibration.services.samples import run_items
 
@@ -71,6 +72,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
     resamples = bootstrap_resamples()
     seed = sample.seed or 0
 
+    key_of = {item.pk: (item.case_key, item.criterion) for item in labels}
     computed = []
     for criterion in criteria:
         in_group = {item: by for item, by in labels.items() if not criterion or item.criterion == criterion}
@@ -94,6 +96,13 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
             if not pairs:
                 continue
             figures = judge_human(pairs, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
+            figures["details"] = {
+                "confusion": confusion(pairs, label_kind=sample.label_kind, scale=scale),
+                "disagreements": [
+                    {**row, "item": [key_of[row["item"]][0], key_of[row["item"]][1]]}
+                    for row in largest_disagreements(pairs, label_kind=sample.label_kind)
+                ],
+            }
             computed.append((judge, criterion, figures, human_only))
 
     with transaction.atomic():
@@ -119,13 +128,21 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                     "metrics": figures["metrics"],
                     "per_annotator": figures["per_annotator"],
                     "inter_annotator": human_only,
+                    "details": figures["details"],
                     "labels_version": version,
+                    "effective_at": sample.created_at,
                 },
             )
             kept.append(result.pk)
-        AgreementResult.objects.filter(sample=sample).exclude(pk__in=kept).delete()
+        AgreementResult.objects.filter(sample=sample, candidate__isnull=True).exclude(pk__in=kept).delete()
+        # The candidates judged on this sample's labelled items are measured against the same labels.
+        adopted = []
+        for candidate in sample.candidates.select_related("run", "sample").filter(run__status__in=["done", "invalid"]):
+            candidate_results_store(candidate=candidate, resamples=resamples)
+            if candidate.adopted_at is not None:
+                adopted.append((candidate.judge_name, candidate.config_version))
         Sample.objects.filter(pk=sample_pk).update(agreement_version=version, updated_at=timezone.now())
-        locks_evaluate(configs=[(judge, configs[judge]["version"]) for judge in judges])
+        locks_evaluate(configs=[(judge, configs[judge]["version"]) for judge in judges] + adopted)
     return True
 
 

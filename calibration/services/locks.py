@@ -14,8 +14,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, JudgeLock
-from calibration.selectors import decisive_result, level_current
+from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, CalibrationPolicy, JudgeLock, PolicyAction
+from calibration.selectors import decisive_result, level_current, policy_current
+from calibration.services.audit import calibration_audit
 from judgeapp.judging.audit import SYSTEM, audit_log_create
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog
@@ -30,11 +31,15 @@ def _metric_label(level: AgreementLevel, result: AgreementResult) -> str:
 def _describe(level: AgreementLevel, result: AgreementResult) -> str:
     value = result.metric_value(level.metric)
     relation = "≥" if value >= level.threshold else "<"
+    source = f", candidate {result.candidate.title} adopted" if result.candidate_id else ""
     return (
         f"{_metric_label(level, result)} {value:.2f} {relation} {level.threshold:.2f} on sample {result.sample.short_id} "
         f"of run {result.sample.run.run_id} ({result.n_items} items, prompt {result.prompt_version or '—'}, "
-        f"rubric {result.rubric_version or '—'})"
+        f"rubric {result.rubric_version or '—'}{source})"
     )
+
+
+_audit = calibration_audit
 
 
 def _detail(level: AgreementLevel, result: AgreementResult) -> dict:
@@ -50,6 +55,8 @@ def _detail(level: AgreementLevel, result: AgreementResult) -> dict:
         "threshold": level.threshold,
         "min_items": level.min_items,
         "n_items": result.n_items,
+        "candidate": str(result.candidate.uuid) if result.candidate_id else None,
+        "alpha": result.alpha,
     }
 
 
@@ -94,7 +101,7 @@ def locks_evaluate(*, configs=None) -> dict[tuple[str, str], str]:
     """Evaluate the locks of the given (judge name, version) pairs, or of every configuration with a result."""
     level = level_current()
     if configs is None:
-        configs = set(AgreementResult.objects.values_list("judge_name", "judge_version").distinct())
+        configs = set(AgreementResult.objects.counting().values_list("judge_name", "judge_version").distinct())
     changes = {}
     with transaction.atomic():
         for judge_name, judge_version in sorted(set(configs)):
@@ -154,3 +161,42 @@ def lock_unlock(*, lock: JudgeLock, actor, reason: str) -> bool:
             detail={"judge": lock.judge_name, "judge_version": lock.judge_version, "override": True},
         )
     return True
+
+
+def policy_set(
+    *,
+    actor,
+    not_calibrated: str,
+    stale: str,
+    alpha_floor: float,
+    single_annotator_locks: bool,
+    corrected_gate: bool,
+    reason: str = "",
+) -> CalibrationPolicy:
+    """A lead's new calibration policy, audited; every lock is evaluated again under it (a new alpha floor
+    or single-annotator rule changes which samples may lock)."""
+    for name, value in (("not calibrated", not_calibrated), ("stale", stale)):
+        if value not in PolicyAction.values:
+            raise InputError(f"{name}: must be one of {', '.join(PolicyAction.values)}")
+    if not -1.0 <= alpha_floor <= 1.0:
+        raise InputError("the alpha floor must be between -1 and 1")
+    with transaction.atomic():
+        previous = policy_current()
+        policy = CalibrationPolicy.objects.create(
+            not_calibrated=not_calibrated,
+            stale=stale,
+            alpha_floor=alpha_floor,
+            single_annotator_locks=single_annotator_locks,
+            corrected_gate=corrected_gate,
+            set_by=actor if getattr(actor, "is_authenticated", False) else None,
+            reason=reason.strip(),
+        )
+        _audit(
+            action=AuditLog.Action.POLICY_SET,
+            actor=actor,
+            subject="calibration policy",
+            reason=reason.strip() or str(policy),
+            detail={**policy.as_dict(), "previous": previous.as_dict()},
+        )
+        locks_evaluate()
+    return policy

@@ -6,3 +6,27 @@ register = template.Library()
 @register.filter
 def get_item(mapping, key):
     return mapping.get(key, key) if hasattr(mapping, "get") else key
+
+
+@register.filter
+def index(sequence, position):
+    try:
+        return sequence[int(position)]
+    except (IndexError, TypeError, ValueError):
+        return ""
+
+
+@register.filter
+def heat(count, total):
+    """A cell's background: the darker, the larger its share of all labels."""
+    try:
+        share = float(count) / float(total) if total else 0.0
+    except (TypeError, ValueError):
+        share = 0.0
+    alpha = min(0.85, share * 4) if count else 0.0
+    return f"rgba(46, 90, 160, {alpha:.2f})"
+
+
+@register.filter
+def split(text):
+    return str(text).split()

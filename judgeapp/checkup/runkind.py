@@ -29,7 +29,7 @@ TRUNCATED = "length"  # the finish_reason of a reply cut at the token limit
 
 def checked_cases(run):
     """The run's pairs in test-set order: the sets (or the sample) chosen at creation."""
-    return list(run.testset.cases.filter(case_id__in=run.config.get("options", {}).get("case_ids", [])))
+    return list(run.testset.cases.filter(case_id__in=run.options.get("case_ids", [])))
 
 
 def order_of(unit: Judgment) -> str:
@@ -105,7 +105,7 @@ class CheckupHandler(RunHandler):
         )
 
     def finalize(self, run):
-        options = run.config.get("options", {})
+        options = run.options
         units = list(run.judgments.filter(purpose=Purpose.JUDGE))
         by_case: dict[int, dict[str, Judgment]] = defaultdict(dict)
         for unit in units:

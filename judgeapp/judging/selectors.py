@@ -218,3 +218,7 @@ def checkups_in_progress(*, judges) -> dict[str, str]:
     ):
         running[judge_name] = run_id
     return running
+def run_reasonings(*, run: Run) -> dict[tuple[str, str], str]:
+    """{(case id, criterion name or ""): the judge's reasoning} of a run's scored judgments."""
+    rows = run.judgments.filter(purpose="judge", status="done").values_list("case__case_id", "criterion__name", "parsed")
+    return {(case_id, criterion or ""): (parsed or {}).get("reasoning", "") for case_id, criterion, parsed in rows}

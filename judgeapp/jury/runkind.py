@@ -104,6 +104,8 @@ class JuryHandler(RunHandler):
         generated_output_record(unit, result)
 
     def finalize(self, run):
+        from calibration.selectors import calibration_for_run
+
         panel = panel_of(run)
         names = [j.name for j in panel]
         cases = pooled_cases(run, panel)
@@ -142,5 +144,6 @@ class JuryHandler(RunHandler):
                 "judges": {j.name: j.version for j in panel},
             },
             "warnings": warnings,
+            "calibration": calibration_for_run(run=run),
         }
         return (RunStatus.INVALID if cases and not summary["judged"] else RunStatus.DONE), report

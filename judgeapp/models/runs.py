@@ -19,6 +19,7 @@ class RunKind(models.TextChoices):
     AGENT = "agent", "agent-as-a-judge"
     BLIND = "blind", "blind comparison"
     CHECKUP = "checkup", "judge check-up"
+    CANDIDATE = "candidate", "calibration candidate"
 
 
 class RunStatus(models.TextChoices):
@@ -259,6 +260,8 @@ class AuditLog(TimeStampedModel):
         JUDGE_LOCKED = "calibration.locked"
         JUDGE_UNLOCKED = "calibration.unlocked"
         LEVEL_SET = "calibration.level_set"
+        POLICY_SET = "calibration.policy_set"
+        CANDIDATE_ADOPTED = "calibration.candidate_adopted"
         MAPPING_REVEALED = "blind.mapping_revealed"
         TOKEN_CREATED = "api.token_created"
         TOKEN_REVOKED = "api.token_revoked"

@@ -103,6 +103,8 @@ class PairwiseHandler(RunHandler):
         generated_output_record(unit, result, slot=unit.payload.get("slot", ""))
 
     def finalize(self, run):
+        from calibration.selectors import calibration_for_run
+
         cases = compared_cases(run)
         outputs: dict[int, dict[str, str]] = defaultdict(dict)
         for output in Output.objects.filter(run=run, slot__in=SLOTS):
@@ -177,6 +179,7 @@ class PairwiseHandler(RunHandler):
                 "temperature": 0.0,
             },
             "warnings": warnings,
+            "calibration": calibration_for_run(run=run),
         }
         return (RunStatus.INVALID if summary["invalid"] else RunStatus.DONE), report
 

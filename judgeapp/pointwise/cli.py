@@ -106,7 +106,10 @@ def handle(command, options) -> int:
         f"GATE: {'PASSED' if gate['passed'] else 'BLOCKED'} · run {run.run_id} {run.status} · "
         f"mean {'—' if mean is None else f'{mean:.3f}'} · threshold {gate['threshold']:g}"
         + ("" if gate["passed"] else f" · {len(gate['reasons'])} reason(s): " + "; ".join(gate["reasons"]))
+        + (f" · calibration: {gate['calibration']['status']}" if gate.get("calibration") else "")
     )
+    for warning in gate.get("warnings") or []:
+        command.stderr.write(warning)
     return 0 if gate["passed"] else 1
 
 
@@ -140,8 +143,17 @@ class GateCommand(JudgeCommand):
                 f"run {run.run_id} ({run.status}) · mean {_number(mean)} · threshold {gate['threshold']:g}"
                 f" · baseline {_number(baseline)}" + (f" ({gate['baseline_source']})" if gate["baseline_source"] else "")
             )
+            for status in gate.get("calibration_statuses") or []:
+                # CONTRACT §3: the status in words, and what it rests on.
+                self.stdout.write(
+                    f"calibration: judge {status['judge']} ({status['judge_version'][:12]}): {status['status']}"
+                    + (" (blocks)" if status["blocks"] else " (warns)" if status["warns"] else "")
+                    + f" — {status['summary']}"
+                )
             for reason in gate["reasons"]:
                 self.stdout.write(f"  blocked: {reason}")
+            for warning in gate.get("warnings") or []:
+                self.stdout.write(f"  {warning}")
             for note in gate["notes"]:
                 self.stdout.write(f"  note: {note}")
             if gate["lead_decision"]:

@@ -179,6 +179,18 @@ def report_markdown(report: dict) -> str:
         lines += ["**The run is invalid:** " + "; ".join(report.get("invalid_reasons") or []), ""]
     if gate.get("reasons"):
         lines += ["Blocked because:", *[f"- {_one_line(r, 300)}" for r in gate["reasons"]], ""]
+    calibration = gate.get("calibration")
+    if calibration:
+        lines += [f"Judge calibration: **{calibration['status']}** — {_one_line(calibration['summary'], 300)}", ""]
+    for warning in gate.get("warnings") or []:
+        lines.append(f"> {_one_line(warning, 300)}")
+    corrected = report.get("corrected")
+    if corrected:
+        lines += [
+            f"Human-corrected mean (PPI++): **{_fmt(corrected['mean'])}** (95% CI {corrected['ci95'][0]:.2f}–{corrected['ci95'][1]:.2f}), "
+            f"{corrected['n_labelled']} items labelled by people, {corrected['n_unlabelled']} judged only",
+            "",
+        ]
     for note in gate.get("notes") or []:
         lines.append(f"> {_one_line(note, 300)}")
     if gate.get("notes"):

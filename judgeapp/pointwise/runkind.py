@@ -151,8 +151,9 @@ def report_warnings(*, run) -> list[str]:
 
 
 def report_context(*, run) -> dict:
-    """The report's keys beside the scores: versions, judge, system, warnings, agreement."""
-    from calibration.selectors import agreement_for_run
+    """The report's keys beside the scores: versions, judge, system, warnings, agreement, the judge's
+    calibration status, and the human-corrected mean (`corrected`, CONTRACT §6)."""
+    from calibration.selectors import agreement_for_run, calibration_for_run, corrected_for_run
 
     judge = run.config.get("judges", {}).get(run.judge.name, {}) if run.judge_id else {}
     system = run.config.get("system")
@@ -183,4 +184,6 @@ def report_context(*, run) -> dict:
         "rubric": {"name": run.rubric.name, "git_commit": run.rubric.git_commit} if run.rubric_id else None,
         "warnings": report_warnings(run=run),
         "agreement": agreement_for_run(run=run),
+        "calibration": calibration_for_run(run=run),
+        "corrected": corrected_for_run(run=run),
     }

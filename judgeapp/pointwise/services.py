@@ -200,7 +200,7 @@ def pointwise_create(
             system=system,
             testset=testset_row,
             rubric=rubric_save(rubric),
-            prompt=prompt_register(prompt="pointwise"),
+            prompt=judge_prompt(judge=judge),
             options=options,
             versions=versions,
         )
@@ -219,10 +219,18 @@ def pointwise_create(
     return run
 
 
+def judge_prompt(*, judge: Judge):
+    """The pointwise prompt this judge runs with: the seed's, or the prompt text of the candidate a lead
+    adopted for it on the calibration page."""
+    from calibration.selectors import adopted_prompt
+
+    return adopted_prompt(judge_name=judge.name) or prompt_register(prompt="pointwise")
+
+
 def report_current(*, run: Run) -> dict:
     """The run's report with its gate and agreement as they are now (a lock or a lead's block may have
     come after the run finished)."""
-    from calibration.selectors import agreement_for_run
+    from calibration.selectors import agreement_for_run, calibration_for_run, corrected_for_run
     from judgeapp.releases.selectors import gate_evaluate
 
     report = dict(run.report) if run.report else {"run_id": run.run_id, "kind": run.kind, "mean": None}
@@ -231,6 +239,8 @@ def report_current(*, run: Run) -> dict:
         report["error"] = run.error
     report["gate"] = gate_evaluate(run=run)
     report["agreement"] = agreement_for_run(run=run)
+    report["calibration"] = calibration_for_run(run=run)
+    report["corrected"] = corrected_for_run(run=run) if run.status in (RunStatus.DONE, RunStatus.INVALID) else None
     return report
 
 

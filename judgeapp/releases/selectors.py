@@ -74,11 +74,14 @@ def gate_evaluate(
     *, run: Run, report: dict | None = None, status: str | None = None, include_lead_decision: bool = True
 ) -> dict:
     """The release gate of a pointwise run, now: valid, mean at or above the threshold and not below the
-    last released mean, judge not locked by calibration, and not blocked by a lead.
+    last released mean, judge not locked by calibration (nor, under a lead's blocking policy, unchecked or
+    stale), and not blocked by a lead. Under the lead's corrected-gate policy, the lower bound of the
+    human-corrected (PPI++) interval must reach the threshold too.
 
-    `report` and `status` default to the run's own; the run handler passes the ones it is about to write.
+    `report` and `status` default to the run's own; the run handler passes the ones it is about to write
+    (with its `corrected` key; otherwise the corrected mean is computed now, from the labels as they are).
     """
-    from calibration.selectors import gate_lock_reasons
+    from calibration.selectors import corrected_for_run, gate_calibration
 
     if run.kind != RunKind.POINTWISE:
         raise ValueError(f"run {run.run_id} is a {run.kind} run; the release gate reads pointwise runs")
@@ -90,6 +93,19 @@ def gate_evaluate(
         threshold = DEFAULT_THRESHOLD
     baseline_mean, baseline_source, baseline_run, notes = _baseline(run)
 
+    calibration = gate_calibration(run=run)
+    warnings = ["warning: " + line for line in calibration["warnings"]]
+    corrected_low = None
+    if calibration["policy"]["corrected_gate"]:
+        given = report is not None and "corrected" in report
+        corrected = report["corrected"] if given else corrected_for_run(run=run)
+        if corrected:
+            corrected_low = corrected["ci95"][0]
+        else:
+            warnings.append("warning: no labelled sample for this judge configuration, so the corrected-mean check is skipped")
+    report = run.report if report is None else report
+    status = status or run.status
+
     reasons: list[str] = []
     if status in (RunStatus.QUEUED, RunStatus.RUNNING):
         reasons.append("the run has not finished")
@@ -100,15 +116,15 @@ def gate_evaluate(
     if report:
         invalid = status == RunStatus.INVALID or bool(report.get("invalid"))
         decided = gate_decision(
-            mean=report.get("mean"), threshold=threshold, baseline_mean=baseline_mean, invalid=invalid
+            mean=report.get("mean"), threshold=threshold, baseline_mean=baseline_mean, invalid=invalid, corrected_low=corrected_low
         )
         details = "; ".join(report.get("invalid_reasons") or [])
         reasons += [f"the run is invalid: {details}" if r == "the run is invalid" and details else r for r in decided["reasons"]]
     elif not reasons:
         reasons.append("the run has no report")
 
-    lock_reasons = list(gate_lock_reasons(run=run))
-    reasons += lock_reasons
+    lock_reasons = [s["line"] for s in calibration["statuses"] if s["status"] == "below level — locked"]
+    reasons += calibration["reasons"]
 
     lead = None
     if include_lead_decision:
@@ -133,6 +149,13 @@ def gate_evaluate(
         "reasons": reasons,
         "notes": notes,
         "calibration_lock": lock_reasons,
+        # CONTRACT §3: the judge's status in words, with what each needs (n of the minimum; figure, interval,
+        # n, date, versions; what changed), and whether it blocks under the lead's policy.
+        "calibration": calibration["status"],
+        "calibration_statuses": calibration["statuses"],
+        "calibration_policy": calibration["policy"],
+        "corrected_low": corrected_low,
+        "warnings": warnings,
         "lead_decision": lead,
         "evaluated_at": timezone.now().isoformat(),
     }

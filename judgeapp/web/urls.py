@@ -14,4 +14,6 @@ urlpatterns = [
     path("runs/<str:run_id>/judgments/<uuid:judgment_uuid>/", views.judgment_detail, name="judgment_detail"),
     path("judges/", views.judges_list, name="judges"),
     path("judges/reload/", views.judges_reload, name="judges_reload"),
+    path("judges/<str:name>/", views.judge_scorecard, name="judge_scorecard"),
+    path("judges/<str:name>/<str:version>/", views.judge_scorecard, name="judge_scorecard_version"),
 ]

@@ -3,7 +3,7 @@
 import os
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -16,7 +16,8 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync
 from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice
 from judgeapp.judging.runkind import handler_for
-from judgeapp.models import AuditLog, Judgment, RunKind
+from judgeapp.models import AuditLog, Judge, Judgment, RunKind
+from judgeapp.web import selectors as web_selectors
 from judgeapp.roles import READERS, Role, has_role, role_required
 
 
@@ -53,7 +54,13 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return render(
         request,
         "judgeapp/web/run_detail.html",
-        {"run": run, "kind_template": kind_template.template.name, "judgments": selectors.judgments_of(run=run)[:200]},
+        {
+            "run": run,
+            "kind_template": kind_template.template.name,
+            "judgments": selectors.judgments_of(run=run)[:200],
+            # The judges' calibration status now (the report holds the one at the run's end).
+            "calibration": web_selectors.run_calibration(run=run),
+        },
     )
 
 
@@ -104,6 +111,7 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
         # Each judge's latest check-up on public human-labelled pairs (judgeapp/checkup/), and one under way.
         "checkups": selectors.checkups_latest(judges=judges),
         "checkups_running": selectors.checkups_in_progress(judges=judges),
+        "statuses": web_selectors.judges_with_status(judges),
     }
     return render(request, "judgeapp/web/judges.html", context)
 
@@ -122,3 +130,15 @@ def judges_reload(request: HtmxHttpRequest) -> HttpResponse:
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         return redirect("judges")
     return redirect(target)
+
+
+@role_required(*READERS)
+def judge_scorecard(request: HtmxHttpRequest, name: str, version: str | None = None) -> HttpResponse:
+    """One judge configuration's record: agreement with people over time, position consistency, parse
+    failures and truncation, latency and tokens, the runs and gates relying on it, its lock history."""
+    if version is None:
+        judge = get_object_or_404(Judge, name=name)
+        return redirect("judge_scorecard_version", name=name, version=judge.version)
+    if not Judge.objects.filter(name=name).exists() and version not in web_selectors.judge_versions(name=name):
+        raise Http404(f"no judge {name!r} in configuration {version!r}")
+    return render(request, "judgeapp/web/scorecard.html", {"card": web_selectors.scorecard(name=name, version=version)})

@@ -120,3 +120,10 @@ def small_pairwise_run(db):
                                    items=items, source="tests")
 
     return make
+
+
+def two_annotators(rows):
+    """Each label given twice, by the annotator and a second one who agrees (Krippendorff's alpha 1): a
+    sample whose people are reliable, so that it may lock and unlock (a single-annotator one cannot)."""
+    rows = list(rows)
+    return rows + [(run_id, case_id, criterion, f"{annotator}-2", label) for run_id, case_id, criterion, annotator, label in rows]

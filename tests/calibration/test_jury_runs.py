@@ -16,7 +16,7 @@ from judgeapp.judging.runkind import RunHandler, Verdict
 from judgeapp.judging.runs import run_create
 from judgeapp.models import Output, RunKind, RunStatus
 from tests import factories
-from tests.calibration.conftest import RUBRIC_ONE, labels_csv
+from tests.calibration.conftest import RUBRIC_ONE, labels_csv, two_annotators
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +61,7 @@ def test_a_jury_sample_is_stratified_by_the_pooled_verdict(jury_run, annotator):
 
 def test_agreement_per_juror_and_for_the_pool_and_only_the_dissenting_juror_is_locked(jury_run):
     rows = [(jury_run.run_id, f"c{i:03d}", "", "ann", truth(i)) for i in range(N)]
-    sample = labels_import(data=labels_csv(rows), name="jury.csv").samples[0]
+    sample = labels_import(data=labels_csv(two_annotators(rows)), name="jury.csv").samples[0]
     agreement_compute(sample_pk=sample.pk)
     results = {r.judge_name: r for r in AgreementResult.objects.filter(sample=sample)}
     assert set(results) == {"juror-a", "juror-b", "juror-c", "jury"}

@@ -11,7 +11,7 @@ from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from judgeapp.models import AuditLog
-from tests.calibration.conftest import labels_csv, scores_for
+from tests.calibration.conftest import labels_csv, scores_for, two_annotators
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ N = 30  # above the default minimum sample size of 20
 
 def import_labels(run, labels, *, annotator="ann", criterion="helpfulness"):
     rows = [(run.run_id, f"c{i:03d}", criterion, annotator, label) for i, label in enumerate(labels)]
-    return labels_import(data=labels_csv(rows), name="labels.csv").samples[0]
+    return labels_import(data=labels_csv(two_annotators(rows)), name="labels.csv").samples[0]
 
 
 def agreeing(scores):

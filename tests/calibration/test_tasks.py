@@ -10,7 +10,7 @@ from calibration.services.labels import labels_import
 from calibration.services.samples import sample_draw
 from calibration.tasks import compute_agreement
 from judgeapp.models import AuditLog
-from tests.calibration.conftest import labels_csv, scores_for
+from tests.calibration.conftest import labels_csv, scores_for, two_annotators
 from tests.helpers import wait_for
 
 
@@ -49,7 +49,7 @@ def test_an_import_sends_one_task_per_sample(planted_run, sent, django_capture_o
 def test_the_task_is_idempotent_and_a_repeat_changes_nothing(planted_run, django_capture_on_commit_callbacks):
     run = planted_run(scores_for(25))
     rows = [(run.run_id, f"c{i:03d}", "helpfulness", "ann", 6 - s) for i, s in enumerate(scores_for(25))]
-    sample = labels_import(data=labels_csv(rows), name="l.csv").samples[0]
+    sample = labels_import(data=labels_csv(two_annotators(rows)), name="l.csv").samples[0]
     assert agreement.agreement_compute(sample_pk=sample.pk) is True
     before = list(AgreementResult.objects.values_list("pk", "updated_at", "kappa"))
     assert agreement.agreement_compute(sample_pk=sample.pk) is False
@@ -81,7 +81,7 @@ def test_a_real_worker_computes_the_agreement_when_labels_arrive(transactional_d
     run = planted_run(scores_for(25))
     worker_factory(concurrency=1)
     rows = [(run.run_id, f"c{i:03d}", "helpfulness", "ann", 6 - s) for i, s in enumerate(scores_for(25))]
-    sample = labels_import(data=labels_csv(rows), name="l.csv").samples[0]
+    sample = labels_import(data=labels_csv(two_annotators(rows)), name="l.csv").samples[0]
     wait_for(lambda: not Sample.objects.get(pk=sample.pk).agreement_stale, timeout=90, message="the worker's agreement")
     result = AgreementResult.objects.get(sample=sample, criterion="")
     assert result.kappa == pytest.approx(-1.0) and result.n_items == 25

@@ -163,12 +163,12 @@ def test_an_annotator_cannot_open_a_report_another_annotators_queue_or_a_leads_p
 
 def test_a_reviewer_cannot_change_the_level_or_unlock(client, planted_run, reviewer, eager_tasks, django_capture_on_commit_callbacks):
     from calibration.services.labels import labels_import
-    from tests.calibration.conftest import labels_csv
+    from tests.calibration.conftest import labels_csv, two_annotators
 
     run = planted_run(scores_for(25))
     rows = [(run.run_id, f"c{i:03d}", "helpfulness", "ann", 6 - s) for i, s in enumerate(scores_for(25))]
     with django_capture_on_commit_callbacks(execute=True):
-        labels_import(data=labels_csv(rows), name="l.csv")
+        labels_import(data=labels_csv(two_annotators(rows)), name="l.csv")
     lock = JudgeLock.objects.get(locked=True)
     client.force_login(reviewer)
     assert client.get(reverse("calibration:overview")).status_code == 200
@@ -181,12 +181,12 @@ def test_a_reviewer_cannot_change_the_level_or_unlock(client, planted_run, revie
 
 def test_a_lead_sets_the_level_and_unlocks_with_a_reason_both_audited(client, planted_run, lead, eager_tasks, django_capture_on_commit_callbacks):
     from calibration.services.labels import labels_import
-    from tests.calibration.conftest import labels_csv
+    from tests.calibration.conftest import labels_csv, two_annotators
 
     run = planted_run(scores_for(25))
     rows = [(run.run_id, f"c{i:03d}", "helpfulness", "ann", 6 - s) for i, s in enumerate(scores_for(25))]
     with django_capture_on_commit_callbacks(execute=True):
-        labels_import(data=labels_csv(rows), name="l.csv")
+        labels_import(data=labels_csv(two_annotators(rows)), name="l.csv")
     client.force_login(lead)
     page = client.get(reverse("calibration:overview")).content.decode()
     assert "locked" in page and "planted-judge" in page and 'id="level-form"' in page

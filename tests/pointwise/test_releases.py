@@ -58,7 +58,7 @@ def test_an_approval_cannot_open_a_gate_locked_by_calibration(judge, system, lea
     import calibration.selectors
 
     run = finished(judge, system=system)
-    monkeypatch.setattr(calibration.selectors, "gate_lock_reasons", lambda *, run: ["judge not calibrated: no human sample"])
+    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge not calibrated: no human sample")
     with pytest.raises(InputError, match="judge not calibrated"):
         gate_decide(run=run, actor=lead, verdict="approved", reason="trust me")
 

@@ -1,0 +1,198 @@
+"""Candidate runs: a candidate configuration of a judge scores exactly the labelled items of a sample.
+
+The unit is one labelled item (a case and one rubric criterion); the candidate sees what the judge saw —
+the rubric criterion, the customer message and the reply — through the seed's pointwise prompt (or the
+candidate's own prompt text), and nothing of the people's labels, the sample, or the judge's verdict. The
+figures are measured against the sample's labels when the run finishes and again whenever they change
+(`candidate_results_store`, called by the agreement task).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from calibration.core.agreement import LabelPair, confusion, inter_annotator, judge_human, largest_disagreements
+from calibration.core.labels import label_value
+from calibration.models import AgreementResult, Assignment, AssignmentState, Candidate
+from judgeapp.judging.files import render_criterion
+from judgeapp.judging.parsing import score_spec
+from judgeapp.judging.prompts import user_message
+from judgeapp.judging.replies import criterion_spec, run_prompt
+from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.models import Judge, Output, Purpose, RunKind, RunStatus, UnitStatus
+
+DEFAULT_RESAMPLES = 1000
+
+
+def candidate_endpoint(judge: Judge, candidate: dict) -> Judge:
+    """The judge as the candidate configures it (an unsaved row: nothing is stored until it is adopted).
+    Same server, key and limits, so the candidate shares the judge's concurrency slots."""
+    model = candidate["model"]
+    return Judge(
+        name=judge.name,
+        model=model,
+        family=judge.family if model == judge.model else "",
+        base_url=judge.base_url,
+        api_key_env=judge.api_key_env,
+        max_concurrency=judge.max_concurrency,
+        structured_output=candidate["structured_output"],
+        timeout_seconds=judge.timeout_seconds,
+        source=judge.source,
+        scripted_demo=judge.scripted_demo,
+    )
+
+
+@register
+class CandidateHandler(RunHandler):
+    kind = RunKind.CANDIDATE
+    page_template = "calibration/candidate_run.html"
+    label_kind = None  # its items are labelled already: a candidate run is not sampled again
+
+    def plan(self, run, stage):
+        if stage > 0:
+            return None
+        config = run.config["candidate"]
+        criteria = {c.name: c for c in run.rubric.criteria.all()}
+        outputs = dict(Output.objects.filter(run_id=config["source_run"], slot="").values_list("case_id", "text"))
+        # Only the reply travels with the unit: the payload is what the candidate is shown, and no label is in it.
+        return [
+            UnitSpec(
+                key=f"{item['case_key']}/{item['criterion']}",
+                case_id=item["case"],
+                criterion_id=criteria[item["criterion"]].pk,
+                judge_id=run.judge_id,
+                payload={"output": outputs.get(item["case"], "")},
+            )
+            for item in config["items"]
+            if item["criterion"] in criteria
+        ]
+
+    def execute(self, unit):
+        from judgeapp.judging.endpoints import client_for
+
+        endpoint = candidate_endpoint(unit.judge, unit.run.config["candidate"])
+        text = run_prompt(unit.run, "pointwise").render(
+            rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=unit.payload.get("output", "")
+        )
+        low, high = unit.criterion.scale_bounds
+        return UnitResult.from_outcome(client_for(endpoint).judge(user_message(text), score_spec(low, high)))
+
+    def verdicts(self, run):
+        name = run.config["candidate"]["judge"]
+        return [
+            Verdict(case_id=j.case.case_id, criterion=j.criterion.name, judge=name, value=j.parsed["score"])
+            for j in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "criterion")
+        ]
+
+    def finalize(self, run):
+        from django.conf import settings
+
+        units = list(run.judgments.filter(purpose=Purpose.JUDGE).values_list("status", "parse_error", "error"))
+        judged = sum(1 for status, _, _ in units if status == UnitStatus.DONE)
+        parse_failures = sum(1 for status, parse_error, error in units if status == UnitStatus.FAILED and parse_error and not error)
+        candidate = Candidate.objects.select_related("sample", "run").filter(run=run).first()
+        pooled = None
+        if candidate is not None:
+            results = candidate_results_store(
+                candidate=candidate, resamples=getattr(settings, "CALIBRATION_BOOTSTRAP_RESAMPLES", DEFAULT_RESAMPLES)
+            )
+            pooled = next((r for r in results if r.criterion == ""), None)
+        report = {
+            "run_id": run.run_id,
+            "kind": run.kind,
+            "candidate": str(candidate.uuid) if candidate else None,
+            "sample": run.config["candidate"]["sample"],
+            "judge": run.config["candidate"]["judge"],
+            "units": len(units),
+            "judged": judged,
+            "parse_failures": parse_failures,
+            "parse_failure_rate": parse_failures / len(units) if units else None,
+            "judge_errors": sum(1 for status, _, error in units if status == UnitStatus.FAILED and error),
+            "n_items": pooled.n_items if pooled else 0,
+            "kappa": pooled.kappa if pooled else None,
+            "agreement": pooled.agreement if pooled else None,
+            "versions": {k: run.versions.get(k) for k in ("testset", "rubric", "prompt", "judge")},
+        }
+        return (RunStatus.DONE if judged else RunStatus.INVALID), report
+
+
+def sample_labels(sample) -> dict[tuple[str, str], dict[str, int | str]]:
+    """{(case id, criterion): {annotator: label}} of a sample's labelled items."""
+    labels: dict = defaultdict(dict)
+    rows = (
+        Assignment.objects.filter(item__sample=sample, state=AssignmentState.LABELLED)
+        .values_list("item__case_key", "item__criterion", "annotator__username", "value")
+        .order_by("item__position", "annotator__username")
+    )
+    for case_key, criterion, annotator, value in rows:
+        labels[(case_key, criterion)][annotator] = label_value(value, label_kind=sample.label_kind)
+    return dict(labels)
+
+
+def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RESAMPLES) -> list[AgreementResult]:
+    """Measure a finished candidate run against its sample's labels now; one result per criterion and
+    every criterion pooled (""), replacing the previous ones."""
+    sample = candidate.sample
+    run = candidate.run
+    labels = sample_labels(sample)
+    scales = {c.name: c.scale_bounds for c in run.rubric.criteria.all()} if run.rubric_id else {}
+    verdicts = {
+        (case_key, criterion): (parsed or {}).get("score")
+        for case_key, criterion, parsed in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).values_list(
+            "case__case_id", "criterion__name", "parsed"
+        )
+    }
+    criteria = sorted({criterion for (_, criterion) in labels if criterion})
+    groups = ([""] + criteria) if criteria else [""]
+    seed = sample.seed or 0
+    keys = sorted(labels)
+    index = {key: i for i, key in enumerate(keys)}
+    stored = []
+    for criterion in groups:
+        in_group = {key: by for key, by in labels.items() if not criterion or key[1] == criterion}
+        bounds = [scales.get(key[1], (1, 5)) for key in in_group] or [(1, 5)]
+        scale = (min(b[0] for b in bounds), max(b[1] for b in bounds))
+        pairs = [
+            LabelPair(index[key], annotator, int(verdicts[key]), human)
+            for key, by in in_group.items()
+            if isinstance(verdicts.get(key), int)
+            for annotator, human in by.items()
+        ]
+        if not pairs:
+            continue
+        figures = judge_human(pairs, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
+        human_only = inter_annotator(
+            {index[key]: by for key, by in in_group.items()}, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed
+        )
+        details = {
+            "confusion": confusion(pairs, label_kind=sample.label_kind, scale=scale),
+            "disagreements": [
+                {**row, "item": list(keys[row["item"]])} for row in largest_disagreements(pairs, label_kind=sample.label_kind)
+            ],
+        }
+        result, _ = AgreementResult.objects.update_or_create(
+            candidate=candidate,
+            criterion=criterion,
+            defaults={
+                "sample": sample,
+                "judge_name": candidate.judge_name,
+                "judge_version": candidate.config_version,
+                "prompt_version": run.versions.get("prompt") or "",
+                "rubric_version": run.versions.get("rubric") or "",
+                "label_kind": sample.label_kind,
+                "scripted_demo": bool(run.config["candidate"].get("scripted_demo")),
+                "n_items": figures["n_items"],
+                "n_labels": figures["n_labels"],
+                "kappa": figures["kappa"],
+                "agreement": figures["agreement"],
+                "metrics": figures["metrics"],
+                "per_annotator": figures["per_annotator"],
+                "inter_annotator": human_only,
+                "details": details,
+                "labels_version": sample.labels_version,
+                "effective_at": candidate.adopted_at or sample.created_at,
+            },
+        )
+        stored.append(result)
+    AgreementResult.objects.filter(candidate=candidate).exclude(pk__in=[r.pk for r in stored]).delete()
+    return stored
