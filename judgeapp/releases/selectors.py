@@ -85,8 +85,6 @@ def gate_evaluate(
 
     if run.kind != RunKind.POINTWISE:
         raise ValueError(f"run {run.run_id} is a {run.kind} run; the release gate reads pointwise runs")
-    report = run.report if report is None else report
-    status = status or run.status
     options = run.options
     threshold = options.get("threshold")
     if threshold is None:

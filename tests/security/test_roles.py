@@ -78,6 +78,14 @@ EXPECTED: dict[str, Expected] = {
     "calibration:sample_new": Expected(READERS),
     "calibration:sample_detail": Expected(READERS),
     "calibration:level_set": Expected(POST_ONLY, LEADS_POST),
+    # The lead's calibration policy; a candidate judge configuration: reviewers draw and run one, leads adopt.
+    "calibration:policy_set": Expected(POST_ONLY, LEADS_POST),
+    "calibration:candidates": Expected(READERS),
+    "calibration:candidate_new": Expected(READERS),
+    "calibration:candidate_adopt": Expected(POST_ONLY, LEADS_POST),
+    # A judge's scorecard (the judge's reasoning, runs and gates): readers; without a version it redirects.
+    "judge_scorecard": Expected(statuses(302, 403, 403, 302, 302)),
+    "judge_scorecard_version": Expected(READERS),
     "calibration:lock_unlock": Expected(POST_ONLY, LEADS_POST),
     "calibration:queue": Expected(ANNOTATORS),
     "calibration:queue_item": Expected(ANNOTATORS),
@@ -216,12 +224,22 @@ def _build(server, tmp: Path) -> dict:
     assignment = Assignment.objects.filter(annotator=users["annotator"]).order_by("pk").first()
     ranklist = Ranklist.objects.get(run=ranked)
     artifact = ranklist.artifact_set.artifacts.order_by("pk").first()
+    from calibration.models import Candidate
     from judgeapp.api.services import api_token_create
+
+    # A candidate configuration of the sample's judge (its run stands in: the page only needs the row).
+    candidate = Candidate.objects.create(sample=sample, judge_name=judge.name, base_version=judge.version, run=jury,
+                                         model=judge.model, structured_output="none", config_version="v-cand")
 
     token, _secret = api_token_create(user=users["reviewer"], name="ci", actor=users["reviewer"])
     kwargs = {
         "api:token_revoke": {"uuid": token.uuid},
         "checkup:start": {"judge_name": judge.name},
+        "calibration:candidates": {"sample_uuid": sample.uuid},
+        "calibration:candidate_new": {"sample_uuid": sample.uuid},
+        "calibration:candidate_adopt": {"candidate_uuid": candidate.uuid},
+        "judge_scorecard": {"name": judge.name},
+        "judge_scorecard_version": {"name": judge.name, "version": judge.version},
         "run_detail": {"run_id": pointwise.run_id},
         "run_progress": {"run_id": pointwise.run_id},
         "run_cancel": {"run_id": pointwise.run_id},
