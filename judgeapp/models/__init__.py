@@ -63,6 +63,7 @@ from .ranker import (  # noqa: E402
     InsertionStatus,
     Ranklist,
     RanklistEntry,
+    Strategy,
     Winner,
 )
 
@@ -75,5 +76,6 @@ __all__ += [
     "InsertionStatus",
     "Ranklist",
     "RanklistEntry",
+    "Strategy",
     "Winner",
 ]
