@@ -8,8 +8,9 @@
    those in both orders — meet each other in both orders (a round robin, the pairs nearest in score first).
    A round robin moves the scores, so the cut is settled again, until a round robin asks nothing new.
 
-It stops there (confident), or when the call budget is spent, or when every doubtful pair has been seen in
-both orders. The ranking is the contenders by their wins against each other (Copeland; ties by score) when
+It stops there, or when the call budget is spent, or when every doubtful pair has been seen in both
+orders. It is *confident* when every item the model doubts is a contender (it has met every other
+contender in both orders) and those direct comparisons leave no tie at the cut. The ranking is the contenders by their wins against each other (Copeland; ties by score) when
 their round robin is complete, else by score; the ranklist is its top K.
 
 The fit is choix's ILSR on the matrix of wins (an "Equal" is half a win each way) with the regularisation
@@ -174,13 +175,18 @@ def tournament(
     contenders = _contenders(pool, model, k, confidence)
     names = pool.items
     complete = all(not pool.askable(names[i], names[j]) for n, i in enumerate(contenders) for j in contenders[n + 1 :])
+    clear_cut = True
     if complete:
         group = list(contenders)
-        contenders = sorted(group, key=lambda i: (-_copeland(evidence, names, i, group), -model.scores[i], names[i]))
+        wins = {i: _copeland(evidence, names, i, group) for i in group}
+        contenders = sorted(group, key=lambda i: (-wins[i], -model.scores[i], names[i]))
+        clear_cut = len(contenders) <= k or wins[contenders[k - 1]] > wins[contenders[k]]
     chosen = set(contenders)
     order = [names[i] for i in contenders + [i for i in model.order if i not in chosen]]
     doubtful = _membership_questions(model, k, confidence)
-    confident = complete and not doubtful
+    # Confident: every item the model doubts has met every contender in both orders, and those direct
+    # comparisons leave no tie at the cut.
+    confident = complete and clear_cut and all(i in chosen for _sure, i, _j in doubtful)
     if stopped == "confident" and not confident:
         stopped = "exhausted"
     return TournamentResult(

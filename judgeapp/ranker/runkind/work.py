@@ -267,7 +267,7 @@ def _tournament_round(ranklist: Ranklist, pending: list[Insertion], token) -> st
         evidence,
         k=ranklist.max_size,
         confidence=float(options.get("confidence", tournament.DEFAULT_CONFIDENCE)),
-        seed=ranklist.pk,
+        seed=0,  # deterministic: a resumed round asks the same questions first
     )
     kept = set(result.ranking)
     updates = []
