@@ -148,7 +148,7 @@ def rank_in_process(strategy: str, arrival: list[str], judge: InProcessJudge, ca
             ranklist = robust.robust_insert(ranklist, candidate, evidence, max_size=cap).ranklist
             if (sequence + 1) % VERIFY_EVERY == 0 or sequence == len(arrival) - 1:
                 ranklist = robust.robust_verify(ranklist, evidence).ranklist
-        return ranklist[:cap]
+        return robust.robust_settle_cut(ranklist, evidence, max_size=cap).ranklist[:cap]
     evidence.budget = tournament.default_budget(len(arrival), cap)
     return tournament.tournament(arrival, evidence, k=cap, seed=0).ranking
 

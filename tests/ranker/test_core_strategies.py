@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from judgeapp.ranker.core import EQUAL, A, B, ComparisonFailed, Outcome, insert
 from judgeapp.ranker.core.evidence import BudgetExhausted, Evidence, Observation
-from judgeapp.ranker.core.robust import robust_insert, robust_verify
+from judgeapp.ranker.core.robust import robust_insert, robust_settle_cut, robust_verify
 from judgeapp.ranker.core.support import CONTESTED, CONTRADICTED, SUPPORTED, UNSUPPORTED, Vote, adjacent_support, support_summary
 from judgeapp.ranker.core.tournament import default_budget, tournament
 
@@ -53,7 +53,7 @@ def robust_batch(arrival, evidence, k, reserve=5, every=10):
         ranklist = robust_insert(ranklist, candidate, evidence, max_size=k, reserve=reserve).ranklist
         if (sequence + 1) % every == 0 or sequence == len(arrival) - 1:
             ranklist = robust_verify(ranklist, evidence).ranklist
-    return ranklist
+    return robust_settle_cut(ranklist, evidence, max_size=k).ranklist
 
 
 # --- robust ---------------------------------------------------------------------------------------------
@@ -107,6 +107,17 @@ def test_robust_verify_sinks_an_intruder_by_transitivity_when_its_pair_is_disput
     result = robust_verify(["bad", "a", "b", "c"], Evidence(judge, known=known))
     assert result.ranklist == ["a", "b", "c", "bad"]
     assert any("transitivity" in r.evidence or r.evidence == "both orders" for r in result.repairs)
+
+
+def test_robust_settles_a_disputed_cut_by_a_round_robin_and_asks_nothing_when_it_is_clear():
+    quality = {"a": 6, "b": 5, "c": 4, "d": 3, "e": 2, "f": 1}
+    judge = StubJudge(quality)
+    known = [Observation("e", "b", A)]  # one wrong look: e "beat" b when shown first
+    result = robust_settle_cut(["a", "b", "e", "c", "d", "f"], Evidence(judge, known=known), max_size=3)
+    assert result.ranklist == ["a", "b", "c", "d", "e", "f"] and result.window
+    clear = Evidence(StubJudge(quality))
+    assert robust_settle_cut(["a", "b", "c", "d", "e", "f"], clear, max_size=3).window == []
+    assert clear.calls == 10  # the five adjacent pairs in both orders, no round robin
 
 
 def test_robust_insert_raises_a_failed_comparison_and_verify_skips_the_pair():

@@ -15,9 +15,14 @@ bench/ranker.py:
    beating one of them means beating the bottom (transitivity).
 3. **Bisection alternates the orders**, so a judge's pull towards the first (or second) position pushes the
    candidate up on one step and down on the next instead of the same way every time.
-4. **A verification pass over the kept list**: every adjacent pair of the top `max_size + 1` (the cut
-   included) is judged in both orders; a pair both orders call the wrong way round is repaired by
-   re-inserting the lower item above it, and the pass is repeated until it finds nothing (a few rounds).
+4. **A verification pass over the kept list** (reserve included), after every 10th candidate and at the
+   end: every adjacent pair is judged in both orders; a pair both orders call the wrong way round is
+   repaired by re-inserting the lower item above it; a pair the two orders dispute is settled by
+   transitivity (the item below it, or above it, judged against it in both orders). A repair puts the
+   pairs it changed back to check.
+5. **Settling the cut**, at the end of a batch: when a pair around the cut (5 above it, the reserve under
+   it) is still in doubt, those items meet each other in both orders and take their places by wins minus
+   losses.
 
 With a perfect judge the gate answers in one call ("B") for every candidate that does not belong, so robust
 spends fewer calls than the seed on those and a few more on the candidates that do get in.
@@ -223,3 +228,42 @@ def _place(evidence: Evidence, current: list[str], item: str, low: int, high: in
         else:
             low = mid + 1
     return insertion_point
+
+
+CUT_WINDOW_ABOVE = 5  # items above the cut that the final settling reconsiders
+
+
+@dataclass
+class CutResult:
+    ranklist: list[str]
+    window: list[str] = field(default_factory=list)  # the items reconsidered, empty when the cut was clear
+    skipped: list[str] = field(default_factory=list)
+
+
+def robust_settle_cut(ranklist: list[str], evidence: Evidence, *, max_size: int, above: int = CUT_WINDOW_ABOVE) -> CutResult:
+    """The last step of a batch: the items around the cut (`above` over it, the reserve under it) when
+    one of their adjacent pairs is not clearly ordered in both orders (a disagreement, only "Equal"): they
+    meet each other in both orders (a round robin) and take their places by wins minus losses (ties keep
+    their order). With a clear cut nothing is asked. A judge biased towards one position disputes many
+    pairs; a verdict against the position it favours is then what tells the items apart."""
+    current = list(ranklist)
+    start, stop = max(0, max_size - above), len(current)
+    if stop - start < 2 or stop <= max_size:
+        return CutResult(current)
+    window = current[start:stop]
+    result = CutResult(current)
+    try:
+        clear = all(both_orders_relation(evidence, window[i], window[i + 1], stage="verify") == ABOVE for i in range(len(window) - 1))
+        if clear:
+            return result
+        for i, x in enumerate(window):
+            for y in window[i + 1 :]:
+                both_orders_relation(evidence, x, y, stage="verify")
+    except ComparisonFailed as exc:
+        result.skipped.append(exc.reason)
+        return result  # leave the cut as it is
+    score = {x: sum(evidence.tally(x, y)[0] - evidence.tally(x, y)[1] for y in window if y != x) for x in window}
+    settled = sorted(window, key=lambda x: -score[x])  # stable: ties keep the list's order
+    result.ranklist = current[:start] + settled
+    result.window = window
+    return result

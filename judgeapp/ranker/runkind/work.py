@@ -223,7 +223,7 @@ def _asker(ranklist, spec, insertion, token, by_id, positions: dict[str, int] | 
 
 def _robust_insert(ranklist, spec, insertion, token, before, by_id):
     """Robust's insert, then (every VERIFY_EVERY candidates and when the queue is empty) its
-    verification pass over the whole kept list."""
+    verification pass over the whole kept list, and when the queue is empty the settling of the cut."""
     reserve = int(ranklist.strategy_options.get("reserve", robust.DEFAULT_RESERVE))
     positions = {artifact_id: i for i, artifact_id in enumerate(before)}
     evidence = Evidence(_asker(ranklist, spec, insertion, token, by_id, positions), known=ranklist_observations(ranklist))
@@ -235,12 +235,13 @@ def _robust_insert(ranklist, spec, insertion, token, before, by_id):
         inserting = evidence.calls
         checked = robust.robust_verify(new_ids, evidence)
         new_ids = checked.ranklist
-        verification = {
-            "checked": checked.checked,
-            "repairs": [vars(r) for r in checked.repairs],
-            "skipped": checked.skipped,
-            "calls": evidence.calls - inserting,
-        }
+        verification = {"checked": checked.checked, "repairs": [vars(r) for r in checked.repairs], "skipped": checked.skipped}
+        if not others_waiting:
+            # The queue is empty: settle the cut (a round robin around it when its pairs are in doubt).
+            cut = robust.robust_settle_cut(new_ids, evidence, max_size=ranklist.max_size)
+            new_ids = cut.ranklist
+            verification |= {"cut_window": cut.window, "skipped": checked.skipped + cut.skipped}
+        verification["calls"] = evidence.calls - inserting
         if result.outcome == core.Outcome.INSERTED:
             result.position = new_ids.index(candidate)
     return new_ids, result, verification
