@@ -245,3 +245,17 @@ def test_a_judge_out_of_reach_for_three_candidates_in_a_row_stops_the_batch_inst
     runs.run_sequential_execute(run_pk=run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and run.report["ranking"] == true_top(truth, 10) and run.done_units == 7
+
+
+def test_insert_into_a_tournament_ranklist_runs_one_more_round_within_its_budget(oracle_judge, oracle, tmp_path, settings, fake_judge):
+    truth = oracle.write(tmp_path / "c", 12, seed=7)
+    run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "ti", "--judge", "oracle", "--max-size", "4", "--strategy", "tournament")
+    path, _sidecar = paths(settings, "ti")
+    ranking = true_top(truth, 4)
+    oracle.add(tmp_path / "new.md", "a new candidate", (truth[ranking[0]] + truth[ranking[1]]) / 2)
+    seen = len(fake_judge.chat_requests)
+    out, _err = run_command("insert", str(tmp_path / "new.md"), "--ranklist", str(path), "--budget", "20")
+    made = len(fake_judge.chat_requests) - seen
+    assert 0 < made <= 20
+    assert calls_line(out).startswith(f"Comparator calls: {made} for 1 insert")
+    assert json.loads(path.read_text()) == [ranking[0], "new.md"] + ranking[1:3]
