@@ -1,5 +1,5 @@
 """Files written whole or not at all: every report, comparison and export the app writes goes through here
-(the ranklist keeps the seed's own `<path>.tmp` + os.replace, judgeapp/ranker/core.py)."""
+(the ranklist keeps the seed's own `<path>.tmp` + os.replace, judgeapp/ranker/core/__init__.py)."""
 
 import json
 import os

@@ -94,6 +94,8 @@ class JudgeOutcome:
 class JudgeError(Exception):
     """A judge call that did not produce a reply. `str()` is one line a user can act on."""
 
+    attempts: int = 0  # HTTP requests made before giving up (set where the error is raised)
+
 
 class JudgeUnavailable(JudgeError):
     """Transient failures (429, 5xx, timeouts) until the attempts ran out."""
@@ -313,7 +315,9 @@ class JudgeClient:
         try:
             response, elapsed = retrying(attempt)
         except Exception as exc:  # noqa: BLE001 - every failure becomes one of our three, with one line
-            raise self._translate(exc, attempts, response_format) from exc
+            error = self._translate(exc, attempts, response_format)
+            error.attempts = attempts
+            raise error from exc
 
         result = self._result_from(response, attempts, elapsed)
         if self.cache is not None and result.finish_reason != "error":
@@ -388,13 +392,22 @@ class JudgeClient:
 
     # --- a verdict: call, parse, one retry ---------------------------------------------------------------
 
-    def judge(self, messages: list[dict], spec: ReplySpec, *, max_tokens: int | None = None) -> JudgeOutcome:
+    def judge(self, messages: list[dict], spec: ReplySpec, *, max_tokens: int | None = None, use_cache: bool = True) -> JudgeOutcome:
         """Ask for a verdict of the spec's form. A reply that does not parse gets one retry, in which the
-        judge sees its reply and what was wrong with it; a second failure is returned, not raised."""
+        judge sees its reply and what was wrong with it; a second failure is returned, not raised.
+
+        `use_cache=False` asks the server even when the cache holds a reply (a caller retrying a verdict
+        that failed); a JudgeError raised on the way carries every HTTP attempt made, in `attempts`."""
         outcome = JudgeOutcome(parsed=None, raw_reply="", messages=list(messages), cached=True)
         conversation = list(messages)
         for parse_attempt in (1, 2):
-            result = self.chat(conversation, schema=spec.schema or None, schema_name=spec.name, max_tokens=max_tokens)
+            try:
+                result = self.chat(
+                    conversation, schema=spec.schema or None, schema_name=spec.name, max_tokens=max_tokens, use_cache=use_cache
+                )
+            except JudgeError as exc:
+                exc.attempts += outcome.attempts
+                raise
             outcome.attempts += result.attempts
             outcome.prompt_tokens += result.prompt_tokens
             outcome.completion_tokens += result.completion_tokens

@@ -63,6 +63,7 @@ from .ranker import (  # noqa: E402
     InsertionStatus,
     Ranklist,
     RanklistEntry,
+    Strategy,
     Winner,
 )
 
@@ -75,6 +76,7 @@ __all__ += [
     "InsertionStatus",
     "Ranklist",
     "RanklistEntry",
+    "Strategy",
     "Winner",
 ]
 from .api import ApiToken, IdempotencyKey  # noqa: E402

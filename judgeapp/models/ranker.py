@@ -19,6 +19,12 @@ class Winner(models.TextChoices):
     EQUAL = "Equal"
 
 
+class Strategy(models.TextChoices):
+    SEED = "seed", "seed (ranker.md's binary insertion)"
+    ROBUST = "robust", "robust (gate in both orders, reserve, verification pass)"
+    TOURNAMENT = "tournament", "tournament (Bradley–Terry, active pairs, call budget)"
+
+
 class Ranklist(TimeStampedModel):
     """One artifact set's ranked list, bound for life to its goal, its comparator (prompt version and
     judge) and whether each comparison is judged in both orders.
@@ -40,6 +46,12 @@ class Ranklist(TimeStampedModel):
     max_size = models.PositiveIntegerField(default=10)
     both_orders = models.BooleanField(
         default=False, help_text="Each comparison judged in both orders; a disagreement counts as Equal."
+    )
+    strategy = models.CharField(
+        max_length=12, choices=Strategy.choices, default=Strategy.SEED, help_text="How candidates are placed; fixed for life."
+    )
+    strategy_options = models.JSONField(
+        default=dict, blank=True, help_text="The strategy's settings: robust's reserve, tournament's budget and confidence."
     )
     version = models.PositiveIntegerField(default=0, help_text="Bumped by every change of the entries.")
     claim_token = models.UUIDField(null=True, blank=True)
@@ -65,7 +77,8 @@ class Ranklist(TimeStampedModel):
 
 
 class RanklistEntry(TimeStampedModel):
-    """One place in a ranklist, best first (position 0)."""
+    """One place in a ranklist, best first (position 0). Positions from max_size on are robust's reserve:
+    kept and compared, not written to the ranklist file."""
 
     ranklist = models.ForeignKey(Ranklist, on_delete=models.CASCADE, related_name="entries")
     artifact = models.ForeignKey("judgeapp.Artifact", on_delete=models.CASCADE, related_name="+")
@@ -82,7 +95,7 @@ class RanklistEntry(TimeStampedModel):
 class InsertionStatus(models.TextChoices):
     PENDING = "pending"
     DONE = "done"
-    FAILED = "failed"
+    FAILED = "failed", "unplaced"  # a comparison failed even after a retry: not in the list, may be retried
     CANCELLED = "cancelled"
 
 
@@ -115,7 +128,12 @@ class Insertion(TimeStampedModel):
     list_length = models.PositiveIntegerField(null=True, blank=True, help_text="Length of the list it met.")
     comparisons = models.PositiveIntegerField(default=0)
     dropped = models.JSONField(default=list, blank=True, help_text="IDs the prune pushed out.")
-    error = models.TextField(blank=True)
+    error = models.TextField(blank=True, help_text="Why it is unplaced (a comparison that failed twice).")
+    notes = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the strategy did besides placing it: robust's verification, a tournament round, earlier failures.",
+    )
     requested_by = models.CharField(max_length=150, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -137,6 +155,10 @@ class ComparisonStage(models.TextChoices):
     BOTTOM = "bottom"
     MIDDLE = "middle"
     DIRECT = "direct", "direct compare"
+    VERIFY = "verify", "verification"
+    WARMUP = "warmup", "warm-up"
+    CUT = "cut", "the cut at K"
+    ROUND_ROBIN = "roundrobin", "round robin"
 
 
 class Comparison(TimeStampedModel):

@@ -8,11 +8,13 @@ from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.client import JudgeError
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline, run_id_check
-from judgeapp.models import Executor, Insertion, InsertionStatus, Run, RunStatus
+from judgeapp.models import Executor, Insertion, InsertionStatus, Run, RunStatus, Strategy
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, format_calls, format_ranklist, format_verdict, seed_worst_case
+from judgeapp.ranker.core.tournament import CALLS_PER_CANDIDATE
 from judgeapp.ranker.services import (
     ComparatorFailed,
     RanklistBusy,
+    judge_calls,
     candidate_read,
     candidates_in_dir,
     compare_create,
@@ -78,6 +80,53 @@ class CompareCommand(JudgeCommand):
         self.stdout.write(format_verdict(winner, rationale))
 
 
+def add_strategy_arguments(parser, *, default: str | None) -> None:
+    parser.add_argument(
+        "--strategy",
+        choices=Strategy.values,
+        default=default,
+        help=(
+            "how candidates are placed: seed (ranker.md's binary insertion, the default), robust (a gate asked in "
+            "both orders, a reserve below the cut, a verification pass), tournament (Bradley–Terry with active "
+            "pairs, within --budget); fixed for the ranklist's life"
+            + ("" if default else " (default: the ranklist's; another one is refused)")
+        ),
+    )
+    parser.add_argument(
+        "--budget",
+        type=int,
+        help=f"tournament only: the most comparator calls to make (default {CALLS_PER_CANDIDATE} per new candidate, at least 3 (K + 2))",
+    )
+
+
+def summary_lines(summary: dict, *, calls: int, cached: int, inserts: int, worst_case: float) -> list[str]:
+    """The lines after the top 3: the calls really made, how well the order is supported, what is unplaced."""
+    calls_line = format_calls(calls, worst_case, inserts=inserts, both_orders=summary["both_orders"])
+    if cached:
+        calls_line += f"; {cached} more answered from the response cache (no call)"
+    lines = [calls_line]
+    if summary["strategy"] != Strategy.SEED:
+        lines.append(f"Strategy: {summary['strategy']}" + _strategy_detail(summary))
+    support = summary["support"]
+    if support["pairs"]:
+        lines.append(f"Order support: {support['line']}")
+    return lines
+
+
+def _strategy_detail(summary: dict) -> str:
+    if summary["strategy"] == Strategy.TOURNAMENT and summary.get("tournament"):
+        t = summary["tournament"]
+        state = "the top K is confident" if t["confident"] else f"not confident (stopped: {t['stopped']})"
+        return f" — {t['calls']} of a budget of {t['budget']} calls; {state}"
+    if summary["strategy"] == Strategy.ROBUST:
+        return f" — reserve of {len(summary['reserve'])} below the cut; {summary.get('repairs', 0)} pair(s) repaired by verification"
+    return ""
+
+
+def unplaced_lines(summary: dict) -> list[str]:
+    return [f"unplaced: {u['id']} — {u['reason']}" for u in summary["unplaced"]]
+
+
 # rank: `manage.py rank DIR --goal G`: batch rank (seed Mode 2).
 class RankCommand(JudgeCommand):
     help = (
@@ -97,6 +146,7 @@ class RankCommand(JudgeCommand):
             action="store_true",
             help="judge each comparison in both orders and count a disagreement as Equal (cancels position bias; twice the calls)",
         )
+        add_strategy_arguments(parser, default=Strategy.SEED)
 
     def handle(self, *args, **options):
         directory = Path(options["dir"])
@@ -112,6 +162,8 @@ class RankCommand(JudgeCommand):
             set_name=set_name,
             max_size=options["max_size"],
             both_orders=options["both_orders"],
+            strategy=options["strategy"],
+            budget=options["budget"],
             run_id=options["run_id"],
             executor=Executor.INLINE,
         )
@@ -121,17 +173,22 @@ class RankCommand(JudgeCommand):
         run = run_execute_inline(run=run, progress=self.progress_callback(bar))
         bar.close()
         self.current_run = None
-        report = run.report or {}
-        if report.get("ranklist"):
-            self.stdout.write(format_ranklist(report["ranklist"], [(t["id"], t["preview"]) for t in report["top"]]))
-            self.stdout.write(
-                format_calls(report["comparator_calls"], report["seed_worst_case"], inserts=report["candidates"], both_orders=report["both_orders"])
-            )
+        # A run that stopped early has no report: say what the ranklist holds all the same.
+        summary = run.report if (run.report or {}).get("ranklist") else ranklist_summary(run.ranklists.get())
+        self.stdout.write(format_ranklist(summary["ranklist"], [(t["id"], t["preview"]) for t in summary["top"]]))
+        calls = summary["judge_calls"]
+        for line in summary_lines(summary, calls=calls["http"], cached=calls["cached"], inserts=summary["candidates"], worst_case=summary["seed_worst_case"]):
+            self.stdout.write(line)
+        for line in unplaced_lines(summary):
+            self.stderr.write(line)
         if run.status == RunStatus.DONE:
             return
         if run.status == RunStatus.INVALID:
-            failed = report.get("failed", [])
-            self.stderr.write(f"error: {len(failed)} candidate(s) could not be placed: " + "; ".join(f"{f['id']}: {f['error']}" for f in failed))
+            unplaced = summary["unplaced"]
+            self.stderr.write(
+                f"error: {len(unplaced)} candidate(s) left unplaced (a comparison failed twice); the others are ranked. "
+                f"Insert an unplaced file again to retry it"
+            )
         else:
             self.stderr.write(f"error: run {run.run_id} {run.status}: {run.error}")
         sys.exit(1)
@@ -150,19 +207,26 @@ class InsertCommand(JudgeCommand):
         parser.add_argument("--goal", help="the goal; must be the ranklist's own (default: the ranklist's goal)")
         parser.add_argument("--max-size", type=int, help="new cap of the ranklist (default: keep the ranklist's)")
         parser.add_argument("--judge", help="must be the ranklist's judge (default: the ranklist's judge)")
+        add_strategy_arguments(parser, default=None)
 
     def handle(self, *args, **options):
         candidate = candidate_read(options["file"])
         ranklist = ranklist_from_path(options["ranklist"])
         self.judges_load()
+        calls_before = judge_calls(ranklist)
+        retry = Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id, status=InsertionStatus.FAILED).exists()
         insertion, queued = insertion_register(
             ranklist=ranklist,
             candidate=candidate,
             goal=options["goal"],
             judge_name=options["judge"],
             max_size=options["max_size"],
+            strategy=options["strategy"],
+            budget=options["budget"],
             requested_by="cli",
         )
+        if retry:
+            self.stderr.write(f"{candidate.artifact_id} was unplaced; trying it again")
         ranklist.judge.refresh_from_db()
         if ranklist.judge.version != ranklist.judge_version:
             self.stderr.write(
@@ -185,19 +249,23 @@ class InsertCommand(JudgeCommand):
                 self.stderr.write("the candidate stays registered and queued; run insert again to resume")
                 shutdown.raise_if_requested()
         insertion.refresh_from_db()
+        ranklist.refresh_from_db()
         summary = ranklist_summary(ranklist)
         self.stdout.write(format_ranklist(summary["ranklist"], [(t["id"], t["preview"]) for t in summary["top"]]))
         if queued:
-            self.stdout.write(
-                format_calls(
-                    insertion.comparisons * (2 if ranklist.both_orders else 1),
-                    seed_worst_case(insertion.list_length or 0),
-                    inserts=1,
-                    both_orders=ranklist.both_orders,
-                )
-            )
+            calls = summary["judge_calls"]
+            for line in summary_lines(
+                summary,
+                calls=calls["http"] - calls_before["http"],
+                cached=calls["cached"] - calls_before["cached"],
+                inserts=1,
+                worst_case=seed_worst_case(insertion.list_length or 0),
+            ):
+                self.stdout.write(line)
         if insertion.status == InsertionStatus.FAILED:
-            self.stderr.write(f"error: {candidate.artifact_id} could not be placed: {insertion.error}")
+            self.stderr.write(
+                f"error: {candidate.artifact_id} left unplaced: {insertion.error} (insert it again to retry it)"
+            )
             sys.exit(1)
         if queued and insertion.outcome == "discarded":
             self.stderr.write(f"{candidate.artifact_id} is worse than every artifact of the full list: not kept")

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import MultipleFileField
-from judgeapp.models import Judge
+from judgeapp.models import Judge, Strategy
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE
 from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
 from judgeapp.ranker.services.inputs import SET_NAME, Candidate, unique_ids_check
@@ -94,11 +94,30 @@ class RankForm(forms.Form):
         help_text="Every comparison twice, A/B then B/A; a disagreement counts as Equal. Cancels position bias; twice the calls.",
     )
 
+    strategy = forms.ChoiceField(
+        choices=Strategy.choices,
+        initial=Strategy.SEED,
+        required=False,
+        help_text=(
+            "seed: ranker.md's binary insertion. robust: survives a noisy or position-biased judge for a few more "
+            "calls. tournament: a Bradley–Terry model choosing the pairs, within a call budget. Fixed for the ranklist's life."
+        ),
+    )
+    budget = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Call budget (tournament)",
+        help_text="The most comparator calls a tournament makes; empty: 10 per candidate.",
+    )
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["judge"] = judge_field()
         self.fields["directory"].choices = [("", "—")] + browsable_directories()
-        self.order_fields(["goal", "judge", "set_name", "files", "directory", "max_size", "both_orders"])
+        self.order_fields(["goal", "judge", "set_name", "files", "directory", "max_size", "strategy", "budget", "both_orders"])
+
+    def clean_strategy(self):
+        return self.cleaned_data.get("strategy") or Strategy.SEED
 
     def clean_set_name(self):
         name = self.cleaned_data["set_name"].strip()

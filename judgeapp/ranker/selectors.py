@@ -35,6 +35,18 @@ class RanklistState:
     summary: dict
 
     @property
+    def rows(self) -> list[dict]:
+        """Each entry with the support of its order over the next one (the file's entries; then robust's
+        reserve, kept below the cut and out of the file)."""
+        support = {p["position"]: p for p in self.summary["support"]["adjacent"]}
+        cap = self.ranklist.max_size
+        return [{"entry": e, "support": support.get(e.position), "reserve": e.position >= cap} for e in self.entries]
+
+    @property
+    def unplaced(self) -> list[Insertion]:
+        return [i for i in self.insertions if i.status == InsertionStatus.FAILED]
+
+    @property
     def active(self) -> bool:
         """Still changing: the page keeps polling."""
         return self.pending > 0 or self.busy or not self.ranklist.run.is_finished
@@ -43,7 +55,7 @@ class RanklistState:
 def ranklist_state(*, ranklist: Ranklist) -> RanklistState:
     ranklist = Ranklist.objects.select_related("run", "artifact_set", "goal", "judge", "prompt").get(pk=ranklist.pk)
     entries = list(ranklist.entries.select_related("artifact").order_by("position"))
-    steps = Comparison.objects.select_related("artifact_b", "judgment", "judgment_swapped").order_by("id")
+    steps = Comparison.objects.select_related("artifact_a", "artifact_b", "judgment", "judgment_swapped").order_by("id")
     insertions = list(
         ranklist.insertions.select_related("artifact").prefetch_related(Prefetch("steps", queryset=steps)).order_by("-sequence")
     )

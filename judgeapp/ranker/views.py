@@ -48,6 +48,8 @@ def rank_new(request: HtmxHttpRequest) -> HttpResponse:
                 set_name=data["set_name"],
                 max_size=data["max_size"],
                 both_orders=data["both_orders"],
+                strategy=data["strategy"],
+                budget=data["budget"],
                 created_by=request.user,
             )
         except InputError as exc:

@@ -46,7 +46,7 @@ def test_the_code_keeps_every_import_contract():
         # A run kind calling up into its own services.
         ("judgeapp/pointwise/runkind.py", "from judgeapp.pointwise import services", "A package's rooms import downwards"),
         # Django in a core.
-        ("judgeapp/ranker/core.py", "import django.db", "Every core is plain Python"),
+        ("judgeapp/ranker/core/__init__.py", "import django.db", "Every core is plain Python"),
         # openai anywhere but the judge client.
         ("judgeapp/blind/runkind.py", "import openai", "Only the judge client imports openai"),
         # The shared layer importing a mode.

@@ -132,8 +132,8 @@ def test_an_interrupted_insert_resumes_without_asking_the_same_question_twice(or
     ranking = json.loads(path.read_text())
     oracle.add(tmp_path / "new.md", "the new one", (truth[ranking[4]] + truth[ranking[5]]) / 2)
     brain = fake_judge.action
-    # Two answers, then the judge's server refuses everything: the insert stops after two comparisons.
-    fake_judge.action = Sequence(brain, brain, Status(400, message="model overloaded"))
+    # Two answers, then the judge's server refuses the key: the insert stops after two comparisons.
+    fake_judge.action = Sequence(brain, brain, Status(401, message="key revoked"))
     seen = len(fake_judge.chat_requests)
     with pytest.raises(SystemExit):
         run_command("insert", str(tmp_path / "new.md"), "--ranklist", str(path))

@@ -252,3 +252,45 @@ def test_a_demo_judges_ranklist_says_it_is_a_scripted_demo(logged_in, fake_judge
     runs.run_execute_inline(run=run)
     html = logged_in.get(reverse("run_detail", args=["demo-like"])).content.decode()
     assert "Scripted demo judge." in html and "scripted demo, not a model" in html
+
+
+def test_the_rank_form_starts_a_tournament_with_its_budget(logged_in, oracle_judge, oracle, tmp_path, sent):
+    _truth, files = uploads(oracle, tmp_path, 4)
+    response = logged_in.post(reverse("ranker:rank_new"), rank_form(oracle_judge, files=files, strategy="tournament", budget=25))
+    assert response.status_code == 302
+    ranklist = Ranklist.objects.get()
+    assert ranklist.strategy == "tournament" and ranklist.strategy_options["budget"] == 25
+
+
+def test_the_rank_form_refuses_a_budget_for_the_seed(logged_in, oracle_judge, oracle, tmp_path):
+    _truth, files = uploads(oracle, tmp_path, 3)
+    response = logged_in.post(reverse("ranker:rank_new"), rank_form(oracle_judge, files=files, strategy="seed", budget=25))
+    assert response.status_code == 400 and "--budget is a limit of --strategy tournament" in response.content.decode()
+    assert not Run.objects.exists()
+
+
+def test_the_ranklist_page_says_what_is_unplaced_and_how_well_the_order_is_supported_and_retries(
+    logged_in, oracle_judge, oracle, tmp_path, fake_judge, sent, django_capture_on_commit_callbacks
+):
+    from fakejudge import When, prompt_contains
+
+    truth = oracle.write(tmp_path / "c", 5, seed=12)
+    broken = sorted(truth)[1]
+    brain = fake_judge.action
+    fake_judge.action = When(prompt_contains((tmp_path / "c" / broken).read_text().strip()), Status(400, message="context length exceeded"), brain)
+    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="up", strategy="robust", executor="inline")
+    run = runs.run_execute_inline(run=run)
+    assert run.status == RunStatus.INVALID
+    html = logged_in.get(reverse("run_detail", args=["up"])).content.decode()
+    assert 'id="unplaced"' in html and broken in html and "context length exceeded" in html
+    assert "every adjacent pair supported" in html and html.count('data-support="supported"') == 3
+    assert "<strong>robust</strong>" in html and "Retry the 1 unplaced candidate" in html
+
+    fake_judge.action = brain
+    ranklist = Ranklist.objects.get(run=run)
+    with django_capture_on_commit_callbacks(execute=True):
+        logged_in.post(reverse("ranker:resume", args=[ranklist.uuid]))
+    assert sent == [("ranklist_work", (ranklist.pk,))]
+    ranker_tasks.ranklist_work(ranklist.pk)
+    assert json.loads(ranklist.path.read_text()) == true_top(truth, 10)
+    assert 'id="unplaced"' not in logged_in.get(reverse("run_detail", args=["up"])).content.decode()

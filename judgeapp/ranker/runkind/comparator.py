@@ -9,20 +9,29 @@ import uuid
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
+from judgeapp.judging.client import JudgeRejected, JudgeUnavailable, StructuredOutputUnsupported
 from judgeapp.judging.parsing import WINNER_SPEC
 from judgeapp.judging.prompts import Prompt, user_message
 from judgeapp.judging.runkind import UnitResult
+from judgeapp.judging.runs import RUN_FATAL_STATUSES
 from judgeapp.judging.workers import worker_identity
 from judgeapp.models import Artifact, Comparison, Goal, Judge, Judgment, PromptTemplate, Purpose, Run, UnitStatus
-from judgeapp.ranker.core import combine_orders, render_comparison, swap
+from judgeapp.ranker.core import ComparisonFailed, combine_orders, render_comparison, swap
 
 KEY_MAX = 300
 
 
-class ComparatorFailed(Exception):
-    """The judge answered, but not in the WINNER/RATIONALE form, even after the one retry."""
+class ComparatorFailed(ComparisonFailed):
+    """A comparison that failed twice (the judge's own retries included): a reply not in the
+    WINNER/RATIONALE form, a request the server refused (HTTP 400: too long for the model's context, say),
+    or a server out of reach. `transport`: the server could not be reached (an outage, not the artifact)."""
+
+    def __init__(self, reason: str, *, first: str = "", second: str = "", transport: bool = False):
+        super().__init__(reason, first=first, second=second)
+        self.transport = transport
 
 
 @dataclass(frozen=True)
@@ -44,8 +53,18 @@ def judgment_key(scope: str, first: Artifact, second: Artifact, order: str) -> s
     return f"{scope[:200]}/{digest}/{order}"
 
 
+ATTEMPTS = 2  # a failed comparison is asked once more before the candidate is left unplaced
+
+
 def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, order: str, payload: dict) -> Judgment:
-    """One judge call: `first` shown as Artifact A. Replays a stored answer when there is one."""
+    """One comparator call: `first` shown as Artifact A. Replays a stored answer when there is one.
+
+    A call that fails (no parseable reply after the client's own retry, a refused request, a server out of
+    reach after its retries) is asked once more, past the response cache; when that fails too it raises
+    ComparatorFailed. A refusal that every call would meet (a bad key, an unknown model, a structured-output
+    setting the server refuses) is raised as it is: the whole run stops. Every HTTP request made is added
+    to the judgment's `attempts`, failures included.
+    """
     from judgeapp.judging.endpoints import client_for
 
     unit, _ = Judgment.objects.get_or_create(
@@ -60,28 +79,89 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
     text = render_comparison(
         Prompt(spec.prompt.name, spec.prompt.text), goal=spec.goal.text, artifact_a=first.content, artifact_b=second.content
     )
-    try:
-        outcome = client_for(spec.judge).judge(user_message(text), WINNER_SPEC)
-    except Exception as exc:
-        # Left pending: the next attempt (a resumed run, a retried insert) asks again.
-        Judgment.objects.filter(pk=unit.pk).update(status=UnitStatus.PENDING, claim_token=None, claimed_by="", error=str(exc)[:2000])
-        raise
-    result = UnitResult.from_outcome(outcome)
-    Judgment.objects.filter(pk=unit.pk).update(
-        status=UnitStatus.DONE if result.ok else UnitStatus.FAILED,
-        claim_token=None,
-        claimed_by="",
-        finished_at=timezone.now(),
-        error="",
-        **result.fields,
-    )
-    unit.refresh_from_db()
-    if not result.ok:
-        raise ComparatorFailed(
-            f"{first.artifact_id} vs {second.artifact_id}: the judge's reply was not in the WINNER/RATIONALE form "
-            f"after a retry ({outcome.parse_error})"
+    # A call that failed before (in this insert or an earlier one) is not answered from the cache again.
+    fresh = unit.status == UnitStatus.FAILED or bool(unit.error)
+    reason, transport = "", False
+    for _attempt in range(ATTEMPTS):
+        try:
+            outcome = client_for(spec.judge).judge(user_message(text), WINNER_SPEC, use_cache=not fresh)
+        except (JudgeRejected, JudgeUnavailable) as exc:
+            fatal = isinstance(exc, StructuredOutputUnsupported) or (
+                isinstance(exc, JudgeRejected) and exc.status in RUN_FATAL_STATUSES
+            )
+            Judgment.objects.filter(pk=unit.pk).update(
+                status=UnitStatus.PENDING if fatal else UnitStatus.FAILED,
+                claim_token=None,
+                claimed_by="",
+                error=str(exc)[:2000],
+                attempts=F("attempts") + exc.attempts,
+                cached=False,
+            )
+            if fatal:
+                raise  # left pending: a resumed run asks again
+            reason, transport, fresh = str(exc), isinstance(exc, JudgeUnavailable), True
+            continue
+        result = UnitResult.from_outcome(outcome)
+        fields = dict(result.fields)
+        attempts = fields.pop("attempts")
+        Judgment.objects.filter(pk=unit.pk).update(
+            status=UnitStatus.DONE if result.ok else UnitStatus.FAILED,
+            claim_token=None,
+            claimed_by="",
+            finished_at=timezone.now(),
+            error="",
+            attempts=F("attempts") + attempts,
+            **fields,
         )
-    return unit
+        if result.ok:
+            unit.refresh_from_db()
+            return unit
+        reason = f"the judge's reply was not in the WINNER/RATIONALE form after a retry ({outcome.parse_error})"
+        transport, fresh = False, True
+    raise ComparatorFailed(
+        f"{first.artifact_id} vs {second.artifact_id}: {reason} (asked {ATTEMPTS} times)",
+        first=first.artifact_id,
+        second=second.artifact_id,
+        transport=transport,
+    )
+
+
+def ask_once(
+    spec: ComparatorSpec,
+    *,
+    first: Artifact,
+    second: Artifact,
+    scope: str,
+    stage: str,
+    ranklist,
+    insertion=None,
+    index: int | None = None,
+) -> Comparison:
+    """One judge call of the strategies beyond the seed: `first` shown as Artifact A, the verdict from its
+    side, stored as its own comparison (the other order is another one). Asked once per ordered pair in a
+    ranklist: a comparison already stored is returned as it is."""
+    existing = Comparison.objects.filter(ranklist=ranklist, artifact_a=first, artifact_b=second).first()
+    if existing is not None:
+        return existing
+    payload = {"a": first.artifact_id, "b": second.artifact_id, "stage": stage, "set": first.artifact_set.name}
+    judgment = _ask(spec, key=judgment_key(scope, first, second, "ab"), first=first, second=second, order="ab", payload=payload)
+    try:
+        with transaction.atomic():
+            return Comparison.objects.create(
+                run=spec.run,
+                ranklist=ranklist,
+                insertion=insertion,
+                artifact_a=first,
+                artifact_b=second,
+                stage=stage,
+                index=index,
+                goal=spec.goal,
+                winner=judgment.parsed["winner"],
+                rationale=judgment.parsed["rationale"],
+                judgment=judgment,
+            )
+    except IntegrityError:
+        return Comparison.objects.get(ranklist=ranklist, artifact_a=first, artifact_b=second)
 
 
 def compare(

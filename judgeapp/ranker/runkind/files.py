@@ -1,10 +1,14 @@
 """The ranker's files (CONTRACT §2), always written from the database: the ranklist by temp file and
-os.replace, the two logs by appending what they do not hold yet."""
+os.replace, the two logs by appending what they do not hold yet, and beside the ranklist its sidecar,
+`<set>.ranklist.meta.json`: the strategy, how well each adjacent pair is supported, the unplaced
+candidates with their reasons, the calls made (the ranklist itself stays a plain array of IDs)."""
 
 from __future__ import annotations
 
 from judgeapp.models import Artifact, Comparison, Ranklist, RanklistEntry, Run
+from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.ranker.core import jsonl_ensure, read_ranklist, write_ranklist
+from judgeapp.ranker.runkind.summary import ranklist_summary
 
 
 def metadata_record(artifact: Artifact) -> dict:
@@ -67,15 +71,33 @@ def comparisons_sync(run: Run, *, ranklist: Ranklist | None = None, insertion=No
 
 
 def ranklist_ids(ranklist: Ranklist) -> list[str]:
+    """The ranklist as its file holds it: the first max_size entries (robust's reserve stays out)."""
     return list(
-        RanklistEntry.objects.filter(ranklist=ranklist).order_by("position").values_list("artifact__artifact_id", flat=True)
+        RanklistEntry.objects.filter(ranklist=ranklist, position__lt=ranklist.max_size)
+        .order_by("position")
+        .values_list("artifact__artifact_id", flat=True)
     )
+
+
+def sidecar_path(ranklist: Ranklist):
+    return ranklist.path.with_name(f"{ranklist.artifact_set.name}.ranklist.meta.json")
 
 
 def ranklist_file_write(ranklist: Ranklist) -> list[str]:
     ids = ranklist_ids(ranklist)
     write_ranklist(ranklist.path, ids)
+    sidecar_write(ranklist)
     return ids
+
+
+def sidecar_write(ranklist: Ranklist) -> None:
+    summary = ranklist_summary(ranklist)
+    keys = (
+        "goal", "strategy", "strategy_options", "max_size", "both_orders", "ranking", "reserve", "support",
+        "unplaced", "waiting", "comparisons", "judge_calls", "judge", "prompt_version",
+    )
+    record = {"ranklist": ranklist.path.name, **{key: summary[key] for key in keys}}
+    write_text_atomic(sidecar_path(ranklist), json_text(record))
 
 
 def ranklist_files_repair(ranklist: Ranklist) -> None:
@@ -90,3 +112,4 @@ def ranklist_files_repair(ranklist: Ranklist) -> None:
         on_disk = None
     if on_disk != ids:
         write_ranklist(ranklist.path, ids)
+    sidecar_write(ranklist)

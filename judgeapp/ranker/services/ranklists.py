@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 
 from judgeapp.judging.content import goal_get_or_create, prompt_register
 from judgeapp.judging.errors import InputError
@@ -28,8 +28,10 @@ from judgeapp.models import (
     Ranklist,
     Run,
     RunKind,
+    Strategy,
 )
 from judgeapp.ranker import core as core
+from judgeapp.ranker.core import tournament
 from judgeapp.ranker.runkind.files import metadata_sync, ranklist_file_write
 from judgeapp.ranker.services.inputs import Candidate, max_size_check, run_dir_check_fresh, set_name_check, unique_ids_check
 
@@ -44,6 +46,8 @@ def rank_create(
     set_name: str,
     max_size: int = core.DEFAULT_MAX_SIZE,
     both_orders: bool = False,
+    strategy: str = Strategy.SEED,
+    budget: int | None = None,
     run_id: str | None = None,
     executor: str = Executor.CELERY,
     created_by=None,
@@ -52,13 +56,15 @@ def rank_create(
     """A queued batch-rank run: its ranklist (empty), every candidate registered in arrival order.
 
     Everything is checked before anything is written; the run's files start with metadata.jsonl and an
-    empty ranklist.
+    empty ranklist. `strategy` is fixed for the ranklist's life; `budget` (tournament only): the most
+    comparator calls the batch may make (default: tournament.default_budget).
     """
     set_name_check(set_name)
     max_size_check(max_size)
     if not candidates:
         raise InputError("no candidates to rank")
     unique_ids_check(candidates)
+    strategy_options = strategy_options_check(strategy, budget=budget, both_orders=both_orders, candidates=len(candidates), max_size=max_size)
     with transaction.atomic():
         goal_row = goal_get_or_create(text=goal)
         run = run_create(
@@ -69,7 +75,14 @@ def rank_create(
             title=title or f"Rank {len(candidates)} candidates: {goal_row.text}"[:300],
             judge=judge,
             prompt=prompt_register(prompt="ranker"),
-            options={"goal": goal_row.text, "set": set_name, "max_size": max_size, "both_orders": both_orders},
+            options={
+                "goal": goal_row.text,
+                "set": set_name,
+                "max_size": max_size,
+                "both_orders": both_orders,
+                "strategy": strategy,
+                **strategy_options,
+            },
             versions={"goal": goal_row.content_hash[:12]},
         )
         run_dir_check_fresh(run)  # rolls the new run back
@@ -83,6 +96,8 @@ def rank_create(
             judge_version=judge.version,
             max_size=max_size,
             both_orders=both_orders,
+            strategy=strategy,
+            strategy_options=strategy_options,
         )
         for sequence, candidate in enumerate(candidates):
             artifact = _artifact_create(artifact_set, candidate)
@@ -92,6 +107,25 @@ def rank_create(
     metadata_sync(ranklist)
     ranklist_file_write(ranklist)
     return run
+
+
+def strategy_options_check(strategy: str, *, budget: int | None, both_orders: bool, candidates: int, max_size: int) -> dict:
+    """The strategy's settings as the ranklist keeps them; bad combinations are bad input."""
+    if strategy not in Strategy.values:
+        raise InputError(f"unknown strategy {strategy!r}: choose {', '.join(Strategy.values)}")
+    if budget is not None and strategy != Strategy.TOURNAMENT:
+        raise InputError("--budget is a limit of --strategy tournament; the other strategies place each candidate within their own bound")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise InputError(f"budget must be a positive number of comparator calls, got {budget!r}")
+    if both_orders and strategy != Strategy.SEED:
+        raise InputError(f"--both-orders is the seed's option; --strategy {strategy} chooses its own orders")
+    if strategy == Strategy.TOURNAMENT:
+        return {"budget": budget or tournament.default_budget(candidates, max_size), "confidence": tournament.DEFAULT_CONFIDENCE}
+    if strategy == Strategy.ROBUST:
+        from judgeapp.ranker.core import robust
+
+        return {"reserve": robust.DEFAULT_RESERVE}
+    return {}
 
 
 def _artifact_create(artifact_set: ArtifactSet, candidate: Candidate) -> Artifact:
@@ -138,6 +172,14 @@ def goal_check(ranklist: Ranklist, goal: str | None) -> None:
         )
 
 
+def strategy_check(ranklist: Ranklist, strategy: str | None) -> None:
+    if strategy and strategy != ranklist.strategy:
+        raise InputError(
+            f"this ranklist is ranked with --strategy {ranklist.strategy}; one strategy per ranklist: "
+            f"rebuild it with `rank DIR --strategy {strategy}` instead of mixing strategies"
+        )
+
+
 def judge_check(ranklist: Ranklist, judge_name: str | None) -> None:
     if judge_name and judge_name != ranklist.judge.name:
         raise InputError(
@@ -153,17 +195,33 @@ def insertion_register(
     goal: str | None = None,
     judge_name: str | None = None,
     max_size: int | None = None,
+    strategy: str | None = None,
+    budget: int | None = None,
     requested_by: str = "",
 ) -> tuple[Insertion, bool]:
     """Queue `candidate` for insertion. Returns (insertion, queued). An artifact ID already registered in
-    the ranklist is not registered again: when its insertion is finished it is skipped (queued False,
-    nothing is judged); when it is still pending (an insert that was interrupted), it is resumed."""
+    the ranklist is not registered again: when it is placed (or discarded) it is skipped (queued False,
+    nothing is judged); when it is still pending (an insert that was interrupted), it is resumed; when it
+    was left unplaced (a comparison failed twice), it is queued again, with the content it was registered
+    with. `budget`: the most calls a tournament may make for it."""
     goal_check(ranklist, goal)
     judge_check(ranklist, judge_name)
+    strategy_check(ranklist, strategy)
     if max_size is not None:
         max_size_check(max_size)
-    existing = Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id).first()
+    if budget is not None:
+        strategy_options_check(ranklist.strategy, budget=budget, both_orders=False, candidates=1, max_size=ranklist.max_size)
+    existing = Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id).select_related("artifact").first()
     if existing is not None:
+        if existing.status == InsertionStatus.FAILED:
+            if existing.artifact.content_hash != candidate.digest:
+                raise InputError(
+                    f"{candidate.artifact_id} is registered in this ranklist with other content (unplaced: {existing.error}); "
+                    f"it is retried with the content it was registered with: insert that file, or this one under another name"
+                )
+            unplaced_requeue(ranklist=ranklist, insertions=[existing], budget=budget)
+            existing.refresh_from_db()
+            return existing, True
         return existing, existing.status == InsertionStatus.PENDING
     try:
         with transaction.atomic():
@@ -175,7 +233,12 @@ def insertion_register(
             sequence = (locked.insertions.aggregate(last=Max("sequence"))["last"] or -1) + 1
             artifact = _artifact_create(locked.artifact_set, candidate)
             insertion = Insertion.objects.create(
-                ranklist=locked, artifact=artifact, sequence=sequence, source=InsertionSource.INSERT, requested_by=requested_by
+                ranklist=locked,
+                artifact=artifact,
+                sequence=sequence,
+                source=InsertionSource.INSERT,
+                requested_by=requested_by,
+                notes={"budget": budget} if budget else {},
             )
     except IntegrityError:
         # The same ID registered by someone else a moment ago.
@@ -185,3 +248,22 @@ def insertion_register(
         return existing, existing.status == InsertionStatus.PENDING
     metadata_sync(ranklist)
     return insertion, True
+
+
+def unplaced_requeue(*, ranklist: Ranklist, insertions=None, budget: int | None = None) -> int:
+    """Queue unplaced candidates again (all of the ranklist's, or those given): they wait in their arrival
+    order, their earlier reasons kept in their notes. Returns how many."""
+    rows = list(insertions) if insertions is not None else list(ranklist.insertions.filter(status=InsertionStatus.FAILED))
+    for insertion in rows:
+        notes = dict(insertion.notes or {})
+        if insertion.error and not any(f.get("reason") == insertion.error for f in notes.get("failures", [])):
+            notes.setdefault("failures", []).append({"reason": insertion.error})
+        if budget:
+            notes["budget"] = budget
+        Insertion.objects.filter(pk=insertion.pk, status=InsertionStatus.FAILED).update(
+            status=InsertionStatus.PENDING, error="", finished_at=None, notes=notes
+        )
+        if insertion.source == InsertionSource.BATCH:
+            # Its earlier failure no longer counts against the batch: it is waiting again.
+            Run.objects.filter(pk=ranklist.run_id, failed_units__gt=0).update(failed_units=F("failed_units") - 1)
+    return len(rows)

@@ -9,7 +9,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_enqueue
 from judgeapp.models import Executor, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
 from judgeapp.ranker.services.compare import compare_create
-from judgeapp.ranker.services.ranklists import insertion_register, rank_create
+from judgeapp.ranker.services.ranklists import insertion_register, rank_create, unplaced_requeue
 
 
 def rank_submit(**kwargs) -> Run:
@@ -38,9 +38,11 @@ def ranklist_work_enqueue(*, ranklist: Ranklist) -> None:
 
 
 def ranklist_resume(*, ranklist: Ranklist) -> str:
-    """Go on after a judge outage or a lost task: a failed batch rank runs again from where it stopped
-    (the comparisons it made are replayed, not asked again); queued inserts are handed to a worker."""
+    """Go on after a judge outage or a lost task: the unplaced candidates are queued again, a failed batch
+    rank runs again from where it stopped (the comparisons it made are replayed, not asked again); queued
+    inserts are handed to a worker."""
     run = ranklist.run
+    unplaced_requeue(ranklist=ranklist)
     if run.kind == RunKind.RANK and run.status == RunStatus.FAILED:
         with transaction.atomic():
             resumed = Run.objects.filter(pk=run.pk, status=RunStatus.FAILED).update(
@@ -50,6 +52,6 @@ def ranklist_resume(*, ranklist: Ranklist) -> str:
                 transaction.on_commit(lambda: taskqueue.send(taskqueue.EXECUTE_SEQUENTIAL_RUN, run.pk))
         return "The batch rank goes on from where it stopped."
     if not ranklist.insertions.filter(status=InsertionStatus.PENDING).exists():
-        raise InputError("nothing to resume: no candidate is waiting")
+        raise InputError("nothing to resume: no candidate is waiting or unplaced")
     ranklist_work_enqueue(ranklist=ranklist)
     return "The queued candidates were handed to a worker."

@@ -1,5 +1,7 @@
 """The ranker's core (seed ranker.md), plain Python: the comparator's prompt, the incremental insert, the
-both-orders wrapper, the atomic ranklist write and the figures the report quotes.
+both-orders wrapper, the atomic ranklist write and the figures the report quotes. The strategies beyond
+the seed are beside it: `robust.py`, `tournament.py` (over `evidence.py`), and `support.py`, how well a
+ranklist's order is supported.
 
 A comparator is a function `(candidate_id, incumbent_id) -> "A" | "B" | "Equal"` that asks the one
 question of the seed with the candidate as Artifact A and the incumbent as Artifact B: "A" means the
@@ -25,6 +27,15 @@ DEFAULT_GOAL = "general quality"
 DEFAULT_MAX_SIZE = 10
 
 Comparator = Callable[[str, str], str]
+
+
+class ComparisonFailed(Exception):
+    """A comparator call that gave no verdict, after its retries: the strategies leave the candidate
+    unplaced (the seed's insert, robust) or drop the artifact that keeps failing (tournament)."""
+
+    def __init__(self, reason: str, *, first: str = "", second: str = ""):
+        super().__init__(reason)
+        self.reason, self.first, self.second = reason, first, second
 
 
 # --- The comparator's prompt ----------------------------------------------------------------------------
