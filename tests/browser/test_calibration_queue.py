@@ -82,7 +82,7 @@ def test_lead_sees_real_agreement_figures_and_the_lock_on_the_calibration_page(p
     page.click("text=Change the level")
     assert page.locator("#level-form").is_visible()
     page.screenshot(path=screenshots / "calibration-overview.png", full_page=True)
-    page.click(f"text={sample.short_id}")
+    page.click(f"a[href$=\"/calibration/samples/{sample.uuid}/\"] >> nth=0")
     page.wait_for_url(f"**/calibration/samples/{sample.uuid}/")
     assert "Krippendorff" in page.content()
     page.screenshot(path=screenshots / "calibration-sample.png", full_page=True)
