@@ -112,7 +112,8 @@ def checkup_summary(run: Run) -> str:
         lines.append("  NOTE: judged by the scripted demo server, not a language model")
     if report.get("sample"):
         lines.append(f"  a sample of {report['sample']['size']} pairs a set, seed {report['sample']['seed']}")
-    for name, entry in report["sets"].items():
+    for name in report.get("set_order") or list(report["sets"]):
+        entry = report["sets"][name]
         counts = entry["counts"]
         lines.append(f"  {name}: {counts['pairs']} of {entry.get('of', counts['pairs'])} pairs, {counts['judged']} judged in both orders")
         for key, label in FIGURE_LABELS.items():

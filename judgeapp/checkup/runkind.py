@@ -175,6 +175,8 @@ class CheckupHandler(RunHandler):
                 "scripted_demo": bool(snapshot.get("scripted_demo")),
             },
             "sets": sets,
+            # PostgreSQL's jsonb keeps an object's keys in its own order: the order the run chose is kept here.
+            "set_order": list(sets),
             "calls": calls_summary(units),
             "counts": counts,
             "invalid": bool(invalid_reasons),

@@ -27,7 +27,8 @@ def test_an_oracle_judge_scores_accuracy_and_consistency_one_on_every_set(judge,
     run = checkup(judge, sample=8, seed=3)
     assert run.status == RunStatus.DONE, run.error
     assert oracle.unknown == 0  # every prompt the judge saw was one of the public pairs
-    assert list(run.report["sets"]) == ["llmbar-natural", "mt-bench-human", "pandalm"]
+    assert run.report["set_order"] == ["llmbar-natural", "mt-bench-human", "pandalm"]
+    assert set(run.report["sets"]) == set(run.report["set_order"])
     for name, entry in run.report["sets"].items():
         figures = entry["figures"]
         assert entry["counts"]["pairs"] == 8, name
