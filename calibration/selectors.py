@@ -750,3 +750,11 @@ def lock_of(*, judge_name: str, judge_version: str) -> JudgeLock | None:
 
 def calibrated_versions(*, judge_name: str) -> set[str]:
     return set(AgreementResult.objects.filter(judge_name=judge_name).values_list("judge_version", flat=True))
+
+
+def run_preflight(*, judges, systems=(), pair: tuple | None = None) -> list[str]:
+    """The warnings a form shows and a command prints before a run starts (judging/preflight.py), with each
+    judge's calibration status in its current configuration."""
+    from judgeapp.judging.preflight import run_warnings
+
+    return run_warnings(judges=judges, systems=systems, pair=pair, status_of=lambda judge: judge_status(judge=judge))

@@ -18,7 +18,7 @@ from judgeapp.models import EndpointSource, Executor, Judge, Judgment, Output, P
 def judge_of_import(*, name: str, model: str, family: str) -> Judge:
     """The judge row standing for a judge that ran elsewhere (no URL: it is never called from here)."""
     judge, _ = Judge.objects.get_or_create(
-        name=name, defaults={"model": model, "family": family, "source": EndpointSource.ADMIN, "scripted_demo": False}
+        name=name, defaults={"model": model, "family": family, "source": EndpointSource.IMPORT, "scripted_demo": False}
     )
     return judge
 

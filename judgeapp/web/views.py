@@ -16,7 +16,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync
 from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice
 from judgeapp.judging.runkind import handler_for
-from judgeapp.models import AuditLog, Judge, Judgment, RunKind
+from judgeapp.models import AuditLog, Judge, Judgment, RunKind, System
 from judgeapp.web import selectors as web_selectors
 from judgeapp.roles import READERS, Role, has_role, role_required
 
@@ -35,7 +35,19 @@ def runs_list(request: HtmxHttpRequest) -> HttpResponse:
     kind = request.GET.get("kind") or None
     if kind not in RunKind.values:
         kind = None
-    context = {"runs": selectors.runs_recent(kind=kind), "kind": kind, "kinds": RunKind.choices}
+    outcome = request.GET.get("outcome") or None
+    if outcome not in dict(web_selectors.OUTCOMES):
+        outcome = None
+    system = request.GET.get("system") or None
+    context = {
+        "rows": web_selectors.runs_dashboard(kind=kind, outcome=outcome, system=system),
+        "kind": kind,
+        "kinds": RunKind.choices,
+        "outcome": outcome,
+        "outcomes": web_selectors.OUTCOMES,
+        "system": system,
+        "systems": list(System.objects.order_by("name").values_list("name", flat=True)),
+    }
     return render(request, "judgeapp/web/dashboard.html", context)
 
 
@@ -103,6 +115,7 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
     judges, systems = selectors.endpoints_all()
     # Only whether the key's variable is set, never its value.
     key_set = {name: bool(os.environ.get(name)) for name in {e.api_key_env for e in [*judges, *systems]}}
+    statuses = web_selectors.judges_with_status(judges)
     context = {
         "judges": judges,
         "systems": systems,
@@ -111,7 +124,8 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
         # Each judge's latest check-up on public human-labelled pairs (judgeapp/checkup/), and one under way.
         "checkups": selectors.checkups_latest(judges=judges),
         "checkups_running": selectors.checkups_in_progress(judges=judges),
-        "statuses": web_selectors.judges_with_status(judges),
+        "statuses": statuses,
+        "readiness": web_selectors.judges_readiness(judges, statuses),
     }
     return render(request, "judgeapp/web/judges.html", context)
 
