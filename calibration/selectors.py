@@ -752,7 +752,7 @@ def calibrated_versions(*, judge_name: str) -> set[str]:
     return set(AgreementResult.objects.filter(judge_name=judge_name).values_list("judge_version", flat=True))
 
 
-def run_preflight(*, judges, systems=(), pair: tuple | None = None) -> list[str]:
+def run_preflight(*, judges, systems=(), pair: tuple | None = None) -> list:
     """The warnings a form shows and a command prints before a run starts (judging/preflight.py), with each
     judge's calibration status in its current configuration."""
     from judgeapp.judging.preflight import run_warnings

@@ -6,8 +6,8 @@ from django import forms
 from judgeapp.blind import services as blind_services
 from judgeapp.blind.core.inputs import expectations_from_lines
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField
-from judgeapp.models import Judge
+from judgeapp.judging.forms import MultipleFileField, judges_callable
+
 
 DEFAULT_UPLOAD_ROWS = 2
 MAX_UPLOAD_ROWS = 10
@@ -26,7 +26,7 @@ class BlindCompareForm(forms.Form):
         required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Expectations",
         help_text="One per line; secondary evidence, checked for every version. May be empty.",
     )
-    judge = forms.ModelChoiceField(queryset=Judge.objects.order_by("name"), empty_label=None)
+    judge = forms.ModelChoiceField(queryset=judges_callable(), empty_label=None)
 
     def __init__(self, *args, upload_rows: int = DEFAULT_UPLOAD_ROWS, **kwargs):
         super().__init__(*args, **kwargs)

@@ -4,7 +4,33 @@ from django import forms
 from django.conf import settings
 
 from judgeapp.judging.content import InputFile
-from judgeapp.models import Rubric, TestSet
+from judgeapp.models import EndpointSource, Judge, Rubric, TestSet
+
+
+def judges_callable():
+    """The judges a new run may use: an imported judge (its verdicts brought in) has no endpoint to call."""
+    return Judge.objects.exclude(source=EndpointSource.IMPORT).order_by("name")
+
+
+class PreflightForm(forms.Form):
+    """A form that starts a run: it shows what the app already knows (judging/preflight.py) as its fields
+    change (htmx, `templates/judgeapp/_preflight.html`), and a warning that matters needs "start anyway".
+    The mode's `clean()` calls `preflight(warnings)` with `calibration.selectors.run_preflight`'s answer."""
+
+    confirm = forms.BooleanField(required=False, label="Start anyway: I have read the warnings above")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.warnings = []
+
+    @property
+    def needs_confirm(self) -> bool:
+        return any(w.confirm for w in self.warnings)
+
+    def preflight(self, warnings) -> None:
+        self.warnings = list(warnings)
+        if self.needs_confirm and not self.cleaned_data.get("confirm"):
+            self.add_error("confirm", "Read the warnings above, then tick \"Start anyway\" to start the run.")
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -49,7 +75,7 @@ def upload_of(upload) -> InputFile | None:
     return InputFile(data=upload.read(), name=upload.name)
 
 
-class InputsForm(forms.Form):
+class InputsForm(PreflightForm):
     """A stored test set and rubric, or uploaded ones (exactly one of each)."""
 
     title = forms.CharField(required=False, max_length=300)

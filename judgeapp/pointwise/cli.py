@@ -4,6 +4,7 @@ and exit 0 when the release gate passes, 1 when it is blocked or the run is inva
 import json
 import sys
 
+from calibration.selectors import run_preflight
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.errors import InputError
@@ -58,6 +59,7 @@ def handle(command, options) -> int:
     outputs_file = pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None
     judge = command.judge_get(name=options.get("judge"))
     system = command.system_get(name=options["system"]) if options.get("system") else None
+    command.warnings_print(run_preflight(judges=[judge], systems=[system]))
     run = pointwise_services.pointwise_create(
         testset=testset,
         rubric=rubric,

@@ -9,8 +9,8 @@ from django import forms
 from django.conf import settings
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField
-from judgeapp.models import Judge, Strategy
+from judgeapp.judging.forms import MultipleFileField, judges_callable
+from judgeapp.models import Strategy
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE
 from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
 from judgeapp.ranker.services.inputs import SET_NAME, Candidate, unique_ids_check
@@ -66,7 +66,7 @@ def browsable_directories() -> list[tuple[str, str]]:
 
 def judge_field() -> forms.ModelChoiceField:
     return forms.ModelChoiceField(
-        queryset=Judge.objects.order_by("name"),
+        queryset=judges_callable(),
         empty_label=None,
         help_text="The comparator's model. One comparator per ranklist: it is fixed for the ranklist's life.",
     )
