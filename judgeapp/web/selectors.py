@@ -344,3 +344,45 @@ def judges_readiness(judges, statuses: dict[str, dict]) -> dict[str, dict]:
             word, tone = "ready, not calibrated" if status == "not calibrated" else f"ready, {status}", "warn"
         readiness[judge.name] = {"word": word, "tone": tone, "problems": problems}
     return readiness
+
+
+VERDICTS_PER_PAGE = 50
+VERDICT_LABELS = (("A", "A"), ("B", "B"), ("tie", "tie"), (None, "none"))
+
+
+def imported_pairwise(*, run: Run, page: str | None) -> dict:
+    """An imported pairwise run's page: the sign test on its wins, the judge x human-majority confusion
+    matrix over the labelled cases, and one page of verdicts beside the people's majority, each a link to
+    the judgment that holds both replies."""
+    from django.core.paginator import Paginator
+
+    report = run.report or {}
+    cases = report.get("cases") or []
+    majority = calibration_selectors.human_majority(run=run)
+    counts: dict[tuple, int] = {}
+    for case in cases:
+        if case["case_id"] in majority:
+            key = (case.get("verdict"), majority[case["case_id"]])
+            counts[key] = counts.get(key, 0) + 1
+    labelled = sum(counts.values())
+    agreed = sum(n for (judge, human), n in counts.items() if judge is not None and judge == human)
+    matrix = [
+        {"judge": label if value else "no usable verdict",
+         "cells": [{"n": counts.get((value, h_value), 0), "agree": value is not None and value == h_value} for h_value, _ in VERDICT_LABELS]}
+        for value, label in VERDICT_LABELS
+    ]
+    page_obj = Paginator(cases, VERDICTS_PER_PAGE).get_page(page)
+    ids = [case["case_id"] for case in page_obj.object_list]
+    links = dict(Judgment.objects.filter(run=run, case__case_id__in=ids).values_list("case__case_id", "uuid"))
+    rows = [{**case, "human": majority.get(case["case_id"], ""), "labelled": case["case_id"] in majority,
+             "judgment": links.get(case["case_id"])} for case in page_obj.object_list]
+    return {
+        "outcome": pairwise_outcome(report, {"A": "A", "B": "B"}),
+        "matrix": matrix,
+        "human_labels": [label for _, label in VERDICT_LABELS[:-1]] + ["no majority"],
+        "labelled": labelled,
+        "agreed": agreed,
+        "agreement": agreed / labelled if labelled else None,
+        "page": page_obj,
+        "rows": rows,
+    }

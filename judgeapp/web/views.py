@@ -55,8 +55,10 @@ def runs_list(request: HtmxHttpRequest) -> HttpResponse:
 def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
     # An imported run (published verdicts, not judged here) has its own page: its report has another shape.
+    extra = {}
     if run.config.get("imported"):
         names = ["judgeapp/pairwise/run_imported.html"]
+        extra["imported_view"] = web_selectors.imported_pairwise(run=run, page=request.GET.get("page"))
     else:
         try:
             names = [handler_for(run.kind).page_template]
@@ -72,6 +74,7 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             "judgments": selectors.judgments_of(run=run)[:200],
             # The judges' calibration status now (the report holds the one at the run's end).
             "calibration": web_selectors.run_calibration(run=run),
+            **extra,
         },
     )
 
@@ -106,7 +109,9 @@ def run_cancel(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def judgment_detail(request: HtmxHttpRequest, run_id: str, judgment_uuid) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
     judgment = get_object_or_404(Judgment.objects.select_related("case", "criterion", "judge", "system", "prompt"), run=run, uuid=judgment_uuid)
-    return render(request, "judgeapp/web/judgment_detail.html", {"run": run, "judgment": judgment})
+    # The texts the verdict is about: the case's input and the replies judged (both, for a pairwise case).
+    outputs = run.outputs.filter(case=judgment.case).order_by("slot") if judgment.case_id else []
+    return render(request, "judgeapp/web/judgment_detail.html", {"run": run, "judgment": judgment, "outputs": outputs})
 
 
 @role_required(*READERS)

@@ -106,7 +106,7 @@ def test_releases_page_says_each_release_gate_and_mean_with_interval_and_draws_t
 
 def test_judges_page_says_a_status_per_judge(client, reviewer, judge, monkeypatch):
     Judge.objects.create(name="imported-judge", model="gpt-3.5-turbo", family="openai", source=EndpointSource.IMPORT)
-    keyed = Judge.objects.create(name="keyed", model="m", family="x", base_url="http://127.0.0.1:1/v1", api_key_env="GLANCE_KEY")
+    keyed = Judge.objects.create(name="keyed", model="m", family="x", base_url="https://judge.example.com/v1", api_key_env="GLANCE_KEY")
     monkeypatch.delenv("GLANCE_KEY", raising=False)
     client.force_login(reviewer)
     html = client.get(reverse("judges")).content.decode()
