@@ -19,7 +19,7 @@ class BlindCompareForm(forms.Form):
 
     directories = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple, label="Versions from the server",
-        help_text="Directories under BROWSE_ROOTS; each may hold run-* directories, every one of which is compared.",
+        help_text="Folders this server may read; each may hold run-* directories, every one of which is compared.",
     )
     prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="Eval prompt", help_text="The original task prompt.")
     expectations = forms.CharField(

@@ -52,7 +52,6 @@ def handle(command, options) -> int:
     refusal = imported_refusal(judges)
     if refusal:
         raise InputError(refusal)
-    command.warnings_print(run_preflight(judges=judges))
     run = jury_run_create(
         testset=InputFile.from_path(options["testset"]),
         rubric=InputFile.from_path(options["rubric"]),
@@ -62,6 +61,7 @@ def handle(command, options) -> int:
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
     )
+    command.warnings_print(run_preflight(judges=judges))
     run = execute(command, run, concurrency=concurrency)
     write_report(run, report_path)
     if options.get("json"):

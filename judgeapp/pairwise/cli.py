@@ -53,7 +53,6 @@ def handle(command, options) -> int:
     systems = [versions[slot].system for slot in ("a", "b")]
     same = options.get("a") and options["a"] == options.get("b")
     pair = (options["a"], options["b"]) if same else (systems[0].name if systems[0] else None, systems[1].name if systems[1] else None)
-    command.warnings_print(run_preflight(judges=[judge], systems=[s for s in systems if s], pair=pair))
     run = pairwise_run_create(
         testset=InputFile.from_path(options["testset"]),
         rubric=InputFile.from_path(options["rubric"]),
@@ -65,6 +64,7 @@ def handle(command, options) -> int:
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
     )
+    command.warnings_print(run_preflight(judges=[judge], systems=[s for s in systems if s], pair=pair))
     run = execute(command, run, concurrency=concurrency)
     write_report(run, report_path)
     if options.get("json"):

@@ -59,7 +59,6 @@ def handle(command, options) -> int:
     outputs_file = pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None
     judge = command.judge_get(name=options.get("judge"))
     system = command.system_get(name=options["system"]) if options.get("system") else None
-    command.warnings_print(run_preflight(judges=[judge], systems=[system]))
     run = pointwise_services.pointwise_create(
         testset=testset,
         rubric=rubric,
@@ -74,6 +73,8 @@ def handle(command, options) -> int:
         run_id=options.get("run_id"),
         title=options.get("title") or "",
     )
+    # After the inputs are checked (bad input is one line), before the first judge call.
+    command.warnings_print(run_preflight(judges=[judge], systems=[system]))
     command.current_run = run
     bar = command.progress_bar(total=run.testset.case_count * run.rubric.criteria.count(), desc=f"pointwise {run.run_id}")
     try:

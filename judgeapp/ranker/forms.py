@@ -85,7 +85,7 @@ class RankForm(forms.Form):
     directory = forms.ChoiceField(
         required=False,
         label="…or a server directory",
-        help_text="Only directories under BROWSE_ROOTS are offered. Files are taken in name order.",
+        help_text="Only folders this server may read are offered. Files are taken in name order.",
     )
     max_size = forms.IntegerField(label="Max ranklist size", min_value=1, max_value=10_000, initial=DEFAULT_MAX_SIZE)
     both_orders = forms.BooleanField(

@@ -136,7 +136,7 @@ def gate_evaluate(
             }
             if decision.verdict == GateDecision.Verdict.BLOCKED:
                 reasons.append(
-                    f"blocked by lead {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
+                    f"blocked by {decision.actor_label} (a lead) on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
                 )
     return {
         "passed": not reasons,
