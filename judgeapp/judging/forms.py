@@ -80,10 +80,18 @@ class InputsForm(PreflightForm):
 
     title = forms.CharField(required=False, max_length=300)
     run_id = forms.CharField(required=False, max_length=100, label="Run id", help_text="Optional; default <utc>_<short-uuid>.")
-    testset = VersionedChoiceField(queryset=TestSet.objects.order_by("-created_at"), required=False, label="Test set")
+    testset = VersionedChoiceField(queryset=TestSet.objects.order_by("-created_at"), required=False, label="Test set",
+                                   empty_label="— upload a file instead —")
     testset_file = forms.FileField(required=False, label="…or upload a test set", help_text="JSONL or CSV: id, input (output optional).")
-    rubric = VersionedChoiceField(queryset=Rubric.objects.order_by("-created_at"), required=False)
+    rubric = VersionedChoiceField(queryset=Rubric.objects.order_by("-created_at"), required=False, empty_label="— upload a file instead —")
     rubric_file = forms.FileField(required=False, label="…or upload a rubric", help_text="TOML or JSON.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            # As the pointwise form does: start from the newest stored test set and rubric, not "---------".
+            self.initial.setdefault("testset", TestSet.objects.order_by("-created_at").values_list("pk", flat=True).first())
+            self.initial.setdefault("rubric", Rubric.objects.order_by("-created_at").values_list("pk", flat=True).first())
 
     def _one_of(self, cleaned, stored: str, upload: str, what: str):
         if bool(cleaned.get(stored)) == bool(cleaned.get(upload)):

@@ -12,8 +12,18 @@ from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, Input
 from judgeapp.releases.core import DEFAULT_THRESHOLD
 
 
-def _choices(suffixes) -> list[tuple[str, str]]:
-    return [("", "— upload a file instead —")] + [(f, f"evals/{f}") for f in evals_files(suffixes)]
+def _servable(relative: str, suffixes, parse) -> bool:
+    """Whether a file in evals/ is a test set (or rubric) at all: a trace JSONL or an agent's flowers.csv is not."""
+    try:
+        given = evals_file(relative, suffixes)
+        parse(given.data, given.name)
+    except (InputError, ValueError):
+        return False
+    return True
+
+
+def _choices(suffixes, parse) -> list[tuple[str, str]]:
+    return [("", "— upload a file instead —")] + [(f, f"evals/{f}") for f in evals_files(suffixes) if _servable(f, suffixes, parse)]
 
 
 class PointwiseForm(PreflightForm):
@@ -43,8 +53,8 @@ class PointwiseForm(PreflightForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["testset_pick"].choices = _choices(TESTSET_SUFFIXES)
-        self.fields["rubric_pick"].choices = _choices(RUBRIC_SUFFIXES)
+        self.fields["testset_pick"].choices = _choices(TESTSET_SUFFIXES, parse_testset)
+        self.fields["rubric_pick"].choices = _choices(RUBRIC_SUFFIXES, parse_rubric)
         if not self.is_bound:
             default_testset = next((f for f, _ in self.fields["testset_pick"].choices if f.endswith("testset.jsonl")), "")
             default_rubric = next((f for f, _ in self.fields["rubric_pick"].choices if f.endswith("rubric.toml")), "")

@@ -48,10 +48,15 @@ def _subdirectories(directory: Path, root: Path) -> list[Path]:
     return found
 
 
+def readable_roots() -> list[Path]:
+    """Where the server may read candidates: BROWSE_ROOTS, and the repo's sample sets (evals/ranker/)."""
+    return [*settings.BROWSE_ROOTS, Path(settings.BASE_DIR) / "evals" / "ranker"]
+
+
 def browsable_directories() -> list[tuple[str, str]]:
-    """Directories under BROWSE_ROOTS (two levels down) the server may read candidates from."""
+    """Directories under BROWSE_ROOTS and evals/ranker/ (two levels down) the server may read candidates from."""
     choices = []
-    for root in settings.BROWSE_ROOTS:
+    for root in readable_roots():
         root = Path(root).resolve()
         if not root.is_dir():
             continue
@@ -139,7 +144,7 @@ class RankForm(forms.Form):
                 candidates = [candidate_from_upload(u) for u in uploads]
                 unique_ids_check(candidates)
             else:
-                candidates = candidates_in_dir(Path(directory), within=settings.BROWSE_ROOTS)
+                candidates = candidates_in_dir(Path(directory), within=readable_roots())
         except InputError as exc:
             raise forms.ValidationError(str(exc)) from None
         cleaned["candidates"] = candidates

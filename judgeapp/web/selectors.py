@@ -386,3 +386,22 @@ def imported_pairwise(*, run: Run, page: str | None) -> dict:
         "page": page_obj,
         "rows": rows,
     }
+
+
+def unit_counts(*, run: Run) -> dict | None:
+    """A run's units by state, counted now (the run's own counters move only as units are recorded and its
+    total is set when the worker plans it): what the run page shows while it is under way."""
+    if run.is_finished:
+        return None
+    counts = dict(Judgment.objects.filter(run=run).values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    units = {state: counts.get(state, 0) for state in (UnitStatus.PENDING, UnitStatus.CLAIMED, UnitStatus.DONE, UnitStatus.FAILED)}
+    units["total"] = sum(counts.values())
+    units["started"] = bool(run.started_at) or units[UnitStatus.CLAIMED] + units[UnitStatus.DONE] + units[UnitStatus.FAILED] > 0
+    return units
+
+
+def agreement_now(*, run: Run) -> dict | None:
+    """The judge's agreement with people as it is now (the report holds the one at the run's end)."""
+    if run.kind != RunKind.POINTWISE or not run.is_finished:
+        return None
+    return calibration_selectors.agreement_for_run(run=run)

@@ -43,3 +43,11 @@ def readable(value) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(readable(item) for item in value)
     return "—" if value is None else str(value)
+
+
+@register.filter
+def kappa(value) -> str:
+    """Cohen's kappa to two places, never "-0.00"."""
+    if value is None or value == "":
+        return "n/a"
+    return f"{float(value):.2f}".replace("-0.00", "0.00")

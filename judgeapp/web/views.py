@@ -74,6 +74,9 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             "judgments": selectors.judgments_of(run=run)[:200],
             # The judges' calibration status now (the report holds the one at the run's end).
             "calibration": web_selectors.run_calibration(run=run),
+            "units": web_selectors.unit_counts(run=run),
+            # People may label a sample after the run finished: its page says the agreement as it is now.
+            "agreement_now": web_selectors.agreement_now(run=run),
             **extra,
         },
     )
@@ -84,7 +87,8 @@ def run_progress(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The progress bar, polled by htmx every 2 s; the answer that shows a finished run stops the polling."""
     run = selectors.run_get(run_id=run_id)
     # Keep ?reload=1 in the swapped-in partial's own hx-get, or only the first poll could reload the page.
-    response = render(request, "judgeapp/_run_progress.html", {"run": run, "reload": request.GET.get("reload")})
+    context = {"run": run, "reload": request.GET.get("reload"), "units": web_selectors.unit_counts(run=run)}
+    response = render(request, "judgeapp/_run_progress.html", context)
     if run.is_finished and request.htmx:
         stop = HttpResponseStopPolling(response.content)
         # A finished run changes what the rest of its page shows: reload it once.
