@@ -42,3 +42,18 @@ def test_dashboard_and_releases_say_passed_or_blocked(page, lead, gated, screens
     assert page.locator("#release-trend circle").count() == 1
     assert "gate blocked" in page.locator("#pointwise-runs").inner_text()
     page.screenshot(path=screenshots / "glance-releases.png", full_page=True)
+
+
+def test_the_menu_folds_behind_one_button_on_a_phone(browser, live_server, lead, screenshots):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        log_in(page, "leo")
+        page.goto("/")
+        assert not page.locator("#main-nav").is_visible() and page.locator("label.nav-button").is_visible()
+        page.screenshot(path=screenshots / "glance-phone-menu-folded.png", full_page=True)
+        page.click("label.nav-button")
+        assert page.locator("#main-nav").is_visible() and page.locator("#main-nav a", has_text="Releases").is_visible()
+        page.screenshot(path=screenshots / "glance-phone-menu-open.png", full_page=True)
+    finally:
+        context.close()
