@@ -750,3 +750,27 @@ def lock_of(*, judge_name: str, judge_version: str) -> JudgeLock | None:
 
 def calibrated_versions(*, judge_name: str) -> set[str]:
     return set(AgreementResult.objects.filter(judge_name=judge_name).values_list("judge_version", flat=True))
+
+
+def run_preflight(*, judges, systems=(), pair: tuple | None = None) -> list:
+    """The warnings a form shows and a command prints before a run starts (judging/preflight.py), with each
+    judge's calibration status in its current configuration."""
+    from judgeapp.judging.preflight import run_warnings
+
+    return run_warnings(judges=judges, systems=systems, pair=pair, status_of=lambda judge: judge_status(judge=judge))
+
+
+def human_majority(*, run: Run) -> dict[str, str | None]:
+    """{case id: the label most of its annotators gave ("A", "B", "tie"), None when they split evenly} over
+    the labelled items of the run's samples: what an imported pairwise run's verdicts are set against."""
+    votes: dict[str, dict[str, int]] = {}
+    for case_key, value in Assignment.objects.filter(
+        item__sample__run=run, state=AssignmentState.LABELLED
+    ).values_list("item__case_key", "value"):
+        tally = votes.setdefault(case_key, {})
+        tally[value] = tally.get(value, 0) + 1
+    majority = {}
+    for case_key, tally in votes.items():
+        ranked = sorted(tally.items(), key=lambda kv: -kv[1])
+        majority[case_key] = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else None
+    return majority

@@ -154,10 +154,9 @@ class DemoBrain:
         score = 1 + round(4 * quality)
         if rng.random() < self.noise:
             score = rng.randint(1, 5)
-        reasoning = self._say(
-            f"The reply {'addresses' if quality >= 0.6 else 'only partly addresses' if quality >= 0.4 else 'misses'} "
-            f"the customer's request; estimated quality {quality:.2f} on the rubric."
-        )
+        # The reasoning says what the score says, noise included: a newcomer reads the two side by side.
+        said = "addresses" if score >= 4 else "only partly addresses" if score == 3 else "misses"
+        reasoning = self._say(f"The reply {said} the customer's request, so it scores {score} of 5 on the rubric.")
         return json.dumps({"reasoning": reasoning, "score": score})
 
     def juror(self, request: FakeRequest) -> str:
@@ -169,7 +168,8 @@ class DemoBrain:
         verdict = "pass" if quality >= 0.55 else "fail"
         if rng.random() < self.noise:
             verdict = rng.choice(["pass", "fail"])
-        return json.dumps({"reasoning": self._say(f"Estimated quality {quality:.2f}."), "verdict": verdict})
+        said = "meets the rubric" if verdict == "pass" else "falls short of the rubric"
+        return json.dumps({"reasoning": self._say(f"The reply {said}, so it {'passes' if verdict == 'pass' else 'fails'}."), "verdict": verdict})
 
     def _prefer(self, request: FakeRequest, first_quality: float, second_quality: float) -> str:
         """'1', '2' or 'tie', with the brain's position bias and noise applied."""

@@ -12,13 +12,14 @@ from django.utils import timezone
 from judgeapp.judging.content import testset_store
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_create
+from judgeapp.judging.stats import sign_test
 from judgeapp.models import EndpointSource, Executor, Judge, Judgment, Output, Purpose, Run, RunKind, RunStatus, UnitStatus
 
 
 def judge_of_import(*, name: str, model: str, family: str) -> Judge:
     """The judge row standing for a judge that ran elsewhere (no URL: it is never called from here)."""
     judge, _ = Judge.objects.get_or_create(
-        name=name, defaults={"model": model, "family": family, "source": EndpointSource.ADMIN, "scripted_demo": False}
+        name=name, defaults={"model": model, "family": family, "source": EndpointSource.IMPORT, "scripted_demo": False}
     )
     return judge
 
@@ -92,6 +93,7 @@ def pairwise_run_import(
     wins_a = sum(item.verdict == "A" for item in judged)
     wins_b = sum(item.verdict == "B" for item in judged)
     ties = sum(item.verdict == "tie" for item in judged)
+    test = sign_test(wins_a, wins_b)
     report = {
         "run_id": run.run_id,
         "kind": run.kind,
@@ -102,7 +104,9 @@ def pairwise_run_import(
         "tie_rate": ties / len(judged) if judged else None,
         "disagreements": [],
         "inconclusive": False,
-        "winner": "A" if wins_a > wins_b else "B" if wins_b > wins_a else None,
+        # As this app's pairwise runs say it: a winner only where the sign test tells the wins from chance.
+        "sign_test": test,
+        "winner": ("A" if wins_a > wins_b else "B") if test["significant"] else None,
         "versions": {k: run.versions.get(k) for k in ("testset", "rubric", "prompt", "judge")},
         "cases": [
             {"case_id": item.case_id, "ab": item.verdict, "ba": None, "verdict": item.verdict, "disagreement": False}

@@ -5,7 +5,7 @@ from django.conf import settings
 
 from judgeapp.agent.core import parse_requirements, parse_task, parse_trace
 from judgeapp.judging.errors import InputError
-from judgeapp.models import Judge
+from judgeapp.judging.forms import judges_callable
 
 
 class AgentRunForm(forms.Form):
@@ -19,7 +19,7 @@ class AgentRunForm(forms.Form):
     requirements_file = forms.FileField(required=False, help_text="…or a checklist file (numbered lines, JSON/JSONL, or a DevAI task JSON).")
     workspace = forms.FileField(help_text="The agent's final workspace as an archive: .zip, .tar.gz, .tgz or .tar.")
     trace = forms.FileField(required=False, help_text="The agent's trace (optional): JSONL, one step a line, or a JSON array of steps.")
-    judge = forms.ModelChoiceField(queryset=Judge.objects.order_by("name"), empty_label=None)
+    judge = forms.ModelChoiceField(queryset=judges_callable(), empty_label=None)
     run_id = forms.CharField(required=False, max_length=100, help_text="Optional; default <utc>_<short-uuid>.")
     title = forms.CharField(required=False, max_length=300)
 

@@ -6,8 +6,8 @@ from django import forms
 from judgeapp.blind import services as blind_services
 from judgeapp.blind.core.inputs import expectations_from_lines
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField
-from judgeapp.models import Judge
+from judgeapp.judging.forms import MultipleFileField, judges_callable
+
 
 DEFAULT_UPLOAD_ROWS = 2
 MAX_UPLOAD_ROWS = 10
@@ -19,14 +19,14 @@ class BlindCompareForm(forms.Form):
 
     directories = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple, label="Versions from the server",
-        help_text="Directories under BROWSE_ROOTS; each may hold run-* directories, every one of which is compared.",
+        help_text="Folders this server may read; each may hold run-* directories, every one of which is compared.",
     )
     prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="Eval prompt", help_text="The original task prompt.")
     expectations = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Expectations",
         help_text="One per line; secondary evidence, checked for every version. May be empty.",
     )
-    judge = forms.ModelChoiceField(queryset=Judge.objects.order_by("name"), empty_label=None)
+    judge = forms.ModelChoiceField(queryset=judges_callable(), empty_label=None)
 
     def __init__(self, *args, upload_rows: int = DEFAULT_UPLOAD_ROWS, **kwargs):
         super().__init__(*args, **kwargs)

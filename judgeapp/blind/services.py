@@ -108,7 +108,7 @@ def browse_resolve(key: str) -> BrowseChoice:
         raise InputError(f"{relative}: a symbolic link, not a version directory")
     path = candidate.resolve()
     if path == root or not path.is_relative_to(root):
-        raise InputError(f"{relative}: outside the server directories (BROWSE_ROOTS)")
+        raise InputError(f"{relative}: outside the folders this server may read")
     if not path.is_dir():
         raise InputError(f"{relative}: no such directory under the server directories")
     name = f"{root.name}/{relative}" if len(roots) > 1 else relative

@@ -83,7 +83,7 @@ def _figure(figure: dict, *, share: bool = True) -> str:
 
 def _reference(ref: dict) -> str:
     value = ref["value"]
-    shown = f"{value[0]:.2f}–{value[1]:.2f}" if isinstance(value, list) else (f"{value:.2f}" if ref["figure"] == "kappa" else pct(value))
+    shown = f"{value[0]:.2f}–{value[1]:.2f}" if isinstance(value, list) else (f"{value:.2f}".replace("-0.00", "0.00") if ref["figure"] == "kappa" else pct(value))
     return f"{ref['label']}: {ref['who']} {shown} ({ref['how']}; {ref['source']})"
 
 

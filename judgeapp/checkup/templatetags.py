@@ -15,7 +15,7 @@ FIGURES = (
 
 
 def _number(value, key: str) -> str:
-    return f"{value:.2f}" if key == "kappa" else f"{value * 100:.1f}%"
+    return (f"{value:.2f}".replace("-0.00", "0.00")) if key == "kappa" else f"{value * 100:.1f}%"
 
 
 @register.filter

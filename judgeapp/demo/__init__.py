@@ -42,6 +42,10 @@ def demo_users() -> list[tuple[str, str, str]]:
             user.set_password(password)
             user.save()
         user.groups.add(Group.objects.get_or_create(name=role)[0])
+        if role == Role.LEAD and not user.is_staff:
+            # The README sends people to /admin/ to edit judges and groups: the demo's lead may open it.
+            user.is_staff = user.is_superuser = True
+            user.save(update_fields=["is_staff", "is_superuser"])
         accounts.append((username, password, str(role)))
     for extra in ("annotator2", "annotator3"):
         user, created = User.objects.get_or_create(username=extra)

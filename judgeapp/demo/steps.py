@@ -5,6 +5,14 @@ from judgeapp.judging.runs import run_execute_inline
 from judgeapp.models import Executor, RunKind
 
 
+def _rounded(value) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _percent(value) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
 def _demo_support_bot(ctx: DemoContext):
     """One system with a release history: the demo's support-bot-v2 configuration under a product name, so
     that its candidate is gated against its own last release."""
@@ -52,7 +60,7 @@ def pointwise(ctx: DemoContext) -> str:
         released = ", released as v1.0"
     except InputError as exc:
         released = f", not released ({exc})"
-    return f"demo: pointwise run {run.run_id} {run.status}, mean {run.report and run.report.get('mean')}{released}"
+    return f"demo: pointwise run {run.run_id} {run.status}, mean {_rounded(run.report and run.report.get('mean'))}{released}"
 
 
 @step("demo-pointwise-candidate")
@@ -83,7 +91,7 @@ def pointwise_candidate(ctx: DemoContext) -> str:
         decision = gate_decide(run=run, actor=ctx.lead, verdict="approved", reason=reason)
     else:
         decision = gate_decide(run=run, actor=ctx.lead, verdict="blocked", reason="Demo: " + "; ".join(gate["reasons"]))
-    return f"demo: pointwise run {run.run_id} {run.status}, mean {run.report and run.report.get('mean')}, lead {decision.verdict}"
+    return f"demo: pointwise run {run.run_id} {run.status}, mean {_rounded(run.report and run.report.get('mean'))}, lead {decision.verdict}"
 
 
 @step("demo-blind")
@@ -227,4 +235,4 @@ def jury(ctx: DemoContext) -> str:
         system=ctx.systems[0],
     )
     run = run_execute_inline(run=run, concurrency=8)
-    return f"demo: jury run {run.run_id} {run.status}, pass rate {run.report and run.report.get('pass_rate')}"
+    return f"demo: jury run {run.run_id} {run.status}, pass rate {_percent(run.report and run.report.get('pass_rate'))}"

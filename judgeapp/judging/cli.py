@@ -85,12 +85,23 @@ class JudgeCommand(BaseCommand):
 
     def judge_get(self, *, name: str | None = None) -> Judge:
         """The judge called `name` (or the default judge), the judges file loaded first."""
+        from judgeapp.judging.preflight import imported_refusal
+
         self.judges_load()
-        return judges.judge_get(name=name)
+        judge = judges.judge_get(name=name)
+        refusal = imported_refusal([judge])
+        if refusal:
+            raise InputError(refusal)
+        return judge
 
     def system_get(self, *, name: str) -> System:
         self.judges_load()
         return judges.system_get(name=name)
+
+    def warnings_print(self, warnings) -> None:
+        """What the app knows before the run starts (judging/preflight.py), one line each on stderr."""
+        for warning in warnings:
+            self.stderr.write(f"warning: {warning}")
 
     def _mark_interrupted(self, signal_name: str) -> None:
         if self.current_run is None:

@@ -4,7 +4,33 @@ from django import forms
 from django.conf import settings
 
 from judgeapp.judging.content import InputFile
-from judgeapp.models import Rubric, TestSet
+from judgeapp.models import EndpointSource, Judge, Rubric, TestSet
+
+
+def judges_callable():
+    """The judges a new run may use: an imported judge (its verdicts brought in) has no endpoint to call."""
+    return Judge.objects.exclude(source=EndpointSource.IMPORT).order_by("name")
+
+
+class PreflightForm(forms.Form):
+    """A form that starts a run: it shows what the app already knows (judging/preflight.py) as its fields
+    change (htmx, `templates/judgeapp/_preflight.html`), and a warning that matters needs "start anyway".
+    The mode's `clean()` calls `preflight(warnings)` with `calibration.selectors.run_preflight`'s answer."""
+
+    confirm = forms.BooleanField(required=False, label="Start anyway: I have read the warnings above")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.warnings = []
+
+    @property
+    def needs_confirm(self) -> bool:
+        return any(w.confirm for w in self.warnings)
+
+    def preflight(self, warnings) -> None:
+        self.warnings = list(warnings)
+        if self.needs_confirm and not self.cleaned_data.get("confirm"):
+            self.add_error("confirm", "Read the warnings above, then tick \"Start anyway\" to start the run.")
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -49,15 +75,23 @@ def upload_of(upload) -> InputFile | None:
     return InputFile(data=upload.read(), name=upload.name)
 
 
-class InputsForm(forms.Form):
+class InputsForm(PreflightForm):
     """A stored test set and rubric, or uploaded ones (exactly one of each)."""
 
     title = forms.CharField(required=False, max_length=300)
     run_id = forms.CharField(required=False, max_length=100, label="Run id", help_text="Optional; default <utc>_<short-uuid>.")
-    testset = VersionedChoiceField(queryset=TestSet.objects.order_by("-created_at"), required=False, label="Test set")
+    testset = VersionedChoiceField(queryset=TestSet.objects.order_by("-created_at"), required=False, label="Test set",
+                                   empty_label="— upload a file instead —")
     testset_file = forms.FileField(required=False, label="…or upload a test set", help_text="JSONL or CSV: id, input (output optional).")
-    rubric = VersionedChoiceField(queryset=Rubric.objects.order_by("-created_at"), required=False)
+    rubric = VersionedChoiceField(queryset=Rubric.objects.order_by("-created_at"), required=False, empty_label="— upload a file instead —")
     rubric_file = forms.FileField(required=False, label="…or upload a rubric", help_text="TOML or JSON.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            # As the pointwise form does: start from the newest stored test set and rubric, not "---------".
+            self.initial.setdefault("testset", TestSet.objects.order_by("-created_at").values_list("pk", flat=True).first())
+            self.initial.setdefault("rubric", Rubric.objects.order_by("-created_at").values_list("pk", flat=True).first())
 
     def _one_of(self, cleaned, stored: str, upload: str, what: str):
         if bool(cleaned.get(stored)) == bool(cleaned.get(upload)):

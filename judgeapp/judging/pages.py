@@ -47,3 +47,14 @@ def run_started_response(request: HtmxHttpRequest, run) -> HttpResponse:
     """To the new run's page: a client-side redirect for an htmx form, a plain redirect otherwise."""
     url = reverse("run_detail", args=[run.run_id])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def preflight_partial(request, form_class) -> HttpResponse | None:
+    """The warnings region of a form that starts a run (`_preflight.html`), for htmx's GET ?preflight=1 as
+    the form's fields change; None for any other request. It reads, never writes."""
+    if not (request.headers.get("HX-Request") and request.GET.get("preflight")):
+        return None
+    form = form_class(request.GET)
+    form.is_valid()
+    form.errors.pop("confirm", None)  # asked on submit, not while the fields are being filled in
+    return render(request, "judgeapp/_preflight.html", {"form": form})

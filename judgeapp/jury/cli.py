@@ -6,7 +6,10 @@ import json
 
 from django.conf import settings
 
+from calibration.selectors import run_preflight
 from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, write_report
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.preflight import imported_refusal
 from judgeapp.models import Executor, Run, RunStatus
 
 help = (
@@ -46,6 +49,9 @@ def handle(command, options) -> int:
     concurrency = options.get("concurrency")
     concurrency = concurrency_check(concurrency) if concurrency is not None else max(settings.JUDGE_MAX_CONCURRENCY, len(judges))
     system = command.system_get(name=options["system"]) if options.get("system") else None
+    refusal = imported_refusal(judges)
+    if refusal:
+        raise InputError(refusal)
     run = jury_run_create(
         testset=InputFile.from_path(options["testset"]),
         rubric=InputFile.from_path(options["rubric"]),
@@ -55,6 +61,7 @@ def handle(command, options) -> int:
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
     )
+    command.warnings_print(run_preflight(judges=judges))
     run = execute(command, run, concurrency=concurrency)
     write_report(run, report_path)
     if options.get("json"):

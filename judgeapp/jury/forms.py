@@ -2,8 +2,9 @@
 
 from django import forms
 
-from judgeapp.judging.forms import EndpointChoiceField, InputsForm
-from judgeapp.models import Judge, System
+from calibration.selectors import run_preflight
+from judgeapp.judging.forms import EndpointChoiceField, InputsForm, judges_callable
+from judgeapp.models import System
 
 
 class PanelField(forms.ModelMultipleChoiceField):
@@ -16,7 +17,7 @@ class PanelField(forms.ModelMultipleChoiceField):
 
 class JuryForm(InputsForm):
     judges = PanelField(
-        queryset=Judge.objects.order_by("name"),
+        queryset=judges_callable(),
         help_text="Three or more, an odd number, each of a different model family and none of the system's.",
     )
     system = EndpointChoiceField(
@@ -26,3 +27,9 @@ class JuryForm(InputsForm):
     generate = forms.BooleanField(required=False, label="Have the system answer the test set (instead of its output column)")
 
     field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judges", "system", "generate", "run_id"]
+
+    def clean(self):
+        cleaned = super().clean()
+        # A juror of the system's family is the service's refusal (the seed's rule), not a warning.
+        self.preflight(run_preflight(judges=list(cleaned.get("judges") or [])))
+        return cleaned

@@ -6,7 +6,7 @@ from django.shortcuts import redirect, render
 
 from judgeapp.judging import selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, render_partial, run_started_response
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, preflight_partial, render_partial, run_started_response
 from judgeapp.jury.forms import JuryForm
 from judgeapp.jury.selectors import jury_case_get
 from judgeapp.jury.services import jury_run_create
@@ -16,6 +16,8 @@ from judgeapp.roles import READERS, role_required
 
 @role_required(*READERS)
 def jury_new(request: HtmxHttpRequest) -> HttpResponse:
+    if (warnings := preflight_partial(request, JuryForm)) is not None:
+        return warnings
     form = JuryForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

@@ -19,6 +19,8 @@ class EndpointSource(models.TextChoices):
     ADMIN = "admin", "admin"
     ENV = "env", "environment (JUDGE_MODEL)"
     DEMO = "demo", "scripted demo server"
+    # A judge that ran elsewhere (published verdicts brought in): no endpoint, never called from here.
+    IMPORT = "import", "imported verdicts (no endpoint)"
 
 
 class Endpoint(TimeStampedModel):

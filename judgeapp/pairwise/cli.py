@@ -6,6 +6,7 @@ import json
 
 from django.conf import settings
 
+from calibration.selectors import run_preflight
 from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, write_report
 from judgeapp.models import Executor, Run, RunStatus
 
@@ -49,6 +50,9 @@ def handle(command, options) -> int:
             versions[slot] = VersionSource(outputs=InputFile.from_path(options[slot]))
         else:
             versions[slot] = VersionSource(system=command.system_get(name=options[f"system_{slot}"]))
+    systems = [versions[slot].system for slot in ("a", "b")]
+    same = options.get("a") and options["a"] == options.get("b")
+    pair = (options["a"], options["b"]) if same else (systems[0].name if systems[0] else None, systems[1].name if systems[1] else None)
     run = pairwise_run_create(
         testset=InputFile.from_path(options["testset"]),
         rubric=InputFile.from_path(options["rubric"]),
@@ -60,6 +64,7 @@ def handle(command, options) -> int:
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
     )
+    command.warnings_print(run_preflight(judges=[judge], systems=[s for s in systems if s], pair=pair))
     run = execute(command, run, concurrency=concurrency)
     write_report(run, report_path)
     if options.get("json"):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 # The both-order helpers and the seeded sample are shared with the judge check-up (judgeapp/judging/pairs.py).
 from judgeapp.judging.pairs import ORDERS, both_orders, map_back, render_pairwise_prompt, sample_case_ids, shown_first  # noqa: F401
 from judgeapp.judging.prompts import Prompt
+from judgeapp.judging.stats import sign_test
 
 # Stop rule: more than a quarter of cases ending in disagreement -> inconclusive, no winner named.
 DISAGREEMENT_LIMIT = 0.25
@@ -127,28 +128,6 @@ def judge_case(
 
 def _rate(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
-
-
-def sign_test(wins_a: int, wins_b: int, *, confidence: float = CONFIDENCE) -> dict:
-    """Exact two-sided sign test of "A and B are equally good" on the decisive cases (ties excluded),
-    with the Clopper-Pearson interval on A's win rate."""
-    from scipy.stats import binomtest
-
-    decisive = wins_a + wins_b
-    if not decisive:
-        return {"n": 0, "p_value": None, "ci_low": None, "ci_high": None, "confidence": confidence,
-                "significant": False, "method": "exact binomial sign test, ties excluded"}
-    result = binomtest(wins_a, decisive, 0.5, alternative="two-sided")
-    interval = result.proportion_ci(confidence_level=confidence, method="exact")
-    return {
-        "n": decisive,
-        "p_value": float(result.pvalue),
-        "ci_low": float(interval.low),
-        "ci_high": float(interval.high),
-        "confidence": confidence,
-        "significant": bool(result.pvalue < 1 - confidence),
-        "method": "exact binomial sign test, ties excluded; Clopper-Pearson interval",
-    }
 
 
 def _length_split(judged: list[PairwiseCase]) -> dict:

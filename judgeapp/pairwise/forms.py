@@ -2,13 +2,14 @@
 
 from django import forms
 
-from judgeapp.judging.forms import EndpointChoiceField, InputsForm, upload_of
-from judgeapp.models import Judge, System
+from calibration.selectors import run_preflight
+from judgeapp.judging.forms import EndpointChoiceField, InputsForm, judges_callable, upload_of
+from judgeapp.models import System
 from judgeapp.pairwise.services import VersionSource
 
 
 class PairwiseForm(InputsForm):
-    judge = EndpointChoiceField(queryset=Judge.objects.order_by("name"))
+    judge = EndpointChoiceField(queryset=judges_callable(), empty_label=None)
     system_a = EndpointChoiceField(queryset=System.objects.order_by("name"), required=False, label="Version A: a system generates its replies")
     a_file = forms.FileField(required=False, label="…or version A's outputs", help_text="JSONL {id, output}.")
     system_b = EndpointChoiceField(queryset=System.objects.order_by("name"), required=False, label="Version B: a system generates its replies")
@@ -32,4 +33,9 @@ class PairwiseForm(InputsForm):
                 self.add_error(f"{slot}_file", exc)
         if cleaned.get("sample") is None:
             cleaned["seed"] = None
+        system_a, system_b = cleaned.get("system_a"), cleaned.get("system_b")
+        self.preflight(run_preflight(
+            judges=[cleaned.get("judge")], systems=[system_a, system_b],
+            pair=(system_a.name, system_b.name) if system_a and system_b else None,
+        ))
         return cleaned

@@ -5,7 +5,7 @@ from django.shortcuts import redirect, render
 
 from judgeapp.judging import selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, render_partial, run_started_response
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, preflight_partial, render_partial, run_started_response
 from judgeapp.models import Executor, RunKind
 from judgeapp.pairwise.forms import PairwiseForm
 from judgeapp.pairwise.selectors import pairwise_case_get
@@ -15,6 +15,8 @@ from judgeapp.roles import READERS, role_required
 
 @role_required(*READERS)
 def pairwise_new(request: HtmxHttpRequest) -> HttpResponse:
+    if (warnings := preflight_partial(request, PairwiseForm)) is not None:
+        return warnings
     form = PairwiseForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

@@ -4,6 +4,7 @@ and exit 0 when the release gate passes, 1 when it is blocked or the run is inva
 import json
 import sys
 
+from calibration.selectors import run_preflight
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.errors import InputError
@@ -72,6 +73,8 @@ def handle(command, options) -> int:
         run_id=options.get("run_id"),
         title=options.get("title") or "",
     )
+    # After the inputs are checked (bad input is one line), before the first judge call.
+    command.warnings_print(run_preflight(judges=[judge], systems=[system]))
     command.current_run = run
     bar = command.progress_bar(total=run.testset.case_count * run.rubric.criteria.count(), desc=f"pointwise {run.run_id}")
     try:

@@ -158,6 +158,22 @@ def _fmt_ci(ci: list[float] | None) -> str:
     return "" if not ci else f" (95% CI {ci[0]:.2f}–{ci[1]:.2f})"
 
 
+def _agreement_line(agreement: dict | None) -> str:
+    """The report's `agreement` as one sentence: the figure, the sample, its status (never the dict)."""
+    if not agreement:
+        return "no human-scored sample yet"
+    parts = []
+    if agreement.get("kappa") is not None:
+        kappa = f"{agreement['kappa']:.2f}"
+        parts.append(f"Cohen's kappa {'0.00' if kappa == '-0.00' else kappa}")
+    if agreement.get("agreement") is not None:
+        parts.append(f"{agreement['agreement']:.0%} exact agreement")
+    sample = agreement.get("sample_run_id")
+    where = f" on {agreement.get('n_items', '?')} items of a sample of {sample}" if sample else ""
+    status = f" ({agreement['status']})" if agreement.get("status") else ""
+    return (", ".join(parts) or "no figure") + where + status
+
+
 def _one_line(text: str, limit: int = 160) -> str:
     text = " ".join(str(text).split()).replace("|", "\\|")
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -230,6 +246,5 @@ def report_markdown(report: dict) -> str:
     )
     versions = report.get("versions") or {}
     lines.append("Versions: " + ", ".join(f"{k} `{v}`" for k, v in versions.items() if v) + ".")
-    agreement = report.get("agreement")
-    lines.append(f"Judge–human agreement: {agreement if agreement is not None else 'no human-scored sample yet'}.")
+    lines.append(f"Judge–human agreement: {_agreement_line(report.get('agreement'))}.")
     return "\n".join(lines) + "\n"

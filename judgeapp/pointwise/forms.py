@@ -3,18 +3,30 @@
 from django import forms
 from django.conf import settings
 
+from calibration.selectors import run_preflight
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.forms import PreflightForm, judges_callable
 from judgeapp.judging.files import parse_rubric, parse_testset
-from judgeapp.models import Judge, System, UnitStatus
+from judgeapp.models import System, UnitStatus
 from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files
 from judgeapp.releases.core import DEFAULT_THRESHOLD
 
 
-def _choices(suffixes) -> list[tuple[str, str]]:
-    return [("", "— upload a file instead —")] + [(f, f"evals/{f}") for f in evals_files(suffixes)]
+def _servable(relative: str, suffixes, parse) -> bool:
+    """Whether a file in evals/ is a test set (or rubric) at all: a trace JSONL or an agent's flowers.csv is not."""
+    try:
+        given = evals_file(relative, suffixes)
+        parse(given.data, given.name)
+    except (InputError, ValueError):
+        return False
+    return True
 
 
-class PointwiseForm(forms.Form):
+def _choices(suffixes, parse) -> list[tuple[str, str]]:
+    return [("", "— upload a file instead —")] + [(f, f"evals/{f}") for f in evals_files(suffixes) if _servable(f, suffixes, parse)]
+
+
+class PointwiseForm(PreflightForm):
     testset_pick = forms.ChoiceField(label="Test set from evals/", required=False)
     testset_file = forms.FileField(
         label="…or upload a test set", required=False, help_text="JSONL or CSV: id, input, output (output optional when a system generates it)."
@@ -23,7 +35,7 @@ class PointwiseForm(forms.Form):
     rubric_file = forms.FileField(
         label="…or upload a rubric", required=False, help_text="TOML or JSON: criteria, each with a 1-5 scale and an example per score."
     )
-    judge = forms.ModelChoiceField(queryset=Judge.objects.order_by("name"), empty_label=None)
+    judge = forms.ModelChoiceField(queryset=judges_callable(), empty_label=None)
     system = forms.ModelChoiceField(
         queryset=System.objects.order_by("name"),
         required=False,
@@ -41,8 +53,8 @@ class PointwiseForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["testset_pick"].choices = _choices(TESTSET_SUFFIXES)
-        self.fields["rubric_pick"].choices = _choices(RUBRIC_SUFFIXES)
+        self.fields["testset_pick"].choices = _choices(TESTSET_SUFFIXES, parse_testset)
+        self.fields["rubric_pick"].choices = _choices(RUBRIC_SUFFIXES, parse_rubric)
         if not self.is_bound:
             default_testset = next((f for f, _ in self.fields["testset_pick"].choices if f.endswith("testset.jsonl")), "")
             default_rubric = next((f for f, _ in self.fields["rubric_pick"].choices if f.endswith("rubric.toml")), "")
@@ -75,6 +87,7 @@ class PointwiseForm(forms.Form):
             self.add_error("baseline_run", "Give a baseline mean or a baseline run, not both.")
         # The checks across fields (outputs or a system to generate them, the threshold on the scale) are
         # pointwise_create's; the view shows its refusal on this form.
+        self.preflight(run_preflight(judges=[data.get("judge")], systems=[data.get("system")]))
         return data
 
 

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from judgeapp.judging import selectors
 from judgeapp.judging.atomic import json_text
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, render_partial
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, preflight_partial, render_partial
 from judgeapp.models import Executor, Run, RunKind
 from judgeapp.pointwise import services as pointwise_services
 from judgeapp.pointwise.forms import JudgmentFilterForm, PointwiseForm
@@ -31,6 +31,8 @@ def _pointwise_run(run_id: str) -> Run:
 
 @role_required(*READERS)
 def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
+    if (warnings := preflight_partial(request, PointwiseForm)) is not None:
+        return warnings
     form = PointwiseForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

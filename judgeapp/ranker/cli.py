@@ -197,7 +197,7 @@ class RankCommand(JudgeCommand):
 # insert: `manage.py insert FILE --ranklist PATH`: incremental insert (seed Mode 3).
 class InsertCommand(JudgeCommand):
     help = (
-        "Incremental insert (seed ranker.md, Mode 3): place one new candidate in an existing ranklist with "
+        "Incremental insert: place one new candidate in an existing ranklist with "
         "the ranklist's comparator (top, bottom, then bisection), prune to the cap, rewrite the file atomically."
     )
 

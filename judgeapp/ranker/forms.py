@@ -9,8 +9,8 @@ from django import forms
 from django.conf import settings
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField
-from judgeapp.models import Judge, Strategy
+from judgeapp.judging.forms import MultipleFileField, judges_callable
+from judgeapp.models import Strategy
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE
 from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
 from judgeapp.ranker.services.inputs import SET_NAME, Candidate, unique_ids_check
@@ -48,10 +48,15 @@ def _subdirectories(directory: Path, root: Path) -> list[Path]:
     return found
 
 
+def readable_roots() -> list[Path]:
+    """Where the server may read candidates: BROWSE_ROOTS, and the repo's sample sets (evals/ranker/)."""
+    return [*settings.BROWSE_ROOTS, Path(settings.BASE_DIR) / "evals" / "ranker"]
+
+
 def browsable_directories() -> list[tuple[str, str]]:
-    """Directories under BROWSE_ROOTS (two levels down) the server may read candidates from."""
+    """Directories under BROWSE_ROOTS and evals/ranker/ (two levels down) the server may read candidates from."""
     choices = []
-    for root in settings.BROWSE_ROOTS:
+    for root in readable_roots():
         root = Path(root).resolve()
         if not root.is_dir():
             continue
@@ -66,7 +71,7 @@ def browsable_directories() -> list[tuple[str, str]]:
 
 def judge_field() -> forms.ModelChoiceField:
     return forms.ModelChoiceField(
-        queryset=Judge.objects.order_by("name"),
+        queryset=judges_callable(),
         empty_label=None,
         help_text="The comparator's model. One comparator per ranklist: it is fixed for the ranklist's life.",
     )
@@ -85,7 +90,7 @@ class RankForm(forms.Form):
     directory = forms.ChoiceField(
         required=False,
         label="…or a server directory",
-        help_text="Only directories under BROWSE_ROOTS are offered. Files are taken in name order.",
+        help_text="Only folders this server may read are offered. Files are taken in name order.",
     )
     max_size = forms.IntegerField(label="Max ranklist size", min_value=1, max_value=10_000, initial=DEFAULT_MAX_SIZE)
     both_orders = forms.BooleanField(
@@ -139,7 +144,7 @@ class RankForm(forms.Form):
                 candidates = [candidate_from_upload(u) for u in uploads]
                 unique_ids_check(candidates)
             else:
-                candidates = candidates_in_dir(Path(directory), within=settings.BROWSE_ROOTS)
+                candidates = candidates_in_dir(Path(directory), within=readable_roots())
         except InputError as exc:
             raise forms.ValidationError(str(exc)) from None
         cleaned["candidates"] = candidates

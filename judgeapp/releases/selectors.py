@@ -136,7 +136,7 @@ def gate_evaluate(
             }
             if decision.verdict == GateDecision.Verdict.BLOCKED:
                 reasons.append(
-                    f"blocked by lead {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
+                    f"blocked by {decision.actor_label} (a lead) on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
                 )
     return {
         "passed": not reasons,
@@ -157,3 +157,55 @@ def gate_evaluate(
         "lead_decision": lead,
         "evaluated_at": timezone.now().isoformat(),
     }
+
+
+def _gate_word(gate: dict) -> dict:
+    return {"passed": gate["passed"], "word": "gate passed" if gate["passed"] else "gate blocked",
+            "reason": "" if gate["passed"] else (gate["reasons"] or [""])[0]}
+
+
+def releases_overview(*, limit: int = 200) -> list[dict]:
+    """Each release, newest first, with its mean's 95% interval and its gate as it is now."""
+    rows = []
+    for release in releases_recent(limit=limit):
+        report = release.run.report or {}
+        ci = report.get("mean_ci95") or None
+        rows.append({"release": release, "ci": ci if ci and None not in ci else None,
+                     "gate": _gate_word(gate_evaluate(run=release.run))})
+    return rows
+
+
+def runs_with_gate(*, runs) -> list[dict]:
+    """Pointwise runs beside their gate now (finished ones; a running run has no gate yet)."""
+    return [{"run": run, "gate": _gate_word(gate_evaluate(run=run)) if run.is_finished else None} for run in runs]
+
+
+def releases_trend(rows: list[dict]) -> dict | None:
+    """SVG geometry of the released mean across releases, oldest first: a dot per release with its interval
+    as a bar and a line per system through its releases."""
+    points = [row for row in reversed(rows) if row["release"].mean is not None]
+    if not points:
+        return None
+    width, height, pad, left = 640, 220, 30, 44
+    values = [v for row in points for v in (row["release"].mean, *(row["ci"] or []))]
+    low, high = min(values), max(values)
+    margin = max(0.25, (high - low) * 0.1)
+    low, high = low - margin, high + margin
+    span = high - low
+
+    def y(value: float) -> float:
+        return round(height - pad - (value - low) / span * (height - 2 * pad), 1)
+
+    step = (width - left - pad) / max(len(points), 1)
+    shapes, lines = [], {}
+    for i, row in enumerate(points):
+        release = row["release"]
+        x = round(left + (i + 0.5) * step, 1)
+        shape = {"x": x, "y": y(release.mean), "mean": release.mean, "label": release.label or release.run.run_id,
+                 "system": release.system.name, "passed": row["gate"]["passed"],
+                 "y_low": y(row["ci"][0]) if row["ci"] else None, "y_high": y(row["ci"][1]) if row["ci"] else None}
+        shapes.append(shape)
+        lines.setdefault(release.system.name, []).append(f"{x},{shape['y']}")
+    ticks = [{"value": round(low + span * k / 4, 2), "y": y(low + span * k / 4)} for k in range(5)]
+    return {"width": width, "height": height, "left": left, "pad": pad, "points": shapes, "ticks": ticks,
+            "lines": [{"system": name, "points": " ".join(coords)} for name, coords in lines.items() if len(coords) > 1]}

@@ -80,9 +80,11 @@ def release_mark(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 @role_required(*READERS)
 def releases(request: HtmxHttpRequest) -> HttpResponse:
+    rows = selectors.releases_overview()
     context = {
-        "releases": selectors.releases_recent(),
+        "releases": rows,
+        "trend": selectors.releases_trend(rows),
         "audit": selectors.audit_release_entries(),
-        "runs": judging_selectors.runs_recent(kind=RunKind.POINTWISE, limit=20),
+        "runs": selectors.runs_with_gate(runs=judging_selectors.runs_recent(kind=RunKind.POINTWISE, limit=20)),
     }
     return render(request, "judgeapp/releases/releases.html", context)

@@ -171,3 +171,237 @@ def scorecard(*, name: str, version: str) -> dict:
         "versions": judge_versions(name=name),
         "adopted": calibration_selectors.adopted_candidate(judge_name=name),
     }
+
+
+# --- The dashboard: each run's outcome in words ---------------------------------------------------------
+
+OUTCOMES = (
+    ("passed", "gate passed"),
+    ("blocked", "gate blocked"),
+    ("winner", "a winner"),
+    ("inconclusive", "inconclusive"),
+    ("result", "other results"),
+    ("running", "not finished"),
+    ("failed", "failed or cancelled"),
+)
+
+
+def _mean(value) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _share(numerator: int, denominator: int) -> str:
+    return f"{numerator / denominator:.0%}" if denominator else "n/a"
+
+
+def _p(value) -> str:
+    if value is None:
+        return "n/a"
+    return "p < 0.0001" if value < 0.0001 else f"p = {value:.2g}"
+
+
+def pairwise_version_names(run: Run) -> dict[str, str]:
+    """{"A": what A is, "B": …}: the system's name where the replies came from one, else the slot."""
+    versions = run.options.get("versions") or {}
+    return {slot: (versions.get(slot) or {}).get("system") or slot for slot in ("A", "B")}
+
+
+def pairwise_outcome(report: dict, names: dict[str, str]) -> dict:
+    """Winner or not, as a pairwise run's page and the dashboard say it: a winner only when the two orders
+    agreed often enough (the seed's stop rule) and the sign test rejects "equally good"."""
+    from judgeapp.judging.stats import sign_test
+
+    wins_a, wins_b = report.get("wins_a") or 0, report.get("wins_b") or 0
+    test = report.get("sign_test") or sign_test(wins_a, wins_b)
+    decisive = wins_a + wins_b
+    leader = "A" if wins_a > wins_b else "B"
+    lead_wins = max(wins_a, wins_b)
+    if report.get("inconclusive"):
+        reasons = report.get("inconclusive_reasons") or []
+        return {"key": "inconclusive", "word": "inconclusive", "tone": "warn", "winner": None, "sign_test": test,
+                "detail": reasons[0] if reasons else "the two orders disagreed too often to name a winner"}
+    if report.get("winner") and test.get("significant"):
+        return {"key": "winner", "word": f"winner {names.get(leader, leader)}", "tone": "ok", "winner": leader, "sign_test": test,
+                "detail": f"won {lead_wins} of {decisive} decided cases ({_share(lead_wins, decisive)}); sign test {_p(test.get('p_value'))}"}
+    if decisive and wins_a != wins_b:
+        detail = (f"{names.get(leader, leader)} won {lead_wins} of {decisive} decided cases ({_share(lead_wins, decisive)}), "
+                  f"a difference the sign test does not tell from chance ({_p(test.get('p_value'))})")
+    else:
+        detail = f"{wins_a} wins each way" if decisive else "no case was decided"
+    return {"key": "inconclusive", "word": "inconclusive: no clear winner", "tone": "warn", "winner": None, "sign_test": test, "detail": detail}
+
+
+def run_outcome(run: Run) -> dict:
+    """{key (the dashboard's filter), word, tone (ok, bad, warn, info, neutral), detail}: what a run decided."""
+    if not run.is_finished:
+        return {"key": "running", "word": run.get_status_display(), "tone": "info", "detail": ""}
+    if run.status in ("failed", "cancelled"):
+        return {"key": "failed", "word": run.get_status_display(), "tone": "bad" if run.status == "failed" else "warn",
+                "detail": (run.error or "").splitlines()[0][:160] if run.error else ""}
+    report = run.report or {}
+    if run.kind == RunKind.POINTWISE:
+        gate = gate_evaluate(run=run)
+        mean = report.get("mean")
+        if gate["passed"]:
+            return {"key": "passed", "word": "gate passed", "tone": "ok",
+                    "detail": f"mean {_mean(mean)}, threshold {gate['threshold']:g}"}
+        reasons = gate["reasons"]
+        return {"key": "blocked", "word": "gate blocked", "tone": "bad",
+                "detail": reasons[0] if reasons and "mean" in reasons[0] else f"mean {_mean(mean)}" + (f": {reasons[0]}" if reasons else "")}
+    if run.kind == RunKind.PAIRWISE:
+        return pairwise_outcome(report, pairwise_version_names(run))
+    if run.kind == RunKind.RANK:
+        top = report.get("top") or report.get("ranking") or []
+        first = top[0].get("id") if top and isinstance(top[0], dict) else (top[0] if top else None)
+        if first:
+            return {"key": "result", "word": f"top: {first}", "tone": "neutral",
+                    "detail": f"{len(report.get('ranking') or top)} ranked"}
+        return {"key": "result", "word": "nothing ranked", "tone": "warn", "detail": ""}
+    if run.kind == RunKind.AGENT:
+        counts = report.get("counts") or {}
+        met, total = counts.get("met", 0), counts.get("total", 0)
+        return {"key": "result", "word": f"{met} of {total} requirements met", "tone": "ok" if total and met == total else "warn",
+                "detail": f"share met {_share(met, total)}" + (f", {counts['unverified']} unverified" if counts.get("unverified") else "")}
+    if run.kind == RunKind.BLIND:
+        comparison = report.get("comparison") or {}
+        if comparison.get("winner"):
+            return {"key": "winner", "word": f"blind winner {comparison['winner']}", "tone": "ok",
+                    "detail": "ranking " + ", ".join(comparison.get("ranking") or [])}
+        return {"key": "inconclusive", "word": "no blind winner", "tone": "warn", "detail": "the evidence gives no order at the top"}
+    if run.kind == RunKind.JURY:
+        passed, total = report.get("passed", 0), report.get("total", 0)
+        return {"key": "result", "word": f"{passed} of {total} cases passed", "tone": "neutral",
+                "detail": f"pass rate {_share(passed, total)}" + (f", {report['unjudged']} unjudged" if report.get("unjudged") else "")}
+    if run.status == "invalid":
+        return {"key": "failed", "word": "invalid", "tone": "bad", "detail": "; ".join(report.get("invalid_reasons") or [])[:160]}
+    return {"key": "result", "word": run.get_status_display(), "tone": "neutral", "detail": ""}
+
+
+def run_systems(run: Run) -> list[str]:
+    """The systems a run judged: its system under test, or both sides of a pairwise comparison."""
+    names = [run.system.name] if run.system_id else []
+    for version in (run.options.get("versions") or {}).values():
+        if isinstance(version, dict) and version.get("system"):
+            names.append(version["system"])
+    return names
+
+
+def _run_judge_status(run: Run, cache: dict) -> dict | None:
+    """The calibration status of the judge a run's report stands on, in the configuration it used."""
+    judges = run.config.get("judges") or {}
+    if not judges:
+        return None
+    name = run.judge.name if run.judge_id and run.judge.name in judges else sorted(judges)[0]
+    version = (judges.get(name) or {}).get("version")
+    if not version:
+        return None
+    if (name, version) not in cache:
+        cache[(name, version)] = calibration_selectors.status_for(judge_name=name, judge_version=version)
+    return cache[(name, version)]
+
+
+def runs_dashboard(*, kind: str | None = None, outcome: str | None = None, system: str | None = None, limit: int = 50) -> list[dict]:
+    """The dashboard's rows, newest first: each run with its outcome, its judge's badge and its systems."""
+    runs = Run.objects.select_related("judge", "system").order_by("-created_at")
+    if kind:
+        runs = runs.filter(kind=kind)
+    scan = limit if not (outcome or system) else RUNS_SCANNED
+    cache: dict = {}
+    rows = []
+    for run in runs[:scan]:
+        systems = run_systems(run)
+        if system and system not in systems:
+            continue
+        result = run_outcome(run)
+        if outcome and result["key"] != outcome:
+            continue
+        judges = run.config.get("judges") or {}
+        rows.append({"run": run, "outcome": result, "systems": systems, "judge_status": _run_judge_status(run, cache),
+                     "judge_names": sorted(judges) if not run.judge_id else [run.judge.name]})
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+def judges_readiness(judges, statuses: dict[str, dict]) -> dict[str, dict]:
+    """{judge name: {word, tone, problems}}: whether each judge can judge a run now, in one word, and why not."""
+    from judgeapp.judging.preflight import endpoint_warnings, is_imported
+
+    readiness = {}
+    for judge in judges:
+        status = (statuses.get(judge.name) or {}).get("status")
+        problems = endpoint_warnings(judge)
+        if is_imported(judge):
+            word, tone, problems = "imported, no endpoint", "neutral", ["its verdicts were brought in; it cannot judge a new run"]
+        elif problems:
+            word, tone = "key not set", "bad"
+        elif status == "below level — locked":
+            word, tone = "locked", "bad"
+            problems = ["locked by calibration: its runs cannot pass a gate until it is recalibrated"]
+        elif status == "calibrated":
+            word, tone = "ready", "ok"
+        else:
+            word, tone = "ready, not calibrated" if status == "not calibrated" else f"ready, {status}", "warn"
+        readiness[judge.name] = {"word": word, "tone": tone, "problems": problems}
+    return readiness
+
+
+VERDICTS_PER_PAGE = 50
+VERDICT_LABELS = (("A", "A"), ("B", "B"), ("tie", "tie"), (None, "none"))
+
+
+def imported_pairwise(*, run: Run, page: str | None) -> dict:
+    """An imported pairwise run's page: the sign test on its wins, the judge x human-majority confusion
+    matrix over the labelled cases, and one page of verdicts beside the people's majority, each a link to
+    the judgment that holds both replies."""
+    from django.core.paginator import Paginator
+
+    report = run.report or {}
+    cases = report.get("cases") or []
+    majority = calibration_selectors.human_majority(run=run)
+    counts: dict[tuple, int] = {}
+    for case in cases:
+        if case["case_id"] in majority:
+            key = (case.get("verdict"), majority[case["case_id"]])
+            counts[key] = counts.get(key, 0) + 1
+    labelled = sum(counts.values())
+    agreed = sum(n for (judge, human), n in counts.items() if judge is not None and judge == human)
+    matrix = [
+        {"judge": label if value else "no usable verdict",
+         "cells": [{"n": counts.get((value, h_value), 0), "agree": value is not None and value == h_value} for h_value, _ in VERDICT_LABELS]}
+        for value, label in VERDICT_LABELS
+    ]
+    page_obj = Paginator(cases, VERDICTS_PER_PAGE).get_page(page)
+    ids = [case["case_id"] for case in page_obj.object_list]
+    links = dict(Judgment.objects.filter(run=run, case__case_id__in=ids).values_list("case__case_id", "uuid"))
+    rows = [{**case, "human": majority.get(case["case_id"], ""), "labelled": case["case_id"] in majority,
+             "judgment": links.get(case["case_id"])} for case in page_obj.object_list]
+    return {
+        "outcome": pairwise_outcome(report, {"A": "A", "B": "B"}),
+        "matrix": matrix,
+        "human_labels": [label for _, label in VERDICT_LABELS[:-1]] + ["no majority"],
+        "labelled": labelled,
+        "agreed": agreed,
+        "agreement": agreed / labelled if labelled else None,
+        "page": page_obj,
+        "rows": rows,
+    }
+
+
+def unit_counts(*, run: Run) -> dict | None:
+    """A run's units by state, counted now (the run's own counters move only as units are recorded and its
+    total is set when the worker plans it): what the run page shows while it is under way."""
+    if run.is_finished:
+        return None
+    counts = dict(Judgment.objects.filter(run=run).values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    units = {state: counts.get(state, 0) for state in (UnitStatus.PENDING, UnitStatus.CLAIMED, UnitStatus.DONE, UnitStatus.FAILED)}
+    units["total"] = sum(counts.values())
+    units["started"] = bool(run.started_at) or units[UnitStatus.CLAIMED] + units[UnitStatus.DONE] + units[UnitStatus.FAILED] > 0
+    return units
+
+
+def agreement_now(*, run: Run) -> dict | None:
+    """The judge's agreement with people as it is now (the report holds the one at the run's end)."""
+    if run.kind != RunKind.POINTWISE or not run.is_finished:
+        return None
+    return calibration_selectors.agreement_for_run(run=run)

@@ -29,3 +29,25 @@ def get_item(mapping, key):
         return mapping.get(key)
     return None
 
+
+
+@register.filter
+def readable(value) -> str:
+    """A value from a report or a parsed reply as a person reads it: no Python or JSON repr, floats rounded."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, dict):
+        return "; ".join(f"{key}: {readable(item)}" for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(readable(item) for item in value)
+    return "—" if value is None else str(value)
+
+
+@register.filter
+def kappa(value) -> str:
+    """Cohen's kappa to two places, never "-0.00"."""
+    if value is None or value == "":
+        return "n/a"
+    return f"{float(value):.2f}".replace("-0.00", "0.00")

@@ -16,7 +16,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync
 from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice
 from judgeapp.judging.runkind import handler_for
-from judgeapp.models import AuditLog, Judge, Judgment, RunKind
+from judgeapp.models import AuditLog, Judge, Judgment, RunKind, System
 from judgeapp.web import selectors as web_selectors
 from judgeapp.roles import READERS, Role, has_role, role_required
 
@@ -35,7 +35,19 @@ def runs_list(request: HtmxHttpRequest) -> HttpResponse:
     kind = request.GET.get("kind") or None
     if kind not in RunKind.values:
         kind = None
-    context = {"runs": selectors.runs_recent(kind=kind), "kind": kind, "kinds": RunKind.choices}
+    outcome = request.GET.get("outcome") or None
+    if outcome not in dict(web_selectors.OUTCOMES):
+        outcome = None
+    system = request.GET.get("system") or None
+    context = {
+        "rows": web_selectors.runs_dashboard(kind=kind, outcome=outcome, system=system),
+        "kind": kind,
+        "kinds": RunKind.choices,
+        "outcome": outcome,
+        "outcomes": web_selectors.OUTCOMES,
+        "system": system,
+        "systems": list(System.objects.order_by("name").values_list("name", flat=True)),
+    }
     return render(request, "judgeapp/web/dashboard.html", context)
 
 
@@ -43,8 +55,10 @@ def runs_list(request: HtmxHttpRequest) -> HttpResponse:
 def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
     # An imported run (published verdicts, not judged here) has its own page: its report has another shape.
+    extra = {}
     if run.config.get("imported"):
         names = ["judgeapp/pairwise/run_imported.html"]
+        extra["imported_view"] = web_selectors.imported_pairwise(run=run, page=request.GET.get("page"))
     else:
         try:
             names = [handler_for(run.kind).page_template]
@@ -60,6 +74,10 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             "judgments": selectors.judgments_of(run=run)[:200],
             # The judges' calibration status now (the report holds the one at the run's end).
             "calibration": web_selectors.run_calibration(run=run),
+            "units": web_selectors.unit_counts(run=run),
+            # People may label a sample after the run finished: its page says the agreement as it is now.
+            "agreement_now": web_selectors.agreement_now(run=run),
+            **extra,
         },
     )
 
@@ -69,7 +87,8 @@ def run_progress(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The progress bar, polled by htmx every 2 s; the answer that shows a finished run stops the polling."""
     run = selectors.run_get(run_id=run_id)
     # Keep ?reload=1 in the swapped-in partial's own hx-get, or only the first poll could reload the page.
-    response = render(request, "judgeapp/_run_progress.html", {"run": run, "reload": request.GET.get("reload")})
+    context = {"run": run, "reload": request.GET.get("reload"), "units": web_selectors.unit_counts(run=run)}
+    response = render(request, "judgeapp/_run_progress.html", context)
     if run.is_finished and request.htmx:
         stop = HttpResponseStopPolling(response.content)
         # A finished run changes what the rest of its page shows: reload it once.
@@ -94,7 +113,9 @@ def run_cancel(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def judgment_detail(request: HtmxHttpRequest, run_id: str, judgment_uuid) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
     judgment = get_object_or_404(Judgment.objects.select_related("case", "criterion", "judge", "system", "prompt"), run=run, uuid=judgment_uuid)
-    return render(request, "judgeapp/web/judgment_detail.html", {"run": run, "judgment": judgment})
+    # The texts the verdict is about: the case's input and the replies judged (both, for a pairwise case).
+    outputs = run.outputs.filter(case=judgment.case).order_by("slot") if judgment.case_id else []
+    return render(request, "judgeapp/web/judgment_detail.html", {"run": run, "judgment": judgment, "outputs": outputs})
 
 
 @role_required(*READERS)
@@ -103,6 +124,7 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
     judges, systems = selectors.endpoints_all()
     # Only whether the key's variable is set, never its value.
     key_set = {name: bool(os.environ.get(name)) for name in {e.api_key_env for e in [*judges, *systems]}}
+    statuses = web_selectors.judges_with_status(judges)
     context = {
         "judges": judges,
         "systems": systems,
@@ -111,7 +133,8 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
         # Each judge's latest check-up on public human-labelled pairs (judgeapp/checkup/), and one under way.
         "checkups": selectors.checkups_latest(judges=judges),
         "checkups_running": selectors.checkups_in_progress(judges=judges),
-        "statuses": web_selectors.judges_with_status(judges),
+        "statuses": statuses,
+        "readiness": web_selectors.judges_readiness(judges, statuses),
     }
     return render(request, "judgeapp/web/judges.html", context)
 

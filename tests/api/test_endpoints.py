@@ -363,3 +363,11 @@ def test_a_retry_that_races_the_first_request_gets_its_run_and_leaves_nothing(ap
     retry = api.post("/api/v1/runs/pointwise", pointwise_body(judge), headers=headers)
     assert retry.status_code == 200 and retry.json()["run_id"] == first["run_id"] and len(looks) == 2
     assert Run.objects.count() == 1
+
+
+def test_an_imported_judge_with_no_endpoint_cannot_start_a_run(api, judge, no_celery):
+    """Issue 16, item 2: its verdicts were brought in; calling it would reach the client's default endpoint."""
+    imported = models.Judge.objects.create(name="gpt-3.5-turbo", model="gpt-3.5-turbo", family="openai", source=models.EndpointSource.IMPORT)
+    response = api.post("/api/v1/runs/pointwise", pointwise_body(imported))
+    assert response.status_code == 400 and "an imported judge" in response.json()["detail"]
+    assert Run.objects.count() == 0 and no_celery == []

@@ -194,7 +194,7 @@ def test_a_judgment_drills_down_to_prompt_raw_reply_score_and_attempts(client, r
     html = client.get(reverse("judgment_detail", args=["pw-1", judgment.uuid])).content.decode()
     assert "&lt;assistant_reply&gt;" in html and "Respond in JSON" in html  # the prompt sent
     assert "Raw reply" in html and "HTTP attempts" in html and "Parse attempts" in html
-    assert f"&#x27;score&#x27;: {judgment.parsed['score']}" in html
+    assert f"<dt>score</dt><dd>{judgment.parsed['score']}</dd>" in html  # the parsed reply as fields, not a dict
 
 
 def test_exports_csv_json_and_markdown(client, reviewer, finished):

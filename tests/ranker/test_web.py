@@ -148,7 +148,7 @@ def test_no_directory_outside_browse_roots_can_be_chosen(logged_in, oracle_judge
         response = logged_in.post(reverse("ranker:rank_new"), rank_form(oracle_judge, directory=directory))
         assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
     # The service's own check still holds for a directory reached through a link.
-    with pytest.raises(InputError, match="outside the directories"):
+    with pytest.raises(InputError, match="outside the folders"):
         candidates_in_dir(root / "sneaky", within=[root.resolve()])
     assert not Run.objects.exists()
 

@@ -26,7 +26,9 @@ from judgeapp.api.forms import (
     VersionOut,
 )
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.judges import judge_get, judges_sync, system_get
+from judgeapp.judging import judges as judge_rows
+from judgeapp.judging.judges import judges_sync, system_get
+from judgeapp.judging.preflight import imported_refusal
 from judgeapp.jury.services import jury_panel_get, jury_run_create
 from judgeapp.models import Executor, Judge, Run, RunKind, RunStatus, System
 from judgeapp.pairwise.services import VersionSource, pairwise_run_create
@@ -35,6 +37,15 @@ from judgeapp.releases import services as release_services
 from judgeapp.roles import Role, has_role, user_roles
 
 router = Router()
+
+
+def judge_get(*, name: str | None = None) -> Judge:
+    """The judge a new run asks for: an imported judge (its verdicts brought in) has no endpoint to call."""
+    judge = judge_rows.judge_get(name=name)
+    refusal = imported_refusal([judge])
+    if refusal:
+        raise InputError(refusal)
+    return judge
 
 ERRORS = {status: ErrorOut for status in (400, 401, 403, 404, 409, 413)}
 STARTED = {201: RunOut, 200: RunOut, **ERRORS}

@@ -304,5 +304,5 @@ def format_calls(calls: int, worst_case: float, *, inserts: int, both_orders: bo
     orders = " (each comparison judged in both orders)" if both_orders else ""
     return (
         f"Comparator calls: {calls} for {inserts} insert{'s' if inserts != 1 else ''}{orders}; "
-        f"the seed's worst case (2 + log2 N per insert): {worst_case:.1f}"
+        f"at most 2 + log2 N per insert, {worst_case:.0f} in all"
     )

@@ -86,7 +86,7 @@ def candidates_in_dir(directory: str | Path, *, within: list[Path] | None = None
 def path_check_within(path: Path, roots: list[Path]) -> Path:
     resolved = Path(path).resolve()
     if not any(resolved == root or resolved.is_relative_to(root) for root in roots):
-        raise InputError(f"{path}: outside the directories the server may read (BROWSE_ROOTS)")
+        raise InputError(f"{path}: outside the folders this server may read")
     return resolved
 
 

@@ -1,0 +1,113 @@
+"""Issue 16, item 3: every page of the demo, as each role, in the words a reviewer uses: none of the
+internal words below, no Python dict or JSON repr, no float printed to more digits than anyone reads.
+
+The pages are found by following every link from each role's home and the menu (GET only, same site),
+over the demo `up` loads (judgeapp/demo), judged by the scripted demo judge."""
+
+import html as html_lib
+import re
+from urllib.parse import urldefrag, urlsplit
+
+import pytest
+from django.test import Client
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
+
+INTERNAL_WORDS = [
+    "the seed's", "seed's worst case", "(Mode 3)", "Mode 2", "BROWSE_ROOTS", "overall_score", "basis overall",
+    "blocked by lead lead", "kappa -0.00", "-0.00", "None</", "Traceback",
+]
+DICT_REPR = re.compile(r"""\{\s*['"][A-Za-z_]+['"]\s*:""")
+UNROUNDED = re.compile(r"(?<![\w.])\d+\.\d{5,}(?![\w.])")
+SKIP = ("/admin/", "/logout/", "/static/", "/api/v1/", "/api-docs/")
+STARTS = ["/", "/runs/", "/judges/", "/pointwise/releases/", "/calibration/", "/pairwise/new/", "/jury/new/",
+          "/ranker/", "/agent/", "/blind/", "/pointwise/", "/calibration/queue/"]
+MAX_PAGES = 160
+
+
+def visible_text(page: str) -> str:
+    # <pre> and <code> hold texts shown as they are (a prompt, a raw reply, a leaked snippet): JSON there is the text.
+    page = re.sub(r"<(script|style|pre|code)\b.*?</\1>", " ", page, flags=re.S | re.I)
+    page = re.sub(r"<[^>]+>", " ", page)
+    return html_lib.unescape(page)
+
+
+@pytest.fixture(scope="module")
+def demo(django_db_setup, django_db_blocker):
+    from django.contrib.auth.models import Group
+
+    from fakejudge import DemoBrain, FakeJudgeServer
+    from judgeapp.demo import demo_load
+    from judgeapp.roles import Role
+
+    with django_db_blocker.unblock(), FakeJudgeServer(DemoBrain(noise=0.08)) as server:
+        for role in Role.values:
+            Group.objects.get_or_create(name=role)
+        # Committed (the demo's runs judge on threads), and flushed when the module ends.
+        lines: list[str] = []
+        demo_load(judge_url=server.url, log=lines.append)
+        yield lines
+        from django.core.management import call_command
+
+        call_command("flush", interactive=False, verbosity=0)
+
+
+def crawl(client: Client) -> dict[str, str]:
+    seen: dict[str, str] = {}
+    queue = list(STARTS)
+    while queue and len(seen) < MAX_PAGES:
+        url = queue.pop(0)
+        if url in seen or url.startswith(SKIP):
+            continue
+        response = client.get(url)
+        if response.status_code != 200 or "text/html" not in response.get("Content-Type", ""):
+            seen[url] = ""
+            continue
+        page = response.content.decode()
+        seen[url] = page
+        for href in re.findall(r'href="([^"]+)"', page):
+            href = urldefrag(html_lib.unescape(href))[0]
+            parts = urlsplit(href)
+            if parts.scheme or parts.netloc or not href.startswith("/"):
+                continue
+            # One page of each paginated or filtered list is enough: the template is the same.
+            if "page=" in (parts.query or "") and "page=2" not in parts.query:
+                continue
+            if href not in seen and href not in queue:
+                queue.append(href)
+    return {url: page for url, page in seen.items() if page}
+
+
+@pytest.mark.parametrize("username", ["lead", "reviewer", "annotator"])
+def test_every_demo_page_speaks_a_reviewers_words(demo, django_db_blocker, username):
+    from django.contrib.auth.models import User
+
+    with django_db_blocker.unblock():
+        client = Client()
+        client.force_login(User.objects.get(username=username))
+        pages = crawl(client)
+    assert len(pages) >= (1 if username == "annotator" else 25), sorted(pages)  # an annotator sees only the queue
+    problems = []
+    for url, page in pages.items():
+        text = visible_text(page)
+        problems += [f"{url}: {word!r}" for word in INTERNAL_WORDS if word in text]
+        problems += [f"{url}: dict {m.group(0)!r} in {text[max(0, m.start() - 60):m.end() + 60]!r}" for m in DICT_REPR.finditer(text)]
+        problems += [f"{url}: float {m.group(0)}" for m in UNROUNDED.finditer(text)]
+    # One line per kind of page (a run's judgments share one template).
+    shown = {re.sub(r"/[0-9a-f-]{36}/", "/<uuid>/", line): None for line in sorted(set(problems))}
+    assert not problems, "\n".join(list(shown)[:40])
+
+
+def test_ups_summary_rounds_its_figures(demo):
+    """`up` prints what the demo loaded: "mean 4.57", never "mean 4.569444444444445"."""
+    summary = "\n".join(demo)
+    assert "mean " in summary and not UNROUNDED.findall(summary), summary
+
+
+def test_the_markdown_summary_says_the_agreement_in_a_sentence():
+    from judgeapp.pointwise.core import _agreement_line
+
+    line = _agreement_line({"kappa": -0.0001, "agreement": 0.8333, "n_items": 12, "sample_run_id": "demo-pointwise",
+                            "status": "calibrated", "per_criterion": {"helpfulness": {"kappa": 0.5}}})
+    assert line == "Cohen's kappa 0.00, 83% exact agreement on 12 items of a sample of demo-pointwise (calibrated)"
+    assert not DICT_REPR.search(line)
