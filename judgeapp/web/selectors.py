@@ -142,6 +142,16 @@ def _calls(*, name: str, runs: list[Run]) -> dict:
     return result
 
 
+def scorecard_known(*, name: str, version: str) -> bool:
+    """A scorecard exists for a configured judge, a configuration some run used, or one people measured (a
+    jury's pooled verdict, "jury", is measured but has no Judge row)."""
+    return (
+        Judge.objects.filter(name=name).exists()
+        or version in judge_versions(name=name)
+        or bool(calibration_selectors.agreement_history(judge_name=name, judge_version=version))
+    )
+
+
 def scorecard(*, name: str, version: str) -> dict:
     """Everything the scorecard page of one judge configuration shows."""
     level = calibration_selectors.level_current()

@@ -162,6 +162,6 @@ def judge_scorecard(request: HtmxHttpRequest, name: str, version: str | None = N
     if version is None:
         judge = get_object_or_404(Judge, name=name)
         return redirect("judge_scorecard_version", name=name, version=judge.version)
-    if not Judge.objects.filter(name=name).exists() and version not in web_selectors.judge_versions(name=name):
+    if not web_selectors.scorecard_known(name=name, version=version):
         raise Http404(f"no judge {name!r} in configuration {version!r}")
     return render(request, "judgeapp/web/scorecard.html", {"card": web_selectors.scorecard(name=name, version=version)})

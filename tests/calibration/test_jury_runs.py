@@ -3,6 +3,7 @@ fail): samples, agreement per juror and for the pool, and the lock of each. The 
 for the verdicts() interface, not the jury algorithm."""
 
 import pytest
+from django.urls import reverse
 
 from calibration import selectors
 from calibration.models import AgreementResult
@@ -71,3 +72,14 @@ def test_agreement_per_juror_and_for_the_pool_and_only_the_dissenting_juror_is_l
     reasons = selectors.gate_lock_reasons(run=jury_run)
     assert len(reasons) == 1 and reasons[0].startswith("judge not calibrated: juror-c")
     assert selectors.agreement_for_run(run=jury_run)["judge"] == "jury"
+
+
+def test_the_pooled_jury_has_a_scorecard_the_run_page_links_to(jury_run, client, reviewer):
+    rows = [(jury_run.run_id, f"c{i:03d}", "", "ann", truth(i)) for i in range(N)]
+    sample = labels_import(data=labels_csv(two_annotators(rows)), name="jury.csv").samples[0]
+    agreement_compute(sample_pk=sample.pk)
+    version = AgreementResult.objects.get(sample=sample, judge_name="jury").judge_version
+    client.force_login(reviewer)
+    page = client.get(reverse("judge_scorecard_version", args=["jury", version]))
+    assert page.status_code == 200 and "jury" in page.content.decode()
+    assert client.get(reverse("judge_scorecard_version", args=["jury", "0" * 12])).status_code == 404
