@@ -13,7 +13,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 # Stop rule: more than 5% of judge replies still unparseable after one retry each -> the run is invalid.
 PARSE_FAILURE_LIMIT = 0.05
@@ -49,6 +48,8 @@ def _interval(data: tuple, statistic, n: int, point: float, **kwargs) -> list[fl
     with warnings.catch_warnings():
         # A sample where every value is equal is degenerate for BCa; its interval is the point itself.
         warnings.simplefilter("ignore")
+        from scipy import stats  # half a second to import: loaded here, not when a command starts
+
         result = stats.bootstrap(
             data,
             statistic,
