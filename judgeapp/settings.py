@@ -183,6 +183,9 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # A judgment is a few judge calls with retries; a whole sequential run (a batch rank) takes longer.
 UNIT_SOFT_TIME_LIMIT = env.int("UNIT_SOFT_TIME_LIMIT", default=600)
 UNIT_HARD_TIME_LIMIT = UNIT_SOFT_TIME_LIMIT + 30
+# Units claimed in one round trip and recorded in one transaction (judging/runs.py: judgments_claim,
+# judgments_record); a Celery task judges a batch of at most this many.
+UNIT_BATCH_SIZE = env.int("UNIT_BATCH_SIZE", default=16)
 RUN_SOFT_TIME_LIMIT = env.int("RUN_SOFT_TIME_LIMIT", default=6 * 3600)
 RUN_HARD_TIME_LIMIT = RUN_SOFT_TIME_LIMIT + 60
 WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=8)
