@@ -361,6 +361,19 @@ def judgment_record(*, unit: Judgment, token: uuid.UUID, result: UnitResult) -> 
 _RECORD_FIELDS = ("status", "claim_token", "lease_expires_at", "finished_at")
 
 
+def _units_write(units: list[Judgment], names: list[str]) -> None:
+    """One parametrised UPDATE per row, sent as one executemany: Django's bulk_update builds a CASE per
+    field per row, and compiling it cost more than the judge call it records."""
+    connection = connections[Judgment.objects.db]
+    fields = [Judgment._meta.get_field(name) for name in names]
+    quote = connection.ops.quote_name
+    assignments = ", ".join(f"{quote(field.column)} = %s" for field in fields)
+    sql = f"UPDATE {quote(Judgment._meta.db_table)} SET {assignments} WHERE {quote(Judgment._meta.pk.column)} = %s"
+    rows = [[field.get_db_prep_save(getattr(unit, field.attname), connection) for field in fields] + [unit.pk] for unit in units]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+
+
 def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.UUID) -> int:
     """Write the results of the units this caller still holds under `token` (the others were released
     and are someone else's now), run each handler's side effects, move the run's counters: one
@@ -387,11 +400,7 @@ def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.
             for name, value in result.fields.items():
                 setattr(unit, name, value)
             fields.update(result.fields)
-        if len(written) == 1:
-            unit = written[0][0]
-            Judgment.objects.filter(pk=unit.pk).update(**{name: getattr(unit, name) for name in fields})
-        else:
-            Judgment.objects.bulk_update([unit for unit, _ in written], sorted(fields))
+        _units_write([unit for unit, _ in written], sorted(fields))
         counts: dict[tuple[int, int], list[int]] = {}
         for unit, result in written:
             handler_for(unit.run.kind).on_unit_done(unit, result)
