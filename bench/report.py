@@ -4,8 +4,8 @@
 
 A pointwise run of N cases x 1 criterion is planned, its units are marked judged (scores 1-5, no judge
 called: this measures the report, not the judging), and the run is finalized (`run_advance`: the report is
-computed and stored). Then a fresh process (nothing imported or cached yet, as a web process after a
-deploy) signs in and GETs the run's page three times: the first view is the figure that matters.
+computed and stored). Then a fresh process loads judgeapp.wsgi as the web server does when it starts (nothing
+else warmed), signs in and GETs the run's page three times: the first view is the figure that matters.
 
 DATABASE_URL picks the database (default: a fresh SQLite file).
 """
@@ -25,8 +25,7 @@ from _setup import ROOT, RUBRIC, setup_django, testset_bytes
 VIEW = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
-import django
-django.setup()
+import judgeapp.wsgi  # what the web server (gunicorn judgeapp.wsgi, runserver) loads when it starts
 from django.contrib.auth.models import User
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -97,7 +96,7 @@ def main() -> None:
 
     print(f"report of a {len(units)}-judgment pointwise run ({where}; load average {os.getloadavg()[0]:.2f})")
     print(f"   finalize (report computed and stored once): {finalize * 1000:8.1f} ms")
-    print(f"   a fresh web process: Django set up and signed in in {figures['setup'] * 1000:.0f} ms, then")
+    print(f"   a fresh web process: judgeapp.wsgi loaded and signed in in {figures['setup'] * 1000:.0f} ms, then")
     for label, (seconds, queries, status, size) in zip(("first view", "second view", "third view"), figures["views"]):
         print(f"   {label:<12} of the run page: {seconds * 1000:8.1f} ms, {queries} queries (HTTP {status}, {size // 1024} KiB)")
 

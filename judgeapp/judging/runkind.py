@@ -120,3 +120,8 @@ def handler_for(kind: str) -> RunHandler:
         return _REGISTRY[kind]
     except KeyError:
         raise LookupError(f"no handler for run kind {kind!r}") from None
+
+
+def handlers_all() -> list[RunHandler]:
+    """Every registered run kind's handler (the web process compiles their page templates at start)."""
+    return list(_REGISTRY.values())
