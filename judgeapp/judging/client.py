@@ -43,6 +43,12 @@ class _LazyOpenAI:
 
 openai = _LazyOpenAI()
 
+
+def openai_preload() -> None:
+    """Import `openai` now: a run starts this in a thread while its units are planned, so that its first
+    calls do not all wait on the import."""
+    openai.OpenAI  # noqa: B018 - the proxy imports the module
+
 RETRY_AFTER_CAP_SECONDS = 120.0
 # Words in an error body that mean the server refused the structured-output request, not the call.
 _FORMAT_REJECTION_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "structured")

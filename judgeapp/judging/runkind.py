@@ -80,6 +80,9 @@ class RunHandler:
     sequential: ClassVar[bool] = False
     # The run page's body for this kind (templates/judgeapp/<mode>/run.html), included by the web shell.
     page_template: ClassVar[str] = "judgeapp/web/run_generic.html"
+    # Heavy modules finalize needs (scipy.stats: half a second): imported in a thread while the units are
+    # judged, not on the run's wall clock after its last unit.
+    preload_modules: ClassVar[tuple[str, ...]] = ()
 
     def plan(self, run: Run, stage: int) -> list[UnitSpec] | None:
         """The units of `stage`, or None when the run has no more stages and should be finalized."""

@@ -11,6 +11,7 @@ response cache answers a repeated call without reaching the judge.
 from __future__ import annotations
 
 import collections
+import importlib
 import logging
 import re
 import threading
@@ -26,7 +27,7 @@ from django.utils import timezone
 
 from judgeapp.judging import shutdown, taskqueue
 from judgeapp.judging.audit import audit_log_create
-from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported
+from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported, openai_preload
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
 from judgeapp.judging.workers import claimer_is_dead, worker_identity
@@ -561,9 +562,10 @@ def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | N
     `shutdown.Interrupted` is raised. A run that finished meanwhile is returned as it is.
     """
     _stop_if_asked(run)
+    handler = handler_for(run.kind)
+    _preload(handler)
     run_start(run_pk=run.pk)
     run.refresh_from_db()
-    handler = handler_for(run.kind)
     if handler.sequential:
         run_sequential_execute(run_pk=run.pk, progress=progress)
         run.refresh_from_db()
@@ -588,6 +590,18 @@ def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | N
                 return run
             continue
         _execute_units(ids, worker=worker, concurrency=concurrency, run=run, progress=progress)
+
+
+def _preload(handler) -> None:
+    """Import what the run will need (the judge client's library, the report's) in a thread, while the
+    units are planned and the first ones judged: a command starts without them (bench/startup.py)."""
+
+    def load() -> None:
+        openai_preload()
+        for name in handler.preload_modules:
+            importlib.import_module(name)
+
+    threading.Thread(target=load, name="judgeapp-preload", daemon=True).start()
 
 
 def _stop_if_asked(run: Run) -> None:
