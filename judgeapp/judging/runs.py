@@ -689,6 +689,15 @@ class _Recorder:
                 self.progress(self.finished, total)
 
 
+def _forget_queries() -> None:
+    """With DEBUG (a developer's command) Django keeps the last 9,000 statements of each connection: a lane's
+    would hold tens of megabytes of prompts. A capture in progress (force_debug_cursor: a test, a bench)
+    keeps them."""
+    connection = connections["default"]
+    if connection.queries_logged and not connection.force_debug_cursor and len(connection.queries_log) > 100:
+        connection.queries_log.clear()
+
+
 def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, progress: Progress | None) -> None:
     """Claim, judge and record each unit of `ids`, claiming and recording in batches; a stop request ends
     the claiming, not the units in flight (what was claimed and not started goes back to pending)."""
@@ -698,6 +707,7 @@ def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, p
 
     def lane(identity: str) -> None:
         while recorder.run_failure is None:
+            _forget_queries()
             claimed = claims.next(identity)
             if claimed is None:
                 return
