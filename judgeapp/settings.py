@@ -168,10 +168,11 @@ CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="judgeapp")
 CELERY_TASK_IGNORE_RESULT = True  # run state lives in the models, not in a result backend
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-# A few messages in hand per process, so a finished task's process starts the next at once instead of
-# waiting for a round trip to the broker (bench/overhead.py: 63% -> 78% of the ideal at 16 processes).
-# A killed worker loses what it held; the database recovery sends those units again.
-CELERY_WORKER_PREFETCH_MULTIPLIER = env.int("WORKER_PREFETCH_MULTIPLIER", default=4)
+# One message in hand per process: a task is a batch of units (UNIT_BATCH_SIZE), so the broker's round trip
+# is already shared by several judgments, and a worker holding many batches would leave other workers
+# (other machines) idle at the end of a run (bench/scaleout.py). A killed worker loses what it held; the
+# database recovery sends those units again.
+CELERY_WORKER_PREFETCH_MULTIPLIER = env.int("WORKER_PREFETCH_MULTIPLIER", default=1)
 # Celery's Django fixup closes every database connection before and after each task unless this is set:
 # on PostgreSQL that is a new server process per judgment (bench/pointwise.py: one session per task, the
 # database's CPU the bottleneck). With it, a pool process keeps its connection; judgeapp/signals.py drops
@@ -183,6 +184,9 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # A judgment is a few judge calls with retries; a whole sequential run (a batch rank) takes longer.
 UNIT_SOFT_TIME_LIMIT = env.int("UNIT_SOFT_TIME_LIMIT", default=600)
 UNIT_HARD_TIME_LIMIT = UNIT_SOFT_TIME_LIMIT + 30
+# Units claimed in one round trip and recorded in one transaction (judging/runs.py: judgments_claim,
+# judgments_record); a Celery task judges a batch of at most this many.
+UNIT_BATCH_SIZE = env.int("UNIT_BATCH_SIZE", default=16)
 RUN_SOFT_TIME_LIMIT = env.int("RUN_SOFT_TIME_LIMIT", default=6 * 3600)
 RUN_HARD_TIME_LIMIT = RUN_SOFT_TIME_LIMIT + 60
 WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=8)

@@ -65,6 +65,20 @@ class WorkerProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    def pool_pids(self) -> list[int]:
+        """The pids of the worker's pool processes (its main process's children)."""
+        children = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                if ppid == self.proc.pid:
+                    children.append(int(entry))
+        return children
+
     def kill(self) -> None:
         """SIGKILL the worker and its pool children: a machine dying mid-run."""
         os.killpg(self.proc.pid, signal.SIGKILL)

@@ -77,7 +77,7 @@ def test_an_expired_lease_can_be_taken_over(judge):
 def test_recovery_releases_the_claims_of_a_dead_process(judge, monkeypatch):
     from judgeapp.judging import tasks
     sent = []
-    monkeypatch.setattr(tasks.execute_judgment, "apply_async", lambda args, **kw: sent.append(args[0]))
+    monkeypatch.setattr(tasks.execute_judgments, "apply_async", lambda args, **kw: sent.extend(args[0]))
     run = pointwise_run(judge=judge, n=2, executor="celery")
     runs.run_start(run_pk=run.pk)
     first, second = run.judgments.order_by("pk")
@@ -96,7 +96,7 @@ def test_recovery_leaves_a_live_claim_alone(judge, monkeypatch):
     from judgeapp.judging import tasks
     from judgeapp.judging.workers import worker_identity
 
-    monkeypatch.setattr(tasks.execute_judgment, "apply_async", lambda args, **kw: None)
+    monkeypatch.setattr(tasks.execute_judgments, "apply_async", lambda args, **kw: None)
     run = pointwise_run(judge=judge, n=1, executor="celery")
     runs.run_start(run_pk=run.pk)
     unit = run.judgments.get()

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 
 import krippendorff
 import numpy as np
-from scipy import stats
-from sklearn.metrics import cohen_kappa_score
 
 from calibration.core.labels import PAIRWISE, PASS_FAIL, SCORE
 
@@ -69,6 +67,20 @@ def _quiet(function: Callable[[], float]) -> float:
             return math.nan
 
 
+def _cohen_kappa_score(*args, **kwargs) -> float:
+    # scikit-learn takes a quarter of a second to import: loaded when a figure is computed, not when a
+    # command's --help starts.
+    from sklearn.metrics import cohen_kappa_score
+
+    return cohen_kappa_score(*args, **kwargs)
+
+
+def _stats():
+    from scipy import stats  # half a second to import; see _cohen_kappa_score
+
+    return stats
+
+
 def _metric_functions(label_kind: str, scale: tuple[int, int]) -> dict[str, Callable[[np.ndarray, np.ndarray], float]]:
     """Each figure as a function of (judge, human) arrays: scores as numbers, categories as their codes."""
     if label_kind == SCORE:
@@ -76,13 +88,13 @@ def _metric_functions(label_kind: str, scale: tuple[int, int]) -> dict[str, Call
         return {
             "exact": lambda j, h: float(np.mean(j == h)),
             "within_one": lambda j, h: float(np.mean(np.abs(j - h) <= 1)),
-            "quadratic_kappa": lambda j, h: _quiet(lambda: cohen_kappa_score(j, h, weights="quadratic", labels=points)),
-            "spearman": lambda j, h: _quiet(lambda: stats.spearmanr(j, h).statistic),
+            "quadratic_kappa": lambda j, h: _quiet(lambda: _cohen_kappa_score(j, h, weights="quadratic", labels=points)),
+            "spearman": lambda j, h: _quiet(lambda: _stats().spearmanr(j, h).statistic),
         }
     codes = list(range(len(CATEGORIES[label_kind])))
     return {
         "percent": lambda j, h: float(np.mean(j == h)),
-        "kappa": lambda j, h: _quiet(lambda: cohen_kappa_score(j, h, labels=codes)),
+        "kappa": lambda j, h: _quiet(lambda: _cohen_kappa_score(j, h, labels=codes)),
     }
 
 
@@ -119,7 +131,7 @@ def _item_bootstrap(
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = stats.bootstrap(
+        result = _stats().bootstrap(
             (np.arange(len(groups)),),
             on_items,
             vectorized=False,
@@ -230,7 +242,7 @@ def inter_annotator(
     if len(items) >= 2 and n_resamples > 0:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = stats.bootstrap(
+            result = _stats().bootstrap(
                 (np.arange(len(items)),),
                 lambda cols: _alpha(matrix[:, cols], level),
                 vectorized=False,
@@ -255,7 +267,7 @@ def inter_annotator(
             {
                 "annotators": [a, b],
                 "n": len(shared),
-                "kappa": _clean(_quiet(lambda: cohen_kappa_score(first, second, weights=weights, labels=labels_of_kind))),
+                "kappa": _clean(_quiet(lambda: _cohen_kappa_score(first, second, weights=weights, labels=labels_of_kind))),
                 "agreement": _clean(float(np.mean(first == second))),
             }
         )
@@ -366,7 +378,7 @@ def annotator_agreement(labels: dict[Hashable, dict[str, int | str]], *, label_k
                 "annotator": annotator,
                 "items": sum(1 for by in overlapping.values() if annotator in by),
                 "n": len(mine),
-                "kappa": _clean(_quiet(lambda: cohen_kappa_score(first, second, weights=weights, labels=kappa_labels))),
+                "kappa": _clean(_quiet(lambda: _cohen_kappa_score(first, second, weights=weights, labels=kappa_labels))),
                 "agreement": _clean(float(np.mean(first == second))),
                 "alpha_without": alpha_without,
             }

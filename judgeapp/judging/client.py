@@ -23,12 +23,31 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import openai
 import tenacity
 
 from judgeapp.judging.parsing import ParseError, ReplySpec
 
 log = logging.getLogger(__name__)
+
+
+class _LazyOpenAI:
+    """`openai` takes a third of a second to import: it is loaded by the first call, not by every command's
+    start (`manage.py gate --help` never calls a judge)."""
+
+    def __getattr__(self, name: str):
+        import openai as module
+
+        globals()["openai"] = module  # later lookups skip this proxy
+        return getattr(module, name)
+
+
+openai = _LazyOpenAI()
+
+
+def openai_preload() -> None:
+    """Import `openai` now: a run starts this in a thread while its units are planned, so that its first
+    calls do not all wait on the import."""
+    openai.OpenAI  # noqa: B018 - the proxy imports the module
 
 RETRY_AFTER_CAP_SECONDS = 120.0
 # Words in an error body that mean the server refused the structured-output request, not the call.

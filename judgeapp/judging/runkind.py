@@ -80,6 +80,9 @@ class RunHandler:
     sequential: ClassVar[bool] = False
     # The run page's body for this kind (templates/judgeapp/<mode>/run.html), included by the web shell.
     page_template: ClassVar[str] = "judgeapp/web/run_generic.html"
+    # Heavy modules finalize needs (scipy.stats: half a second): imported in a thread while the units are
+    # judged, not on the run's wall clock after its last unit.
+    preload_modules: ClassVar[tuple[str, ...]] = ()
 
     def plan(self, run: Run, stage: int) -> list[UnitSpec] | None:
         """The units of `stage`, or None when the run has no more stages and should be finalized."""
@@ -120,3 +123,8 @@ def handler_for(kind: str) -> RunHandler:
         return _REGISTRY[kind]
     except KeyError:
         raise LookupError(f"no handler for run kind {kind!r}") from None
+
+
+def handlers_all() -> list[RunHandler]:
+    """Every registered run kind's handler (the web process compiles their page templates at start)."""
+    return list(_REGISTRY.values())

@@ -10,10 +10,12 @@ response cache answers a repeated call without reaching the judge.
 
 from __future__ import annotations
 
+import collections
+import importlib
 import logging
-import queue
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable
 
@@ -25,7 +27,7 @@ from django.utils import timezone
 
 from judgeapp.judging import shutdown, taskqueue
 from judgeapp.judging.audit import audit_log_create
-from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported
+from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported, openai_preload
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
 from judgeapp.judging.workers import claimer_is_dead, worker_identity
@@ -167,10 +169,18 @@ def run_start(*, run_pk: int) -> bool:
     return True
 
 
+def batch_size_for(run: Run, pending: int) -> int:
+    """How many units one task claims and judges: enough to spread the round trips (claim, record, count)
+    over several judgments, few enough that every judge slot still has work until the end (about four
+    batches per slot of the judge's limit)."""
+    slots = max(1, run.judge.max_concurrency if run.judge_id else 4)
+    return max(1, min(settings.UNIT_BATCH_SIZE, -(-pending // (4 * slots))))
+
+
 def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
-    """Send one task per pending unit of the run's current stage (or of `only`)."""
-    execute_judgment = taskqueue.task(taskqueue.EXECUTE_JUDGMENT)
-    run = Run.objects.get(pk=run_pk)
+    """Send the pending units of the run's current stage (or of `only`), a batch of ids per task."""
+    execute_judgments = taskqueue.task(taskqueue.EXECUTE_JUDGMENTS)
+    run = Run.objects.select_related("judge").get(pk=run_pk)
     if run.status != RunStatus.RUNNING or run.executor != Executor.CELERY:
         return 0
     units = Judgment.objects.filter(run_id=run_pk, stage=run.stage, status=UnitStatus.PENDING)
@@ -180,10 +190,53 @@ def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
     if not ids:
         return 0
     Judgment.objects.filter(pk__in=ids).update(enqueued_at=timezone.now())
-    with execute_judgment.app.producer_or_acquire() as producer:
-        for pk in ids:
-            execute_judgment.apply_async((pk,), producer=producer)
+    size = batch_size_for(run, len(ids))
+    with execute_judgments.app.producer_or_acquire() as producer:
+        for start in range(0, len(ids), size):
+            batch = ids[start : start + size]
+            # The task's time limits grow with its batch: its units are judged one after another.
+            execute_judgments.apply_async(
+                (batch,),
+                producer=producer,
+                soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT * len(batch),
+                time_limit=settings.UNIT_HARD_TIME_LIMIT * len(batch),
+            )
     return len(ids)
+
+
+def judgments_claim(*, ids: list[int], worker: str) -> tuple[uuid.UUID, list[Judgment]]:
+    """Claim the units of `ids` that are still free in one conditional UPDATE (one token for the batch);
+    return the token and the units this caller now holds, with what executing them reads (the run and its
+    inputs once for the batch, not once per unit)."""
+    token = uuid.uuid4()
+    now = timezone.now()
+    # The lease covers the batch judged one unit after another; a dead process on this host is found at once.
+    lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT * len(ids) + 60)
+    claimed = Judgment.objects.filter(
+        Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
+        pk__in=ids,
+        run__status=RunStatus.RUNNING,
+    ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
+    if not claimed:
+        return token, []
+    units = list(
+        Judgment.objects.filter(pk__in=ids, claim_token=token)
+        .select_related("run", "run__testset", "run__rubric", "run__prompt", "case", "criterion", "judge", "system")
+        .order_by("id")
+    )
+    _share_inputs(units)
+    return token, units
+
+
+def _share_inputs(units: list[Judgment]) -> None:
+    """One object per run, judge, criterion and system across the batch: what a handler caches on them
+    (the prompt, the parsed rubric) is computed once."""
+    shared: dict[tuple, object] = {}
+    for unit in units:
+        for name in ("run", "judge", "criterion", "system"):
+            related = getattr(unit, name)
+            if related is not None:
+                setattr(unit, name, shared.setdefault((name, related.pk), related))
 
 
 def judgment_claim(*, judgment_id: int, worker: str) -> uuid.UUID | None:
@@ -200,14 +253,38 @@ def judgment_claim(*, judgment_id: int, worker: str) -> uuid.UUID | None:
     return token if claimed else None
 
 
-def judgment_execute(*, judgment_id: int, worker: str | None = None) -> bool:
-    """Claim one unit, judge it, record it. False when the unit was not this caller's to do."""
-    token = judgment_claim(judgment_id=judgment_id, worker=worker or worker_identity())
-    if token is None:
-        return False
-    unit = Judgment.objects.select_related(
-        "run", "run__testset", "run__rubric", "run__prompt", "case", "criterion", "judge", "system"
-    ).get(pk=judgment_id)
+# While a batch is judged, the run's status is read again before a unit when this long has passed since
+# the last look: a cancelled or failed run stops its workers within a unit or two, at no cost per
+# judgment when the judge answers fast.
+RUN_STATUS_CHECK_SECONDS = 0.25
+
+
+class _RunWatch:
+    def __init__(self, run_pk: int):
+        self.run_pk = run_pk
+        self.checked = time.monotonic()
+        self.running = True
+
+    def still_running(self) -> bool:
+        if self.running and time.monotonic() - self.checked >= RUN_STATUS_CHECK_SECONDS:
+            self.running = Run.objects.filter(pk=self.run_pk, status=RunStatus.RUNNING).exists()
+            self.checked = time.monotonic()
+        return self.running
+
+
+def claims_give_back(*, pks: list[int], token: uuid.UUID) -> None:
+    """Units claimed and not started: pending again if their run goes on, else cancelled like its other
+    pending units (none stays claimed)."""
+    if not pks:
+        return
+    held = Judgment.objects.filter(pk__in=pks, claim_token=token, status=UnitStatus.CLAIMED)
+    held.filter(run__status=RunStatus.RUNNING).update(status=UnitStatus.PENDING, claim_token=None, claimed_by="", lease_expires_at=None)
+    held.update(status=UnitStatus.CANCELLED, claim_token=None, lease_expires_at=None)
+
+
+def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
+    """Judge one claimed unit (outside any transaction): its result, and the run's failure if the error
+    fails the whole run."""
     handler = handler_for(unit.run.kind)
     run_failure = None
     try:
@@ -223,37 +300,118 @@ def judgment_execute(*, judgment_id: int, worker: str | None = None) -> bool:
     except JudgeError as exc:
         result = UnitResult.failure(str(exc))
     except SoftTimeLimitExceeded:
-        result = UnitResult.failure(f"time limit of {settings.UNIT_SOFT_TIME_LIMIT}s exceeded")
+        raise
     except Exception as exc:  # noqa: BLE001 - a bug must fail this unit visibly, not loop through recovery
         log.exception("unit %s of run %s failed", unit.key, unit.run.run_id)
         result = UnitResult.failure(f"internal error: {type(exc).__name__}: {exc}")
-    judgment_record(unit=unit, token=token, result=result)
+    return result, run_failure
+
+
+def judgment_execute(*, judgment_id: int, worker: str | None = None) -> bool:
+    """Claim one unit, judge it, record it. False when the unit was not this caller's to do."""
+    return judgments_execute(ids=[judgment_id], worker=worker) > 0
+
+
+# Results are recorded at least this often while a batch is judged, so a slow judge's progress shows.
+RECORD_EVERY_SECONDS = 1.0
+
+
+def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
+    """Claim the units of `ids` in one round trip, judge them one after another, record them in batches.
+    Returns how many units this caller claimed. A unit another caller holds is skipped; a unit the soft
+    time limit cut off fails with the reason, and the units after it go back to pending and are sent again."""
+    token, units = judgments_claim(ids=ids, worker=worker or worker_identity())
+    done: list[tuple[Judgment, UnitResult]] = []
+    run_failure = None
+    last_record = time.monotonic()
+    watch = _RunWatch(units[0].run_id) if units else None
+    for index, unit in enumerate(units):
+        if index and not watch.still_running():
+            judgments_record(results=done, token=token)
+            claims_give_back(pks=[u.pk for u in units[index:]], token=token)
+            return len(units)
+        try:
+            result, run_failure = unit_judge(unit)
+        except SoftTimeLimitExceeded:
+            limit = settings.UNIT_SOFT_TIME_LIMIT
+            done.append((unit, UnitResult.failure(f"time limit of {limit}s exceeded")))
+            rest = [u.pk for u in units[index + 1 :]]
+            judgments_record(results=done, token=token)
+            if rest:
+                claims_give_back(pks=rest, token=token)
+                run_dispatch(run_pk=unit.run_id, only=rest)
+            return len(units)
+        done.append((unit, result))
+        if run_failure:
+            break
+        if time.monotonic() - last_record >= RECORD_EVERY_SECONDS:
+            judgments_record(results=done, token=token)
+            done, last_record = [], time.monotonic()
+    judgments_record(results=done, token=token)
     if run_failure:
-        run_fail(run_pk=unit.run_id, error=run_failure)
-    return True
+        run_fail(run_pk=units[0].run_id, error=run_failure)
+    return len(units)
 
 
 def judgment_record(*, unit: Judgment, token: uuid.UUID, result: UnitResult) -> bool:
     """Write a unit's result, only if this caller still holds its claim; then advance the run if the
     stage is complete."""
-    handler = handler_for(unit.run.kind)
+    return judgments_record(results=[(unit, result)], token=token) > 0
+
+
+_RECORD_FIELDS = ("status", "claim_token", "lease_expires_at", "finished_at")
+
+
+def _units_write(units: list[Judgment], names: list[str]) -> None:
+    """One parametrised UPDATE per row, sent as one executemany: Django's bulk_update builds a CASE per
+    field per row, and compiling it cost more than the judge call it records."""
+    connection = connections[Judgment.objects.db]
+    fields = [Judgment._meta.get_field(name) for name in names]
+    quote = connection.ops.quote_name
+    assignments = ", ".join(f"{quote(field.column)} = %s" for field in fields)
+    sql = f"UPDATE {quote(Judgment._meta.db_table)} SET {assignments} WHERE {quote(Judgment._meta.pk.column)} = %s"
+    rows = [[field.get_db_prep_save(getattr(unit, field.attname), connection) for field in fields] + [unit.pk] for unit in units]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+
+
+def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.UUID) -> int:
+    """Write the results of the units this caller still holds under `token` (the others were released
+    and are someone else's now), run each handler's side effects, move the run's counters: one
+    transaction and a handful of statements for the whole batch. Then advance each run whose stage is
+    complete. Returns how many results were written."""
+    if not results:
+        return 0
     now = timezone.now()
     with transaction.atomic():
-        recorded = Judgment.objects.filter(pk=unit.pk, claim_token=token, status=UnitStatus.CLAIMED).update(
-            status=UnitStatus.DONE if result.ok else UnitStatus.FAILED,
-            claim_token=None,
-            lease_expires_at=None,
-            finished_at=now,
-            **result.fields,
+        # Locks the rows (PostgreSQL; SQLite's IMMEDIATE transaction holds the write lock already), so a
+        # recovery cannot release a unit between this check and the write.
+        held = set(
+            Judgment.objects.select_for_update()
+            .filter(pk__in=[unit.pk for unit, _ in results], claim_token=token, status=UnitStatus.CLAIMED)
+            .values_list("pk", flat=True)
         )
-        if not recorded:
-            return False
-        handler.on_unit_done(unit, result)
-        counter = "done_units" if result.ok else "failed_units"
-        Run.objects.filter(pk=unit.run_id).update(**{counter: F(counter) + 1}, updated_at=now)
-    if not Judgment.objects.filter(run_id=unit.run_id, stage=unit.stage, status__in=ACTIVE_UNIT_STATUSES).exists():
-        run_advance(run_pk=unit.run_id)
-    return True
+        written = [(unit, result) for unit, result in results if unit.pk in held]
+        if not written:
+            return 0
+        fields = set(_RECORD_FIELDS)
+        for unit, result in written:
+            unit.status = UnitStatus.DONE if result.ok else UnitStatus.FAILED
+            unit.claim_token, unit.lease_expires_at, unit.finished_at = None, None, now
+            for name, value in result.fields.items():
+                setattr(unit, name, value)
+            fields.update(result.fields)
+        _units_write([unit for unit, _ in written], sorted(fields))
+        counts: dict[tuple[int, int], list[int]] = {}
+        for unit, result in written:
+            handler_for(unit.run.kind).on_unit_done(unit, result)
+            counts.setdefault((unit.run_id, unit.stage), [0, 0])[0 if result.ok else 1] += 1
+        for (run_pk, _stage), (ok, failed) in counts.items():
+            Run.objects.filter(pk=run_pk).update(done_units=F("done_units") + ok, failed_units=F("failed_units") + failed, updated_at=now)
+    for run_pk, stage in counts:
+        if not Judgment.objects.filter(run_id=run_pk, stage=stage, status__in=ACTIVE_UNIT_STATUSES).exists():
+            run_advance(run_pk=run_pk)
+    return len(written)
 
 
 def run_advance(*, run_pk: int) -> None:
@@ -404,9 +562,10 @@ def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | N
     `shutdown.Interrupted` is raised. A run that finished meanwhile is returned as it is.
     """
     _stop_if_asked(run)
+    handler = handler_for(run.kind)
+    _preload(handler)
     run_start(run_pk=run.pk)
     run.refresh_from_db()
-    handler = handler_for(run.kind)
     if handler.sequential:
         run_sequential_execute(run_pk=run.pk, progress=progress)
         run.refresh_from_db()
@@ -433,6 +592,18 @@ def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | N
         _execute_units(ids, worker=worker, concurrency=concurrency, run=run, progress=progress)
 
 
+def _preload(handler) -> None:
+    """Import what the run will need (the judge client's library, the report's) in a thread, while the
+    units are planned and the first ones judged: a command starts without them (bench/startup.py)."""
+
+    def load() -> None:
+        openai_preload()
+        for name in handler.preload_modules:
+            importlib.import_module(name)
+
+    threading.Thread(target=load, name="judgeapp-preload", daemon=True).start()
+
+
 def _stop_if_asked(run: Run) -> None:
     """Where stopping is safe (no claim held, no transaction open): fail the run and raise, if asked."""
     signum = shutdown.requested()
@@ -441,50 +612,141 @@ def _stop_if_asked(run: Run) -> None:
         raise shutdown.Interrupted(signum)
 
 
-def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, progress: Progress | None) -> None:
-    """Claim, judge and record each unit of `ids`; a stop request ends the claiming, not the units in flight."""
-    finished = run.done_units + run.failed_units
+class _Claims:
+    """The units a run still has to do here, claimed a batch at a time (one round trip per batch) by
+    whichever lane runs out of work first, then handed out one by one."""
 
-    def report_progress() -> None:
-        nonlocal finished
-        finished += 1
-        if progress:
-            progress(finished, Run.objects.filter(pk=run.pk).values_list("total_units", flat=True).first() or 0)
+    def __init__(self, ids: list[int], size: int, run_pk: int):
+        self.watch = _RunWatch(run_pk)
+        self.ids = collections.deque(ids)
+        self.size = size
+        self.ready: collections.deque[tuple[Judgment, uuid.UUID]] = collections.deque()
+        self.lock = threading.Lock()
+        self.stopped = False
+
+    def next(self, worker: str) -> tuple[Judgment, uuid.UUID] | None:
+        with self.lock:
+            if self.stopped or shutdown.requested() is not None or not self.watch.still_running():
+                return None
+            while not self.ready:
+                if not self.ids:
+                    return None
+                batch = [self.ids.popleft() for _ in range(min(self.size, len(self.ids)))]
+                token, units = judgments_claim(ids=batch, worker=worker)
+                self.ready.extend((unit, token) for unit in units)
+            return self.ready.popleft()
+
+    def release(self) -> None:
+        """Give back what was claimed and not started (a stop request, a failed run)."""
+        with self.lock:
+            self.stopped = True
+            left, self.ready = list(self.ready), collections.deque()
+        by_token: dict[uuid.UUID, list[int]] = {}
+        for unit, token in left:
+            by_token.setdefault(token, []).append(unit.pk)
+        for token, pks in by_token.items():
+            claims_give_back(pks=pks, token=token)
+
+
+class _Recorder:
+    """Results wait here and are written a batch at a time (judgments_record), by the lane that fills the
+    batch, while the other lanes go on judging."""
+
+    def __init__(self, run: Run, size: int, progress: Progress | None):
+        self.run_pk = run.pk
+        self.finished = run.done_units + run.failed_units
+        self.size = size
+        self.progress = progress
+        self.buffer: list[tuple[Judgment, UnitResult, uuid.UUID]] = []
+        self.lock = threading.Lock()
+        self.writing = threading.Lock()
+        self.last = time.monotonic()
+        self.run_failure: str | None = None
+
+    def add(self, unit: Judgment, result: UnitResult, token: uuid.UUID, run_failure: str | None) -> None:
+        with self.lock:
+            self.buffer.append((unit, result, token))
+            if run_failure and not self.run_failure:
+                self.run_failure = run_failure
+            due = len(self.buffer) >= self.size or time.monotonic() - self.last >= RECORD_EVERY_SECONDS or run_failure
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        with self.writing:
+            with self.lock:
+                items, self.buffer, self.last = self.buffer, [], time.monotonic()
+            if not items:
+                return
+            by_token: dict[uuid.UUID, list[tuple[Judgment, UnitResult]]] = {}
+            for unit, result, token in items:
+                by_token.setdefault(token, []).append((unit, result))
+            for token, results in by_token.items():
+                judgments_record(results=results, token=token)
+            self.finished += len(items)
+            if self.progress:
+                total = Run.objects.filter(pk=self.run_pk).values_list("total_units", flat=True).first() or 0
+                self.progress(self.finished, total)
+
+
+def _forget_queries() -> None:
+    """With DEBUG (a developer's command) Django keeps the last 9,000 statements of each connection: a lane's
+    would hold tens of megabytes of prompts. A capture in progress (force_debug_cursor: a test, a bench)
+    keeps them."""
+    connection = connections["default"]
+    if connection.queries_logged and not connection.force_debug_cursor and len(connection.queries_log) > 100:
+        connection.queries_log.clear()
+
+
+def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, progress: Progress | None) -> None:
+    """Claim, judge and record each unit of `ids`, claiming and recording in batches; a stop request ends
+    the claiming, not the units in flight (what was claimed and not started goes back to pending)."""
+    size = settings.UNIT_BATCH_SIZE
+    claims = _Claims(ids, size, run.pk)
+    recorder = _Recorder(run, size, progress)
+
+    def lane(identity: str) -> None:
+        while recorder.run_failure is None:
+            _forget_queries()
+            claimed = claims.next(identity)
+            if claimed is None:
+                return
+            unit, token = claimed
+            try:
+                result, run_failure = unit_judge(unit)
+            except SoftTimeLimitExceeded:  # not raised in process; kept for symmetry with the worker's path
+                result, run_failure = UnitResult.failure(f"time limit of {settings.UNIT_SOFT_TIME_LIMIT}s exceeded"), None
+            recorder.add(unit, result, token, run_failure)
+
+    def finish() -> None:
+        claims.release()
+        recorder.flush()
+        if recorder.run_failure:
+            run_fail(run_pk=run.pk, error=recorder.run_failure)
 
     if concurrency <= 1:
-        for pk in ids:
-            if shutdown.requested() is not None:
-                return
-            judgment_execute(judgment_id=pk, worker=worker)
-            report_progress()
+        try:
+            lane(worker)
+        finally:
+            finish()
         return
 
-    work: queue.Queue[int] = queue.Queue()
-    for pk in ids:
-        work.put(pk)
-    lock = threading.Lock()
     errors: list[BaseException] = []
 
-    def lane() -> None:
+    def threaded_lane() -> None:
         try:
-            while shutdown.requested() is None:
-                try:
-                    pk = work.get_nowait()
-                except queue.Empty:
-                    return
-                judgment_execute(judgment_id=pk, worker=f"{worker}:{threading.get_ident()}")
-                with lock:
-                    report_progress()
+            lane(f"{worker}:{threading.get_ident()}")
         except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread below
             errors.append(exc)
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=lane, daemon=True) for _ in range(min(concurrency, len(ids)))]
+    threads = [threading.Thread(target=threaded_lane, daemon=True) for _ in range(min(concurrency, len(ids)))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    finish()
     if errors:
         raise errors[0]
 
@@ -545,5 +807,7 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
             run_advance(run_pk=run.pk)
             counts["advanced"] += 1
         elif redispatch_pending or run.pk in released_runs or run.updated_at < stall_cutoff:
+            # All the pending units, not only the released ones: a killed worker's prefetched messages
+            # may be lost with it (sending a unit twice is harmless, one claim wins).
             counts["dispatched"] += run_dispatch(run_pk=run.pk)
     return counts

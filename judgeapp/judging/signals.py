@@ -1,31 +1,49 @@
 """Worker start-up: load the judges file, recover what a crashed worker left behind, then keep checking
 now and then. And each task starts with a usable database connection (kept between tasks, see CELERY_DB_REUSE_MAX).
 
-The worker's parent process only publishes `recover_runs` tasks; the database work happens in a pool
-child, so the parent never holds a database connection that a forked child would share.
+Recovery runs in a thread of the worker's parent process, not as a task: a task would wait behind the
+judgment backlog in the queue and then behind the busy pool (a dead worker's claims took over a minute to
+come back under a few hundred queued units). The thread opens its own database connection for a pass and
+closes it after, so a pool child forked meanwhile never shares an open connection it would use (a forked
+child sees only its own thread's connections, and leaves with os._exit, closing nothing of the parent's).
 """
 
+import logging
 import threading
 
 from celery.signals import task_postrun, task_prerun, worker_ready, worker_shutting_down
 
-RECOVER_INTERVAL_SECONDS = 30
+log = logging.getLogger(__name__)
+
+RECOVER_INTERVAL_SECONDS = 10
 _stop = threading.Event()
+
+
+def _recover(redispatch_pending: bool) -> None:
+    from django.db import connections
+
+    from judgeapp.judging.runs import runs_recover
+
+    try:
+        counts = runs_recover(redispatch_pending=redispatch_pending)
+        if counts.get("released"):
+            log.warning("recovery: %s", counts)
+    except Exception:  # noqa: BLE001 - a database or broker hiccup must not kill the timer; next time will do
+        log.exception("recovery pass failed")
+    finally:
+        connections.close_all()
 
 
 @worker_ready.connect
 def _recover_on_start(sender=None, **kwargs):
-    from judgeapp.judging.tasks import load_judges_file, recover_runs
+    from judgeapp.judging.tasks import load_judges_file
 
     load_judges_file.delay()
-    recover_runs.delay(redispatch_pending=True)
 
     def every_interval():
+        _recover(redispatch_pending=True)
         while not _stop.wait(RECOVER_INTERVAL_SECONDS):
-            try:
-                recover_runs.delay(redispatch_pending=False)
-            except Exception:  # noqa: BLE001 - a broker hiccup must not kill the timer; next time will do
-                pass
+            _recover(redispatch_pending=False)
 
     threading.Thread(target=every_interval, name="judgeapp-recovery", daemon=True).start()
 

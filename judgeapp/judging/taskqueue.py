@@ -7,6 +7,7 @@ Every task module is imported when Django starts (judgeapp/apps.py), so the name
 from celery import current_app
 
 EXECUTE_JUDGMENT = "judgeapp.tasks.execute_judgment"
+EXECUTE_JUDGMENTS = "judgeapp.tasks.execute_judgments"
 START_RUN = "judgeapp.tasks.start_run"
 EXECUTE_SEQUENTIAL_RUN = "judgeapp.tasks.execute_sequential_run"
 RECOVER_RUNS = "judgeapp.tasks.recover_runs"

@@ -20,6 +20,12 @@ def execute_judgment(judgment_id: int) -> None:
     runs.judgment_execute(judgment_id=judgment_id)
 
 
+# Limits for a batch of one; run_dispatch sends each batch with limits that grow with its size.
+@shared_task(name="judgeapp.tasks.execute_judgments", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
+def execute_judgments(judgment_ids: list[int]) -> None:
+    runs.judgments_execute(ids=judgment_ids)
+
+
 @shared_task(name="judgeapp.tasks.start_run", acks_late=True, soft_time_limit=120, time_limit=180)
 def start_run(run_pk: int) -> None:
     runs.run_start(run_pk=run_pk)

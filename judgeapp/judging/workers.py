@@ -12,12 +12,17 @@ _HOST = socket.gethostname()
 
 
 def _start_time(pid: int) -> str:
+    """The process's start time, or "0" when it is gone or a zombie (dead, not yet reaped: in a container
+    whose first process reaps nothing, a killed worker's pool processes stay zombies)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as f:
             # Field 22 (starttime) comes after the command name, which may itself hold spaces: split after ')'.
-            return f.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
         return "0"
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return "0"
+    return fields[19]
 
 
 _own_start_time: dict[int, str] = {}  # by pid: a forked child gets its own entry

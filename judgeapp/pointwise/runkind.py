@@ -24,6 +24,7 @@ class PointwiseHandler(RunHandler):
     kind = RunKind.POINTWISE
     page_template = "judgeapp/pointwise/run.html"
     label_kind = "score"
+    preload_modules = ("scipy.stats",)  # the report's bootstrap intervals
 
     def verdicts(self, run):
         return [

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from django.conf import settings
 from django.db import transaction
 
@@ -32,6 +32,9 @@ from judgeapp.models import (
 )
 from judgeapp.pointwise.core import report_markdown
 from judgeapp.releases.core import DEFAULT_THRESHOLD
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 EVALS_DIR = Path(settings.BASE_DIR) / "evals"
 TESTSET_SUFFIXES = (".jsonl", ".csv")
@@ -254,6 +257,8 @@ CSV_COLUMNS = [
 
 def judgments_frame(*, run: Run) -> pd.DataFrame:
     """One row per judge verdict (case x criterion), with the case's input and the reply judged."""
+    import pandas as pd  # a fifth of a second to import: only an export needs it, not every command's start
+
     outputs = dict(run.outputs.filter(slot="").values_list("case_id", "text"))
     rows = run.judgments.filter(purpose=Purpose.JUDGE).order_by("case__position", "criterion__position").values(
         "uuid", "case_id", "case__case_id", "case__input", "criterion__name", "parsed", "status", "parse_error",

@@ -74,3 +74,39 @@ def test_cancelling_a_running_run_stops_its_workers_from_judging_more(worker_fac
         done = Judgment.objects.filter(run=run, status=UnitStatus.DONE).count()
         assert done < 40
         assert Judgment.objects.filter(run=run, status=UnitStatus.CANCELLED).count() == 40 - done - Judgment.objects.filter(run=run, status=UnitStatus.FAILED).count()
+
+
+def test_a_dead_workers_claims_are_released_within_30_s_under_a_1000_unit_backlog(worker_factory, make_judge):
+    """Recovery does not wait behind the queue: the surviving worker's own recovery thread releases the
+    dead one's claims while a thousand units are still waiting."""
+    import time
+
+    from judgeapp.judging.audit import SYSTEM
+    from judgeapp.judging.workers import claimer_is_dead
+
+    with FakeJudgeServer(DemoBrain(), latency=0.3) as slow:
+        judge = make_judge("slow", server=slow, max_concurrency=4)
+        run = pointwise_run(judge=judge, n=1000, executor="celery")
+        doomed = worker_factory(concurrency=2)
+        survivor = worker_factory(concurrency=2)
+        runs.run_enqueue(run=run)
+        doomed_pids = {str(pid) for pid in doomed.pool_pids()}
+        assert doomed_pids
+
+        def doomed_claims():
+            return [
+                claimer for claimer in Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).values_list("claimed_by", flat=True)
+                if claimer.split(":")[1] in doomed_pids
+            ]
+
+        wait_for(lambda: doomed_claims(), 60, message="the doomed worker to claim units")
+        doomed.kill()
+        killed_at = time.monotonic()
+        wait_for(lambda: all(claimer_is_dead(claimer) for claimer in doomed_claims()), 10, message="the doomed pool to be dead")
+        wait_for(lambda: not doomed_claims(), 30, message="the dead worker's claims to be released")
+        released_after = time.monotonic() - killed_at
+        pending = Judgment.objects.filter(run=run, status=UnitStatus.PENDING).count()
+        assert pending >= 800, f"the backlog was gone ({pending} pending): the test did not measure recovery under one"
+        assert released_after <= 30
+        assert survivor.proc.poll() is None
+        runs.run_cancel(run=Run.objects.get(pk=run.pk), actor=SYSTEM, reason="test over")

@@ -28,7 +28,6 @@ import math
 import random
 from dataclasses import dataclass, field
 
-import choix
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
@@ -96,6 +95,8 @@ class _Model:
                 wins[j, i] += 1
         # One BLAS thread: the matrices are small, and OpenBLAS's threads cost far more than they save.
         with _blas().limit(limits=1, user_api="blas"):
+            import choix  # imports scipy.stats (half a second): loaded by a tournament, not by every command
+
             self.scores = choix.ilsr_pairwise_dense(wins, alpha=ALPHA) if wins.any() else np.zeros(n)
             games = wins + wins.T
             p = 1 / (1 + np.exp(-(self.scores[:, None] - self.scores[None, :])))

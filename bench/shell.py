@@ -1,0 +1,78 @@
+"""From a shell, start-up included: `manage.py evaluate pointwise` against the fake judge.
+
+    .venv/bin/python bench/shell.py [--cases 480,1000] [--latency 0.2] [--concurrency 16]
+
+For each size, a fresh test set of N distinct cases (nothing cached) and one `manage.py evaluate pointwise
+--concurrency C` in a new process, timed from the process's start to its exit: Python starting, Django
+setting up, the judges file loaded, the run planned, judged and reported. The ideal is N x latency / C
+(the judge's time alone); the figure is ideal / wall.
+
+The fake judge (fakejudge/) runs in its own process; the database is a fresh SQLite file (DATABASE_URL
+overrides), migrated before the first timed command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from _setup import RUBRIC, ROOT, FakeJudgeProcess, testset_bytes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", default="480,1000", help="comma-separated test set sizes")
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds the fake judge takes per call")
+    parser.add_argument("--concurrency", type=int, default=16, help="judge calls in flight (and the judge's limit)")
+    args = parser.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="judgeapp-bench-shell-"))
+    fake = FakeJudgeProcess(args.latency)
+    env = os.environ.copy()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a developer's machine: compiled modules are cached
+    env.setdefault("DATABASE_URL", f"sqlite:///{scratch / 'bench.sqlite3'}")
+    env.update(
+        DATA_DIR=str(scratch / "data"),
+        DJANGO_SETTINGS_MODULE="judgeapp.settings",
+        JUDGES_FILE=str(scratch / "judges.toml"),
+        JUDGE_MODEL="",
+    )
+    (scratch / "judges.toml").write_text(
+        f'[judges.bench]\nmodel = "fake-judge"\nfamily = "scripted"\nbase_url = "{fake.url}"\nmax_concurrency = {args.concurrency}\n'
+    )
+    (scratch / "rubric.toml").write_bytes(RUBRIC)
+    results = []
+    try:
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        for n in (int(s) for s in args.cases.split(",")):
+            testset = scratch / f"cases-{n}.jsonl"
+            testset.write_bytes(testset_bytes(n, uuid.uuid4().hex[:8]))
+            fake.reset()
+            started = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, "manage.py", "evaluate", "pointwise", "--testset", str(testset), "--rubric", str(scratch / "rubric.toml"),
+                 "--judge", "bench", "--concurrency", str(args.concurrency), "--format", "json", "--report", str(scratch / f"report-{n}.json")],
+                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )
+            wall = time.perf_counter() - started
+            if done.returncode not in (0, 1):  # 1: the gate blocked, which is fine here
+                raise SystemExit(f"evaluate exited {done.returncode}: {done.stderr[-2000:]}")
+            stats = fake.stats()
+            results.append((n, wall, n * args.latency / args.concurrency, stats["max_in_flight"], stats["chat_requests"]))
+    finally:
+        fake.stop()
+    print(f"from a shell, start-up included: evaluate pointwise at {args.latency} s latency, concurrency {args.concurrency} "
+          f"(load average {os.getloadavg()[0]:.2f})")
+    for n, wall, ideal, max_in_flight, calls in results:
+        print(f"   {n:>6} judgments: {wall:6.2f} s against the ideal {ideal:5.2f} s ({ideal / wall:4.0%} of ideal); "
+              f"max {max_in_flight} calls at once, {calls} calls")
+
+
+if __name__ == "__main__":
+    main()
