@@ -216,12 +216,13 @@ def judgment_execute(*, judgment_id: int, worker: str | None = None) -> bool:
         run_failure = str(exc)
         result = UnitResult.failure(run_failure)
     except JudgeRejected as exc:
-        # A refused key, a forbidden or unknown model: every other unit would be refused the same way.
+        # A refused key, a forbidden or unknown model: every other unit would be refused the same way. A 400
+        # (a prompt past the model's context, say) is this unit's own failure.
         if exc.status in RUN_FATAL_STATUSES:
             run_failure = str(exc)
-        result = UnitResult.failure(str(exc))
+        result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except JudgeError as exc:
-        result = UnitResult.failure(str(exc))
+        result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except SoftTimeLimitExceeded:
         result = UnitResult.failure(f"time limit of {settings.UNIT_SOFT_TIME_LIMIT}s exceeded")
     except Exception as exc:  # noqa: BLE001 - a bug must fail this unit visibly, not loop through recovery
