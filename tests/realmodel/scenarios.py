@@ -34,6 +34,9 @@ examples = { 1 = "Not my problem.", 2 = "Try again later.", 3 = "Check settings.
 
 # The judge asked for at most this many tokens in the truncation case: no verdict fits.
 CUT_MAX_TOKENS = 8
+# The blind comparison's judge: a rubric and per-run scores fit in this; a model that rambles in JSON is cut
+# here rather than at the mode's 1,024 (on 2 cores a 1,024-token reply takes minutes).
+BLIND_MAX_TOKENS = 384
 JURORS = ("juror-a", "juror-b", "juror-c")
 
 
@@ -41,6 +44,7 @@ def judges_toml(base_url: str, model: str) -> str:
     common = f'base_url = "{base_url}"\nstructured_output = "json_object"\ntimeout_seconds = 300\nmax_concurrency = 1\n'
     text = f'[judges.small]\nmodel = "{model}"\nfamily = "smollm"\n{common}\n'
     text += f'[judges.small-cut]\nmodel = "{model}"\nfamily = "smollm"\nmax_tokens = {CUT_MAX_TOKENS}\n{common}\n'
+    text += f'[judges.small-blind]\nmodel = "{model}"\nfamily = "smollm"\nmax_tokens = {BLIND_MAX_TOKENS}\n{common}\n'
     for juror in JURORS:
         text += f'[judges.{juror}]\nmodel = "{model}-{juror}"\nfamily = "smollm-{juror}"\n{common}\n'
     return text
@@ -91,7 +95,7 @@ def argv_of(mode: str, root: Path, report: Path) -> list[str]:
         blind = root / "blind"
         return ["blind-compare", "--version", f"A={blind / 'A'}", "--version", f"B={blind / 'B'}", "--prompt",
                 str(blind / "prompt.md"), "--output", str(report.with_name(report.stem + "-comparison.json")),
-                "--judge", "small", "--concurrency", "1"]
+                "--judge", "small-blind", "--concurrency", "1"]
     if mode == "ranker-compare":
         ranker = root / "ranker"
         return ["compare", str(ranker / "a.md"), str(ranker / "b.md"), "--goal", "which reply helps the customer more",

@@ -102,6 +102,14 @@ def test_the_agent_judge_finishes_and_says_when_it_never_used_its_tools(inputs):
 
 def test_a_blind_comparison_finishes_and_accounts_for_every_judge_call(inputs):
     outcome = mode_run("blind", inputs)
+    assert "Traceback" not in outcome.result.err
+    if outcome.status == RunStatus.FAILED:
+        # A rubric the model could not write stops the comparison: one line, the reason, nothing written.
+        assert outcome.result.code == 1 and outcome.result.err.count("\n") == 1
+        assert "No comparison was written." in outcome.result.err
+        rubric = Judgment.objects.get(run__run_id=outcome.run_id, purpose="plan")
+        assert rubric.status == "failed" and (rubric.parse_error or rubric.error)
+        return
     assert outcome.status in FINISHED, outcome.result.err
     assert_accounted(outcome)
 
