@@ -10,7 +10,7 @@ import sys
 import threading
 
 from .brains import DemoBrain
-from .server import FakeJudgeServer
+from .server import FakeJudgeServer, IgnoreTools, Runaway, When
 
 
 def main(argv=None) -> int:
@@ -21,8 +21,19 @@ def main(argv=None) -> int:
     parser.add_argument("--position-bias", type=float, default=0.0, help="probability of picking the first reply")
     parser.add_argument("--noise", type=float, default=0.0, help="probability of a random verdict")
     parser.add_argument("--seed", type=int, default=0, help="seed of the per-prompt randomness")
+    parser.add_argument(
+        "--behaviour",
+        choices=("demo", "runaway", "ignore-tools"),
+        default="demo",
+        help="demo: scripted verdicts; runaway: every reply a long non-JSON text cut at max_tokens (finish_reason "
+        "length); ignore-tools: never calls a tool, answers a verdict at once",
+    )
     args = parser.parse_args(argv)
     brain = DemoBrain(position_bias=args.position_bias, noise=args.noise, seed=args.seed)
+    if args.behaviour == "runaway":
+        brain = Runaway()
+    elif args.behaviour == "ignore-tools":
+        brain = When(lambda request: bool(request.tool_names), IgnoreTools(), brain)
     server = FakeJudgeServer(brain, latency=args.latency, host=args.host, port=args.port).start()
     print(f"fake judge (scripted, not a language model) listening on {server.url}", flush=True)
     stop = threading.Event()

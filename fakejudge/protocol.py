@@ -75,7 +75,9 @@ def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def completion(request: FakeRequest, content: str | None, tool_calls: list[dict] | None = None) -> Response:
+def completion(
+    request: FakeRequest, content: str | None, tool_calls: list[dict] | None = None, *, finish_reason: str | None = None
+) -> Response:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
@@ -84,7 +86,7 @@ def completion(request: FakeRequest, content: str | None, tool_calls: list[dict]
         "object": "chat.completion",
         "created": int(time.time()),
         "model": request.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}],
         "usage": {
             "prompt_tokens": _estimate_tokens(request.all_text),
             "completion_tokens": _estimate_tokens(content or json.dumps(tool_calls)),

@@ -21,7 +21,15 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from fakejudge.protocol import SCRIPTED_NOTE, Action, FakeRequest, Response, completion, make_tool_calls  # noqa: F401  (re-exported)
+from fakejudge.protocol import (  # noqa: F401  (re-exported)
+    SCRIPTED_NOTE,
+    Action,
+    FakeRequest,
+    Response,
+    _estimate_tokens,
+    completion,
+    make_tool_calls,
+)
 
 
 class Reply:
@@ -59,6 +67,50 @@ class ToolCalls:
     def __call__(self, request: FakeRequest) -> Response:
         return completion(request, None, tool_calls=make_tool_calls(self.calls))
 
+
+class Runaway:
+    """A reply that never ends, as a small model that rambles gives: non-JSON text until the request's
+    `max_tokens` (or, without one, `context_tokens` minus the prompt), finish_reason "length"."""
+
+    RAMBLE = "Well, let me think about this reply carefully and consider every single aspect of it once more, "
+
+    def __init__(self, *, context_tokens: int = 4096):
+        self.context_tokens = context_tokens
+
+    def __call__(self, request: FakeRequest) -> Response:
+        limit = request.body.get("max_tokens") or max(16, self.context_tokens - _estimate_tokens(request.all_text))
+        text = (self.RAMBLE * (limit * 4 // len(self.RAMBLE) + 1))[: limit * 4]
+        return completion(request, text, finish_reason="length")
+
+
+class ContextLimit:
+    """llama.cpp's context check in front of `action`: a request whose messages plus its max_tokens do not
+    fit in `tokens` gets the HTTP 400 llama.cpp's server answers."""
+
+    def __init__(self, action: Action, *, tokens: int = 2048):
+        self.action, self.tokens = action, tokens
+
+    def __call__(self, request: FakeRequest) -> Response:
+        wanted = _estimate_tokens(request.all_text) + (request.body.get("max_tokens") or 0)
+        if wanted > self.tokens:
+            return Status(
+                400,
+                message=f"the request exceeds the available context size ({wanted} > {self.tokens} tokens), "
+                "try increasing it",
+                error_type="exceed_context_size_error",
+            )(request)
+        return self.action(request)
+
+
+class IgnoreTools:
+    """A server that drops the `tools` of a request (some chat templates cannot show them): the model never
+    calls one and answers straight away, here with a verdict it has not checked."""
+
+    def __init__(self, text: str = '{"verdict": "met", "evidence": "The workspace appears to do what was asked."}'):
+        self.text = text
+
+    def __call__(self, request: FakeRequest) -> Response:
+        return completion(request, self.text)
 
 
 class Status:

@@ -5,7 +5,10 @@ from judgeapp import models
 
 @admin.register(models.Judge, models.System)
 class EndpointAdmin(admin.ModelAdmin):
-    list_display = ["name", "model", "effective_family", "base_url", "api_key_env", "structured_output", "max_concurrency", "source", "scripted_demo"]
+    list_display = [
+        "name", "model", "effective_family", "guessed_family", "base_url", "api_key_env", "structured_output", "max_concurrency",
+        "max_tokens", "source", "scripted_demo",
+    ]
     list_filter = ["source", "structured_output", "scripted_demo"]
     search_fields = ["name", "model", "family"]
     readonly_fields = ["uuid", "created_at", "updated_at"]
@@ -73,8 +76,8 @@ class RunAdmin(admin.ModelAdmin):
 @admin.register(models.Judgment)
 class JudgmentAdmin(admin.ModelAdmin):
     ordering = ["run", "stage", "id"]
-    list_display = ["key", "run", "purpose", "status", "attempts", "parse_attempts", "latency_ms", "cached"]
-    list_filter = ["status", "purpose", "cached"]
+    list_display = ["key", "run", "purpose", "status", "attempts", "parse_attempts", "latency_ms", "cached", "truncated"]
+    list_filter = ["status", "purpose", "cached", "truncated"]
     search_fields = ["key", "run__run_id"]
     raw_id_fields = ["run", "case", "criterion", "judge", "system", "prompt"]
 

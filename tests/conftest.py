@@ -77,7 +77,11 @@ def fake_judge():
 
 @pytest.fixture
 def make_judge(fake_judge):
-    def make(name="judge-a", *, model="fake-judge", family="scripted", server=None, **fields):
+    def make(name="judge-a", *, model=None, family="scripted", server=None, **fields):
+        # A judge is its (base URL, model): two judges of one fake server are two judges only when their
+        # model names differ (a jury of one model is refused), so each gets its own unless a test names one.
+        if model is None:
+            model = "fake-judge" if name == "judge-a" else f"{name}-model"
         return Judge.objects.create(
             name=name,
             model=model,

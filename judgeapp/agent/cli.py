@@ -7,6 +7,7 @@ from pathlib import Path
 
 from judgeapp.agent.core.agreement import AgreementCounts, compare
 from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_write
+from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
@@ -21,7 +22,8 @@ class AgentJudgeCommand(JudgeCommand):
     help = (
         "Judge an agent's final workspace (and trace) against a numbered requirements checklist, one requirement "
         "per conversation of a tool-using judge (Agent-as-a-Judge). Prints the report; exit 0 when every "
-        "requirement was judged or recorded unverified, 1 when the judge could not be reached, 2 on bad input."
+        "requirement was judged or recorded unverified, 1 when a requirement's judge call failed, the judge never "
+        "used its tools or the run is otherwise not judged, 2 on bad input."
     )
 
     def add_arguments(self, parser):
@@ -71,7 +73,14 @@ class AgentJudgeCommand(JudgeCommand):
         if report_path is not None and report:
             report_write(report=report, path=report_path)
         self.print_report(run, report, report_path)
-        if run.status != RunStatus.DONE:
+        failed = (report.get("counts") or {}).get("no_reply", 0)
+        if run.status != RunStatus.DONE or failed:
+            if run.status == RunStatus.FAILED and run.error:
+                self.stderr.write(f"error: {run.error}")
+            elif report.get("not_judged_reasons"):
+                self.stderr.write(f"error: not judged: {'; '.join(report['not_judged_reasons'])}")
+            elif failed:
+                self.stderr.write(f"error: {failed} requirement(s) could not be judged: the judge call failed")
             sys.exit(1)
 
     def print_report(self, run, report: dict, report_path: Path | None) -> None:
@@ -82,6 +91,8 @@ class AgentJudgeCommand(JudgeCommand):
             out.write(f"NOTE: {report['notice']}")
         if run.status != RunStatus.DONE:
             out.write(f"Run {run.status}{': ' + run.error if run.error else ''}")
+        for reason in report.get("not_judged_reasons", []):
+            out.write(f"NOT JUDGED: {reason}")
         counts = report.get("counts") or {}
         if counts:
             share = report.get("met_share")
@@ -103,6 +114,8 @@ class AgentJudgeCommand(JudgeCommand):
                 f"Sandbox for run_file: {sandbox['mode']}, no network, no host file or socket" if sandbox.get("available")
                 else f"Sandbox for run_file: not available ({sandbox.get('reason')}); the judge could not run code"
             )
+        if "units" in counts:
+            out.write(counts_line(counts))
         for warning in report.get("warnings", []):
             out.write(f"warning: {warning}")
         if report_path is not None:

@@ -5,6 +5,7 @@ as far as its tool results are the same."""
 
 from django.conf import settings
 
+from judgeapp.judging.accounting import counts_reason, unit_counts
 from judgeapp.agent.core import (
     MET,
     NOT_MET,
@@ -86,6 +87,18 @@ def run_trace(run: Run) -> Trace | None:
     return parse_trace(path.read_bytes(), TRACE_FILE)
 
 
+TOOLS_UNUSED = "judge did not use its tools"
+
+
+def _accounting(unit) -> str:
+    """Which count (CONTRACT §6) a requirement's unit falls in. A verdict the loop could not read is recorded
+    as an unverified requirement (status done), so its reason is in the verdict."""
+    if unit.status != UnitStatus.DONE:
+        return "no_reply"
+    problem = (unit.parsed or {}).get("reply_problem", "")
+    return {"truncated": "truncated", "unparsable": "parse_failures"}.get(problem, "parsed")
+
+
 @register
 class AgentHandler(RunHandler):
     kind = RunKind.AGENT
@@ -103,7 +116,7 @@ class AgentHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.endpoints import client_for
+        from judgeapp.judging.endpoints import client_for, max_tokens_for
 
         run = unit.run
         workspace = run_workspace(run)
@@ -117,7 +130,7 @@ class AgentHandler(RunHandler):
 
         def chat(messages, tools):
             # A copy: the loop appends to its list, and the cache key must be the conversation as sent.
-            reply = client.chat(list(messages), tools=tools)
+            reply = client.chat(list(messages), tools=tools, max_tokens=max_tokens_for(unit.judge, "agent"))
             replies.append(reply)
             return reply
 
@@ -142,6 +155,7 @@ class AgentHandler(RunHandler):
                 "completion_tokens": sum(r.completion_tokens for r in replies),
                 "latency_ms": sum(r.latency_ms for r in replies),
                 "cached": bool(replies) and all(r.cached for r in replies),
+                "truncated": outcome.reply_problem == "truncated",
             },
         )
 
@@ -171,6 +185,7 @@ class AgentHandler(RunHandler):
 
     def finalize(self, run):
         rows = self.requirement_rows(run)
+        units = list(run.judgments.filter(purpose=Purpose.JUDGE).only("key", "status", "parsed", "error", "parse_error", "truncated"))
         options = run.options
         judge_config = next(iter(run.config.get("judges", {}).values()), {})
         report = {
@@ -194,11 +209,28 @@ class AgentHandler(RunHandler):
         }
         if run.uses_scripted_judge:
             report["notice"] = SCRIPTED_NOTICE
-        failed = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).count()
+        counts = unit_counts(_accounting(unit) for unit in units)
+        # The verdict counts (total, met, not met, unverified) and the ones every report carries, side by side.
+        report["counts"] = {**report["counts"], **counts}
+        failed = sum(1 for unit in units if unit.status == UnitStatus.FAILED)
         if failed:
             report["warnings"].append(f"{failed} requirement(s) could not be judged: the judge call failed (see each reason)")
+        answered = [unit for unit in units if unit.status == UnitStatus.DONE]
+        tool_calls = sum((unit.parsed or {}).get("tool_call_count", 0) for unit in answered)
+        not_judged = []
+        if answered and not tool_calls:
+            # Without a tool call the judge has seen nothing of the workspace: its verdicts are not judgments.
+            not_judged.append(TOOLS_UNUSED)
+        reason = counts_reason(counts)
+        if reason:
+            # Each such requirement is unverified with its reason; the share is said, not hidden.
+            report["warnings"].append(reason)
+        report["judged"] = not not_judged and failed < len(rows)
+        report["not_judged_reasons"] = not_judged
         if rows and failed == len(rows):
             return RunStatus.FAILED, report
+        if not_judged:
+            return RunStatus.INVALID, report
         return RunStatus.DONE, report
 
     def verdicts(self, run):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.blind.core.comparator import ComparisonImpossible, RunScore, VersionEvidence, build_comparison, validate_comparison
 from judgeapp.blind.core.inputs import VersionFile, VersionRun
 from judgeapp.blind.core.replies import RUBRIC_SPEC, render_expectations, render_rubric, render_run, score_spec
@@ -74,13 +75,13 @@ class BlindHandler(RunHandler):
         return None
 
     def execute(self, unit):
-        from judgeapp.judging.endpoints import client_for
+        from judgeapp.judging.endpoints import client_for, max_tokens_for
 
         comparison = unit.run.blind_comparison
         expectations = comparison.expectations
         if unit.purpose == Purpose.PLAN:
             text = load_prompt("blind_rubric").render(task=comparison.eval_prompt, expectations=render_expectations(expectations))
-            return UnitResult.from_outcome(client_for(unit.judge).judge(user_message(text), RUBRIC_SPEC))
+            return UnitResult.from_outcome(client_for(unit.judge).judge(user_message(text), RUBRIC_SPEC, max_tokens=max_tokens_for(unit.judge, "blind")))
         rubric = rubric_of(unit.run)
         label, position = unit.payload["label"], unit.payload["run"]
         output = BlindRunOutput.objects.get(version__comparison=comparison, version__label=label, position=position)
@@ -94,7 +95,7 @@ class BlindHandler(RunHandler):
             output=render_run(version_run(output)),
         )
         spec = score_spec([c["name"] for c in rubric["criteria"]], len(expectations))
-        return UnitResult.from_outcome(client_for(unit.judge).judge(user_message(text), spec))
+        return UnitResult.from_outcome(client_for(unit.judge).judge(user_message(text), spec, max_tokens=max_tokens_for(unit.judge, "blind")))
 
     def finalize(self, run):
         comparison_row = run.blind_comparison
@@ -148,7 +149,11 @@ class BlindHandler(RunHandler):
                 "family": run.judge.effective_family if run.judge else None,
                 "temperature": 0.0,
             },
+            "counts": counts_of(units.values()),
         }
+        reason = counts_reason(base["counts"])
+        if reason:
+            base["warnings"] = [f"{reason}; their runs count as failed in each version's consistency"]
         try:
             result = build_comparison(
                 criteria=criteria,

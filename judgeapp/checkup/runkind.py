@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.checkup.core import (
     BOOTSTRAP,
     WILSON,
@@ -15,7 +16,6 @@ from judgeapp.checkup.core import (
     pandalm_gpt35_reference,
     references_of,
     set_figures,
-    unit_counts,
 )
 from judgeapp.judging.pairs import ORDERS, map_back, render_pairwise_prompt, shown_first
 from judgeapp.judging.parsing import PAIRWISE_SPEC
@@ -44,7 +44,7 @@ def unit_verdict(unit: Judgment | None) -> str | None:
 
 
 def unit_truncated(unit: Judgment) -> bool:
-    return (unit.payload or {}).get("finish_reason") == TRUNCATED
+    return unit.truncated or (unit.payload or {}).get("finish_reason") == TRUNCATED
 
 
 def unit_error(unit: Judgment | None) -> str:
@@ -90,7 +90,7 @@ class CheckupHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.endpoints import client_for
+        from judgeapp.judging.endpoints import client_for, max_tokens_for
 
         replies = {"A": unit.case.extra["output_1"], "B": unit.case.extra["output_2"]}
         first, second = shown_first(unit.order)
@@ -99,7 +99,7 @@ class CheckupHandler(RunHandler):
             rubric=rubric_text(unit.run.rubric), input=unit.case.input, first=replies[first], second=replies[second],
             prompt=run_prompt(unit.run, "pairwise"),
         )
-        outcome = client_for(unit.judge).judge(user_message(text), PAIRWISE_SPEC)
+        outcome = client_for(unit.judge).judge(user_message(text), PAIRWISE_SPEC, max_tokens=max_tokens_for(unit.judge, "checkup"))
         return UnitResult.from_outcome(
             outcome, prompt=unit.run.prompt, payload={**(unit.payload or {}), "finish_reason": outcome.finish_reason}
         )
@@ -142,26 +142,12 @@ class CheckupHandler(RunHandler):
                 "references": references,
             }
 
-        parse_failures = [u for u in units if u.is_parse_failure]
-        truncated = [u for u in units if unit_truncated(u)]
-        no_reply = [u for u in units if u.status != UnitStatus.DONE and not u.is_parse_failure]
-        unusable = {u.pk for u in parse_failures + truncated + no_reply}
-        counts = unit_counts(
-            units=len(units),
-            parsed=sum(1 for u in units if u.status == UnitStatus.DONE),
-            parse_failures=len(parse_failures),
-            truncated=len(truncated),
-            no_reply=len(no_reply),
-            unusable=len(unusable),
-        )
+        counts = counts_of(units)
         warnings = list(options.get("warnings", []))
         invalid_reasons = []
-        if counts["invalid"]:
-            invalid_reasons.append(
-                f"{counts['unusable']} of {counts['units']} judgments have no usable reply "
-                f"({counts['parse_failures']} unparsable, {counts['truncated']} truncated, {counts['no_reply']} no reply): "
-                f"{counts['unusable_rate']:.0%} > 5%; the figures count them as misses"
-            )
+        reason = counts_reason(counts)
+        if reason:
+            invalid_reasons.append(f"{reason}; the figures count them as misses")
         snapshot = (run.config.get("judges") or {}).get(run.judge.name if run.judge else "", {})
         report = {
             "run_id": run.run_id,

@@ -159,6 +159,11 @@ def execute(command, run: Run, *, concurrency: int) -> Run:
     return run
 
 
+def run_failure_write(command, run: Run) -> None:
+    """A run that ended without a report: one line on stderr, for every mode."""
+    command.stderr.write(f"error: run {run.run_id} {run.status}: {run.error or 'no report'}")
+
+
 def report_of(run: Run) -> dict:
     if run.report is not None:
         return run.report

@@ -50,6 +50,12 @@ def openai_preload() -> None:
     openai.OpenAI  # noqa: B018 - the proxy imports the module
 
 RETRY_AFTER_CAP_SECONDS = 120.0
+# Sent when neither the call nor the endpoint names a limit: a runaway reply must not fill the model's context.
+DEFAULT_MAX_TOKENS = 1024
+TRUNCATED = "length"  # the finish_reason of a reply cut at max_tokens
+# How much of an unusable reply the parse retry shows the judge: enough to recognise it, never all of it
+# (a runaway reply resent whole overflows the context and the retry fails with HTTP 400).
+RETRY_EXCERPT_CHARS = 200
 # Words in an error body that mean the server refused the structured-output request, not the call.
 _FORMAT_REJECTION_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "structured")
 
@@ -67,6 +73,8 @@ class EndpointConfig:
     max_concurrency: int = 8
     max_attempts: int = 5
     temperature: float = 0.0
+    # The longest reply asked for; sent on every call (a call may ask for its own). None: DEFAULT_MAX_TOKENS.
+    max_tokens: int | None = None
 
 
 @dataclass
@@ -104,6 +112,9 @@ class JudgeOutcome:
     cached: bool = False
     # The last call's finish_reason: "length" means the reply was cut at the token limit (truncated).
     finish_reason: str = ""
+    # No usable verdict because the reply was cut at max_tokens (the last reply, or the first one when the
+    # retry got no reply at all).
+    truncated: bool = False
 
     @property
     def ok(self) -> bool:
@@ -273,6 +284,9 @@ class JudgeClient:
 
     # --- raw calls ---------------------------------------------------------------------------------------
 
+    def max_tokens(self, requested: int | None = None) -> int:
+        return requested or self.config.max_tokens or DEFAULT_MAX_TOKENS
+
     def response_format(self, schema: dict | None, schema_name: str) -> dict | None:
         if schema is None or self.config.structured_output == "none":
             return None
@@ -298,13 +312,13 @@ class JudgeClient:
             params["response_format"] = response_format
         if tools:
             params["tools"] = tools
-        if max_tokens:
-            params["max_tokens"] = max_tokens
+        params["max_tokens"] = self.max_tokens(max_tokens)
 
         key = cache_key(self.config.base_url, self.config.model, messages, params)
         if use_cache and self.cache is not None:
             hit = self.cache.get(key)
-            if hit is not None:
+            # A truncated reply is never stored; one stored before that rule is asked again.
+            if hit is not None and hit.get("finish_reason") != TRUNCATED:
                 return CallResult(**{**hit, "attempts": 0, "latency_ms": 0, "cached": True})
 
         if response_format is not None:
@@ -339,7 +353,9 @@ class JudgeClient:
             raise error from exc
 
         result = self._result_from(response, attempts, elapsed)
-        if self.cache is not None and result.finish_reason != "error":
+        # A reply cut at max_tokens is not an answer: caching it would make every re-run fail the same way
+        # without asking the model again.
+        if self.cache is not None and result.finish_reason not in ("error", TRUNCATED):
             stored = {k: v for k, v in result.__dict__.items() if k not in ("attempts", "latency_ms", "cached")}
             self.cache.set(key, stored)
         return result
@@ -372,7 +388,8 @@ class JudgeClient:
                 f"(HTTP {status}); set structured_output to 'json_object' or 'none' for this judge"
             )
             _rejected_formats[self._format_key()] = message
-            log.warning(message)
+            # Not logged as a warning: the run fails with this message and the command says it once.
+            log.info(message)
             return StructuredOutputUnsupported(message, status)
         if isinstance(exc, openai.APITimeoutError):
             return JudgeUnavailable(f"{where}: timed out after {self.config.timeout:g}s, {attempts} attempts")
@@ -419,14 +436,23 @@ class JudgeClient:
         that failed); a JudgeError raised on the way carries every HTTP attempt made, in `attempts`."""
         outcome = JudgeOutcome(parsed=None, raw_reply="", messages=list(messages), cached=True)
         conversation = list(messages)
+        limit = self.max_tokens(max_tokens)
         for parse_attempt in (1, 2):
             try:
                 result = self.chat(
-                    conversation, schema=spec.schema or None, schema_name=spec.name, max_tokens=max_tokens, use_cache=use_cache
+                    conversation, schema=spec.schema or None, schema_name=spec.name, max_tokens=limit, use_cache=use_cache
                 )
+            except StructuredOutputUnsupported:
+                raise
             except JudgeError as exc:
                 exc.attempts += outcome.attempts
-                raise
+                if parse_attempt == 1:
+                    raise
+                # The retry got no reply (a context-length 400, a server gone): the first reply's failure
+                # stands, with its reason, and the reply is kept.
+                outcome.parse_error += f"; its retry got no reply: {exc}"
+                outcome.attempts = exc.attempts
+                return outcome
             outcome.attempts += result.attempts
             outcome.prompt_tokens += result.prompt_tokens
             outcome.completion_tokens += result.completion_tokens
@@ -435,19 +461,30 @@ class JudgeClient:
             outcome.parse_attempts = parse_attempt
             outcome.raw_reply = result.text
             outcome.finish_reason = result.finish_reason
+            outcome.truncated = result.finish_reason == TRUNCATED
             try:
+                if outcome.truncated:
+                    raise ParseError(f"the reply was cut off at the token limit ({limit} tokens) before it finished")
                 outcome.parsed = spec.parse(result.text)
                 outcome.parse_error = ""
                 return outcome
             except ParseError as exc:
                 outcome.parse_error = str(exc)
                 conversation = conversation + [
-                    result.assistant_message(),
-                    {"role": "user", "content": correction_message(str(exc), spec.form)},
+                    {"role": "assistant", "content": reply_excerpt(result.text)},
+                    {"role": "user", "content": correction_message(str(exc), spec.form, truncated=outcome.truncated)},
                 ]
                 outcome.messages = conversation
         return outcome
 
 
-def correction_message(error: str, form: str) -> str:
+def reply_excerpt(text: str, limit: int = RETRY_EXCERPT_CHARS) -> str:
+    """The start of an unusable reply, as the parse retry shows it to the judge."""
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + " [… cut here]"
+
+
+def correction_message(error: str, form: str, *, truncated: bool = False) -> str:
+    if truncated:
+        return f"Your reply could not be used: {error}. Answer again, briefly, with only {form}."
     return f"Your reply could not be used: {error}. Answer again with only {form}."

@@ -52,6 +52,25 @@ class DatabaseResponseCache:
             )
 
 
+# The longest reply each kind of call asks for, when the judge names no max_tokens of its own: room for the
+# verdict and its reasoning, not for a runaway reply that fills the model's context.
+MODE_MAX_TOKENS = {
+    "pointwise": 512,
+    "pairwise": 512,
+    "jury": 512,
+    "compare": 512,  # the ranker's and `compare`'s WINNER/RATIONALE
+    "checkup": 512,
+    "blind": 1024,  # a rubric with a score per criterion, then a winner
+    "agent": 1024,  # a tool-using turn
+    "generate": 1024,  # a system under test writing its reply
+}
+
+
+def max_tokens_for(endpoint: Judge | System, mode: str) -> int:
+    """The max_tokens a call of `mode` sends: the endpoint's own, else the mode's default."""
+    return endpoint.max_tokens or MODE_MAX_TOKENS[mode]
+
+
 _cache = DatabaseResponseCache()
 _limiter = limiter_for_settings()
 _clients: dict[tuple, JudgeClient] = {}
@@ -68,12 +87,16 @@ def endpoint_config(endpoint: Judge | System) -> EndpointConfig:
         timeout=endpoint.timeout_seconds,
         max_concurrency=endpoint.max_concurrency,
         max_attempts=settings.JUDGE_MAX_ATTEMPTS,
+        max_tokens=endpoint.max_tokens or None,
     )
 
 
 def client_for(endpoint: Judge | System) -> JudgeClient:
     """One client per endpoint configuration per process (an admin edit gives a new one)."""
-    key = (type(endpoint).__name__, endpoint.name, endpoint.config_hash, endpoint.max_concurrency, endpoint.timeout_seconds)
+    key = (
+        type(endpoint).__name__, endpoint.name, endpoint.config_hash, endpoint.max_concurrency, endpoint.timeout_seconds,
+        endpoint.max_tokens,
+    )
     with _clients_lock:
         client = _clients.get(key)
         if client is None:

@@ -23,7 +23,8 @@ from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, EndpointSource, Judge, StructuredOutput, System, content_hash
 from judgeapp.judging.files import text_check, toml_load
 
-_KEYS = {"model", "family", "base_url", "api_key_env", "max_concurrency", "structured_output", "timeout_seconds"}
+_KEYS = {"model", "family", "base_url", "api_key_env", "max_concurrency", "structured_output", "timeout_seconds", "max_tokens"}
+MAX_TOKENS_LIMIT = 1_000_000
 _SYSTEM_KEYS = _KEYS | {"system_prompt"}
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
@@ -63,6 +64,11 @@ def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str
             timeout = entry.get("timeout_seconds", settings.JUDGE_TIMEOUT_SECONDS)
             if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= 3600:
                 raise InputError(f"{where}: timeout_seconds must be a number of seconds between 0 and 3600")
+            max_tokens = entry.get("max_tokens")
+            if max_tokens is not None and (
+                not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= MAX_TOKENS_LIMIT
+            ):
+                raise InputError(f"{where}: max_tokens must be a positive integer (at most {MAX_TOKENS_LIMIT:,})")
             # Each text goes into a column of this many characters (judgeapp/models/endpoints.py).
             for key, limit in (("model", 200), ("family", 50), ("base_url", 500), ("api_key_env", 100), ("system_prompt", 100_000)):
                 if key in entry:
@@ -83,6 +89,7 @@ def _endpoint_fields(entry: dict) -> dict:
         "max_concurrency": entry.get("max_concurrency", settings.JUDGE_MAX_CONCURRENCY),
         "structured_output": entry.get("structured_output", StructuredOutput.NONE),
         "timeout_seconds": float(entry.get("timeout_seconds", settings.JUDGE_TIMEOUT_SECONDS)),
+        "max_tokens": entry.get("max_tokens"),
         "source": EndpointSource.FILE,
     }
     if "system_prompt" in entry:
@@ -275,3 +282,33 @@ def system_get(*, name: str) -> System:
         known = ", ".join(System.objects.order_by("name").values_list("name", flat=True)) or "none"
         raise InputError(f"unknown system {name!r} (known: {known}); add it to {settings.JUDGES_FILE} or the admin")
     return system
+
+
+def endpoint_identity(endpoint: Judge | System) -> tuple[str, str]:
+    """(base URL, model): who answers a call, whatever family the endpoint declares."""
+    return endpoint.identity(settings.OPENAI_BASE_URL or "")
+
+
+def identity_label(endpoint: Judge | System) -> str:
+    base_url, model = endpoint_identity(endpoint)
+    return f"model {model} at {base_url or 'the default OPENAI_BASE_URL'}"
+
+
+def judge_not_system_check(*, judge: Judge, systems) -> None:
+    """Refuse (InputError, one line) a judge that is the system under test itself: the same model at the
+    same server, whatever families the two declare."""
+    for system in systems:
+        if system is not None and endpoint_identity(judge) == endpoint_identity(system):
+            raise InputError(
+                f"judge {judge.name} is the system under test {system.name} itself ({identity_label(judge)}), "
+                f"whatever family each declares; choose a judge that is another model"
+            )
+
+
+def family_warnings(endpoints) -> list[str]:
+    """A warning for each endpoint whose declared family its model name contradicts."""
+    return [
+        f"{e.name}: declared family {e.family.lower()!r}, but its model name {e.model!r} looks like {e.guessed_family!r}"
+        for e in endpoints
+        if e is not None and e.family_mismatch
+    ]

@@ -61,12 +61,12 @@ def single_replies(run, stage: int, cases) -> tuple[list[UnitSpec] | None, dict[
 
 def generate_output(unit: Judgment) -> UnitResult:
     """The system under test answers one case, through the same client as the judges."""
-    from judgeapp.judging.endpoints import client_for
+    from judgeapp.judging.endpoints import client_for, max_tokens_for
 
     system = unit.system
     messages = [{"role": "system", "content": system.system_prompt}] if system.system_prompt else []
     messages.append({"role": "user", "content": unit.case.input})
-    result = client_for(system).chat(messages)
+    result = client_for(system).chat(messages, max_tokens=max_tokens_for(system, "generate"))
     return UnitResult(
         ok=bool(result.text.strip()),
         fields={

@@ -46,6 +46,7 @@ class UnitResult:
                 "completion_tokens": outcome.completion_tokens,
                 "latency_ms": outcome.latency_ms,
                 "cached": outcome.cached,
+                "truncated": outcome.truncated and not outcome.ok,
                 **extra,
             },
         )

@@ -293,12 +293,13 @@ def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
         run_failure = str(exc)
         result = UnitResult.failure(run_failure)
     except JudgeRejected as exc:
-        # A refused key, a forbidden or unknown model: every other unit would be refused the same way.
+        # A refused key, a forbidden or unknown model: every other unit would be refused the same way. A 400
+        # (a prompt past the model's context, say) is this unit's own failure.
         if exc.status in RUN_FATAL_STATUSES:
             run_failure = str(exc)
-        result = UnitResult.failure(str(exc))
+        result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except JudgeError as exc:
-        result = UnitResult.failure(str(exc))
+        result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except SoftTimeLimitExceeded:
         raise
     except Exception as exc:  # noqa: BLE001 - a bug must fail this unit visibly, not loop through recovery

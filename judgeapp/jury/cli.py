@@ -7,7 +7,7 @@ import json
 from django.conf import settings
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, write_report
+from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, run_failure_write, write_report
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.preflight import imported_refusal
 from judgeapp.models import Executor, Run, RunStatus
@@ -66,8 +66,13 @@ def handle(command, options) -> int:
     write_report(run, report_path)
     if options.get("json"):
         command.stdout.write(json.dumps(report_of(run), indent=2, ensure_ascii=False))
-    else:
+    elif run.report is not None:
         command.stdout.write(jury_summary(run))
+    if run.report is None:
+        run_failure_write(command, run)
+    elif run.status != RunStatus.DONE:
+        for reason in run.report.get("invalid_reasons", []):
+            command.stderr.write(f"invalid: {reason}")
     return 0 if run.status == RunStatus.DONE else 1
 
 

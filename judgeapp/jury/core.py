@@ -37,13 +37,27 @@ def render_juror_prompt(*, rubric: str, input: str, output: str, prompt: Prompt 
 class Panelist:
     name: str
     family: str
+    # (base URL, model): who answers. Two panelists of one identity are one model, whatever they declare.
+    identity: tuple[str, str] | None = None
 
 
-def panel_check(panel: list[Panelist], *, system_family: str | None, pass_fail: bool = True) -> list[str]:
+def _where(identity: tuple[str, str]) -> str:
+    base_url, model = identity
+    return f"model {model} at {base_url or 'the default OPENAI_BASE_URL'}"
+
+
+def panel_check(
+    panel: list[Panelist],
+    *,
+    system_family: str | None,
+    pass_fail: bool = True,
+    system_identity: tuple[str, str] | None = None,
+) -> list[str]:
     """Refuse a panel that breaks the seed's rules (InputError, one line); return warnings otherwise.
 
-    Three or more jurors, all of different model families, none of the system under test's family, and an
-    odd number for pass/fail votes.
+    Three or more jurors, all different models (identity: base URL and model, whatever family each
+    declares) of different model families, none the system under test itself nor of its family, and an odd
+    number for pass/fail votes.
     """
     names = [p.name for p in panel]
     repeated_names = sorted({n for n in names if names.count(n) > 1})
@@ -51,6 +65,23 @@ def panel_check(panel: list[Panelist], *, system_family: str | None, pass_fail: 
         raise InputError(f"jury: judge {', '.join(repeated_names)} is named twice; each juror sits once")
     if len(panel) < MIN_JURORS:
         raise InputError(f"jury: {len(panel)} judge(s) given; a jury needs at least {MIN_JURORS} from different model families")
+    by_identity: dict[tuple[str, str], list[str]] = {}
+    for p in panel:
+        if p.identity is not None:
+            by_identity.setdefault(p.identity, []).append(p.name)
+    for identity, members in by_identity.items():
+        if len(members) > 1:
+            raise InputError(
+                f"jury: {' and '.join(members)} are one model ({_where(identity)}), whatever families they declare; "
+                f"each juror must be a different model"
+            )
+    if system_identity is not None:
+        same = [p.name for p in panel if p.identity == system_identity]
+        if same:
+            raise InputError(
+                f"jury: {', '.join(same)} is the system under test itself ({_where(system_identity)}); "
+                f"choose a juror that is another model"
+            )
     by_family: dict[str, list[str]] = {}
     for p in panel:
         by_family.setdefault(p.family, []).append(p.name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.judging.parsing import JUROR_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import (
@@ -88,7 +89,7 @@ class JuryHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.endpoints import client_for
+        from judgeapp.judging.endpoints import client_for, max_tokens_for
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
@@ -97,7 +98,7 @@ class JuryHandler(RunHandler):
         text = render_juror_prompt(
             rubric=rubric_text(unit.run.rubric), input=unit.case.input, output=output.text, prompt=run_prompt(unit.run, "juror")
         )
-        outcome = client_for(unit.judge).judge(user_message(text), JUROR_SPEC)
+        outcome = client_for(unit.judge).judge(user_message(text), JUROR_SPEC, max_tokens=max_tokens_for(unit.judge, "jury"))
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)
 
     def on_unit_done(self, unit, result):
@@ -129,11 +130,21 @@ class JuryHandler(RunHandler):
         missing = run.testset.case_count - len(cases)
         if missing:
             warnings.append(f"{missing} case(s) have no output to judge")
+        counts = counts_of(run.judgments.filter(purpose=Purpose.JUDGE).only("status", "parse_error", "error", "truncated"))
+        # A juror without a usable answer is left out of its case's pool (the seed's rule), so unusable votes
+        # do not invalidate the jury; past 5% the report says so.
+        reason = counts_reason(counts)
+        if reason:
+            warnings.append(f"{reason}: those votes were left out of their pools")
+        invalid_reasons = ["no case was judged"] if cases and not summary["judged"] else []
         report = {
             "run_id": run.run_id,
             "kind": run.kind,
             **summary,
             "judge_failures": dict(failures),
+            "counts": counts,
+            "invalid": bool(invalid_reasons),
+            "invalid_reasons": invalid_reasons,
             "panel": [
                 {"name": j.name, "model": j.model, "family": j.effective_family, "version": j.version, "temperature": 0.0}
                 for j in panel
@@ -146,4 +157,4 @@ class JuryHandler(RunHandler):
             "warnings": warnings,
             "calibration": calibration_for_run(run=run),
         }
-        return (RunStatus.INVALID if cases and not summary["judged"] else RunStatus.DONE), report
+        return (RunStatus.INVALID if invalid_reasons else RunStatus.DONE), report

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.judges import judge_get
+from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.jury.core import Panelist, panel_check
 from judgeapp.models import Executor, Judge, Rubric, Run, RunKind, System, TestSet
@@ -34,13 +34,18 @@ def jury_panel_get(names: str | list[str]) -> list[Judge]:
 def jury_panel_check(*, judges: list[Judge], system: System | None) -> tuple[list[str], dict]:
     """(warnings, the family check for the report), or InputError when the panel breaks a rule."""
     family = system_family(system)
-    warnings = panel_check([Panelist(j.name, j.effective_family) for j in judges], system_family=family)
+    warnings = panel_check(
+        [Panelist(j.name, j.effective_family, endpoint_identity(j)) for j in judges],
+        system_family=family,
+        system_identity=endpoint_identity(system) if system is not None else None,
+    )
     if system is not None and family is None:
         # panel_check's generic warning says the check was skipped; say why.
         warnings = [
             f"the model family of the system under test {system.name} ({system.model}) is unknown: the rule that no "
             f"juror shares it was not checked; set the system's family"
         ]
+    warnings += family_warnings(judges)
     check = {
         "name": system.name if system else None,
         "model": system.model if system else None,

@@ -5,7 +5,7 @@ import uuid
 from django.db import models
 
 from .base import TimeStampedModel, content_hash, short_version
-from .families import family_from_model
+from .families import family_from_model, recognised_family
 
 
 class StructuredOutput(models.TextChoices):
@@ -41,6 +41,11 @@ class Endpoint(TimeStampedModel):
         max_length=20, choices=StructuredOutput.choices, default=StructuredOutput.NONE
     )
     timeout_seconds = models.FloatField(default=60.0)
+    max_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The longest reply asked for, in tokens, sent on every call; blank means the mode's default.",
+    )
     source = models.CharField(max_length=10, choices=EndpointSource.choices, default=EndpointSource.ADMIN)
     scripted_demo = models.BooleanField(
         default=False, help_text="Verdicts come from the repo's scripted demo server, not a language model."
@@ -57,9 +62,26 @@ class Endpoint(TimeStampedModel):
     def effective_family(self) -> str:
         return (self.family or family_from_model(self.model)).lower()
 
+    @property
+    def guessed_family(self) -> str:
+        """The family the model name says, whatever the declared one."""
+        return family_from_model(self.model).lower()
+
+    @property
+    def family_mismatch(self) -> bool:
+        """A declared family that the model name contradicts (a known family other than the declared one)."""
+        recognised = recognised_family(self.model)
+        return bool(self.family) and recognised is not None and recognised != self.family.lower()
+
+    def identity(self, default_base_url: str = "") -> tuple[str, str]:
+        """Who answers: the server and the model. Two endpoints of one identity are one judge, whatever
+        families they declare (their calls even share the response cache)."""
+        base_url = (self.base_url or default_base_url or "").strip().rstrip("/").lower()
+        return base_url, self.model.strip()
+
     def config_snapshot(self) -> dict:
         """What defines this endpoint's behaviour; frozen into every run that uses it. No secret in it."""
-        return {
+        snapshot = {
             "name": self.name,
             "model": self.model,
             "family": self.effective_family,
@@ -68,6 +90,9 @@ class Endpoint(TimeStampedModel):
             "temperature": 0.0,
             "scripted_demo": self.scripted_demo,
         }
+        if self.max_tokens:  # only when set, so that the versions of endpoints without one stay as they were
+            snapshot["max_tokens"] = self.max_tokens
+        return snapshot
 
     @property
     def config_hash(self) -> str:

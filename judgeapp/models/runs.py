@@ -171,6 +171,9 @@ class Judgment(TimeStampedModel):
     completion_tokens = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(default=0)
     cached = models.BooleanField(default=False, help_text="Answered from the response cache, no call made.")
+    truncated = models.BooleanField(
+        default=False, help_text="The judge's reply was cut at its max_tokens (finish_reason 'length') and not used."
+    )
     transcript = models.JSONField(null=True, blank=True, help_text="A tool-using judge's whole conversation.")
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -201,6 +204,16 @@ class Judgment(TimeStampedModel):
     @property
     def is_parse_failure(self) -> bool:
         return self.status == UnitStatus.FAILED and bool(self.parse_error) and not self.error
+
+    @property
+    def accounting(self) -> str:
+        """Which of the report's counts (CONTRACT §6) this unit falls in: parsed, truncated, parse_failures
+        or no_reply. Exactly one, so that the counts add up to the units."""
+        if self.status == UnitStatus.DONE:
+            return "parsed"
+        if self.is_parse_failure:
+            return "truncated" if self.truncated else "parse_failures"
+        return "no_reply"
 
 
 class Output(TimeStampedModel):

@@ -7,7 +7,7 @@ import json
 from django.conf import settings
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, write_report
+from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, run_failure_write, write_report
 from judgeapp.models import Executor, Run, RunStatus
 
 help = (
@@ -69,9 +69,10 @@ def handle(command, options) -> int:
     write_report(run, report_path)
     if options.get("json"):
         command.stdout.write(json.dumps(report_of(run), indent=2, ensure_ascii=False))
-    else:
+    elif run.report is not None:
         command.stdout.write(pairwise_summary(run))
     if run.status not in (RunStatus.DONE, RunStatus.INVALID) or run.report is None:
+        run_failure_write(command, run)
         return 1
     return 1 if run.report["inconclusive"] else 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import generate_output, generated_output_record, rubric_text, run_prompt
@@ -86,7 +87,7 @@ class PairwiseHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.endpoints import client_for
+        from judgeapp.judging.endpoints import client_for, max_tokens_for
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
@@ -96,7 +97,7 @@ class PairwiseHandler(RunHandler):
             unit.order, rubric=rubric_text(unit.run.rubric), input=unit.case.input, reply_a=outputs["A"],
             reply_b=outputs["B"], prompt=run_prompt(unit.run, "pairwise"),
         )
-        outcome = client_for(unit.judge).judge(user_message(text), PAIRWISE_SPEC)
+        outcome = client_for(unit.judge).judge(user_message(text), PAIRWISE_SPEC, max_tokens=max_tokens_for(unit.judge, "pairwise"))
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)
 
     def on_unit_done(self, unit, result):
@@ -141,6 +142,11 @@ class PairwiseHandler(RunHandler):
                 )
             )
         summary = summarize(judged, total_cases=len(cases))
+        counts = counts_of(u for per_case in units.values() for u in per_case.values())
+        reason = counts_reason(counts)
+        if reason:
+            summary.update(invalid=True, inconclusive=True, winner=None)
+            summary["inconclusive_reasons"] = summary["inconclusive_reasons"] + [reason]
         options = run.options
         judge_family = run.judge.effective_family if run.judge else None
         warnings = list(options.get("warnings", []))
@@ -156,6 +162,7 @@ class PairwiseHandler(RunHandler):
             "kind": run.kind,
             **summary,
             "missing_outputs": missing_outputs,
+            "counts": counts,
             "parse_failures": parse_failures,
             "judge_errors": sum(
                 1 for per_case in units.values() for u in per_case.values() if u.status == UnitStatus.FAILED and u.error

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_outputs
@@ -60,6 +61,7 @@ def pairwise_run_create(
     for slot, source in sources.items():
         if (source.outputs is None) == (source.system is None):
             raise InputError(f"version {slot}: give either its outputs file or the system that generates them")
+    judge_not_system_check(judge=judge, systems=[version_a.system, version_b.system])
     case_ids, _has_output = testset_case_ids(testset)
     rubric_warnings = rubric_check(rubric)
     _sample_check(sample, seed, len(case_ids))
@@ -68,7 +70,7 @@ def pairwise_run_create(
     chosen = sample_case_ids(case_ids, sample=sample, seed=seed)
 
     outputs: dict[str, dict[str, str]] = {}
-    warnings = list(rubric_warnings)
+    warnings = list(rubric_warnings) + family_warnings([judge, version_a.system, version_b.system])
     for slot, source in sources.items():
         if source.outputs is None:
             continue

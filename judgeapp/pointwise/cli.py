@@ -105,10 +105,12 @@ def handle(command, options) -> int:
     if run.status == RunStatus.FAILED:
         command.stderr.write(f"run {run.run_id} failed: {run.error}")
     mean = report.get("mean")
+    # The failure was said on the line above: once per run, not again in the gate's reasons.
+    reasons = ["the run failed (above)" if r.startswith("the run failed:") else r for r in gate["reasons"]]
     command.stderr.write(
         f"GATE: {'PASSED' if gate['passed'] else 'BLOCKED'} · run {run.run_id} {run.status} · "
         f"mean {'—' if mean is None else f'{mean:.3f}'} · threshold {gate['threshold']:g}"
-        + ("" if gate["passed"] else f" · {len(gate['reasons'])} reason(s): " + "; ".join(gate["reasons"]))
+        + ("" if gate["passed"] else f" · {len(reasons)} reason(s): " + "; ".join(reasons))
         + (f" · calibration: {gate['calibration']['status']}" if gate.get("calibration") else "")
     )
     for warning in gate.get("warnings") or []:

@@ -14,8 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Stop rule: more than 5% of judge replies still unparseable after one retry each -> the run is invalid.
-PARSE_FAILURE_LIMIT = 0.05
+from judgeapp.judging.accounting import UNUSABLE_LIMIT, counts_line, counts_reason, unit_counts
+
+# Stop rule: more than 5% of judge replies still unparseable after one retry each -> the run is invalid. The
+# share is over every unit (CONTRACT §6): a reply cut at max_tokens and a judgment with no reply at all count
+# against it as well, so that a failure cannot leave the count by becoming a different failure.
+PARSE_FAILURE_LIMIT = UNUSABLE_LIMIT
 LOWEST_N = 10
 CONFIDENCE = 0.95
 # 2,000 resamples are plenty for a 95% interval (Efron & Tibshirani) and cost a tenth of 9,999: the report is
@@ -38,7 +42,16 @@ class ScoredItem:
     reasoning: str = ""
     parse_error: str = ""
     error: str = ""  # the judge never answered (after its retries), or there was nothing to judge
+    truncated: bool = False  # the reply was cut at the judge's max_tokens (a parse failure with that reason)
     ref: str = ""  # the judgment's id, so a report line can link to its drill-down
+
+
+def _accounting(item: ScoredItem) -> str:
+    if item.score is not None:
+        return "parsed"
+    if item.parse_error and not item.error:
+        return "truncated" if item.truncated else "parse_failures"
+    return "no_reply"
 
 
 def _ci_method(n: int) -> str:
@@ -97,10 +110,9 @@ def summarize(
 ) -> dict:
     scored = [i for i in items if i.score is not None]
     parse_failures = [i for i in items if i.score is None and i.parse_error and not i.error]
-    errors = [i for i in items if i.score is None and i.error]
-    replies = len(items) - len(errors)
-    parse_failure_rate = len(parse_failures) / replies if replies else 0.0
-    unjudged_rate = (len(parse_failures) + len(errors)) / len(items) if items else 1.0
+    errors = [i for i in items if i.score is None and (i.error or not i.parse_error)]
+    counts = unit_counts(_accounting(i) for i in items)
+    parse_failure_rate = len(parse_failures) / len(items) if items else 0.0
 
     by_criterion: dict[str, list[int]] = defaultdict(list)
     by_case: dict[str, list[int]] = defaultdict(list)
@@ -113,13 +125,9 @@ def summarize(
     lowest = sorted(scored, key=lambda i: (i.score, i.case_id, i.criterion))[:lowest_n]
 
     reasons = []
-    if parse_failure_rate > PARSE_FAILURE_LIMIT:
-        reasons.append(
-            f"{len(parse_failures)} of {replies} judge replies failed to parse after a retry "
-            f"({parse_failure_rate:.1%} > {PARSE_FAILURE_LIMIT:.0%})"
-        )
-    if errors and unjudged_rate > PARSE_FAILURE_LIMIT:
-        reasons.append(f"{len(errors)} of {len(items)} judgments got no reply from the judge")
+    reason = counts_reason(counts)
+    if reason:
+        reasons.append(reason)
     if not scored:
         reasons.append("no judgment was scored")
 
@@ -146,6 +154,7 @@ def summarize(
         "parse_failures": len(parse_failures),
         "parse_failure_rate": parse_failure_rate,
         "judge_errors": len(errors),
+        "counts": counts,
         "invalid": bool(reasons),
         "invalid_reasons": reasons,
     }
@@ -245,6 +254,8 @@ def report_markdown(report: dict) -> str:
 
     rate = report.get("parse_failure_rate") or 0.0
     lines.append(f"Parse failures after one retry: {report.get('parse_failures', 0)} ({rate:.1%}).")
+    if report.get("counts"):
+        lines.append(counts_line(report["counts"]))
     judge = report.get("judge") or {}
     lines.append(
         f"Judge: {judge.get('model')} (family {judge.get('family')}, temperature {judge.get('temperature')})."

@@ -54,7 +54,7 @@ class PointwiseHandler(RunHandler):
         ]
 
     def execute(self, unit):
-        from judgeapp.judging.endpoints import client_for
+        from judgeapp.judging.endpoints import client_for, max_tokens_for
 
         if unit.purpose == Purpose.GENERATE:
             return generate_output(unit)
@@ -65,7 +65,9 @@ class PointwiseHandler(RunHandler):
             rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=output
         )
         low, high = unit.criterion.scale_bounds
-        outcome = client_for(unit.judge).judge(user_message(text), score_spec(low, high))
+        outcome = client_for(unit.judge).judge(
+            user_message(text), score_spec(low, high), max_tokens=max_tokens_for(unit.judge, "pointwise")
+        )
         return UnitResult.from_outcome(outcome)
 
     def on_unit_done(self, unit, result):
@@ -78,7 +80,7 @@ class PointwiseHandler(RunHandler):
         # Only the fields the report reads (not each unit's messages and raw reply): this runs as the last
         # unit's tail, so its time is the run's.
         units = run.judgments.filter(purpose=Purpose.JUDGE).order_by("stage", "id").values_list(
-            "case__case_id", "criterion__name", "status", "parsed", "parse_error", "error", "uuid"
+            "case__case_id", "criterion__name", "status", "parsed", "parse_error", "error", "truncated", "uuid"
         )
         items = [
             ScoredItem(
@@ -88,9 +90,10 @@ class PointwiseHandler(RunHandler):
                 reasoning=(parsed or {}).get("reasoning", ""),
                 parse_error=parse_error,
                 error=error,
+                truncated=truncated,
                 ref=str(uuid),
             )
-            for case_id, criterion, status, parsed, parse_error, error, uuid in units
+            for case_id, criterion, status, parsed, parse_error, error, truncated, uuid in units
         ]
         # A case the system under test gave no output for was not judged; it counts as unjudged, so that a
         # system failing on its hardest cases cannot raise its own mean.

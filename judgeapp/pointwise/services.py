@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db import transaction
 
+from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
 from judgeapp.judging.csvsafe import csv_text
 from judgeapp.judging.errors import InputError
@@ -171,6 +172,7 @@ def pointwise_create(
     plan = pointwise_check(
         testset=testset, rubric=rubric, system=system, generate=generate, threshold=threshold, outputs=outputs
     )
+    judge_not_system_check(judge=judge, systems=[system])
     if baseline_mean is not None and baseline_run:
         raise InputError("give --baseline-mean or --baseline-run, not both")
     if baseline_mean is not None and not math.isfinite(baseline_mean):
@@ -188,6 +190,8 @@ def pointwise_create(
         options["outputs"] = {"file": outputs.name, "content_hash": digest}
         options["warnings"] = plan.warnings
         versions["outputs"] = short_version(digest)
+    if family_warnings([judge, system]):
+        options["warnings"] = options.get("warnings", []) + family_warnings([judge, system])
     if baseline_run:
         base = baseline_run_get(run_id=baseline_run)
         options["baseline_run"], options["baseline_mean"] = base.run_id, base.report["mean"]

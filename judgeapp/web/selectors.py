@@ -118,7 +118,7 @@ def _calls(*, name: str, runs: list[Run]) -> dict:
     finished = judgments.filter(status__in=[UnitStatus.DONE, UnitStatus.FAILED])
     figures = finished.aggregate(
         calls=Count("id"),
-        parse_failures=Count("id", filter=Q(status=UnitStatus.FAILED) & ~Q(parse_error="") & Q(error="")),
+        parse_failures=Count("id", filter=Q(status=UnitStatus.FAILED) & ~Q(parse_error="") & Q(error="") & Q(truncated=False)),
         no_reply=Count("id", filter=Q(status=UnitStatus.FAILED) & ~Q(error="")),
         cached=Count("id", filter=Q(cached=True)),
     )

@@ -71,7 +71,9 @@ def test_report_has_the_contract_keys_and_one_conversation_per_requirement(judge
     verdicts = {r["id"]: r["verdict"] for r in report["requirements"]}
     assert verdicts == {"1": "not_met", "2": "met", "3": "met"}
     assert report["met_share"] == round(2 / 3, 4)
-    assert report["counts"] == {"total": 3, "met": 2, "not_met": 1, "unverified": 0}
+    assert report["counts"] == {**report["counts"], "total": 3, "met": 2, "not_met": 1, "unverified": 0}
+    # CONTRACT §6: every requirement's unit accounted for, beside the verdict counts.
+    assert report["counts"] == {**report["counts"], "units": 3, "parsed": 3, "parse_failures": 0, "truncated": 0, "no_reply": 0}
     assert report["sandbox"]["available"] is False and "AGENT_SANDBOX_ENABLED" in report["sandbox"]["reason"]
     assert fake_judge.chat_requests and all("run_file" not in r.tool_names for r in fake_judge.chat_requests)
     # Each conversation is about one requirement only.

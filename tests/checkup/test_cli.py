@@ -66,7 +66,10 @@ def test_a_judge_with_unusable_replies_exits_1_with_the_reason(judge, fake_judge
     code, out, _ = run_checkup_command(capsys, "--judge", "judge-a", "--set", "llmbar-natural", "--sample", "4")
     assert code == 1
     assert "parse failures 8, truncated replies 0" in out
-    assert "  invalid: 8 of 8 judgments have no usable reply (8 unparsable, 0 truncated, 0 no reply)" in out
+    assert (
+        "  invalid: 8 of 8 judge replies failed to parse after a retry, were cut at max_tokens or never came "
+        "(8 unparsable, 0 truncated, 0 no reply)" in out
+    )
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,9 @@ MAX_TOOL_CALLS = 15  # the seed's stop rule
 MAX_CORRECTIONS = 2
 BUDGET_NOTE_FROM = 3  # tool results tell the judge how many calls are left once this few remain
 
+TRUNCATED = "length"  # the finish_reason of a reply cut at max_tokens
+EXCERPT_CHARS = 200  # how much of a cut reply the judge is shown again
+
 MET, NOT_MET, UNVERIFIED = "met", "not_met", "unverified"
 VERDICTS = (MET, NOT_MET, UNVERIFIED)
 
@@ -75,6 +78,9 @@ class RequirementOutcome:
     messages: list[dict] = field(default_factory=list)
     evidence_check: dict | None = None
     judge_turns: int = 0
+    # Why no verdict could be read, when that is why it is unverified: "truncated" (the reply was cut at the
+    # judge's max_tokens) or "unparsable"; "" otherwise. The report's counts read it (CONTRACT §6).
+    reply_problem: str = ""
 
     @property
     def tool_call_count(self) -> int:
@@ -88,6 +94,7 @@ class RequirementOutcome:
             "reason": self.reason,
             "tool_call_count": self.tool_call_count,
             "evidence_check": self.evidence_check,
+            "reply_problem": self.reply_problem,
         }
 
 
@@ -135,6 +142,20 @@ def judge_requirement(
         reply = chat(messages, toolbox.schemas)
         outcome.judge_turns += 1
         calls = list(reply.tool_calls or [])
+        # A reply cut at max_tokens is not read: its tool calls may be cut too, and the judge is asked again
+        # with the start of it only (a runaway reply resent whole fills the model's context).
+        if getattr(reply, "finish_reason", "") == TRUNCATED:
+            text = (reply.text or "").strip()
+            excerpt = text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + " [… cut here]"
+            messages.append({"role": "assistant", "content": excerpt})
+            transcript.append({"role": "judge", "content": excerpt, "tool_calls": [], "usage": _usage(reply), "truncated": True})
+            if corrections >= MAX_CORRECTIONS:
+                outcome.reply_problem = "truncated"
+                return stop("the judge's reply was cut off at the token limit before it finished")
+            corrections += 1
+            correct("truncated", "Your reply was cut off at the token limit before it finished. Call a tool, or answer "
+                                 'briefly with only the JSON object {"verdict": "met" | "not_met", "evidence": "..."}.')
+            continue
         messages.append(reply.assistant_message())
         transcript.append({
             "role": "judge",
@@ -163,6 +184,7 @@ def judge_requirement(
             answer = read_verdict(reply.text or "")
         except ParseError as exc:
             if corrections >= MAX_CORRECTIONS:
+                outcome.reply_problem = "unparsable"
                 return stop(f"the judge's reply could not be read as a verdict: {exc}")
             corrections += 1
             correct("parse", f"Your reply could not be used: {exc}. Answer again with only the JSON object "

@@ -65,7 +65,7 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
     setting the server refuses) is raised as it is: the whole run stops. Every HTTP request made is added
     to the judgment's `attempts`, failures included.
     """
-    from judgeapp.judging.endpoints import client_for
+    from judgeapp.judging.endpoints import client_for, max_tokens_for
 
     unit, _ = Judgment.objects.get_or_create(
         run=spec.run,
@@ -84,7 +84,9 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
     reason, transport = "", False
     for _attempt in range(ATTEMPTS):
         try:
-            outcome = client_for(spec.judge).judge(user_message(text), WINNER_SPEC, use_cache=not fresh)
+            outcome = client_for(spec.judge).judge(
+                user_message(text), WINNER_SPEC, max_tokens=max_tokens_for(spec.judge, "compare"), use_cache=not fresh
+            )
         except (JudgeRejected, JudgeUnavailable) as exc:
             fatal = isinstance(exc, StructuredOutputUnsupported) or (
                 isinstance(exc, JudgeRejected) and exc.status in RUN_FATAL_STATUSES

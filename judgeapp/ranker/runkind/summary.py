@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q, Sum
 
+from judgeapp.judging.accounting import counts_of
 from judgeapp.models import Comparison, InsertionOutcome, InsertionStatus, Judgment, Ranklist, RanklistEntry, Strategy
 from judgeapp.ranker import core
 from judgeapp.ranker.core.evidence import Observation
@@ -58,6 +59,9 @@ def ranklist_summary(ranklist: Ranklist) -> dict:
         if i.status == InsertionStatus.FAILED
     ]
     calls = judge_calls(ranklist)
+    units = Judgment.objects.filter(run=ranklist.run, key__startswith=f"{ranklist.artifact_set.name}/").only(
+        "status", "parse_error", "error", "truncated"
+    )
     summary = {
         "ranklist": str(ranklist.path),
         "artifact_set": ranklist.artifact_set.name,
@@ -80,6 +84,8 @@ def ranklist_summary(ranklist: Ranklist) -> dict:
         "comparisons": comparisons,
         "judge_calls": calls,
         "comparator_calls": calls["http"],
+        # Every comparator judgment (CONTRACT §6); a comparison that failed and was asked again counts once.
+        "counts": counts_of(units),
         # The seed's bound, 2 + log2 N calls per insert into a list of N.
         "seed_worst_case": round(worst, 1),
         "support": {**support_summary(pairs), "adjacent": [p.as_dict() for p in pairs]},

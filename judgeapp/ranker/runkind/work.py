@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from judgeapp.judging.accounting import counts_of
 from judgeapp.judging.client import JudgeUnavailable
 from judgeapp.judging.workers import worker_identity
 from judgeapp.models import (
@@ -27,6 +28,7 @@ from judgeapp.models import (
     InsertionOutcome,
     InsertionSource,
     InsertionStatus,
+    Purpose,
     Ranklist,
     RanklistEntry,
     Run,
@@ -342,7 +344,7 @@ def compare_report(run: Run) -> dict:
         .last()
     )
     if comparison is None:
-        return {"run_id": run.run_id, "kind": run.kind, "winner": None}
+        return {"run_id": run.run_id, "kind": run.kind, "winner": None, "counts": counts_of(run.judgments.filter(purpose=Purpose.JUDGE))}
     return {
         "run_id": run.run_id,
         "kind": run.kind,
@@ -354,5 +356,6 @@ def compare_report(run: Run) -> dict:
         "both_orders": comparison.judgment_swapped_id is not None,
         "verdicts": comparison.verdicts or None,
         "comparator_calls": 2 if comparison.judgment_swapped_id else 1,
+        "counts": counts_of(run.judgments.filter(purpose=Purpose.JUDGE).only("status", "parse_error", "error", "truncated")),
         "versions": {k: run.versions.get(k) for k in ("prompt", "judge", "goal")},
     }

@@ -1,7 +1,8 @@
 """A 10-pair check-up on a real local model (llama.cpp's OpenAI-compatible server with SmolLM2), when one
 is wired in; skipped otherwise.
 
-Environment (the real-model test module, tests/realmodel/, starts the server and sets them):
+The session fixture `real_model` (tests/realmodel/conftest.py) starts the server and sets the environment;
+pointed at a server of your own, the same variables work:
   JUDGEAPP_REALMODEL_BASE_URL           the server's OpenAI base URL, e.g. http://127.0.0.1:8080/v1
   JUDGEAPP_REALMODEL_MODEL              the model name it answers to, e.g. smollm2-135m
   JUDGEAPP_REALMODEL_STRUCTURED_OUTPUT  optional: json_object (the default: llama.cpp takes the schema in it) or none
@@ -22,16 +23,12 @@ from judgeapp.models import Judge, Run, RunStatus
 from tests.checkup.builders import run_checkup_command
 from tests.checkup.test_runs import FIGURES, independent_figures
 
-BASE_URL = os.environ.get("JUDGEAPP_REALMODEL_BASE_URL", "")
-MODEL = os.environ.get("JUDGEAPP_REALMODEL_MODEL", "")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not (BASE_URL and MODEL), reason="no local model: set JUDGEAPP_REALMODEL_BASE_URL and JUDGEAPP_REALMODEL_MODEL"),
-]
+pytestmark = pytest.mark.slow
 
 
-def test_a_ten_pair_check_up_on_the_local_model_reports_honestly_what_it_measured(transactional_db, capsys, tmp_path):
+def test_a_ten_pair_check_up_on_the_local_model_reports_honestly_what_it_measured(real_model, transactional_db, capsys, tmp_path):
+    BASE_URL = os.environ["JUDGEAPP_REALMODEL_BASE_URL"]
+    MODEL = os.environ["JUDGEAPP_REALMODEL_MODEL"]
     Judge.objects.create(
         name="realmodel",
         model=MODEL,
@@ -55,7 +52,7 @@ def test_a_ten_pair_check_up_on_the_local_model_reports_honestly_what_it_measure
     counts, calls = report["counts"], report["calls"]
     assert counts["units"] == calls["judgments"] == 20  # 10 pairs, both orders
     assert calls["called"] + calls["cached"] == 20 and calls["http_requests"] >= calls["called"]
-    assert counts["parsed"] + counts["parse_failures"] + counts["no_reply"] == 20
+    assert counts["parsed"] + counts["parse_failures"] + counts["truncated"] + counts["no_reply"] == 20
     assert (run.status == RunStatus.INVALID) == (counts["unusable_rate"] > 0.05)
     entry = report["sets"]["llmbar-natural"]
     assert entry["counts"]["pairs"] == 10 and entry["counts"]["judged"] <= 10
@@ -67,10 +64,11 @@ def test_a_ten_pair_check_up_on_the_local_model_reports_honestly_what_it_measure
             assert abs(ours - recomputed[key]) < 1e-9, key
 
     # The same check-up of the unchanged judge again: every reply it got came from the response cache;
-    # only a call that got no reply at all (a refused or timed-out request) is asked again.
+    # only a call that got no reply at all (a refused or timed-out request) or a reply cut at max_tokens
+    # (never cached) is asked again.
     code, out, _ = run_checkup_command(capsys, *argv, "--json")
     again = json.loads(out)
-    assert again["calls"]["called"] == counts["no_reply"]
-    if not counts["no_reply"]:
+    assert again["calls"]["called"] == counts["no_reply"] + counts["truncated"]
+    if not counts["no_reply"] and not counts["truncated"]:
         assert again["calls"]["summary"].startswith("no judge call made")
         assert again["sets"]["llmbar-natural"]["figures"] == entry["figures"]

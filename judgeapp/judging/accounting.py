@@ -1,0 +1,54 @@
+"""The counts every report carries (CONTRACT §6): over all of a run's units, how many replies parsed,
+failed to parse after their retry, were cut at the judge's max_tokens, or never came. The four add up to
+the units, and the house rule reads the last three together: more than 5% of all units without a usable
+reply makes the run invalid (its figures are still shown).
+
+Plain Python: a unit is anything with an `accounting` attribute (a Judgment row) or its category name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+CATEGORIES = ("parsed", "parse_failures", "truncated", "no_reply")
+UNUSABLE_LIMIT = 0.05
+
+
+def unit_counts(categories: Iterable[str]) -> dict:
+    """`counts` from one category name per unit (see `Judgment.accounting`)."""
+    tally = dict.fromkeys(CATEGORIES, 0)
+    for category in categories:
+        tally[category] += 1
+    units = sum(tally.values())
+    unusable = units - tally["parsed"]
+    share = unusable / units if units else 0.0
+    return {
+        "units": units,
+        **tally,
+        "unusable": unusable,
+        "unusable_rate": share,
+        "invalid": share > UNUSABLE_LIMIT,
+    }
+
+
+def counts_of(units: Iterable) -> dict:
+    return unit_counts(unit.accounting for unit in units)
+
+
+def counts_reason(counts: dict) -> str | None:
+    """The one line that says why the counts make a run invalid, or None."""
+    if not counts["invalid"]:
+        return None
+    return (
+        f"{counts['unusable']} of {counts['units']} judge replies failed to parse after a retry, were cut at "
+        f"max_tokens or never came ({counts['parse_failures']} unparsable, {counts['truncated']} truncated, "
+        f"{counts['no_reply']} no reply): {counts['unusable_rate']:.1%} > {UNUSABLE_LIMIT:.0%}"
+    )
+
+
+def counts_line(counts: dict) -> str:
+    """One line for a command's summary."""
+    return (
+        f"Units: {counts['units']}: {counts['parsed']} parsed, {counts['parse_failures']} parse failures, "
+        f"{counts['truncated']} truncated, {counts['no_reply']} no reply."
+    )
