@@ -5,6 +5,7 @@ every report add up to its units and the >5% rule reads them all; a context-leng
 import json
 
 import pytest
+from django.urls import reverse
 
 from fakejudge import ContextLimit, DemoBrain, Reply, Runaway, Status, When, prompt_contains
 from judgeapp.judging.endpoints import MODE_MAX_TOKENS
@@ -49,6 +50,16 @@ def test_a_runaway_reply_is_truncated_counted_retried_with_an_excerpt_and_never_
     again = json.loads(evaluate(cli, judge, testset, rubric, "--run-id", "runaway-again").out)
     assert again["counts"]["truncated"] == 2
     assert len(fake_judge.chat_requests) == 4
+
+
+def test_the_run_page_says_how_many_replies_were_cut_at_the_token_limit(cli, judge, files, fake_judge, client, reviewer):
+    fake_judge.action = When(prompt_contains(*RUNAWAY_CASES), Runaway(), DemoBrain())
+    testset, rubric = files(n=20)
+    assert evaluate(cli, judge, testset, rubric, "--run-id", "runaway-page").code == 1
+    client.force_login(reviewer)
+    page = client.get(reverse("run_detail", args=["runaway-page"])).content.decode()
+    assert "18 of 20 read · 0 unreadable after a retry · 2 cut at the token limit · 0 never came" in page
+    assert "more than 5% unusable: the run is invalid" in page
 
 
 def test_one_truncated_reply_in_twenty_is_within_the_rule_and_the_counts_say_so(cli, judge, files, fake_judge):
