@@ -5,6 +5,7 @@ import re
 import sys
 from pathlib import Path
 
+from calibration.selectors import run_preflight
 from judgeapp.agent.core.agreement import AgreementCounts, compare
 from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_write
 from judgeapp.judging.accounting import counts_line
@@ -64,6 +65,7 @@ class AgentJudgeCommand(JudgeCommand):
             executor=Executor.INLINE,
             title=options["title"],
         )
+        self.warnings_print(run_preflight(judges=[judge]))
         self.current_run = run
         with self.progress_bar(total=len(inputs.requirements), desc="requirements") as bar:
             run = run_execute_inline(run=run, concurrency=options["concurrency"], progress=self.progress_callback(bar))
@@ -178,6 +180,7 @@ class DevaiAgreementCommand(JudgeCommand):
             tasks = tasks[: options["limit"]]
         if not tasks:
             raise InputError(f"no DevAI task has both a workspace under {workspaces} and human verdicts under {humans}")
+        self.warnings_print(run_preflight(judges=[judge]))
 
         total = AgreementCounts()
         per_task = []

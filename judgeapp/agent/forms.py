@@ -5,10 +5,11 @@ from django.conf import settings
 
 from judgeapp.agent.core import parse_requirements, parse_task, parse_trace
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import judges_callable
+from calibration.selectors import run_preflight
+from judgeapp.judging.forms import PreflightForm, judges_callable
 
 
-class AgentRunForm(forms.Form):
+class AgentRunForm(PreflightForm):
     task = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}), help_text="What the agent was asked to do.")
     task_file = forms.FileField(required=False, help_text="…or a task file (text, Markdown, or a DevAI task JSON).")
     requirements = forms.CharField(
@@ -62,4 +63,5 @@ class AgentRunForm(forms.Form):
         workspace = cleaned.get("workspace")
         if workspace is not None and workspace.size > settings.UPLOAD_MAX_BYTES:
             self.add_error("workspace", f"{workspace.name} is {workspace.size:,} bytes, over the limit of {settings.UPLOAD_MAX_BYTES:,}.")
+        self.preflight(run_preflight(judges=[cleaned.get("judge")]))
         return cleaned

@@ -10,7 +10,7 @@ from judgeapp.agent.forms import AgentRunForm
 from judgeapp.agent.runkind import sandbox_summary
 from judgeapp.judging import selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, preflight_partial
 from judgeapp.models import Judgment, RunKind
 from judgeapp.roles import READERS, role_required
 
@@ -25,6 +25,8 @@ def _workspace_source(upload) -> str | bytes:
 
 @role_required(*READERS)
 def agent_home(request: HtmxHttpRequest) -> HttpResponse:
+    if (warnings := preflight_partial(request, AgentRunForm)) is not None:
+        return warnings
     if request.method == "POST":
         form = AgentRunForm(request.POST, request.FILES)
         if form.is_valid():

@@ -3,6 +3,7 @@
 import sys
 from pathlib import Path
 
+from calibration.selectors import run_preflight
 from judgeapp.blind.core.inputs import parse_eval_prompt, parse_expectations, split_version_argument
 from judgeapp.blind.core.leakage import format_flag
 from judgeapp.blind.services import blind_compare_create, version_from_directory
@@ -90,6 +91,7 @@ class BlindCompareCommand(JudgeCommand):
             sys.exit(1)
 
         run = outcome.run
+        self.warnings_print(run_preflight(judges=[judge]))
         self.current_run = run
         bar = self.progress_bar(total=0, desc=f"blind {run.run_id}")
         try:

@@ -3,17 +3,18 @@ the task and the expectations."""
 
 from django import forms
 
+from calibration.selectors import run_preflight
 from judgeapp.blind import services as blind_services
 from judgeapp.blind.core.inputs import expectations_from_lines
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField, judges_callable
+from judgeapp.judging.forms import MultipleFileField, PreflightForm, judges_callable
 
 
 DEFAULT_UPLOAD_ROWS = 2
 MAX_UPLOAD_ROWS = 10
 
 
-class BlindCompareForm(forms.Form):
+class BlindCompareForm(PreflightForm):
     """Versions picked by their real names (server directories, uploads), the task and the expectations.
     The versions are read and checked here; leakage is checked by the service."""
 
@@ -57,6 +58,7 @@ class BlindCompareForm(forms.Form):
                 self.versions.append(blind_services.version_from_upload(name=name, files=files))
             except InputError as exc:
                 self.add_error(f"upload_files_{i}" if name else f"upload_name_{i}", str(exc))
+        self.preflight(run_preflight(judges=[cleaned.get("judge")]))
         if not self.errors and len(self.versions) < 2:
             raise forms.ValidationError("Pick or upload at least two versions.")
         cleaned["expectation_list"] = expectations_from_lines(cleaned.get("expectations") or "")

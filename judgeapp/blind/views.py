@@ -12,7 +12,7 @@ from judgeapp.blind import selectors as selectors_blind
 from judgeapp.blind import services as blind_services
 from judgeapp.blind.forms import MAX_UPLOAD_ROWS, BlindCompareForm, upload_rows_of
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, preflight_partial
 from judgeapp.models import BlindComparison, BlindVersion, Executor, Judge
 from judgeapp.roles import READERS, role_required
 
@@ -43,6 +43,8 @@ def blind_index(request: HtmxHttpRequest) -> HttpResponse:
 
 @role_required(*READERS)
 def blind_new(request: HtmxHttpRequest) -> HttpResponse:
+    if (warnings := preflight_partial(request, BlindCompareForm)) is not None:
+        return warnings
     if request.method == "POST":
         form = BlindCompareForm(request.POST, request.FILES, upload_rows=upload_rows_of(request.POST.get("upload_rows")))
         if form.is_valid():

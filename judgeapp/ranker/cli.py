@@ -3,6 +3,7 @@
 import sys
 from pathlib import Path
 
+from calibration.selectors import run_preflight
 from judgeapp.judging import shutdown
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.client import JudgeError
@@ -48,6 +49,7 @@ class CompareCommand(JudgeCommand):
         b = candidate_read(options["file_b"])
         judge = self.judge_get(name=options["judge"])
         run_id = run_id_check(options["run_id"]) if options["run_id"] else None
+        self.warnings_print(run_preflight(judges=[judge]))
         existing = Run.objects.filter(run_id=run_id).first() if run_id else None
         try:
             if existing is not None:
@@ -167,6 +169,7 @@ class RankCommand(JudgeCommand):
             run_id=options["run_id"],
             executor=Executor.INLINE,
         )
+        self.warnings_print(run_preflight(judges=[judge]))
         self.current_run = run
         bar = self.progress_bar(total=len(candidates), desc="ranking")
         bar.unit = "candidate"
