@@ -138,6 +138,7 @@ class JudgeOut(Schema):
     family: str
     version: str
     max_concurrency: int
+    max_tokens: int | None = Field(None, description="the most tokens a reply may have; null: the mode's default")
     source: str
     scripted_demo: bool
 

@@ -319,6 +319,10 @@ def test_judges_are_listed_with_their_version_and_never_a_key(api, judge):
     [listed] = api.get("/api/v1/judges").json()
     assert listed["name"] == judge.name and listed["version"] == judge.version and listed["family"] == "scripted"
     assert "api_key_env" not in listed and "base_url" not in listed
+    assert listed["max_tokens"] is None  # the mode's default
+    judge.max_tokens = 300
+    judge.save()
+    assert api.get("/api/v1/judges").json()[0]["max_tokens"] == 300
 
 
 # --- Errors are JSON, never a page --------------------------------------------------------------------------

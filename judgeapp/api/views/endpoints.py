@@ -278,6 +278,7 @@ def _endpoints(model_rows) -> list[dict]:
             "family": e.effective_family,
             "version": e.version,
             "max_concurrency": e.max_concurrency,
+            "max_tokens": e.max_tokens,
             "source": e.source,
             "scripted_demo": e.scripted_demo,
         }
