@@ -17,6 +17,11 @@ pytestmark = pytest.mark.slow
 FINISHED = (RunStatus.DONE, RunStatus.INVALID)
 
 
+def failure_lines(err: str) -> list[str]:
+    """stderr without the warnings said before the run starts (one "warning: " line each): the failure itself."""
+    return [line for line in err.splitlines() if line and not line.startswith("warning: ")]
+
+
 @pytest.fixture
 def inputs(real_model, transactional_db, settings, tmp_path):
     judges_file = tmp_path / "judges.toml"
@@ -105,7 +110,7 @@ def test_a_blind_comparison_finishes_and_accounts_for_every_judge_call(inputs):
     assert "Traceback" not in outcome.result.err
     if outcome.status == RunStatus.FAILED:
         # A rubric the model could not write stops the comparison: one line, the reason, nothing written.
-        assert outcome.result.code == 1 and outcome.result.err.count("\n") == 1
+        assert outcome.result.code == 1 and len(failure_lines(outcome.result.err)) == 1
         assert "No comparison was written." in outcome.result.err
         rubric = Judgment.objects.get(run__run_id=outcome.run_id, purpose="plan")
         assert rubric.status == "failed" and (rubric.parse_error or rubric.error)
@@ -121,5 +126,6 @@ def test_a_direct_compare_finishes_with_a_verdict_or_one_line(inputs):
         assert outcome.result.out.startswith("WINNER: ")
         assert_accounted(outcome)
     else:
-        assert outcome.result.err.count("\n") <= 1 and outcome.result.err.startswith("error: ")
+        failure = failure_lines(outcome.result.err)
+        assert len(failure) == 1 and failure[0].startswith("error: ")
     assert Run.objects.filter(run_id=outcome.run_id).exists()
