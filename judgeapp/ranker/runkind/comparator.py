@@ -147,23 +147,25 @@ def ask_once(
         return existing
     payload = {"a": first.artifact_id, "b": second.artifact_id, "stage": stage, "set": first.artifact_set.name}
     judgment = _ask(spec, key=judgment_key(scope, first, second, "ab"), first=first, second=second, order="ab", payload=payload)
+    return _comparison_store(
+        spec, ranklist=ranklist, insertion=insertion, a=first, b=second, stage=stage, index=index,
+        winner=judgment.parsed["winner"], rationale=judgment.parsed["rationale"], judgment=judgment,
+    )
+
+
+def _comparison_store(spec: ComparatorSpec, *, ranklist, insertion, a: Artifact, b: Artifact, stage: str,
+                      index: int | None, winner: str, rationale: str, judgment, judgment_swapped=None,
+                      verdicts: dict | None = None) -> Comparison:
+    """Store one decision; another holder (after a lease takeover) may have stored it a moment ago."""
     try:
         with transaction.atomic():
             return Comparison.objects.create(
-                run=spec.run,
-                ranklist=ranklist,
-                insertion=insertion,
-                artifact_a=first,
-                artifact_b=second,
-                stage=stage,
-                index=index,
-                goal=spec.goal,
-                winner=judgment.parsed["winner"],
-                rationale=judgment.parsed["rationale"],
-                judgment=judgment,
+                run=spec.run, ranklist=ranklist, insertion=insertion, artifact_a=a, artifact_b=b, stage=stage,
+                index=index, goal=spec.goal, winner=winner, rationale=rationale, judgment=judgment,
+                judgment_swapped=judgment_swapped, verdicts=verdicts if verdicts is not None else {},
             )
     except IntegrityError:
-        return Comparison.objects.get(ranklist=ranklist, artifact_a=first, artifact_b=second)
+        return Comparison.objects.get(ranklist=ranklist, artifact_a=a, artifact_b=b)
 
 
 def compare(
@@ -199,23 +201,7 @@ def compare(
                 f"{verdicts['ba']}), so it counts as Equal. A first: {first.parsed['rationale']} "
                 f"B first: {swapped.parsed['rationale']}"
             )
-    try:
-        with transaction.atomic():
-            return Comparison.objects.create(
-                run=spec.run,
-                ranklist=ranklist,
-                insertion=insertion,
-                artifact_a=a,
-                artifact_b=b,
-                stage=stage,
-                index=index,
-                goal=spec.goal,
-                winner=winner,
-                rationale=rationale,
-                judgment=first,
-                judgment_swapped=swapped,
-                verdicts=verdicts,
-            )
-    except IntegrityError:
-        # Another holder (after a lease takeover) stored the same decision a moment ago.
-        return Comparison.objects.get(ranklist=ranklist, artifact_a=a, artifact_b=b)
+    return _comparison_store(
+        spec, ranklist=ranklist, insertion=insertion, a=a, b=b, stage=stage, index=index, winner=winner,
+        rationale=rationale, judgment=first, judgment_swapped=swapped, verdicts=verdicts,
+    )
