@@ -190,6 +190,8 @@ def tournament(
     confident = complete and clear_cut and all(i in chosen for _sure, i, _j in doubtful)
     if stopped == "confident" and not confident:
         stopped = "exhausted"
+    elif stopped == "budget" and confident:
+        stopped = "confident"  # the last call the budget allowed was the one that settled it
     return TournamentResult(
         ranking=order[:k],
         order=order,
