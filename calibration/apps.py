@@ -6,4 +6,6 @@ class CalibrationConfig(AppConfig):
     verbose_name = "Calibration"
 
     def ready(self):
-        from . import runkind, signals, tasks  # noqa: F401  (the candidate run kind; worker start-up catch-up; tasks by name)
+        from judgeapp.judging.runkind import modules_declare
+
+        modules_declare({"candidate": "calibration.runkind"})  # the candidate run kind, imported on first use

@@ -1,4 +1,3 @@
-# The Celery app is loaded with Django so that `shared_task` binds to it everywhere.
-from .celery import app as celery_app
-
-__all__ = ("celery_app",)
+# The Celery app (judgeapp/celery.py) is imported where a task is sent (judgeapp/judging/taskqueue.py) and by
+# `celery -A judgeapp`, which finds judgeapp.celery by itself; not with Django, so that a command that sends
+# no task does not load Celery.

@@ -1,17 +1,17 @@
 from django.apps import AppConfig
 
-# Each mode's run kind registers its handler with the run machinery when its module is imported.
-RUN_KINDS = (
-    "judgeapp.pointwise.runkind",
-    "judgeapp.pairwise.runkind",
-    "judgeapp.jury.runkind",
-    "judgeapp.agent.runkind",
-    "judgeapp.blind.runkind",
-    "judgeapp.ranker.runkind",
-    "judgeapp.checkup.runkind",
-)
-# Registered in every process, so that a service can send a task by name (judgeapp/judging/taskqueue.py).
-TASK_MODULES = ("judgeapp.judging.tasks", "judgeapp.ranker.tasks")
+# The module that registers each run kind's handler with the run machinery; imported when the kind is
+# first needed (judgeapp/judging/runkind.py: handler_for), not when Django starts.
+RUN_KINDS = {
+    "pointwise": "judgeapp.pointwise.runkind",
+    "pairwise": "judgeapp.pairwise.runkind",
+    "jury": "judgeapp.jury.runkind",
+    "agent": "judgeapp.agent.runkind",
+    "blind": "judgeapp.blind.runkind",
+    "rank": "judgeapp.ranker.runkind",
+    "compare": "judgeapp.ranker.runkind",
+    "checkup": "judgeapp.checkup.runkind",
+}
 
 
 class JudgeappConfig(AppConfig):
@@ -19,9 +19,6 @@ class JudgeappConfig(AppConfig):
     verbose_name = "Judging"
 
     def ready(self):
-        from importlib import import_module
+        from judgeapp.judging.runkind import modules_declare
 
-        from judgeapp.judging import signals  # noqa: F401  (worker start-up recovery)
-
-        for module in RUN_KINDS + TASK_MODULES:
-            import_module(module)
+        modules_declare(RUN_KINDS)

@@ -5,6 +5,7 @@ A fresh clone runs with no variable set: SQLite in the project, an embedded brok
 Every variable read here is listed in `.env.example`.
 """
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -45,7 +46,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
-    "ninja",  # the API's browsable docs, with their scripts served from here (no CDN)
     "judgeapp",
     "calibration",
 ]
@@ -69,10 +69,14 @@ if PRODUCTION:
 
 ROOT_URLCONF = "judgeapp.urls"
 
+# django-ninja's Swagger page and its scripts, served from here (no CDN), for the API's browsable docs. Found
+# without importing ninja (as an installed app it would load pydantic and all of ninja in every command).
+NINJA_DIR = Path(importlib.util.find_spec("ninja").origin).parent
+
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates", NINJA_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -180,6 +184,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = env.int("WORKER_PREFETCH_MULTIPLIER", defaul
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1_000_000)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# What a worker does when it starts and around each task (recovery, database connections, the agreement
+# catch-up): imported by the worker, not by Django, so that a command which sends no task never loads Celery.
+CELERY_IMPORTS = ("judgeapp.judging.signals", "calibration.signals")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # A judgment is a few judge calls with retries; a whole sequential run (a batch rank) takes longer.
 UNIT_SOFT_TIME_LIMIT = env.int("UNIT_SOFT_TIME_LIMIT", default=600)
@@ -232,7 +239,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [BASE_DIR / "static", NINJA_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

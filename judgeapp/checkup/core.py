@@ -28,11 +28,13 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.pairs import both_orders, sample_case_ids
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 2000
@@ -334,6 +336,8 @@ def cohen_kappa(first: list[str], second: list[str]) -> float | None:
 
 def _kappa_rows(first: np.ndarray, second: np.ndarray, categories: int) -> np.ndarray:
     """Kappa of every row of two (resamples x n) code arrays; NaN where chance agreement is certain."""
+    import numpy as np  # here: `judge-checkup --help` imports this module
+
     observed = (first == second).mean(axis=1)
     expected = np.zeros(first.shape[0])
     for c in range(categories):
@@ -345,10 +349,14 @@ def _kappa_rows(first: np.ndarray, second: np.ndarray, categories: int) -> np.nd
 
 
 def _resample_indices(n: int) -> np.ndarray:
+    import numpy as np
+
     return np.random.default_rng(BOOTSTRAP_SEED).integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))
 
 
 def _percentile_interval(values: np.ndarray) -> list[float] | None:
+    import numpy as np
+
     values = values[~np.isnan(values)]
     if not len(values):
         return None
@@ -358,6 +366,8 @@ def _percentile_interval(values: np.ndarray) -> list[float] | None:
 
 def kappa_figure(labels: list[str], verdicts: list[str]) -> dict:
     """Cohen's kappa of the human labels and the judge's verdicts, with its bootstrap interval."""
+    import numpy as np
+
     figure = {"value": None, "ci95": None, "n": len(labels), "method": BOOTSTRAP}
     if not labels:
         return figure
@@ -373,6 +383,8 @@ def kappa_figure(labels: list[str], verdicts: list[str]) -> dict:
 
 def mean_figure(values: list[float]) -> dict:
     """A mean over pairs with its bootstrap interval (the per-order accuracy: 0, 0.5 or 1 a pair)."""
+    import numpy as np
+
     figure = {"value": None, "ci95": None, "n": len(values), "method": BOOTSTRAP}
     if not values:
         return figure

@@ -12,12 +12,14 @@ Each mode's `cli.py` holds its command's arguments and handling; `judgeapp/manag
 names them for Django.
 """
 
+from __future__ import annotations
+
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from judgeapp.judging import judges, shutdown
 from judgeapp.judging.atomic import json_text, write_text_atomic
@@ -25,10 +27,16 @@ from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.errors import InputError
 from judgeapp.models import Judge, Run, System
 
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
 TITLE_MAX = 300  # Run.title
 
 
 class JudgeCommand(BaseCommand):
+    # Django's system checks load every URL, view and form of the app (half a second here) before a command
+    # starts; `manage.py check`, the web server and the start script run them, the commands do not.
+    requires_system_checks = []
     # Set by commands that start a run, so that a second signal (which does not wait) can mark it.
     current_run = None
     _judges_loaded = False
@@ -111,6 +119,8 @@ class JudgeCommand(BaseCommand):
         run_interrupt(run_pk=self.current_run.pk, signal_name=signal_name)
 
     def progress_bar(self, *, total: int, desc: str) -> tqdm:
+        from tqdm import tqdm  # a run's bar: imported by a command that runs one, not by `gate` or `--help`
+
         # disable=None: a bar on a terminal, nothing when stderr is not a TTY (CI logs).
         return tqdm(total=total, desc=desc, unit="judgment", disable=None, file=sys.stderr, leave=False)
 

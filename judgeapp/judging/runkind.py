@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import TYPE_CHECKING, ClassVar
 
 from judgeapp.judging.client import JudgeOutcome, messages_hash
@@ -112,6 +113,10 @@ class RunHandler:
 
 
 _REGISTRY: dict[str, RunHandler] = {}
+# Run kind -> the module whose import registers its handler (declared by the apps when Django starts). A
+# module is imported the first time its kind is needed, so a command that never runs a mode never pays for
+# that mode's libraries (numpy, the agent's tools, ...).
+_MODULES: dict[str, str] = {}
 
 
 def register(handler_class: type[RunHandler]) -> type[RunHandler]:
@@ -119,7 +124,14 @@ def register(handler_class: type[RunHandler]) -> type[RunHandler]:
     return handler_class
 
 
+def modules_declare(modules: dict[str, str]) -> None:
+    """Say which module registers each run kind's handler; imported on first use (`handler_for`)."""
+    _MODULES.update(modules)
+
+
 def handler_for(kind: str) -> RunHandler:
+    if kind not in _REGISTRY and kind in _MODULES:
+        import_module(_MODULES[kind])
     try:
         return _REGISTRY[kind]
     except KeyError:
@@ -127,5 +139,7 @@ def handler_for(kind: str) -> RunHandler:
 
 
 def handlers_all() -> list[RunHandler]:
-    """Every registered run kind's handler (the web process compiles their page templates at start)."""
+    """Every run kind's handler, each module imported (the web process compiles their page templates at start)."""
+    for kind in _MODULES:
+        handler_for(kind)
     return list(_REGISTRY.values())

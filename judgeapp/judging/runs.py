@@ -19,7 +19,6 @@ import time
 import uuid
 from collections.abc import Callable
 
-from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connections, transaction
 from django.db.models import F, Q
@@ -30,7 +29,7 @@ from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported, openai_preload
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
-from judgeapp.judging.workers import claimer_is_dead, worker_identity
+from judgeapp.judging.workers import claimer_is_dead, soft_time_limit, worker_identity
 from judgeapp.models import ACTIVE_UNIT_STATUSES, AuditLog, Executor, Judgment, Run, RunStatus, UnitStatus
 
 log = logging.getLogger(__name__)
@@ -300,7 +299,7 @@ def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
         result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except JudgeError as exc:
         result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
-    except SoftTimeLimitExceeded:
+    except soft_time_limit():
         raise
     except Exception as exc:  # noqa: BLE001 - a bug must fail this unit visibly, not loop through recovery
         log.exception("unit %s of run %s failed", unit.key, unit.run.run_id)
@@ -333,7 +332,7 @@ def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
             return len(units)
         try:
             result, run_failure = unit_judge(unit)
-        except SoftTimeLimitExceeded:
+        except soft_time_limit():
             limit = settings.UNIT_SOFT_TIME_LIMIT
             done.append((unit, UnitResult.failure(f"time limit of {limit}s exceeded")))
             rest = [u.pk for u in units[index + 1 :]]
@@ -540,7 +539,7 @@ def run_sequential_execute(*, run_pk: int, worker: str | None = None, progress: 
         handler_for(run.kind).run_sequential(run, progress=progress)
     except (RunFailed, JudgeError, InputError) as exc:
         run_fail(run_pk=run_pk, error=str(exc))
-    except SoftTimeLimitExceeded:
+    except soft_time_limit():
         run_fail(run_pk=run_pk, error=f"time limit of {settings.RUN_SOFT_TIME_LIMIT}s exceeded")
     except Exception as exc:  # noqa: BLE001
         log.exception("run %s failed", run.run_id)
@@ -715,7 +714,7 @@ def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, p
             unit, token = claimed
             try:
                 result, run_failure = unit_judge(unit)
-            except SoftTimeLimitExceeded:  # not raised in process; kept for symmetry with the worker's path
+            except soft_time_limit():  # not raised in process; kept for symmetry with the worker's path
                 result, run_failure = UnitResult.failure(f"time limit of {settings.UNIT_SOFT_TIME_LIMIT}s exceeded"), None
             recorder.add(unit, result, token, run_failure)
 

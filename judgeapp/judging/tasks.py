@@ -5,9 +5,9 @@ worker are still understood after an upgrade."""
 
 import logging
 
-from celery import shared_task
 from django.conf import settings
 
+from judgeapp.celery import app
 from judgeapp.judging import judges, runs
 from judgeapp.judging.audit import SYSTEM
 from judgeapp.judging.errors import InputError
@@ -15,33 +15,33 @@ from judgeapp.judging.errors import InputError
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="judgeapp.tasks.execute_judgment", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
+@app.task(name="judgeapp.tasks.execute_judgment", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
 def execute_judgment(judgment_id: int) -> None:
     runs.judgment_execute(judgment_id=judgment_id)
 
 
 # Limits for a batch of one; run_dispatch sends each batch with limits that grow with its size.
-@shared_task(name="judgeapp.tasks.execute_judgments", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
+@app.task(name="judgeapp.tasks.execute_judgments", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
 def execute_judgments(judgment_ids: list[int]) -> None:
     runs.judgments_execute(ids=judgment_ids)
 
 
-@shared_task(name="judgeapp.tasks.start_run", acks_late=True, soft_time_limit=120, time_limit=180)
+@app.task(name="judgeapp.tasks.start_run", acks_late=True, soft_time_limit=120, time_limit=180)
 def start_run(run_pk: int) -> None:
     runs.run_start(run_pk=run_pk)
 
 
-@shared_task(name="judgeapp.tasks.execute_sequential_run", acks_late=True, soft_time_limit=settings.RUN_SOFT_TIME_LIMIT, time_limit=settings.RUN_HARD_TIME_LIMIT)
+@app.task(name="judgeapp.tasks.execute_sequential_run", acks_late=True, soft_time_limit=settings.RUN_SOFT_TIME_LIMIT, time_limit=settings.RUN_HARD_TIME_LIMIT)
 def execute_sequential_run(run_pk: int) -> None:
     runs.run_sequential_execute(run_pk=run_pk)
 
 
-@shared_task(name="judgeapp.tasks.recover_runs", acks_late=True, soft_time_limit=120, time_limit=180)
+@app.task(name="judgeapp.tasks.recover_runs", acks_late=True, soft_time_limit=120, time_limit=180)
 def recover_runs(redispatch_pending: bool = False) -> None:
     runs.runs_recover(redispatch_pending=redispatch_pending)
 
 
-@shared_task(name="judgeapp.tasks.load_judges_file", acks_late=True, soft_time_limit=60, time_limit=90)
+@app.task(name="judgeapp.tasks.load_judges_file", acks_late=True, soft_time_limit=60, time_limit=90)
 def load_judges_file() -> None:
     """A worker starting loads the judges file. A bad file is logged, and the rows of the last good load
     stay (the judges page says the file differs, and why it does not load)."""

@@ -6,6 +6,7 @@ A claim records `<host>:<pid>:<process start time>`. On the same host a dead cla
 
 import os
 import socket
+import sys
 import threading
 
 _HOST = socket.gethostname()
@@ -54,3 +55,11 @@ def claimer_is_dead(identity: str) -> bool:
     except PermissionError:
         return False
     return _start_time(pid) != parts[2]
+
+
+def soft_time_limit() -> tuple[type[BaseException], ...]:
+    """What `except` catches for a Celery worker's soft time limit: billiard's exception, or nothing (an empty
+    tuple matches no exception) in a process that never loaded billiard, which cannot raise it. Looked up
+    when the exception is raised, so the run machinery does not import Celery to start."""
+    module = sys.modules.get("billiard.exceptions")
+    return (module.SoftTimeLimitExceeded,) if module is not None else ()

@@ -12,8 +12,6 @@ import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-import numpy as np
-
 from judgeapp.judging.accounting import UNUSABLE_LIMIT, counts_line, counts_reason, unit_counts
 
 # Stop rule: more than 5% of judge replies still unparseable after one retry each -> the run is invalid. The
@@ -87,6 +85,8 @@ def bootstrap_mean_ci(scores: list[int]) -> list[float] | None:
     """The bootstrap 95% confidence interval of a mean, [low, high]; None with fewer than 2 scores."""
     if not scores:
         return None
+    import numpy as np  # here, not at start-up: `gate` and every `--help` import this module
+
     sample = np.asarray(scores, dtype=float)
     return _interval((sample,), lambda x, axis=-1: np.mean(x, axis=axis), len(sample), float(sample.mean()))
 
@@ -97,6 +97,8 @@ def clustered_mean_ci(scores_by_case: dict[str, list[int]]) -> list[float] | Non
     groups = [scores for scores in scores_by_case.values() if scores]
     if not groups:
         return None
+    import numpy as np
+
     sums = np.asarray([sum(g) for g in groups], dtype=float)
     counts = np.asarray([len(g) for g in groups], dtype=float)
     point = float(sums.sum() / counts.sum())

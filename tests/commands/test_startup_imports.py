@@ -1,5 +1,7 @@
-"""A command that calls no judge and computes no statistic starts without the heavy libraries: they are
-imported where they are used (bench/startup.py measures the time; this checks the behaviour)."""
+"""A command that calls no judge, sends no task and computes no statistic starts without the heavy libraries:
+they are imported where they are used (bench/startup.py measures the time; this checks the behaviour).
+Celery is loaded where a task is sent, numpy where a statistic is computed, django-ninja (and pydantic)
+where the API is served; a command runs without Django's system checks, which would load every view."""
 
 import os
 import subprocess
@@ -9,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "openai", "sklearn", "pandas", "numba", "ppi_py", "choix")
+HEAVY = ("scipy", "openai", "sklearn", "pandas", "numba", "ppi_py", "choix", "numpy", "celery", "kombu", "ninja", "pydantic")
+COMMANDS = sorted(p.stem for p in (ROOT / "judgeapp/management/commands").glob("*.py") if not p.stem.startswith("_"))
 
 PROBE = """
 import runpy, sys
@@ -22,23 +25,42 @@ print("LOADED:" + ",".join(sorted(m for m in sys.modules if m.split(".")[0] in {
 """
 
 
-def loaded_heavy_modules(*argv: str, tmp_path) -> set[str]:
-    env = os.environ | {
+def scratch_env(tmp_path) -> dict:
+    return os.environ | {
         "DJANGO_SETTINGS_MODULE": "judgeapp.settings",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
         "DATA_DIR": str(tmp_path / "data"),
+        "JUDGES_FILE": str(tmp_path / "none.toml"),
     }
+
+
+def loaded_heavy_modules(*argv: str, tmp_path) -> set[str]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=set(HEAVY)), *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", PROBE.format(heavy=set(HEAVY)), *argv], cwd=ROOT, env=scratch_env(tmp_path), capture_output=True, text=True, timeout=120
     )
     line = [x for x in done.stderr.splitlines() if x.startswith("LOADED:")]
     assert line, done.stderr[-2000:]
     return {m.split(".")[0] for m in line[-1].removeprefix("LOADED:").split(",") if m}
 
 
-@pytest.mark.parametrize("argv", [("gate", "--help"), ("evaluate", "pointwise", "--help"), ("rank", "--help")])
+@pytest.mark.parametrize("argv", [(name, "--help") for name in COMMANDS] + [("evaluate", "pointwise", "--help")])
 def test_help_imports_no_heavy_library(argv, tmp_path):
     assert loaded_heavy_modules(*argv, tmp_path=tmp_path) == set()
+
+
+def test_gate_of_a_stored_run_imports_no_heavy_library(tmp_path):
+    # What CI calls after a run: it reads the stored report and decides, with no task, statistic or view.
+    setup = (
+        "import django; django.setup()\n"
+        "from django.core.management import call_command; call_command('migrate', verbosity=0)\n"
+        "from judgeapp.models import Executor, Run, RunKind, RunStatus\n"
+        "Run.objects.create(run_id='stored', kind=RunKind.POINTWISE, executor=Executor.INLINE, status=RunStatus.DONE,"
+        " config={}, versions={}, report={'run_id': 'stored', 'kind': 'pointwise', 'invalid': False, 'mean': 4.2})\n"
+    )
+    subprocess.run([sys.executable, "-c", setup], cwd=ROOT, env=scratch_env(tmp_path), check=True, timeout=120)
+    assert loaded_heavy_modules("gate", "stored", tmp_path=tmp_path) == set()
+    done = subprocess.run([sys.executable, "manage.py", "gate", "stored"], cwd=ROOT, env=scratch_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith("GATE: "), done.stderr[-2000:]
 
 
 def test_the_probe_sees_a_heavy_import(tmp_path):

@@ -27,12 +27,13 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-
-import numpy as np
-from threadpoolctl import ThreadpoolController
+from typing import TYPE_CHECKING
 
 from judgeapp.ranker.core import EQUAL, A, ComparisonFailed
 from judgeapp.ranker.core.evidence import BudgetExhausted, Evidence
+
+if TYPE_CHECKING:
+    from threadpoolctl import ThreadpoolController
 
 ALPHA = 0.025  # keeps the scores finite for a candidate that never lost (or never won)
 DEFAULT_CONFIDENCE = 0.9
@@ -66,6 +67,8 @@ _controller: ThreadpoolController | None = None
 def _blas() -> ThreadpoolController:
     global _controller
     if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
         _controller = ThreadpoolController()  # finding the libraries is the slow part: once
     return _controller
 
@@ -79,6 +82,8 @@ class _Model:
 
     def __init__(self, items: list[str], evidence: Evidence):
         self.items = list(items)
+        import numpy as np  # here, not when `rank --help` imports this module
+
         index = {item: i for i, item in enumerate(items)}
         n = len(items)
         wins = np.zeros((n, n))  # wins[i, j]: how often i beat j
