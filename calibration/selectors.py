@@ -25,6 +25,7 @@ from calibration.models import (
     Sample,
 )
 from judgeapp.judging import selectors as judgeapp_selectors
+from judgeapp.judging.memo import shared_read
 from judgeapp.models import Run, RunKind, content_hash, short_version
 
 POOLED_JURY = "jury"
@@ -66,6 +67,7 @@ def primary_judge(*, run: Run) -> str | None:
 # --- The level and the locks ---------------------------------------------------------------------------
 
 
+@shared_read
 def level_current() -> AgreementLevel:
     """The level in force: the latest a lead set, or the default (kappa 0.6, 20 items) if none was."""
     return AgreementLevel.objects.select_related("set_by").first() or AgreementLevel()
@@ -75,6 +77,7 @@ def level_history(*, limit: int = 20) -> QuerySet[AgreementLevel]:
     return AgreementLevel.objects.select_related("set_by")[:limit]
 
 
+@shared_read
 def policy_current() -> CalibrationPolicy:
     """The policy in force: the latest a lead set, or the default (warn, alpha floor 0.667)."""
     return CalibrationPolicy.objects.select_related("set_by").first() or CalibrationPolicy()
@@ -197,6 +200,7 @@ def judge_evidence(*, judge_name: str, level: AgreementLevel | None = None) -> l
     return [evidence_of(r, level) for r in _pooled_counting(judge_name=judge_name)]
 
 
+@shared_read
 def status_for(
     *, judge_name: str, judge_version: str, prompt_version: str | None = None, rubric_version: str | None = None
 ) -> dict:

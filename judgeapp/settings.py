@@ -61,6 +61,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # Login required everywhere (CONTRACT §5); views open to the public say so with @login_not_required.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # A page of many runs asks the same calibration questions once (judgeapp/judging/memo.py).
+    "judgeapp.judging.memo.SharedReadsMiddleware",
 ]
 
 if PRODUCTION:
