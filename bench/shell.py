@@ -5,7 +5,10 @@
 For each size, a fresh test set of N distinct cases (nothing cached) and one `manage.py evaluate pointwise
 --concurrency C` in a new process, timed from the process's start to its exit: Python starting, Django
 setting up, the judges file loaded, the run planned, judged and reported. The ideal is N x latency / C
-(the judge's time alone); the figure is ideal / wall.
+(the judge's time alone); the figure is ideal / wall. Where the rest goes is printed beneath, from the
+run's timestamps: start-up (Python, Django, the judges file, the test set read and stored, up to the run's
+creation), planning (the run started, its units created, until the first judgment could have begun), judging
+(first to last judgment), finalize (the report computed and stored) and exit (the report written, printed).
 
 The fake judge (fakejudge/) runs in its own process; the database is a fresh SQLite file (DATABASE_URL
 overrides), migrated before the first timed command.
@@ -14,6 +17,7 @@ overrides), migrated before the first timed command.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -61,17 +65,45 @@ def main() -> None:
                 cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             )
             wall = time.perf_counter() - started
+            wall_clock_start = time.time() - wall
             if done.returncode not in (0, 1):  # 1: the gate blocked, which is fine here
                 raise SystemExit(f"evaluate exited {done.returncode}: {done.stderr[-2000:]}")
             stats = fake.stats()
-            results.append((n, wall, n * args.latency / args.concurrency, stats["max_in_flight"], stats["chat_requests"]))
+            phases = run_phases(env, wall_clock_start, wall, args.latency)
+            results.append((n, wall, n * args.latency / args.concurrency, stats["max_in_flight"], stats["chat_requests"], phases))
     finally:
         fake.stop()
     print(f"from a shell, start-up included: evaluate pointwise at {args.latency} s latency, concurrency {args.concurrency} "
           f"(load average {os.getloadavg()[0]:.2f})")
-    for n, wall, ideal, max_in_flight, calls in results:
+    for n, wall, ideal, max_in_flight, calls, phases in results:
         print(f"   {n:>6} judgments: {wall:6.2f} s against the ideal {ideal:5.2f} s ({ideal / wall:4.0%} of ideal); "
               f"max {max_in_flight} calls at once, {calls} calls")
+        print("          " + " · ".join(f"{name} {seconds:.2f} s" for name, seconds in phases.items()))
+
+
+PHASES = """
+import json
+from django.db.models import Max, Min
+from judgeapp.models import Run
+run = Run.objects.order_by("-created_at").first()
+units = run.judgments.aggregate(first=Min("finished_at"), last=Max("finished_at"))
+print(json.dumps({k: v.timestamp() for k, v in {"created": run.created_at, "started": run.started_at, "first": units["first"],
+                  "last": units["last"], "finished": run.finished_at}.items()}))
+"""
+
+
+def run_phases(env: dict, process_start: float, wall: float, latency: float) -> dict[str, float]:
+    """Seconds of each phase of the newest run, from its timestamps (see the module's docstring)."""
+    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", PHASES], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    t = json.loads(done.stdout.strip().splitlines()[-1])
+    judging_start = t["first"] - latency
+    return {
+        "start-up": t["created"] - process_start,
+        "planning": judging_start - t["created"],
+        "judging": t["last"] - judging_start,
+        "finalize": t["finished"] - t["last"],
+        "exit": process_start + wall - t["finished"],
+    }
 
 
 if __name__ == "__main__":

@@ -45,6 +45,26 @@ def test_starting_twice_creates_the_units_once(judge):
     assert run.judgments.count() == 3
 
 
+def test_planned_units_are_inserted_once_with_every_default_of_the_model(judge):
+    # A stage planned again (a start replayed after a crash) inserts nothing twice and changes nothing;
+    # a unit inserted in bulk reads back as one the ORM would have made.
+    from judgeapp.judging.runkind import UnitSpec
+
+    run = pointwise_run(judge=judge, n=1)
+    first = [UnitSpec(key=f"u{i}", payload={"i": i, "text": "é\"'"}) for i in range(3)]
+    runs._units_create(run, 0, first)
+    before = {u.key: (u.uuid, u.payload) for u in run.judgments.all()}
+    runs._units_create(run, 0, [UnitSpec(key="u1", payload={"changed": True}), UnitSpec(key="u3", order="ab", judge_id=judge.pk)])
+    units = {u.key: u for u in run.judgments.all()}
+    assert sorted(units) == ["u0", "u1", "u2", "u3"]
+    assert (units["u1"].uuid, units["u1"].payload) == before["u1"] and units["u1"].payload["text"] == "é\"'"
+    assert len({u.uuid for u in units.values()}) == 4
+    made = Judgment(run=run, key="orm")
+    for name in ("status", "messages", "raw_reply", "parsed", "attempts", "cached", "truncated", "transcript", "claim_token", "stage"):
+        assert getattr(units["u3"], name) == getattr(made, name), name
+    assert units["u3"].order == "ab" and units["u3"].judge_id == judge.pk and units["u3"].created_at is not None
+
+
 def test_a_unit_is_claimed_by_one_caller_only(judge):
     run = pointwise_run(judge=judge, n=1)
     runs.run_start(run_pk=run.pk)

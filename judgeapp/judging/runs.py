@@ -107,26 +107,43 @@ def run_create(
     )
 
 
+# The columns a planned unit sets; every other column takes its field's default, converted once per stage.
+_PLANNED_FIELDS = ("uuid", "key", "purpose", "case_id", "criterion_id", "judge_id", "system_id", "order", "payload")
+UNITS_INSERTED_AT_ONCE = 1000
+
+
 def _units_create(run: Run, stage: int, specs: list[UnitSpec]) -> None:
-    Judgment.objects.bulk_create(
-        [
-            Judgment(
-                run=run,
-                key=spec.key,
-                stage=stage,
-                purpose=spec.purpose,
-                case_id=spec.case_id,
-                criterion_id=spec.criterion_id,
-                judge_id=spec.judge_id,
-                system_id=spec.system_id,
-                order=spec.order,
-                payload=spec.payload,
-            )
-            for spec in specs
-        ],
-        ignore_conflicts=True,  # a start replayed after a crash creates nothing twice
-        batch_size=500,
+    """Insert a stage's units, a thousand rows a statement (executemany), each unit created once: a start
+    replayed after a crash inserts nothing twice (ON CONFLICT on the run's unit key). Django's bulk_create
+    converted all 35 columns of every row one by one, a second of CPU for 500 units; here the columns
+    every unit shares are converted once."""
+    connection = connections[Judgment.objects.db]
+    fields = [field for field in Judgment._meta.concrete_fields if not field.primary_key]
+    now = timezone.now()
+    prototype = Judgment(run=run, stage=stage, created_at=now, updated_at=now)
+    shared = [field.get_db_prep_save(getattr(prototype, field.attname), connection) for field in fields]
+    planned = {field.attname: i for i, field in enumerate(fields) if field.attname in _PLANNED_FIELDS}
+    uuid_field, payload_field = Judgment._meta.get_field("uuid"), Judgment._meta.get_field("payload")
+    quote = connection.ops.quote_name
+    unique = ", ".join(quote(Judgment._meta.get_field(name).column) for name in ("run", "key"))
+    sql = (
+        f"INSERT INTO {quote(Judgment._meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT ({unique}) DO NOTHING"
     )
+
+    def row(spec: UnitSpec) -> list:
+        values = list(shared)
+        for name, value in (
+            ("uuid", uuid_field.get_db_prep_save(uuid.uuid4(), connection)), ("key", spec.key), ("purpose", spec.purpose),
+            ("case_id", spec.case_id), ("criterion_id", spec.criterion_id), ("judge_id", spec.judge_id),
+            ("system_id", spec.system_id), ("order", spec.order), ("payload", payload_field.get_db_prep_save(spec.payload, connection)),
+        ):
+            values[planned[name]] = value
+        return values
+
+    with connection.cursor() as cursor:
+        for start in range(0, len(specs), UNITS_INSERTED_AT_ONCE):
+            cursor.executemany(sql, [row(spec) for spec in specs[start : start + UNITS_INSERTED_AT_ONCE]])
 
 
 def run_enqueue(*, run: Run) -> None:
