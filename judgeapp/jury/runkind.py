@@ -75,6 +75,8 @@ class JuryHandler(RunHandler):
         return verdicts
 
     def plan(self, run, stage):
+        if stage > judging_stage(run):
+            return None  # judging is done: no need to read every case again
         cases = list(run.testset.cases.all())
         generation, with_output = single_replies(run, stage, cases)
         if stage != judging_stage(run):

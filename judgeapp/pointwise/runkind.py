@@ -33,6 +33,8 @@ class PointwiseHandler(RunHandler):
         ]
 
     def plan(self, run, stage):
+        if stage > judging_stage(run):
+            return None  # judging is done: no need to read every case again
         cases = list(run.testset.cases.all())
         generation, outputs = single_replies(run, stage, cases)
         if stage != judging_stage(run):
