@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgeapp.judging.accounting import CATEGORIES, UNUSABLE_LIMIT, counts_line, counts_reason, tally_counts
+from judgeapp.judging.batches import ROWS_AT_ONCE
 
 # Stop rule: more than 5% of judge replies still unparseable after one retry each -> the run is invalid. The
 # share is over every unit (CONTRACT §6): a reply cut at max_tokens and a judgment with no reply at all count
@@ -106,7 +107,7 @@ def clustered_mean_ci(sums: np.ndarray, counts: np.ndarray) -> list[float] | Non
 
 # Scored items are kept this many at a time before their case ids go into an array (and the lowest are cut
 # back to `lowest_n`): a run's report holds no item per unit.
-ITEMS_AT_ONCE = 4096
+ITEMS_AT_ONCE = ROWS_AT_ONCE
 
 
 class _Scores:
