@@ -82,12 +82,14 @@ runs.run_start = start_phase
 fake = FakeJudgeProcess(latency=0.0)
 try:
     judge = Judge.objects.create(name="bench-memory", model="fake-judge", family="scripted", base_url=fake.url, max_concurrency=concurrency)
+    # ru_maxrss follows the resets of the high-water mark: the peaks before and after are the phases' own.
+    setup_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     run = phase("store the test set", lambda: make_run(judge, n, "inline"))
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = max(setup_peak, phases["store the test set"]["peak_kib"])
     started = time.perf_counter()
     run = phase("run", lambda: runs.run_execute_inline(run=run, concurrency=concurrency))
     wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    after = max(before, phases["run"]["peak_kib"])
 finally:
     fake.stop()
 print(json.dumps({"n": n, "wall": wall, "status": run.status, "done": run.done_units, "rss_before_kib": before, "rss_peak_kib": after, "phases": phases}))
