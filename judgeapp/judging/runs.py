@@ -715,9 +715,8 @@ def _forget_queries() -> None:
 
 def _execute_units(*, worker: str, concurrency: int, lanes: int, run: Run, progress: Progress | None) -> None:
     """Claim, judge and record the pending units of the run's stage on `lanes` threads (in the calling
-    thread when the concurrency is 1), claiming and
-    recording in batches; a stop request ends the claiming, not the units in flight (what was claimed and
-    not started goes back to pending)."""
+    thread when the concurrency is 1), claiming and recording in batches; a stop request ends the
+    claiming, not the units in flight (what was claimed and not started goes back to pending)."""
     size = settings.UNIT_BATCH_SIZE
     claims = _Claims(run, size)
     recorder = _Recorder(run, size, progress)
