@@ -19,6 +19,12 @@ def unit_counts(categories: Iterable[str]) -> dict:
     tally = dict.fromkeys(CATEGORIES, 0)
     for category in categories:
         tally[category] += 1
+    return tally_counts(tally)
+
+
+def tally_counts(tally: dict[str, int]) -> dict:
+    """`counts` from how many units fell in each category (every one of CATEGORIES)."""
+    tally = {category: tally[category] for category in CATEGORIES}
     units = sum(tally.values())
     unusable = units - tally["parsed"]
     share = unusable / units if units else 0.0

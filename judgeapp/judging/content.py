@@ -10,6 +10,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from judgeapp.judging.batches import batched
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric, parse_testset
 from judgeapp.judging.prompts import Prompt, load_prompt
@@ -69,10 +70,13 @@ def testset_store(*, data: bytes, name: str, source_path: str = "", git_commit: 
     testset = TestSet.objects.create(
         name=label, content_hash=digest, source_path=source_path_fit(source_path), git_commit=git_commit, case_count=len(rows)
     )
-    Case.objects.bulk_create(
-        Case(testset=testset, case_id=row.case_id, position=i, input=row.input, output=row.output, extra=row.extra)
-        for i, row in enumerate(rows)
-    )
+    # A batch of cases at a time: bulk_create makes a list of whatever it is given, and 100,000 Case
+    # instances at once were a third of a large run's memory.
+    for batch in batched(enumerate(rows)):
+        Case.objects.bulk_create(
+            Case(testset=testset, case_id=row.case_id, position=i, input=row.input, output=row.output, extra=row.extra)
+            for i, row in batch
+        )
     return testset
 
 

@@ -4,6 +4,9 @@ Pointwise and the jury judge one reply per case (slot ""); pairwise two (slots "
 system generates its replies has a stage 0 of one generation unit per case; judging starts after it.
 """
 
+from collections.abc import Iterator
+
+from judgeapp.judging.batches import ROWS_AT_ONCE, batched
 from judgeapp.judging.files import CriterionSpec, render_rubric
 from judgeapp.judging.prompts import Prompt, load_prompt
 from judgeapp.judging.runkind import UnitResult, UnitSpec
@@ -36,27 +39,34 @@ def judging_stage(run) -> int:
     return 1 if generates(run) else 0
 
 
-def generation_units(run, cases) -> list[UnitSpec]:
-    return [
-        UnitSpec(key=f"generate/{c.case_id}", purpose=Purpose.GENERATE, case_id=c.pk, system_id=run.system_id)
-        for c in cases
-    ]
+def generation_units(run) -> Iterator[UnitSpec]:
+    """One unit per case of the test set, in its order, for the system to answer (read a batch at a time)."""
+    cases = run.testset.cases.order_by("position").values_list("pk", "case_id")
+    for pk, case_id in cases.iterator(chunk_size=ROWS_AT_ONCE):
+        yield UnitSpec(key=f"generate/{case_id}", purpose=Purpose.GENERATE, case_id=pk, system_id=run.system_id)
 
 
-def single_replies(run, stage: int, cases) -> tuple[list[UnitSpec] | None, dict[int, str]]:
-    """For one reply per case: (generation units, {}) at stage 0 when the system generates; at the judging
-    stage (None, {case pk: reply}) with the test set's replies stored first when they come from it; past
-    the judging stage (None, {}): the caller has no more stages."""
-    if generates(run) and stage == 0:
-        return generation_units(run, cases), {}
-    if stage != judging_stage(run):
-        return None, {}
-    if not generates(run):
+def testset_replies_store(run) -> None:
+    """The test set's outputs become the run's replies (slot ""), a batch at a time."""
+    cases = run.testset.cases.filter(output__isnull=False).order_by("position").values_list("pk", "output")
+    for batch in batched(cases.iterator(chunk_size=ROWS_AT_ONCE)):
         Output.objects.bulk_create(
-            [Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in cases if c.output is not None],
+            [Output(run=run, case_id=pk, slot="", text=text, source=Output.Source.TESTSET) for pk, text in batch],
             ignore_conflicts=True,
         )
-    return None, dict(Output.objects.filter(run=run, slot="").values_list("case_id", "text"))
+
+
+def replies_to_judge(run) -> Iterator[tuple[int, str, str]]:
+    """(case pk, case id, reply) of each case with a reply (slot ""), in the test set's order, read a batch
+    at a time: the test set's own replies are stored first when the system does not generate them."""
+    if not generates(run):
+        testset_replies_store(run)
+    cases = (
+        run.testset.cases.filter(run_outputs__run=run, run_outputs__slot="")
+        .order_by("position")
+        .values_list("pk", "case_id", "run_outputs__text")
+    )
+    return cases.iterator(chunk_size=ROWS_AT_ONCE)
 
 
 def generate_output(unit: Judgment) -> UnitResult:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, ClassVar
@@ -86,8 +87,10 @@ class RunHandler:
     # judged, not on the run's wall clock after its last unit.
     preload_modules: ClassVar[tuple[str, ...]] = ()
 
-    def plan(self, run: Run, stage: int) -> list[UnitSpec] | None:
-        """The units of `stage`, or None when the run has no more stages and should be finalized."""
+    def plan(self, run: Run, stage: int) -> Iterable[UnitSpec] | None:
+        """The units of `stage`, or None when the run has no more stages and should be finalized. An
+        iterator is consumed a batch at a time as the units are created (a large test set's plan need not
+        be a list)."""
         raise NotImplementedError
 
     def execute(self, unit: Judgment) -> UnitResult:

@@ -17,7 +17,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from judgeapp.judging import shutdown, taskqueue
 from judgeapp.judging.audit import audit_log_create
+from judgeapp.judging.batches import batched, ids_in_order
 from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported, openai_preload
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
@@ -109,20 +110,20 @@ def run_create(
 
 # The columns a planned unit sets; every other column takes its field's default, converted once per stage.
 _PLANNED_FIELDS = ("uuid", "key", "purpose", "case_id", "criterion_id", "judge_id", "system_id", "order", "payload")
-UNITS_INSERTED_AT_ONCE = 1000
 
 
-def _units_create(run: Run, stage: int, specs: list[UnitSpec]) -> None:
-    """Insert a stage's units, a thousand rows a statement (executemany), each unit created once: a start
-    replayed after a crash inserts nothing twice (ON CONFLICT on the run's unit key). Django's bulk_create
-    converted all 35 columns of every row one by one, a second of CPU for 500 units; here the columns
-    every unit shares are converted once."""
+def _units_create(run: Run, stage: int, specs: Iterable[UnitSpec]) -> int:
+    """Create the units a plan gives, a batch at a time (a plan may be an iterator over 100,000 cases:
+    never a list of every unit, nor a model instance per unit alive at once), and each unit once: a start
+    replayed after a crash inserts nothing twice (ON CONFLICT on the run's unit key). A batch is one
+    executemany with the columns every unit shares converted once (Django's bulk_create converted all 35
+    columns of every row, a second of CPU for 500 units). Returns how many units the plan gave."""
     connection = connections[Judgment.objects.db]
     fields = [field for field in Judgment._meta.concrete_fields if not field.primary_key]
     now = timezone.now()
     prototype = Judgment(run=run, stage=stage, created_at=now, updated_at=now)
     shared = [field.get_db_prep_save(getattr(prototype, field.attname), connection) for field in fields]
-    planned = {field.attname: i for i, field in enumerate(fields) if field.attname in _PLANNED_FIELDS}
+    position = {field.attname: i for i, field in enumerate(fields) if field.attname in _PLANNED_FIELDS}
     uuid_field, payload_field = Judgment._meta.get_field("uuid"), Judgment._meta.get_field("payload")
     quote = connection.ops.quote_name
     unique = ", ".join(quote(Judgment._meta.get_field(name).column) for name in ("run", "key"))
@@ -138,12 +139,25 @@ def _units_create(run: Run, stage: int, specs: list[UnitSpec]) -> None:
             ("case_id", spec.case_id), ("criterion_id", spec.criterion_id), ("judge_id", spec.judge_id),
             ("system_id", spec.system_id), ("order", spec.order), ("payload", payload_field.get_db_prep_save(spec.payload, connection)),
         ):
-            values[planned[name]] = value
+            values[position[name]] = value
         return values
 
+    planned = 0
     with connection.cursor() as cursor:
-        for start in range(0, len(specs), UNITS_INSERTED_AT_ONCE):
-            cursor.executemany(sql, [row(spec) for spec in specs[start : start + UNITS_INSERTED_AT_ONCE]])
+        for batch in batched(specs):
+            cursor.executemany(sql, [row(spec) for spec in batch])
+            planned += len(batch)
+    return planned
+
+
+def _stage_plan(handler, run: Run, stage: int) -> int | None:
+    """Plan `stage` and create its units: how many, or None when the run has no more stages. A plan that
+    fails while its units are created (it may be an iterator) leaves none of them."""
+    specs = handler.plan(run, stage)
+    if specs is None:
+        return None
+    with transaction.atomic():
+        return _units_create(run, stage, specs)
 
 
 def run_enqueue(*, run: Run) -> None:
@@ -167,20 +181,18 @@ def run_start(*, run_pk: int) -> bool:
                 transaction.on_commit(lambda: taskqueue.send(taskqueue.EXECUTE_SEQUENTIAL_RUN, run.pk))
             return True
         try:
-            specs = handler.plan(run, 0)
+            planned = _stage_plan(handler, run, 0) or 0
         except (InputError, RunFailed) as exc:
             run.status = RunStatus.FAILED
             run.error = str(exc)
             run.finished_at = timezone.now()
             run.save()
             return True
-        specs = specs or []
-        _units_create(run, 0, specs)
-        run.total_units = len(specs)
+        run.total_units = planned
         run.save()
-        if specs and run.executor == Executor.CELERY:
+        if planned and run.executor == Executor.CELERY:
             transaction.on_commit(lambda: run_dispatch(run_pk=run.pk))
-    if not specs:
+    if not planned:
         run_advance(run_pk=run_pk)
     return True
 
@@ -202,14 +214,15 @@ def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
     units = Judgment.objects.filter(run_id=run_pk, stage=run.stage, status=UnitStatus.PENDING)
     if only is not None:
         units = units.filter(pk__in=only)
-    ids = list(units.order_by("id").values_list("pk", flat=True))
-    if not ids:
+    pending = units.count()
+    if not pending:
         return 0
-    Judgment.objects.filter(pk__in=ids).update(enqueued_at=timezone.now())
-    size = batch_size_for(run, len(ids))
+    units.update(enqueued_at=timezone.now())
+    size = batch_size_for(run, pending)
+    sent = 0
+    # The ids are read a page at a time (a run of 100,000 units is not one list of them).
     with execute_judgments.app.producer_or_acquire() as producer:
-        for start in range(0, len(ids), size):
-            batch = ids[start : start + size]
+        for batch in batched(ids_in_order(units), size):
             # The task's time limits grow with its batch: its units are judged one after another.
             execute_judgments.apply_async(
                 (batch,),
@@ -217,7 +230,8 @@ def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
                 soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT * len(batch),
                 time_limit=settings.UNIT_HARD_TIME_LIMIT * len(batch),
             )
-    return len(ids)
+            sent += len(batch)
+    return sent
 
 
 def judgments_claim(*, ids: list[int], worker: str) -> tuple[uuid.UUID, list[Judgment]]:
@@ -442,22 +456,17 @@ def run_advance(*, run_pk: int) -> None:
                 return
             handler = handler_for(run.kind)
             try:
-                specs = handler.plan(run, run.stage + 1)
+                planned = _stage_plan(handler, run, run.stage + 1)
             except (InputError, RunFailed) as exc:
-                specs, error = None, str(exc)
-            else:
-                error = ""
-            if error:
-                run.status, run.error, run.finished_at = RunStatus.FAILED, error, timezone.now()
+                run.status, run.error, run.finished_at = RunStatus.FAILED, str(exc), timezone.now()
                 run.save()
                 return
-            if specs is None:
+            if planned is None:
                 break
             run.stage += 1
-            _units_create(run, run.stage, specs)
-            run.total_units += len(specs)
+            run.total_units += planned
             run.save()
-            if specs:
+            if planned:
                 if run.executor == Executor.CELERY:
                     transaction.on_commit(lambda: run_dispatch(run_pk=run_pk))
                 return
@@ -595,10 +604,9 @@ def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | N
         if run.is_finished:
             return run
         _stop_if_asked(run)
-        ids = list(
-            Judgment.objects.filter(run=run, stage=run.stage, status=UnitStatus.PENDING).order_by("id").values_list("pk", flat=True)
-        )
-        if not ids:
+        # As many lanes as there are units to start with, up to the concurrency (a count that stops there).
+        lanes = Judgment.objects.filter(run=run, stage=run.stage, status=UnitStatus.PENDING)[:concurrency].count()
+        if not lanes:
             # Nothing pending and the run is not finished: the stage's last units are claimed elsewhere, or
             # nothing advanced it yet.
             run_advance(run_pk=run.pk)
@@ -606,7 +614,7 @@ def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | N
             if not run.is_finished and not Judgment.objects.filter(run=run, stage=run.stage, status=UnitStatus.PENDING).exists():
                 return run
             continue
-        _execute_units(ids, worker=worker, concurrency=concurrency, run=run, progress=progress)
+        _execute_units(worker=worker, concurrency=concurrency, lanes=lanes, run=run, progress=progress)
 
 
 def _preload(handler) -> None:
@@ -630,12 +638,13 @@ def _stop_if_asked(run: Run) -> None:
 
 
 class _Claims:
-    """The units a run still has to do here, claimed a batch at a time (one round trip per batch) by
-    whichever lane runs out of work first, then handed out one by one."""
+    """The pending units of a run's stage, claimed from the database a batch at a time (the next ids, then
+    one claim for them) by whichever lane runs out of work first, then handed out one by one. Nothing is
+    held of the units not yet claimed: a run of 100,000 units is not a list of their ids here."""
 
-    def __init__(self, ids: list[int], size: int, run_pk: int):
-        self.watch = _RunWatch(run_pk)
-        self.ids = collections.deque(ids)
+    def __init__(self, run: Run, size: int):
+        self.watch = _RunWatch(run.pk)
+        self.pending = Judgment.objects.filter(run_id=run.pk, stage=run.stage, status=UnitStatus.PENDING)
         self.size = size
         self.ready: collections.deque[tuple[Judgment, uuid.UUID]] = collections.deque()
         self.lock = threading.Lock()
@@ -646,9 +655,11 @@ class _Claims:
             if self.stopped or shutdown.requested() is not None or not self.watch.still_running():
                 return None
             while not self.ready:
-                if not self.ids:
+                batch = list(self.pending.order_by("id").values_list("pk", flat=True)[: self.size])
+                if not batch:
                     return None
-                batch = [self.ids.popleft() for _ in range(min(self.size, len(self.ids)))]
+                # Another process may claim some of them first: the claim takes what is still free, and the
+                # next read finds the pending units after them.
                 token, units = judgments_claim(ids=batch, worker=worker)
                 self.ready.extend((unit, token) for unit in units)
             return self.ready.popleft()
@@ -715,11 +726,12 @@ def _forget_queries() -> None:
         connection.queries_log.clear()
 
 
-def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, progress: Progress | None) -> None:
-    """Claim, judge and record each unit of `ids`, claiming and recording in batches; a stop request ends
-    the claiming, not the units in flight (what was claimed and not started goes back to pending)."""
+def _execute_units(*, worker: str, concurrency: int, lanes: int, run: Run, progress: Progress | None) -> None:
+    """Claim, judge and record the pending units of the run's stage on `lanes` threads (in the calling
+    thread when the concurrency is 1), claiming and recording in batches; a stop request ends the
+    claiming, not the units in flight (what was claimed and not started goes back to pending)."""
     size = settings.UNIT_BATCH_SIZE
-    claims = _Claims(ids, size, run.pk)
+    claims = _Claims(run, size)
     recorder = _Recorder(run, size, progress)
 
     def lane(identity: str) -> None:
@@ -758,7 +770,7 @@ def _execute_units(ids: list[int], *, worker: str, concurrency: int, run: Run, p
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=threaded_lane, daemon=True) for _ in range(min(concurrency, len(ids)))]
+    threads = [threading.Thread(target=threaded_lane, daemon=True) for _ in range(lanes)]
     for t in threads:
         t.start()
     for t in threads:

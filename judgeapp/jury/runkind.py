@@ -12,10 +12,12 @@ from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import (
     generate_output,
     generated_output_record,
+    generates,
+    generation_units,
     judging_stage,
+    replies_to_judge,
     rubric_text,
     run_prompt,
-    single_replies,
 )
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.jury.core import PooledCase, pool_replies, render_juror_prompt, summarize
@@ -75,20 +77,17 @@ class JuryHandler(RunHandler):
         return verdicts
 
     def plan(self, run, stage):
-        if stage > judging_stage(run):
-            return None  # judging is done: no need to read every case again
-        cases = list(run.testset.cases.all())
-        generation, with_output = single_replies(run, stage, cases)
+        if generates(run) and stage == 0:
+            return generation_units(run)  # the system answers each case first
         if stage != judging_stage(run):
-            return generation  # the system's generation units at stage 0; None once judging is done
+            return None
         # Case by case, every juror of a case side by side: the pool of a case fills up together.
         panel = panel_of(run)
-        return [
-            UnitSpec(key=f"{c.case_id}/{juror.name}", case_id=c.pk, judge_id=juror.pk)
-            for c in cases
-            if c.pk in with_output
+        return (
+            UnitSpec(key=f"{case_id}/{juror.name}", case_id=pk, judge_id=juror.pk)
+            for pk, case_id, _reply in replies_to_judge(run)
             for juror in panel
-        ]
+        )
 
     def execute(self, unit):
         from judgeapp.judging.endpoints import client_for, max_tokens_for

@@ -190,12 +190,11 @@ class Judgment(TimeStampedModel):
             ),
         ]
         indexes = [
-            # Counting a run's remaining units after each one finishes, and dispatching its pending ones.
-            models.Index(
-                fields=["run", "stage", "status"],
-                name="judgment_active_per_run",
-                condition=Q(status__in=ACTIVE_UNIT_STATUSES),
-            ),
+            # Whether a run's stage has units left (after every recorded batch), and the next pending units
+            # to claim or dispatch. Not a partial index on the active statuses: SQLite uses a partial index
+            # only when the query's values are literals, not bound parameters, and then scanned every unit
+            # of the run after each batch (judging slowed down as a run grew).
+            models.Index(fields=["run", "stage", "status"], name="judgment_per_run_stage_status"),
         ]
 
     def __str__(self):

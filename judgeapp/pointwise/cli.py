@@ -54,25 +54,9 @@ def handle(command, options) -> int:
         from judgeapp.judging.errors import InputError
 
         raise InputError("--concurrency must be at least 1")
-    testset = pointwise_services.InputFile.from_path(options["testset"])
-    rubric = pointwise_services.InputFile.from_path(options["rubric"])
-    outputs_file = pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None
     judge = command.judge_get(name=options.get("judge"))
     system = command.system_get(name=options["system"]) if options.get("system") else None
-    run = pointwise_services.pointwise_create(
-        testset=testset,
-        rubric=rubric,
-        judge=judge,
-        system=system,
-        outputs=outputs_file,
-        generate=options["generate"],
-        threshold=options.get("threshold"),
-        baseline_mean=options.get("baseline_mean"),
-        baseline_run=options.get("baseline_run"),
-        executor=Executor.INLINE,
-        run_id=options.get("run_id"),
-        title=options.get("title") or "",
-    )
+    run = _run_create(options, judge=judge, system=system)
     # After the inputs are checked (bad input is one line), before the first judge call.
     command.warnings_print(run_preflight(judges=[judge], systems=[system]))
     command.current_run = run
@@ -116,6 +100,25 @@ def handle(command, options) -> int:
     for warning in gate.get("warnings") or []:
         command.stderr.write(warning)
     return 0 if gate["passed"] else 1
+
+
+def _run_create(options, *, judge, system) -> Run:
+    """The run, its inputs stored; the files read for it are not kept while it runs (a 100,000-case test
+    set's bytes would stay alive to the end of the command)."""
+    return pointwise_services.pointwise_create(
+        testset=pointwise_services.InputFile.from_path(options["testset"]),
+        rubric=pointwise_services.InputFile.from_path(options["rubric"]),
+        judge=judge,
+        system=system,
+        outputs=pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None,
+        generate=options["generate"],
+        threshold=options.get("threshold"),
+        baseline_mean=options.get("baseline_mean"),
+        baseline_run=options.get("baseline_run"),
+        executor=Executor.INLINE,
+        run_id=options.get("run_id"),
+        title=options.get("title") or "",
+    )
 
 
 # gate: `manage.py gate RUN_ID`: the release gate of a run, decided now, for CI (CONTRACT §3).

@@ -9,10 +9,15 @@ from __future__ import annotations
 import math
 import statistics
 import warnings
-from collections import Counter, defaultdict
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from judgeapp.judging.accounting import UNUSABLE_LIMIT, counts_line, counts_reason, unit_counts
+from judgeapp.judging.accounting import CATEGORIES, UNUSABLE_LIMIT, counts_line, counts_reason, tally_counts
+from judgeapp.judging.batches import ROWS_AT_ONCE
+from judgeapp.judging.lazy import LazyModule
+
+np = LazyModule("numpy")  # imported by the first report, not by `gate` or `--help`
 
 # Stop rule: more than 5% of judge replies still unparseable after one retry each -> the run is invalid. The
 # share is over every unit (CONTRACT §6): a reply cut at max_tokens and a judgment with no reply at all count
@@ -81,81 +86,136 @@ def _interval(data: tuple, statistic, n: int, point: float, **kwargs) -> list[fl
     return [round(low, 4), round(high, 4)]
 
 
-def bootstrap_mean_ci(scores: list[int]) -> list[float] | None:
+def bootstrap_mean_ci(scores) -> list[float] | None:
     """The bootstrap 95% confidence interval of a mean, [low, high]; None with fewer than 2 scores."""
-    if not scores:
-        return None
-    import numpy as np  # here, not at start-up: `gate` and every `--help` import this module
-
     sample = np.asarray(scores, dtype=float)
+    if not len(sample):
+        return None
     return _interval((sample,), lambda x, axis=-1: np.mean(x, axis=axis), len(sample), float(sample.mean()))
 
 
-def clustered_mean_ci(scores_by_case: dict[str, list[int]]) -> list[float] | None:
-    """The interval of the overall mean, resampling whole cases: the criteria of one case are scored on
-    the same reply and move together, so resampling single scores would make the interval too narrow."""
-    groups = [scores for scores in scores_by_case.values() if scores]
-    if not groups:
+def clustered_mean_ci(sums: np.ndarray, counts: np.ndarray) -> list[float] | None:
+    """The interval of the overall mean, resampling whole cases (each case's sum and count of scores):
+    the criteria of one case are scored on the same reply and move together, so resampling single
+    scores would make the interval too narrow."""
+    if not len(sums):
         return None
-    import numpy as np
-
-    sums = np.asarray([sum(g) for g in groups], dtype=float)
-    counts = np.asarray([len(g) for g in groups], dtype=float)
     point = float(sums.sum() / counts.sum())
     return _interval(
-        (sums, counts), lambda s, c, axis=-1: s.sum(axis=axis) / c.sum(axis=axis), len(groups), point, paired=True
+        (sums, counts), lambda s, c, axis=-1: s.sum(axis=axis) / c.sum(axis=axis), len(sums), point, paired=True
     )
 
 
-def summarize(
-    items: list[ScoredItem], *, scale: tuple[int, int] = (1, 5), lowest_n: int = LOWEST_N
-) -> dict:
-    scored = [i for i in items if i.score is not None]
-    parse_failures = [i for i in items if i.score is None and i.parse_error and not i.error]
-    errors = [i for i in items if i.score is None and (i.error or not i.parse_error)]
-    counts = unit_counts(_accounting(i) for i in items)
-    parse_failure_rate = len(parse_failures) / len(items) if items else 0.0
+# Scored items are kept this many at a time before their case ids go into an array (and the lowest are cut
+# back to `lowest_n`): a run's report holds no item per unit.
+ITEMS_AT_ONCE = ROWS_AT_ONCE
 
-    by_criterion: dict[str, list[int]] = defaultdict(list)
-    by_case: dict[str, list[int]] = defaultdict(list)
-    for item in scored:
-        by_criterion[item.criterion].append(item.score)
-        by_case[item.case_id].append(item.score)
+
+class _Scores:
+    """Every scored item's score, criterion and case, in compact arrays in the items' order (the report
+    needs no more of an item, except for the lowest few): a 100,000-unit run's report keeps no object per
+    unit alive."""
+
+    def __init__(self):
+        self.scores = array("d")
+        self.criterion_index = array("q")
+        self.criteria: dict[str, int] = {}  # in the order each was first scored
+        self.case_chunks: list[np.ndarray] = []
+        self.cases: list[str] = []
+
+    def add(self, item: ScoredItem) -> None:
+        self.scores.append(item.score)
+        self.criterion_index.append(self.criteria.setdefault(item.criterion, len(self.criteria)))
+        # A closing character: numpy's fixed-width strings drop trailing NULs, and "a\0" is not case "a".
+        self.cases.append(item.case_id + "|")
+        if len(self.cases) >= ITEMS_AT_ONCE:
+            self.case_chunks.append(np.array(self.cases))
+            self.cases = []
+
+    def by_criterion(self) -> dict[str, np.ndarray]:
+        scores, index = np.frombuffer(self.scores, dtype=float), np.frombuffer(self.criterion_index, dtype=np.int64)
+        return {name: scores[index == position] for name, position in self.criteria.items()}
+
+    def by_case(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each case's sum and count of scores, the cases in the order they were first scored."""
+        chunks = self.case_chunks + ([np.array(self.cases)] if self.cases else [])
+        if not chunks:
+            return np.zeros(0), np.zeros(0)
+        _, first, inverse = np.unique(np.concatenate(chunks), return_index=True, return_inverse=True)
+        position = np.empty(len(first), dtype=np.intp)
+        position[np.argsort(first)] = np.arange(len(first))
+        case_of = position[inverse]
+        sums = np.bincount(case_of, weights=np.frombuffer(self.scores, dtype=float), minlength=len(first))
+        return sums, np.bincount(case_of, minlength=len(first)).astype(float)
+
+
+def _lowest_key(item: ScoredItem) -> tuple:
+    return item.score, item.case_id, item.criterion
+
+
+def summarize(
+    items: Iterable[ScoredItem], *, scale: tuple[int, int] = (1, 5), lowest_n: int = LOWEST_N
+) -> dict:
+    """The report's figures from every item, in one pass: `items` may be an iterator over a run's units
+    read a batch at a time, and what is kept of them is compact (`_Scores`) plus the lowest few."""
+    tally = dict.fromkeys(CATEGORIES, 0)
+    total = parse_failure_count = error_count = 0
+    scored = _Scores()
+    lowest: list[ScoredItem] = []
+    for item in items:
+        total += 1
+        tally[_accounting(item)] += 1
+        if item.score is None:
+            if item.parse_error and not item.error:
+                parse_failure_count += 1
+            else:
+                error_count += 1
+            continue
+        scored.add(item)
+        lowest.append(item)
+        if len(lowest) >= lowest_n + ITEMS_AT_ONCE:
+            # Sorting is stable and the kept ones came first: the same as sorting every item at the end.
+            lowest = sorted(lowest, key=_lowest_key)[:lowest_n]
+    lowest = sorted(lowest, key=_lowest_key)[:lowest_n]
+    counts = tally_counts(tally)
+    parse_failure_rate = parse_failure_count / total if total else 0.0
+
+    by_criterion = scored.by_criterion()
+    case_sums, case_counts = scored.by_case()
+    all_scores = np.frombuffer(scored.scores, dtype=float)
     low, high = scale
     points = range(low, high + 1)
-    histogram = Counter(i.score for i in scored)
-    lowest = sorted(scored, key=lambda i: (i.score, i.case_id, i.criterion))[:lowest_n]
 
     reasons = []
     reason = counts_reason(counts)
     if reason:
         reasons.append(reason)
-    if not scored:
+    if not len(all_scores):
         reasons.append("no judgment was scored")
 
-    mean = statistics.fmean(i.score for i in scored) if scored else None
+    mean = statistics.fmean(all_scores) if len(all_scores) else None
     ci_observations = max((len(v) for v in by_criterion.values()), default=0)
     return {
         "mean": mean,
-        "mean_ci95": clustered_mean_ci(by_case),
+        "mean_ci95": clustered_mean_ci(case_sums, case_counts),
         "per_criterion": {name: statistics.fmean(scores) for name, scores in by_criterion.items()},
         "per_criterion_ci95": {name: bootstrap_mean_ci(scores) for name, scores in by_criterion.items()},
         "per_criterion_n": {name: len(scores) for name, scores in by_criterion.items()},
-        "ci_method": f"bootstrap {_ci_method(max(len(by_case), ci_observations))}, {BOOTSTRAP_RESAMPLES} resamples, cases resampled for the overall mean",
-        "histogram": {str(point): histogram.get(point, 0) for point in points},
+        "ci_method": f"bootstrap {_ci_method(max(len(case_sums), ci_observations))}, {BOOTSTRAP_RESAMPLES} resamples, cases resampled for the overall mean",
+        "histogram": {str(point): int(np.count_nonzero(all_scores == point)) for point in points},
         "histogram_per_criterion": {
-            name: {str(point): scores.count(point) for point in points} for name, scores in by_criterion.items()
+            name: {str(point): int(np.count_nonzero(scores == point)) for point in points} for name, scores in by_criterion.items()
         },
         "lowest": [
             {"case_id": i.case_id, "criterion": i.criterion, "score": i.score, "reasoning": i.reasoning}
             | ({"judgment": i.ref} if i.ref else {})
             for i in lowest
         ],
-        "judged": len(scored),
-        "total": len(items),
-        "parse_failures": len(parse_failures),
+        "judged": len(all_scores),
+        "total": total,
+        "parse_failures": parse_failure_count,
         "parse_failure_rate": parse_failure_rate,
-        "judge_errors": len(errors),
+        "judge_errors": error_count,
         "counts": counts,
         "invalid": bool(reasons),
         "invalid_reasons": reasons,

@@ -1,6 +1,9 @@
 """Pointwise: one judge call per (case, criterion), after the system under test has answered each case
 (when the outputs do not come with the test set)."""
 
+import itertools
+
+from judgeapp.judging.batches import ROWS_AT_ONCE
 from judgeapp.judging.files import render_criterion
 from judgeapp.judging.parsing import score_spec
 from judgeapp.judging.prompts import user_message
@@ -8,9 +11,11 @@ from judgeapp.judging.replies import (
     criterion_spec,
     generate_output,
     generated_output_record,
+    generates,
+    generation_units,
     judging_stage,
+    replies_to_judge,
     run_prompt,
-    single_replies,
 )
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.models import Output, Purpose, RunKind, RunStatus, UnitStatus
@@ -33,27 +38,19 @@ class PointwiseHandler(RunHandler):
         ]
 
     def plan(self, run, stage):
-        if stage > judging_stage(run):
-            return None  # judging is done: no need to read every case again
-        cases = list(run.testset.cases.all())
-        generation, outputs = single_replies(run, stage, cases)
+        if generates(run) and stage == 0:
+            return generation_units(run)  # the system answers each case first
         if stage != judging_stage(run):
-            return generation  # the system's generation units at stage 0; None once judging is done
+            return None
         # Each unit carries the reply it judges: the judgment row records exactly what the judge was shown,
-        # and executing it needs no query for the output.
+        # and executing it needs no query for the output. An iterator: the units are created a batch at a
+        # time, never a list of every case's.
         criteria = list(run.rubric.criteria.all())
-        return [
-            UnitSpec(
-                key=f"{c.case_id}/{cr.name}",
-                case_id=c.pk,
-                criterion_id=cr.pk,
-                judge_id=run.judge_id,
-                payload={"output": outputs[c.pk]},
-            )
-            for c in cases
-            if c.pk in outputs
+        return (
+            UnitSpec(key=f"{case_id}/{cr.name}", case_id=pk, criterion_id=cr.pk, judge_id=run.judge_id, payload={"output": reply})
+            for pk, case_id, reply in replies_to_judge(run)
             for cr in criteria
-        ]
+        )
 
     def execute(self, unit):
         from judgeapp.judging.endpoints import client_for, max_tokens_for
@@ -80,11 +77,12 @@ class PointwiseHandler(RunHandler):
 
         criteria = list(run.rubric.criteria.all())
         # Only the fields the report reads (not each unit's messages and raw reply): this runs as the last
-        # unit's tail, so its time is the run's.
+        # unit's tail, so its time is the run's. Read a batch at a time and summarized in one pass, so
+        # the report of 100,000 units holds no row, item or model instance per unit.
         units = run.judgments.filter(purpose=Purpose.JUDGE).order_by("stage", "id").values_list(
             "case__case_id", "criterion__name", "status", "parsed", "parse_error", "error", "truncated", "uuid"
         )
-        items = [
+        items = (
             ScoredItem(
                 case_id=case_id,
                 criterion=criterion,
@@ -95,18 +93,18 @@ class PointwiseHandler(RunHandler):
                 truncated=truncated,
                 ref=str(uuid),
             )
-            for case_id, criterion, status, parsed, parse_error, error, truncated, uuid in units
-        ]
+            for case_id, criterion, status, parsed, parse_error, error, truncated, uuid in units.iterator(chunk_size=ROWS_AT_ONCE)
+        )
         # A case the system under test gave no output for was not judged; it counts as unjudged, so that a
         # system failing on its hardest cases cannot raise its own mean.
-        judged_cases = {i.case_id for i in items}
-        items += [
+        judged_cases = run.judgments.filter(purpose=Purpose.JUDGE, case__isnull=False).values("case_id")
+        unjudged = (
             ScoredItem(case_id=case_id, criterion=c.name, score=None, error="the system under test gave no output")
-            for case_id in run.testset.cases.exclude(case_id__in=judged_cases).values_list("case_id", flat=True)
+            for case_id in run.testset.cases.exclude(pk__in=judged_cases).values_list("case_id", flat=True).iterator(chunk_size=ROWS_AT_ONCE)
             for c in criteria
-        ]
+        )
         bounds = [c.scale_bounds for c in criteria] or [(1, 5)]
-        summary = summarize(items, scale=(min(b[0] for b in bounds), max(b[1] for b in bounds)))
+        summary = summarize(itertools.chain(items, unjudged), scale=(min(b[0] for b in bounds), max(b[1] for b in bounds)))
         _add_excerpts(run, summary["lowest"])
         status = RunStatus.INVALID if summary["invalid"] else RunStatus.DONE
         report = {"run_id": run.run_id, "kind": run.kind, **summary, **report_context(run=run)}

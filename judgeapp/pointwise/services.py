@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db import transaction
 
+from judgeapp.judging.batches import batched
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
 from judgeapp.judging.csvsafe import csv_text
@@ -214,13 +215,11 @@ def pointwise_create(
         if plan.outputs is not None:
             # Stored before the run is planned: the plan takes these over the test set's own outputs.
             cases = dict(testset_row.cases.values_list("case_id", "pk"))
-            Output.objects.bulk_create(
-                [
-                    Output(run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE)
-                    for case_id, text in plan.outputs.items()
-                ],
-                batch_size=500,
-            )
+            for batch in batched(plan.outputs.items()):
+                Output.objects.bulk_create(
+                    [Output(run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE) for case_id, text in batch],
+                    batch_size=500,
+                )
         if executor == Executor.CELERY:
             run_enqueue(run=run)
     return run
