@@ -5,6 +5,7 @@ Three kinds, one chosen by `limiter_kind()` for the deployment: lock files on on
 sorted set (a Redis broker), or database rows (anything else). All wait the same way (`_take_or_wait`).
 """
 
+import contextvars
 import fcntl
 import logging
 import os
@@ -13,6 +14,7 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -36,6 +38,21 @@ def _lock_dir() -> Path:
     return directory
 
 
+_before_waiting: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("judgeapp_before_waiting", default=None)
+
+
+@contextmanager
+def before_waiting_for_a_slot(callback: Callable[[], None]):
+    """Inside this block, a call that finds every slot of its judge busy runs `callback()` before it waits
+    in line (each time it has to wait). A worker's batch gives back its unstarted units there: held by a
+    process that waits for a slot, they would idle while another process has none to judge."""
+    reset = _before_waiting.set(callback)
+    try:
+        yield
+    finally:
+        _before_waiting.reset(reset)
+
+
 def _take_or_wait(take, gate: Path, poll_seconds: float):
     """`take()` once; while it gives None (every slot busy), wait in line: the waiters of this machine
     queue on an exclusive `flock` of `gate` and sleep in the kernel (no CPU, the GIL released); the one
@@ -44,6 +61,9 @@ def _take_or_wait(take, gate: Path, poll_seconds: float):
     taken = take()
     if taken is not None:
         return taken
+    callback = _before_waiting.get()
+    if callback is not None:
+        callback()
     fd = os.open(gate, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
