@@ -31,6 +31,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.limiters import before_waiting_for_a_slot
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
 from judgeapp.judging.workers import claimer_is_dead, soft_time_limit, worker_identity
+from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import ACTIVE_UNIT_STATUSES, AuditLog, Executor, Judgment, Run, RunStatus, UnitStatus
 
 log = logging.getLogger(__name__)
@@ -229,11 +230,12 @@ def judgments_claim(*, ids: list[int], worker: str) -> tuple[uuid.UUID, list[Jud
     now = timezone.now()
     # The lease covers the batch judged one unit after another; a dead process on this host is found at once.
     lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT * len(ids) + 60)
-    claimed = Judgment.objects.filter(
-        Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
-        pk__in=ids,
-        run__status=RunStatus.RUNNING,
-    ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
+    with write_turn():
+        claimed = Judgment.objects.filter(
+            Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
+            pk__in=ids,
+            run__status=RunStatus.RUNNING,
+        ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
     if not claimed:
         return token, []
     units = list(
@@ -427,7 +429,7 @@ def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.
     if not results:
         return 0
     now = timezone.now()
-    with transaction.atomic():
+    with write_turn(), transaction.atomic():
         # Locks the rows (PostgreSQL; SQLite's IMMEDIATE transaction holds the write lock already), so a
         # recovery cannot release a unit between this check and the write.
         held = set(
