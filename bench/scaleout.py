@@ -6,11 +6,14 @@ Each worker is its own `celery -A judgeapp worker` process (its own pool of --co
 on separate machines: they share only the database, the broker and the judge. The fake judge (fakejudge/,
 its own process) answers after --latency seconds and counts the calls in flight; the judge's
 max_concurrency is --limit, enforced across every worker by the Redis slot limiter. Printed per worker
-count: wall time, judgments per second against the ceiling min(workers x concurrency, limit) / latency,
-and the most calls the judge ever saw at once (must never exceed the limit).
+count: wall time (from sending the run to its report), judgments per second against the ceiling
+min(workers x concurrency, limit) / latency, and the calls the judge saw at once: the most (must never
+exceed the limit) and the mean from its first call to its last (the planning before and the report after
+are in the wall time, not in this mean).
 
 DATABASE_URL defaults to a fresh PostgreSQL database on 127.0.0.1:5432 (user postgres), dropped at the
-end; CELERY_BROKER_URL to redis://127.0.0.1:6379/0 with a queue of this run's own.
+end (a DATABASE_URL given is used as it is, and kept); CELERY_BROKER_URL to redis://127.0.0.1:6379/0 with
+a queue of this run's own.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def run_bench(args) -> None:
     fake = FakeJudgeProcess(args.latency)
     results = []
     try:
-        judge = Judge.objects.create(name="bench-scaleout", model="fake-judge", family="scripted", base_url=fake.url, max_concurrency=args.limit)
+        judge = Judge.objects.create(name=f"bench-scaleout-{uuid.uuid4().hex[:6]}", model="fake-judge", family="scripted", base_url=fake.url, max_concurrency=args.limit)
         for count in (int(w) for w in args.workers.split(",")):
             workers = [start_worker(f"bench{i}-{uuid.uuid4().hex[:6]}", args.concurrency) for i in range(count)]
             try:
@@ -86,15 +89,17 @@ def run_bench(args) -> None:
                 for worker in workers:
                     stop_worker(worker)
             lanes = min(count * args.concurrency, args.limit)
-            results.append((count, wall, args.units / wall, lanes / args.latency, stats["max_in_flight"], stats["chat_requests"], run.status))
+            mean_in_flight = stats["busy_seconds"] / (stats["last_at"] - stats["first_at"] + args.latency)
+            results.append((count, wall, args.units / wall, lanes / args.latency, stats["max_in_flight"], mean_in_flight, stats["chat_requests"], run.status))
     finally:
         fake.stop()
 
     print(f"scale-out ({where}): {args.units} judgments at {args.latency} s latency, judge limit {args.limit}, "
           f"{args.concurrency} pool processes per worker (load average {os.getloadavg()[0]:.2f})")
-    for count, wall, rate, ceiling, max_in_flight, calls, status in results:
+    for count, wall, rate, ceiling, max_in_flight, mean_in_flight, calls, status in results:
         print(f"   {count} worker(s): {wall:6.2f} s, {rate:6.1f} judgments/s (ceiling {ceiling:5.1f}/s, {rate / ceiling:4.0%}); "
-              f"max {max_in_flight} calls at once at the judge (limit {args.limit}); {calls} calls; run {status}")
+              f"calls at once at the judge: max {max_in_flight} (limit {args.limit}), mean {mean_in_flight:4.1f} from its first "
+              f"call to its last; {calls} calls; run {status}")
 
 
 def start_worker(name: str, concurrency: int) -> subprocess.Popen:

@@ -237,3 +237,58 @@ def test_a_sequential_runs_lease_is_short_and_renewed_while_it_works(transaction
     assert seen["later"] > seen["first"]
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and run.claim_token is None
+
+
+def test_a_batch_waiting_for_a_busy_judge_gives_back_its_unstarted_units_for_other_processes(make_judge, fake_judge, monkeypatch):
+    """More worker processes than the judge's slots: a process that has to wait for a slot keeps the unit
+    it is on and sends the rest of its batch back to the queue, where a process with nothing to do takes it."""
+    import threading
+
+    from judgeapp.judging import endpoints, tasks
+
+    judge = make_judge(max_concurrency=1)
+    sent: list[int] = []
+    given_back = threading.Event()
+
+    def send(args, **kwargs):
+        sent.extend(args[0])
+        given_back.set()
+
+    monkeypatch.setattr(tasks.execute_judgments, "apply_async", send)
+    run = pointwise_run(judge=judge, n=3, executor="celery")
+    runs.run_start(run_pk=run.pk)
+    first, *rest = run.judgments.order_by("pk")
+    sent.clear()
+
+    def another_process_holds_the_slot(holding: threading.Event):
+        with endpoints._limiter(judge.name, 1):
+            holding.set()
+            given_back.wait(10)
+
+    holding = threading.Event()
+    holder = threading.Thread(target=another_process_holds_the_slot, args=(holding,))
+    holder.start()
+    holding.wait(10)
+    try:
+        assert runs.judgments_execute(ids=[first.pk, *(u.pk for u in rest)]) == 3
+    finally:
+        given_back.set()
+        holder.join()
+
+    assert sent == [u.pk for u in rest]
+    statuses = dict(run.judgments.values_list("pk", "status"))
+    assert statuses == {first.pk: UnitStatus.DONE, **{u.pk: UnitStatus.PENDING for u in rest}}
+    assert len(fake_judge.chat_requests) == 1
+
+
+def test_a_batch_with_free_slots_judges_all_its_units_itself(judge, fake_judge, monkeypatch):
+    from judgeapp.judging import tasks
+
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.execute_judgments, "apply_async", lambda args, **kw: sent.extend(args[0]))
+    run = pointwise_run(judge=judge, n=3, executor="celery")
+    runs.run_start(run_pk=run.pk)
+    sent.clear()
+    assert runs.judgments_execute(ids=list(run.judgments.order_by("pk").values_list("pk", flat=True))) == 3
+    assert sent == []
+    assert set(run.judgments.values_list("status", flat=True)) == {UnitStatus.DONE}

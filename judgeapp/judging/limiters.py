@@ -5,6 +5,7 @@ Three kinds, one chosen by `limiter_kind()` for the deployment: lock files on on
 sorted set (a Redis broker), or database rows (anything else). All wait the same way (`_take_or_wait`).
 """
 
+import contextvars
 import fcntl
 import logging
 import os
@@ -13,6 +14,7 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,10 +32,34 @@ def _safe(name: str) -> str:
     return re.sub(r'[^A-Za-z0-9_-]', '_', name)
 
 
-def _lock_dir() -> Path:
-    directory = Path(settings.DATA_DIR) / "locks"
-    directory.mkdir(parents=True, exist_ok=True)
+_lock_dirs: dict[str, Path] = {}
+
+
+def lock_dir() -> Path:
+    """DATA_DIR/locks, created on first use (not on every call: a call's slot took 17 mkdir and path
+    objects when every slot file's path was built afresh)."""
+    data_dir = str(settings.DATA_DIR)
+    directory = _lock_dirs.get(data_dir)
+    if directory is None:
+        directory = Path(data_dir) / "locks"
+        directory.mkdir(parents=True, exist_ok=True)
+        _lock_dirs[data_dir] = directory
     return directory
+
+
+_before_waiting: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("judgeapp_before_waiting", default=None)
+
+
+@contextmanager
+def before_waiting_for_a_slot(callback: Callable[[], None]):
+    """Inside this block, a call that finds every slot of its judge busy runs `callback()` before it waits
+    in line (each time it has to wait). A worker's batch gives back its unstarted units there: held by a
+    process that waits for a slot, they would idle while another process has none to judge."""
+    reset = _before_waiting.set(callback)
+    try:
+        yield
+    finally:
+        _before_waiting.reset(reset)
 
 
 def _take_or_wait(take, gate: Path, poll_seconds: float):
@@ -44,6 +70,9 @@ def _take_or_wait(take, gate: Path, poll_seconds: float):
     taken = take()
     if taken is not None:
         return taken
+    callback = _before_waiting.get()
+    if callback is not None:
+        callback()
     fd = os.open(gate, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -133,7 +162,7 @@ class DatabaseSlotLimiter:
         holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
         lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
         slot_id = _take_or_wait(
-            lambda: self._take(name, max_concurrency, holder, lease), _lock_dir() / f"judge-{_safe(name)}.db-gate", self.poll_seconds
+            lambda: self._take(name, max_concurrency, holder, lease), lock_dir() / f"judge-{_safe(name)}.db-gate", self.poll_seconds
         )
         try:
             yield
@@ -154,12 +183,21 @@ class HostSlotLimiter:
 
     def __init__(self, directory: Path | None = None):
         self.directory = directory
+        self._slot_paths: dict[tuple[Path, str, int], list[str]] = {}
 
     def _path(self, name: str, suffix: str) -> Path:
-        return (self.directory or _lock_dir()) / f"judge-{_safe(name)}.{suffix}"
+        return (self.directory or lock_dir()) / f"judge-{_safe(name)}.{suffix}"
 
     def _slot_path(self, name: str, slot: int) -> Path:
         return self._path(name, f"{slot}.lock")
+
+    def _slot_paths_of(self, name: str, max_concurrency: int) -> list[str]:
+        """The judge's slot files, one per slot (built once per judge and limit)."""
+        key = (self.directory or lock_dir(), name, max_concurrency)
+        paths = self._slot_paths.get(key)
+        if paths is None:
+            paths = self._slot_paths[key] = [str(self._slot_path(name, slot)) for slot in range(max(1, max_concurrency))]
+        return paths
 
     @staticmethod
     def _take_one(fds: list[int]) -> int | None:
@@ -174,9 +212,9 @@ class HostSlotLimiter:
 
     @contextmanager
     def __call__(self, name: str, max_concurrency: int):
-        slots = list(range(max(1, max_concurrency)))
-        random.shuffle(slots)  # callers that start together try different slots first
-        fds = [os.open(self._slot_path(name, slot), os.O_RDWR | os.O_CREAT, 0o600) for slot in slots]
+        paths = list(self._slot_paths_of(name, max_concurrency))
+        random.shuffle(paths)  # callers that start together try different slots first
+        fds = [os.open(path, os.O_RDWR | os.O_CREAT, 0o600) for path in paths]
         held = None
         try:
             held = _take_or_wait(lambda: self._take_one(fds), self._path(name, "gate"), self.poll_seconds)
@@ -238,7 +276,7 @@ class RedisSlotLimiter:
         key = self.key(name)
         holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
         args = [max(1, max_concurrency), settings.UNIT_HARD_TIME_LIMIT, holder]
-        _take_or_wait(lambda: self._take(key, args), _lock_dir() / f"judge-{_safe(name)}.redis-gate", self.poll_seconds)
+        _take_or_wait(lambda: self._take(key, args), lock_dir() / f"judge-{_safe(name)}.redis-gate", self.poll_seconds)
         try:
             yield
         finally:

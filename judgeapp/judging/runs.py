@@ -29,8 +29,10 @@ from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.batches import batched, ids_in_order
 from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported, openai_preload
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.limiters import before_waiting_for_a_slot
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
 from judgeapp.judging.workers import claimer_is_dead, soft_time_limit, worker_identity
+from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import ACTIVE_UNIT_STATUSES, AuditLog, Executor, Judgment, Run, RunStatus, UnitStatus
 
 log = logging.getLogger(__name__)
@@ -242,11 +244,12 @@ def judgments_claim(*, ids: list[int], worker: str) -> tuple[uuid.UUID, list[Jud
     now = timezone.now()
     # The lease covers the batch judged one unit after another; a dead process on this host is found at once.
     lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT * len(ids) + 60)
-    claimed = Judgment.objects.filter(
-        Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
-        pk__in=ids,
-        run__status=RunStatus.RUNNING,
-    ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
+    with write_turn():
+        claimed = Judgment.objects.filter(
+            Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
+            pk__in=ids,
+            run__status=RunStatus.RUNNING,
+        ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
     if not claimed:
         return token, []
     units = list(
@@ -350,34 +353,60 @@ RECORD_EVERY_SECONDS = 1.0
 def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
     """Claim the units of `ids` in one round trip, judge them one after another, record them in batches.
     Returns how many units this caller claimed. A unit another caller holds is skipped; a unit the soft
-    time limit cut off fails with the reason, and the units after it go back to pending and are sent again."""
+    time limit cut off fails with the reason, and the units after it go back to pending and are sent again.
+
+    When a call finds every slot of its judge busy (more worker processes than the judge's limit), the
+    units after it go back to pending and are sent again at once, for the processes that have nothing to
+    judge: this one would hold them while it waits for its slot."""
     token, units = judgments_claim(ids=ids, worker=worker or worker_identity())
     done: list[tuple[Judgment, UnitResult]] = []
     run_failure = None
     last_record = time.monotonic()
     watch = _RunWatch(units[0].run_id) if units else None
-    for index, unit in enumerate(units):
-        if index and not watch.still_running():
-            judgments_record(results=done, token=token)
-            claims_give_back(pks=[u.pk for u in units[index:]], token=token)
-            return len(units)
+    end = len(units)  # the units after `end` were given back
+    index = 0
+
+    def give_back_the_rest() -> None:
+        nonlocal end
+        rest = [u.pk for u in units[index + 1 : end]]
+        if not rest:
+            return
         try:
-            result, run_failure = unit_judge(unit)
-        except soft_time_limit():
-            limit = settings.UNIT_SOFT_TIME_LIMIT
-            done.append((unit, UnitResult.failure(f"time limit of {limit}s exceeded")))
-            rest = [u.pk for u in units[index + 1 :]]
-            judgments_record(results=done, token=token)
-            if rest:
-                claims_give_back(pks=rest, token=token)
-                run_dispatch(run_pk=unit.run_id, only=rest)
-            return len(units)
-        done.append((unit, result))
-        if run_failure:
-            break
-        if time.monotonic() - last_record >= RECORD_EVERY_SECONDS:
-            judgments_record(results=done, token=token)
-            done, last_record = [], time.monotonic()
+            claims_give_back(pks=rest, token=token)
+        except Exception:  # noqa: BLE001 - the units are still this caller's: it judges them itself
+            log.exception("giving back %d units of run %s failed", len(rest), units[0].run_id)
+            return
+        end = index + 1
+        try:
+            run_dispatch(run_pk=units[0].run_id, only=rest)
+        except Exception:  # noqa: BLE001 - pending without a message: recovery sends a stalled run's units again
+            log.exception("sending %d given-back units of run %s failed", len(rest), units[0].run_id)
+
+    with before_waiting_for_a_slot(give_back_the_rest):
+        while index < end:
+            unit = units[index]
+            if index and not watch.still_running():
+                judgments_record(results=done, token=token)
+                claims_give_back(pks=[u.pk for u in units[index:end]], token=token)
+                return len(units)
+            try:
+                result, run_failure = unit_judge(unit)
+            except soft_time_limit():
+                limit = settings.UNIT_SOFT_TIME_LIMIT
+                done.append((unit, UnitResult.failure(f"time limit of {limit}s exceeded")))
+                rest = [u.pk for u in units[index + 1 : end]]
+                judgments_record(results=done, token=token)
+                if rest:
+                    claims_give_back(pks=rest, token=token)
+                    run_dispatch(run_pk=unit.run_id, only=rest)
+                return len(units)
+            done.append((unit, result))
+            if run_failure:
+                break
+            if time.monotonic() - last_record >= RECORD_EVERY_SECONDS:
+                judgments_record(results=done, token=token)
+                done, last_record = [], time.monotonic()
+            index += 1
     judgments_record(results=done, token=token)
     if run_failure:
         run_fail(run_pk=units[0].run_id, error=run_failure)
@@ -414,7 +443,7 @@ def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.
     if not results:
         return 0
     now = timezone.now()
-    with transaction.atomic():
+    with write_turn(), transaction.atomic():
         # Locks the rows (PostgreSQL; SQLite's IMMEDIATE transaction holds the write lock already), so a
         # recovery cannot release a unit between this check and the write.
         held = set(

@@ -11,7 +11,7 @@ child sees only its own thread's connections, and leaves with os._exit, closing 
 import logging
 import threading
 
-from celery.signals import task_postrun, task_prerun, worker_ready, worker_shutting_down
+from celery.signals import task_postrun, task_prerun, worker_init, worker_ready, worker_shutting_down
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,22 @@ def _recover(redispatch_pending: bool) -> None:
         log.exception("recovery pass failed")
     finally:
         connections.close_all()
+
+
+@worker_init.connect
+def _import_what_runs_need(**kwargs):
+    """The pool processes are forked from this process after it starts: what it imports here, each of them
+    has without importing it again. The judge client's library (openai), for a process's first call; and
+    the run kinds' `preload_modules` (scipy.stats for a report's intervals), which the process recording a
+    run's last unit otherwise imported between that unit and the report (about 2 s on a loaded machine)."""
+    import importlib
+
+    from judgeapp.judging.client import openai_preload
+    from judgeapp.judging.runkind import handlers_all
+
+    openai_preload()
+    for name in sorted({name for handler in handlers_all() for name in handler.preload_modules}):
+        importlib.import_module(name)
 
 
 @worker_ready.connect
