@@ -70,6 +70,9 @@ def main() -> None:
                 raise SystemExit(f"evaluate exited {done.returncode}: {done.stderr[-2000:]}")
             stats = fake.stats()
             phases = run_phases(env, wall_clock_start, wall, args.latency)
+            span = (stats["last_at"] - stats["first_at"] + args.latency) if stats["first_at"] else 0
+            phases["mean calls at once"] = stats["busy_seconds"] / span if span else 0
+            phases["judge's mean seconds a call"] = stats["busy_seconds"] / max(stats["chat_requests"], 1)
             results.append((n, wall, n * args.latency / args.concurrency, stats["max_in_flight"], stats["chat_requests"], phases))
     finally:
         fake.stop()
@@ -78,7 +81,7 @@ def main() -> None:
     for n, wall, ideal, max_in_flight, calls, phases in results:
         print(f"   {n:>6} judgments: {wall:6.2f} s against the ideal {ideal:5.2f} s ({ideal / wall:4.0%} of ideal); "
               f"max {max_in_flight} calls at once, {calls} calls")
-        print("          " + " · ".join(f"{name} {seconds:.2f} s" for name, seconds in phases.items()))
+        print("          " + " · ".join(f"{name} {value:.2f}" + (" s" if name in PHASE_NAMES else "") for name, value in phases.items()))
 
 
 PHASES = """
@@ -90,6 +93,9 @@ units = run.judgments.aggregate(first=Min("finished_at"), last=Max("finished_at"
 print(json.dumps({k: v.timestamp() for k, v in {"created": run.created_at, "started": run.started_at, "first": units["first"],
                   "last": units["last"], "finished": run.finished_at}.items()}))
 """
+
+
+PHASE_NAMES = ("start-up", "planning", "judging", "finalize", "exit")
 
 
 def run_phases(env: dict, process_start: float, wall: float, latency: float) -> dict[str, float]:
