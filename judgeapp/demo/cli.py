@@ -40,6 +40,7 @@ def _wait_for_port(host: str, port: int, timeout: float) -> bool:
 
 
 class UpCommand(JudgeCommand):
+    ends_at_once = False  # it stops its child processes on the way out
     help = (
         "Start everything a laptop needs: migrate, load the demo, start the scripted demo judge, a real "
         "Celery worker and the web app. Ctrl-C stops them all."

@@ -14,10 +14,12 @@ names them for Django.
 
 from __future__ import annotations
 
+import atexit
+import os
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -41,7 +43,16 @@ class JudgeCommand(BaseCommand):
     current_run = None
     _judges_loaded = False
 
+    # A command's process ends as soon as its work is done and its output flushed (`exit_at_once` below,
+    # called by manage.py), without the interpreter tearing down every module it loaded: about a second
+    # here after a run, which imported openai, pydantic and scipy (bench/shell.py, "exit"). `up`, which
+    # looks after child processes, ends the usual way.
+    ends_at_once = True
+    # Set when a command ran from the command line; manage.py reads it once the command is over.
+    process_ends_at_once = False
+
     def run_from_argv(self, argv):
+        JudgeCommand.process_ends_at_once = self.ends_at_once
         with shutdown.handled():
             try:
                 super().run_from_argv(argv)
@@ -188,3 +199,23 @@ def write_report(run: Run, path: Path | None) -> None:
 
 def pct(value) -> str:
     return "n/a" if value is None else f"{value:.1%}"
+
+
+def exit_at_once(status) -> NoReturn:
+    """End the process with `status` as `sys.exit(status)` would (a text is printed and means 1), after the
+    exit handlers ran (logging, coverage, ...), the database connections closed and the output flushed,
+    but without the interpreter's teardown of every loaded module."""
+    if isinstance(status, str):
+        sys.stderr.write(status + "\n")
+        status = 1
+    elif status is None:
+        status = 0
+    try:
+        from django.db import connections
+
+        connections.close_all()
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(status)

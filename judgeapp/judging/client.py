@@ -184,8 +184,10 @@ class ThreadLimiter:
 
 
 _process_limiter = ThreadLimiter()
-_clients: dict[tuple, openai.OpenAI] = {}
-_clients_lock = threading.Lock()
+# One openai client per endpoint per thread: a client's connection pool is shared under its locks, and
+# sixteen lanes of one command waiting on one pool's lock spent a fifth of their time there (bench/shell.py
+# under py-spy). A thread keeps its own keep-alive connection instead; a worker's pool process has one thread.
+_thread_clients = threading.local()
 # Endpoints whose server refused a structured-output format, so later calls fail without a request.
 _rejected_formats: dict[tuple[str, str, str], str] = {}
 
@@ -193,15 +195,16 @@ _rejected_formats: dict[tuple[str, str, str], str] = {}
 def _openai_client(config: EndpointConfig) -> openai.OpenAI:
     base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
     key = (base_url, config.api_key_env, config.timeout)
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            # Local servers need no key; the client insists on one, so a placeholder stands in.
-            api_key = os.environ.get(config.api_key_env) or "not-set"
-            # Retries are ours (below), so that every attempt is counted and Retry-After is honoured exactly.
-            client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=config.timeout, max_retries=0)
-            _clients[key] = client
-        return client
+    clients = getattr(_thread_clients, "clients", None)
+    if clients is None:
+        clients = _thread_clients.clients = {}
+    client = clients.get(key)
+    if client is None:
+        # Local servers need no key; the client insists on one, so a placeholder stands in.
+        api_key = os.environ.get(config.api_key_env) or "not-set"
+        # Retries are ours (below), so that every attempt is counted and Retry-After is honoured exactly.
+        client = clients[key] = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=config.timeout, max_retries=0)
+    return client
 
 
 def cache_key(base_url: str | None, model: str, messages: list[dict], params: dict) -> str:

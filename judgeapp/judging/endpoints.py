@@ -98,11 +98,13 @@ def client_for(endpoint: Judge | System) -> JudgeClient:
         type(endpoint).__name__, endpoint.name, endpoint.config_hash, endpoint.max_concurrency, endpoint.timeout_seconds,
         endpoint.max_tokens,
     )
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            client = JudgeClient(
-                endpoint_config(endpoint), cache=_cache, limiter=_limiter, backoff_initial=settings.JUDGE_BACKOFF_SECONDS
-            )
-            _clients[key] = client
-        return client
+    client = _clients.get(key)  # no lock to read: sixteen lanes ask for it before every call
+    if client is None:
+        with _clients_lock:
+            client = _clients.get(key)
+            if client is None:
+                client = JudgeClient(
+                    endpoint_config(endpoint), cache=_cache, limiter=_limiter, backoff_initial=settings.JUDGE_BACKOFF_SECONDS
+                )
+                _clients[key] = client
+    return client
