@@ -394,11 +394,8 @@ def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
             except soft_time_limit():
                 limit = settings.UNIT_SOFT_TIME_LIMIT
                 done.append((unit, UnitResult.failure(f"time limit of {limit}s exceeded")))
-                rest = [u.pk for u in units[index + 1 : end]]
                 judgments_record(results=done, token=token)
-                if rest:
-                    claims_give_back(pks=rest, token=token)
-                    run_dispatch(run_pk=unit.run_id, only=rest)
+                give_back_the_rest()
                 return len(units)
             done.append((unit, result))
             if run_failure:
