@@ -647,12 +647,14 @@ def _preload(handler) -> None:
     """Import what the run will need (the judge client's library, the report's) in a thread, while the
     units are planned and the first ones judged: a command starts without them (bench/startup.py)."""
 
-    def load() -> None:
-        openai_preload()
-        for name in handler.preload_modules:
-            importlib.import_module(name)
+    threading.Thread(target=modules_preload, args=([handler],), name="judgeapp-preload", daemon=True).start()
 
-    threading.Thread(target=load, name="judgeapp-preload", daemon=True).start()
+
+def modules_preload(handlers) -> None:
+    """Import the judge client's library and what these run kinds' reports need (`preload_modules`)."""
+    openai_preload()
+    for name in sorted({name for handler in handlers for name in handler.preload_modules}):
+        importlib.import_module(name)
 
 
 def _stop_if_asked(run: Run) -> None:

@@ -40,14 +40,10 @@ def _import_what_runs_need(**kwargs):
     has without importing it again. The judge client's library (openai), for a process's first call; and
     the run kinds' `preload_modules` (scipy.stats for a report's intervals), which the process recording a
     run's last unit otherwise imported between that unit and the report (about 2 s on a loaded machine)."""
-    import importlib
-
-    from judgeapp.judging.client import openai_preload
     from judgeapp.judging.runkind import handlers_all
+    from judgeapp.judging.runs import modules_preload
 
-    openai_preload()
-    for name in sorted({name for handler in handlers_all() for name in handler.preload_modules}):
-        importlib.import_module(name)
+    modules_preload(handlers_all())
 
 
 @worker_ready.connect
