@@ -168,3 +168,37 @@ def test_process_limiter_bounds_concurrent_calls():
         for t in threads:
             t.join()
         assert server.max_in_flight == 2
+
+
+def _sdk_create_body(server, body: dict) -> dict:
+    """What `client.chat.completions.create(**body)` sends, as the server received it."""
+    import openai
+
+    server.chat_requests.clear()
+    openai.OpenAI(base_url=server.url, api_key="not-set", max_retries=0).chat.completions.create(**body)
+    return server.chat_requests[-1].body
+
+
+@pytest.mark.parametrize("structured_output", ["none", "json_schema", "json_object"])
+def test_a_verdict_request_is_the_body_the_sdks_create_would_send(server, structured_output):
+    # The client posts the body itself (chat_completion_post), skipping create's walk of its typed
+    # parameters; what reaches the server must be exactly what create sends for the same arguments.
+    client_for(server, structured_output=structured_output).judge(PROMPT, score_spec())
+    ours = server.chat_requests[0].body
+    assert ours["model"] == "fake-judge" and ours["messages"] == PROMPT
+    assert _sdk_create_body(server, ours) == ours
+
+
+def test_an_agent_request_with_tools_and_tool_turns_is_the_body_the_sdks_create_would_send(server):
+    from judgeapp.agent.core.loop import tool_call
+    from judgeapp.agent.core.tools import LIST_FILES, READ_FILE, RUN_FILE
+
+    conversation = PROMPT + [
+        {"role": "assistant", "content": "", "tool_calls": [tool_call("read_file", {"path": "a.py"}, "call_7")]},
+        {"role": "tool", "tool_call_id": "call_7", "content": "print('hi')\n"},
+    ]
+    client_for(server).chat(conversation, tools=[LIST_FILES, READ_FILE, RUN_FILE], max_tokens=300)
+    ours = server.chat_requests[0].body
+    assert [t["function"]["name"] for t in ours["tools"]] == ["list_files", "read_file", "run_file"]
+    assert ours["messages"][1]["tool_calls"][0]["id"] == "call_7" and ours["max_tokens"] == 300
+    assert _sdk_create_body(server, ours) == ours

@@ -200,26 +200,30 @@ class HostSlotLimiter:
         return paths
 
     @staticmethod
-    def _take_one(fds: list[int]) -> int | None:
-        """The first of `fds` this caller could lock, or None."""
-        for fd in fds:
+    def _take_one(paths: list[str], opened: list[int]) -> int | None:
+        """The first slot file of `paths` this caller could lock, or None. A file is opened when first
+        tried and kept in `opened` for the caller's next try: the first free slot costs one open, not
+        one per slot."""
+        for position, path in enumerate(paths):
+            if position == len(opened):
+                opened.append(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(opened[position], fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue
-            return fd
+            return opened[position]
         return None
 
     @contextmanager
     def __call__(self, name: str, max_concurrency: int):
         paths = list(self._slot_paths_of(name, max_concurrency))
         random.shuffle(paths)  # callers that start together try different slots first
-        fds = [os.open(path, os.O_RDWR | os.O_CREAT, 0o600) for path in paths]
+        opened: list[int] = []
         held = None
         try:
-            held = _take_or_wait(lambda: self._take_one(fds), self._path(name, "gate"), self.poll_seconds)
+            held = _take_or_wait(lambda: self._take_one(paths, opened), self._path(name, "gate"), self.poll_seconds)
         finally:
-            for fd in fds:
+            for fd in opened:
                 if fd != held:
                     os.close(fd)
         try:
