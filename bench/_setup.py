@@ -25,6 +25,7 @@ def setup_django() -> str:
     os.environ["JUDGES_FILE"] = str(scratch / "none.toml")
     os.environ["JUDGE_MODEL"] = ""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "judgeapp.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "0")  # as in a command and a worker (judgeapp/settings.py)
     sys.path.insert(0, str(ROOT))
     import django
 

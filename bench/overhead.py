@@ -3,8 +3,9 @@
     .venv/bin/python bench/overhead.py [--units 400] [--slow-units 320] [--concurrency 16]
 
 1. Overhead (judge latency zero): the same N distinct judgments (a) as bare client calls, (b) through the
-   run machinery in process (claims, records, progress, cache, limiter: database work), (c) through Celery
-   worker processes (plus the broker). Overhead per judgment = (b or c) minus (a).
+   run machinery in process (claims, records, progress, cache, limiter: database work) one at a time, then
+   on --concurrency lanes as `evaluate` runs them, (c) through Celery worker processes (plus the broker).
+   Overhead per judgment = (b) minus (a).
 2. Concurrency (judge latency 0.2 s, max_concurrency = worker concurrency): the fake judge counts the
    requests in flight; mean concurrency = summed request time / wall time, against the configured one.
 
@@ -75,6 +76,12 @@ def main() -> None:
             inline = (time.perf_counter() - started) / args.units
         queries_per_judgment = len(queries) / args.units
 
+        # (b') the run machinery in process on as many lanes as a command's --concurrency (evaluate's)
+        run = make_run(judge, args.units, "inline")
+        started = time.perf_counter()
+        run_execute_inline(run=run, concurrency=args.concurrency)
+        lanes_rate = args.units / (time.perf_counter() - started)
+
         # (c) Celery workers
         worker = Worker(args.concurrency)
         try:
@@ -94,6 +101,7 @@ def main() -> None:
     print("\n1. Overhead per judgment, judge latency zero")
     print(f"   bare client call (HTTP to the fake judge, parse):        {bare * 1000:7.2f} ms")
     print(f"   in process, run machinery (claim, record, cache, limit):  {inline * 1000:7.2f} ms  -> overhead {(inline - bare) * 1000:6.2f} ms, {queries_per_judgment:.1f} queries")
+    print(f"   in process, {args.concurrency} lanes (a command's --concurrency): {lanes_rate:7.1f} judgments/s at zero latency")
     cores = os.cpu_count() or 1
     per_judgment = celery_wall / args.units
     print(f"   Celery, {args.concurrency} worker processes: {args.units / celery_wall:7.1f} judgments/s at zero latency "

@@ -30,10 +30,13 @@ if PRODUCTION and (SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < 50)
         "SECRET_KEY must be set to a long random value in production; the development key is refused."
     )
 
-# A Celery worker has no page to show a debug traceback on, and DEBUG makes it log every query.
+# DEBUG is for the pages (a traceback in the browser): a Celery worker and a command have none to show, and
+# DEBUG makes Django log every query, on SQLite with a second query that quotes its parameters (a tenth of
+# a command's judgments per second, bench/overhead.py). The development server and the shell keep it.
 _program = Path(sys.argv[0])  # `celery …` or `python -m celery …` (…/celery/__main__.py)
 IS_CELERY_WORKER = "worker" in sys.argv[1:] and "celery" in (_program.name, _program.parent.name)
-DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION and not IS_CELERY_WORKER)
+IS_COMMAND = _program.name == "manage.py" and len(sys.argv) > 1 and sys.argv[1] not in ("runserver", "shell")
+DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION and not IS_CELERY_WORKER and not IS_COMMAND)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["*"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 

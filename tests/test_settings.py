@@ -27,3 +27,13 @@ def test_production_refuses_the_development_secret_key():
     result = manage("check", JUDGEAPP_ENV="production", ALLOWED_HOSTS="judge.example.com")
     assert result.returncode != 0
     assert "development key is refused" in result.stderr
+
+
+def test_development_debug_is_on_for_the_pages_and_off_for_commands_that_judge():
+    # DEBUG logs every query (on SQLite with a second query to quote its parameters): a command that
+    # judges thousands of units has no page to show a traceback on.
+    shown = manage("shell", "-c", "from django.conf import settings; print('DEBUG', settings.DEBUG)")
+    assert "DEBUG True" in shown.stdout, shown.stdout + shown.stderr
+    differing = manage("diffsettings")  # prints DEBUG only where it differs from Django's False
+    assert differing.returncode == 0 and "DEBUG = True" not in differing.stdout
+    assert "DEBUG = True" in manage("diffsettings", DJANGO_DEBUG="1").stdout
