@@ -348,6 +348,7 @@ def judgment_execute(*, judgment_id: int, worker: str | None = None) -> bool:
 
 # Results are recorded at least this often while a batch is judged, so a slow judge's progress shows.
 RECORD_EVERY_SECONDS = 1.0
+LANE_UNITS_AT_ONCE = 4  # a command's batch: this many units per lane (_execute_units)
 
 
 def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
@@ -758,7 +759,11 @@ def _execute_units(*, worker: str, concurrency: int, lanes: int, run: Run, progr
     """Claim, judge and record the pending units of the run's stage on `lanes` threads (in the calling
     thread when the concurrency is 1), claiming and recording in batches; a stop request ends the
     claiming, not the units in flight (what was claimed and not started goes back to pending)."""
-    size = settings.UNIT_BATCH_SIZE
+    # No other process judges this run's units, so nobody waits on a larger batch: four units a lane are
+    # claimed in one round trip and recorded in one transaction (64 for 16 lanes: 15% more judgments a
+    # second than 16 at zero latency, bench/overhead.py); the recorder still writes every
+    # RECORD_EVERY_SECONDS, so progress moves as often with a slow judge.
+    size = max(settings.UNIT_BATCH_SIZE, LANE_UNITS_AT_ONCE * lanes)
     claims = _Claims(run, size)
     recorder = _Recorder(run, size, progress)
 
