@@ -202,3 +202,23 @@ def test_an_agent_request_with_tools_and_tool_turns_is_the_body_the_sdks_create_
     assert [t["function"]["name"] for t in ours["tools"]] == ["list_files", "read_file", "run_file"]
     assert ours["messages"][1]["tool_calls"][0]["id"] == "call_7" and ours["max_tokens"] == 300
     assert _sdk_create_body(server, ours) == ours
+
+
+def test_the_clients_of_a_commands_lanes_share_one_tls_context(server, monkeypatch):
+    # Building a TLS context reads the CA store (20 ms of CPU): sixteen lanes, each with its own client,
+    # built sixteen while their first calls waited.
+    import threading
+
+    import httpcore2
+
+    built = []
+    default = httpcore2.default_ssl_context
+    monkeypatch.setattr(httpcore2, "default_ssl_context", lambda **kw: built.append(1) or default(**kw))
+    client = client_for(server)
+    threads = [threading.Thread(target=client.chat, args=([{"role": "user", "content": f"lane {i}"}],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(server.chat_requests) == 8
+    assert len(built) <= 1

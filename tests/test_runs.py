@@ -292,3 +292,12 @@ def test_a_batch_with_free_slots_judges_all_its_units_itself(judge, fake_judge, 
     assert runs.judgments_execute(ids=list(run.judgments.order_by("pk").values_list("pk", flat=True))) == 3
     assert sent == []
     assert set(run.judgments.values_list("status", flat=True)) == {UnitStatus.DONE}
+
+
+def test_a_units_finish_time_is_when_its_judgment_finished_not_when_its_batch_was_recorded(judge, fake_judge):
+    fake_judge.latency = 0.3
+    run = pointwise_run(judge=judge, n=3)
+    runs.run_execute_inline(run=run, concurrency=1)  # the three are recorded in one batch, at the end
+    finished = sorted(run.judgments.values_list("finished_at", flat=True))
+    assert len(finished) == 3
+    assert all((later - earlier).total_seconds() >= 0.25 for earlier, later in zip(finished, finished[1:]))

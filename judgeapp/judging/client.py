@@ -203,8 +203,26 @@ def _openai_client(config: EndpointConfig) -> openai.OpenAI:
         # Local servers need no key; the client insists on one, so a placeholder stands in.
         api_key = os.environ.get(config.api_key_env) or "not-set"
         # Retries are ours (below), so that every attempt is counted and Retry-After is honoured exactly.
-        client = clients[key] = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=config.timeout, max_retries=0)
+        client = clients[key] = openai.OpenAI(
+            base_url=base_url, api_key=api_key, timeout=config.timeout, max_retries=0,
+            http_client=openai.DefaultHttpxClient(verify=_tls_context()),
+        )
     return client
+
+
+_tls = {"context": None, "lock": threading.Lock()}
+
+
+def _tls_context():
+    """One TLS context for every thread's client in this process, the HTTP library's default one (the
+    system's CA certificates, or SSL_CERT_FILE / SSL_CERT_DIR): building it reads the CA store, 20 ms of
+    CPU, and a command's sixteen lanes each built their own while the first calls waited."""
+    with _tls["lock"]:
+        if _tls["context"] is None:
+            import httpx2  # the openai client's own HTTP library
+
+            _tls["context"] = httpx2.create_ssl_context()
+        return _tls["context"]
 
 
 def chat_completion_post(client: openai.OpenAI, body: dict) -> Any:

@@ -338,6 +338,8 @@ def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
     except Exception as exc:  # noqa: BLE001 - a bug must fail this unit visibly, not loop through recovery
         log.exception("unit %s of run %s failed", unit.key, unit.run.run_id)
         result = UnitResult.failure(f"internal error: {type(exc).__name__}: {exc}")
+    # When the judgment finished, not when its batch is recorded (a command's batch of 64 waits seconds).
+    result.fields.setdefault("finished_at", timezone.now())
     return result, run_failure
 
 
