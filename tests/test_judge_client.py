@@ -1,10 +1,11 @@
 """The judge client over real HTTP against the fake server: retries, timeouts, cache, parsing, formats."""
 
+import json
 import time
 
 import pytest
 
-from fakejudge import BrokenBody, DemoBrain, FakeJudgeServer, Hang, PerConversation, Reply, ReplyJSON, Sequence, Status
+from fakejudge import BrokenBody, DemoBrain, FakeJudgeServer, Hang, PerConversation, Reply, ReplyJSON, Response, Sequence, Status
 from judgeapp.judging.client import (
     EndpointConfig,
     JudgeClient,
@@ -222,3 +223,45 @@ def test_the_clients_of_a_commands_lanes_share_one_tls_context(server, monkeypat
         t.join()
     assert len(server.chat_requests) == 8
     assert len(built) <= 1
+
+
+def _raw_reply(payload):
+    body = json.dumps(payload).encode()
+    return lambda request: Response(body=body, headers={"Content-Type": "application/json"})
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [[1, 2], {"choices": "all of them"}, {"choices": []}, {"choices": [7]},
+     {"choices": [{"message": {"tool_calls": [{"id": "c1", "function": "run_file"}]}}]},
+     {"choices": [{"message": {"tool_calls": [{"id": "c1"}]}}]}],
+)
+def test_a_reply_that_is_json_but_not_a_chat_completion_is_a_clear_judge_error(server, payload):
+    # The client reads the reply's JSON itself (chat_completion_post): a hostile shape is the server
+    # failing, in one line, never a TypeError from deep in the run.
+    server.action = _raw_reply(payload)
+    with pytest.raises(JudgeUnavailable, match="the server's reply has"):
+        client_for(server, attempts=1).chat(PROMPT)
+
+
+def test_a_replys_fields_of_the_wrong_type_are_read_as_absent(server):
+    server.action = _raw_reply({
+        "choices": [{"message": {"content": ["not", "text"], "tool_calls": [{"id": 5, "function": {"name": "read_file", "arguments": {"path": "a"}}}]},
+                     "finish_reason": 3}],
+        "usage": {"prompt_tokens": "many", "completion_tokens": -4},
+    })
+    result = client_for(server).chat(PROMPT)
+    assert (result.text, result.finish_reason, result.prompt_tokens, result.completion_tokens) == ("", "", 0, 0)
+    assert result.tool_calls == [{"id": "5", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}]
+
+
+def test_a_chat_completion_reply_is_read_whole(server):
+    server.action = _raw_reply({
+        "id": "x", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hello", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+    })
+    result = client_for(server).chat(PROMPT)
+    assert (result.text, result.finish_reason, result.prompt_tokens, result.completion_tokens) == ("hello", "tool_calls", 12, 3)
+    assert result.tool_calls == [{"id": "call_1", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}]

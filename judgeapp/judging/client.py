@@ -226,12 +226,21 @@ def _tls_context():
 
 
 def chat_completion_post(client: openai.OpenAI, body: dict) -> Any:
-    """POST /chat/completions with the client, as `client.chat.completions.create(**body)` does (the same
-    request, headers, errors and parsed ChatCompletion), without `create`'s walk of the body against its
-    typed parameters: our bodies are plain JSON (strings, numbers, lists, dicts), which that walk returns
-    unchanged, and it cost a quarter of a call's CPU with a schema in the body (bench/overhead.py).
-    tests/test_judge_client.py checks that the server receives the body `create` would send."""
-    return client.post("/chat/completions", body=body, cast_to=openai.types.chat.ChatCompletion)
+    """POST /chat/completions with the client, as `client.chat.completions.create(**body)` sends it (the
+    same request, headers and errors), and return the reply's JSON as it came. Two steps of `create` are
+    left out, each a large part of a call's CPU: its walk of the body against its typed parameters (our
+    bodies are plain JSON, which the walk returns unchanged; with a verdict's schema it was a quarter of the
+    call) and the ChatCompletion it builds from the reply (`_result_from` reads the five fields we use).
+    tests/test_judge_client.py checks that the server receives the body `create` would send. A body that is
+    not JSON raises json.JSONDecodeError, a transport failure that is retried."""
+    import httpx2  # the openai client's own HTTP library
+
+    return client.post("/chat/completions", body=body, cast_to=httpx2.Response).json()
+
+
+def _count(value: Any) -> int:
+    """A token count from a reply: a non-negative int, else 0 (a hostile server's "many" is not stored)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else 0
 
 
 def cache_key(base_url: str | None, model: str, messages: list[dict], params: dict) -> str:
@@ -434,22 +443,34 @@ class JudgeClient:
         return JudgeUnavailable(f"{where}: {type(exc).__name__}: {exc}")
 
     @staticmethod
-    def _result_from(response: Any, attempts: int, elapsed: float) -> CallResult:
-        if isinstance(response, str) or not getattr(response, "choices", None):
+    def _result_from(reply: Any, attempts: int, elapsed: float) -> CallResult:
+        """The reply's JSON read as the chat completion it should be; anything else is the server failing."""
+        choices = reply.get("choices") if isinstance(reply, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise JudgeUnavailable("the server's reply has no choices")
-        choice = response.choices[0]
-        message = choice.message
-        tool_calls = [
-            {"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}
-            for call in (message.tool_calls or [])
-        ]
-        usage = response.usage
+        choice = choices[0]
+        message = choice.get("message")
+        message = message if isinstance(message, dict) else {}
+        tool_calls = []
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                raise JudgeUnavailable("the server's reply has a tool call without a function name")
+            arguments = function.get("arguments")
+            tool_calls.append({
+                "id": str(call.get("id") or ""),
+                "type": "function",
+                "function": {"name": function["name"], "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)},
+            })
+        usage = reply.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        content, finish_reason = message.get("content"), choice.get("finish_reason")
         return CallResult(
-            text=message.content or "",
+            text=content if isinstance(content, str) else "",
             tool_calls=tool_calls,
-            finish_reason=choice.finish_reason or "",
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            finish_reason=finish_reason if isinstance(finish_reason, str) else "",
+            prompt_tokens=_count(usage.get("prompt_tokens")),
+            completion_tokens=_count(usage.get("completion_tokens")),
             latency_ms=round(elapsed * 1000),
             attempts=attempts,
         )
