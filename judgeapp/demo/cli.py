@@ -76,9 +76,11 @@ class UpCommand(JudgeCommand):
             children.append((name, subprocess.Popen(argv, cwd=root, start_new_session=True)))
 
         def stop_all():
+            # SIGTERM to each child's own process, not its group: the worker then stops its pool itself (warm
+            # shutdown, within a second or two); its pool processes killed under it, it waited out the 20 s.
             for _name, child in children:
                 if child.poll() is None:
-                    os.killpg(child.pid, signal.SIGTERM)
+                    child.send_signal(signal.SIGTERM)
             deadline = time.monotonic() + 20
             for _name, child in children:
                 try:

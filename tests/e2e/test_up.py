@@ -69,9 +69,11 @@ def test_up_stops_its_worker_and_web_when_it_is_stopped(tmp_path, signum):
         wait_for(lambda: listening(port), 60, message="the web app")
         started = children_of(up.pid)
         assert len(started) == 2  # the worker and the web
+        # The worker's pool processes too: `up` signals the worker, which stops its own pool.
+        pool = wait_for(lambda: [pid for child in started for pid in children_of(child)], 60, message="the worker's pool")
         up.send_signal(signum)
         assert up.wait(timeout=30) != 0
-        wait_for(lambda: not any(alive(pid) for pid in started), 30, message="the worker and the web to stop")
+        wait_for(lambda: not any(alive(pid) for pid in started + pool), 30, message="the worker, its pool and the web to stop")
         assert not listening(port)
     finally:
         if up.poll() is None:
