@@ -1,9 +1,10 @@
-"""Helpers for tests that run real processes."""
+"""Helpers for tests that run real processes and threads."""
 
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -22,6 +23,15 @@ def database_url_for_subprocess() -> str:
     password = f":{quote(s['PASSWORD'])}" if s.get("PASSWORD") else ""
     auth = f"{user}{password}@" if user else ""
     return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+
+
+def chats_at_once(client, n: int, label: str = "q") -> None:
+    """`client.chat` from n threads at once, each with its own message; returns when all have answered."""
+    threads = [threading.Thread(target=client.chat, args=([{"role": "user", "content": f"{label}{i}"}],)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def wait_for(predicate, timeout: float, interval: float = 0.1, message: str = "condition"):

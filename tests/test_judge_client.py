@@ -15,6 +15,7 @@ from judgeapp.judging.client import (
     StructuredOutputUnsupported,
 )
 from judgeapp.judging.parsing import score_spec
+from tests.helpers import chats_at_once
 
 PROMPT = [{"role": "user", "content": "<customer_message>Where is my order?</customer_message><assistant_reply>Tracking link: within 2 days.</assistant_reply>"}]
 GOOD = ReplyJSON({"reasoning": "Gives tracking.", "score": 4})
@@ -158,16 +159,9 @@ def test_a_server_refusing_the_format_is_reported_once_not_retried(server):
 
 
 def test_process_limiter_bounds_concurrent_calls():
-    import threading
-
     with FakeJudgeServer(DemoBrain(), latency=0.2) as server:
         config = EndpointConfig(name="limited", model="m", base_url=server.url, max_concurrency=2)
-        client = JudgeClient(config)
-        threads = [threading.Thread(target=client.chat, args=([{"role": "user", "content": f"q{i}"}],)) for i in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        chats_at_once(JudgeClient(config), 6)
         assert server.max_in_flight == 2
 
 
@@ -208,19 +202,12 @@ def test_an_agent_request_with_tools_and_tool_turns_is_the_body_the_sdks_create_
 def test_the_clients_of_a_commands_lanes_share_one_tls_context(server, monkeypatch):
     # Building a TLS context reads the CA store (20 ms of CPU): sixteen lanes, each with its own client,
     # built sixteen while their first calls waited.
-    import threading
-
     import httpcore2
 
     built = []
     default = httpcore2.default_ssl_context
     monkeypatch.setattr(httpcore2, "default_ssl_context", lambda **kw: built.append(1) or default(**kw))
-    client = client_for(server)
-    threads = [threading.Thread(target=client.chat, args=([{"role": "user", "content": f"lane {i}"}],)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    chats_at_once(client_for(server), 8, label="lane ")
     assert len(server.chat_requests) == 8
     assert len(built) <= 1
 

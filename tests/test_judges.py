@@ -11,6 +11,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.endpoints import client_for
 from judgeapp.judging.judges import judge_get, judges_sync, system_get
 from judgeapp.models import EndpointSource, Judge, System
+from tests.helpers import chats_at_once
 
 GOOD = b'''
 [judges.small-a]
@@ -168,11 +169,7 @@ def test_host_limiter_bounds_concurrent_calls_across_file_descriptors(tmp_path):
     with FakeJudgeServer(DemoBrain(), latency=0.15) as server:
         limiter = HostSlotLimiter(tmp_path)
         client = JudgeClient(EndpointConfig(name="host-limited", model="m", base_url=server.url, max_concurrency=3), limiter=limiter)
-        threads = [threading.Thread(target=client.chat, args=([{"role": "user", "content": f"q{i}"}],)) for i in range(9)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        chats_at_once(client, 9)
         assert len(server.chat_requests) == 9
         assert server.max_in_flight == 3
 

@@ -12,6 +12,7 @@ No Django here: the cache and the limiter are passed in (the app gives database-
 from __future__ import annotations
 
 import email.utils
+import functools
 import hashlib
 import json
 import logging
@@ -25,6 +26,7 @@ from typing import Any, Protocol
 
 import tenacity
 
+from judgeapp.judging.lazy import LazyModule
 from judgeapp.judging.parsing import ParseError, ReplySpec
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,7 @@ class _LazyOpenAI:
 
 
 openai = _LazyOpenAI()
+httpx2 = LazyModule("httpx2")  # the openai client's own HTTP library, loaded with it
 
 
 def openai_preload() -> None:
@@ -210,19 +213,20 @@ def _openai_client(config: EndpointConfig) -> openai.OpenAI:
     return client
 
 
-_tls = {"context": None, "lock": threading.Lock()}
+_tls_lock = threading.Lock()
+
+
+@functools.cache
+def _tls_context_build():
+    return httpx2.create_ssl_context()
 
 
 def _tls_context():
     """One TLS context for every thread's client in this process, the HTTP library's default one (the
     system's CA certificates, or SSL_CERT_FILE / SSL_CERT_DIR): building it reads the CA store, 20 ms of
     CPU, and a command's sixteen lanes each built their own while the first calls waited."""
-    with _tls["lock"]:
-        if _tls["context"] is None:
-            import httpx2  # the openai client's own HTTP library
-
-            _tls["context"] = httpx2.create_ssl_context()
-        return _tls["context"]
+    with _tls_lock:  # built once even when the lanes' first calls come together
+        return _tls_context_build()
 
 
 def chat_completion_post(client: openai.OpenAI, body: dict) -> Any:
@@ -233,8 +237,6 @@ def chat_completion_post(client: openai.OpenAI, body: dict) -> Any:
     call) and the ChatCompletion it builds from the reply (`_result_from` reads the five fields we use).
     tests/test_judge_client.py checks that the server receives the body `create` would send. A body that is
     not JSON raises json.JSONDecodeError, a transport failure that is retried."""
-    import httpx2  # the openai client's own HTTP library
-
     return client.post("/chat/completions", body=body, cast_to=httpx2.Response).json()
 
 
