@@ -34,14 +34,34 @@ def chats_at_once(client, n: int, label: str = "q") -> None:
         t.join()
 
 
-def wait_for(predicate, timeout: float, interval: float = 0.1, message: str = "condition"):
+def wait_for(predicate, timeout: float, interval: float = 0.1, message: str = "condition", explain=None):
+    """`predicate()`'s first true value within `timeout` seconds. On timeout, AssertionError with `message`
+    and, when given, what `explain()` says of the state then (so a failure in CI says where it stuck)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+    detail = f"\n{explain()}" if explain is not None else ""
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}{detail}")
+
+
+def run_state(run_pk: int, *workers: "WorkerProcess", log_lines: int = 25) -> str:
+    """A run's status and counters, its units by status and claimer, and each worker's last log lines."""
+    from django.db.models import Count
+
+    from judgeapp.models import Judgment, Run
+
+    run = Run.objects.get(pk=run_pk)
+    units = Judgment.objects.filter(run_id=run_pk).values("status", "claimed_by").annotate(n=Count("id")).order_by("status")
+    lines = [f"run {run.run_id}: {run.status} stage {run.stage}, {run.done_units} done, {run.failed_units} failed, error {run.error!r}"]
+    lines += [f"  {row['n']} {row['status']} {row['claimed_by']}" for row in units]
+    for number, worker in enumerate(workers):
+        alive = worker.proc is not None and worker.proc.poll() is None
+        lines.append(f"worker {number} ({'alive' if alive else 'ended'}), last log lines:")
+        lines += [f"  {line}" for line in worker.log().splitlines()[-log_lines:]]
+    return "\n".join(lines)
 
 
 class WorkerProcess:

@@ -112,6 +112,48 @@ def test_recovery_releases_the_claims_of_a_dead_process(judge, monkeypatch):
     assert set(sent) == {first.pk, second.pk}
 
 
+def test_a_recovery_pass_that_fails_after_releasing_claims_is_followed_by_one_that_sends_them(judge, monkeypatch):
+    """The worker's recovery thread: a pass that released a dead worker's claims and then could not send
+    them (the broker hiccupped) is followed by a full pass; else the units stayed pending with no message
+    until their run counted as stalled, minutes later."""
+    import socket
+    import threading
+
+    from django.db import connections
+
+    from judgeapp.judging import signals, tasks
+
+    sent, failures = [], []
+
+    def apply_async(args, **kw):
+        if not failures:
+            failures.append("broker down")
+            raise ConnectionError("broker down")
+        sent.extend(args[0])
+
+    monkeypatch.setattr(tasks.execute_judgments, "apply_async", apply_async)
+    monkeypatch.setattr(connections, "close_all", lambda: None)  # the test's transaction stays open
+    run = pointwise_run(judge=judge, n=2, executor="celery")
+    runs.run_start(run_pk=run.pk)
+    first, second = run.judgments.order_by("pk")
+    runs.judgment_claim(judgment_id=first.pk, worker=f"{socket.gethostname()}:999999:1:1")  # a dead process
+
+    stop, passes = threading.Event(), []
+
+    def recover(full: bool) -> bool:
+        passes.append(full)
+        ok = signals._recover(full)
+        if len(passes) == 3:
+            stop.set()
+        return ok
+
+    signals.recovery_loop(recover, stop, 0)
+    first.refresh_from_db()
+    assert failures and first.status == UnitStatus.PENDING
+    assert passes == [True, True, False]  # full at start, full again after the failure, then the usual pass
+    assert set(sent) == {first.pk, second.pk}
+
+
 def test_recovery_leaves_a_live_claim_alone(judge, monkeypatch):
     from judgeapp.judging import tasks
     from judgeapp.judging.workers import worker_identity

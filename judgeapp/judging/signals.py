@@ -19,7 +19,8 @@ RECOVER_INTERVAL_SECONDS = 10
 _stop = threading.Event()
 
 
-def _recover(redispatch_pending: bool) -> None:
+def _recover(redispatch_pending: bool) -> bool:
+    """One recovery pass; False when it failed (logged)."""
     from django.db import connections
 
     from judgeapp.judging.runs import runs_recover
@@ -28,10 +29,25 @@ def _recover(redispatch_pending: bool) -> None:
         counts = runs_recover(redispatch_pending=redispatch_pending)
         if counts.get("released"):
             log.warning("recovery: %s", counts)
+        return True
     except Exception:  # noqa: BLE001 - a database or broker hiccup must not kill the timer; next time will do
         log.exception("recovery pass failed")
+        return False
     finally:
         connections.close_all()
+
+
+def recovery_loop(recover, stop: threading.Event, interval: float) -> None:
+    """`recover(redispatch_pending)` now and then every `interval` seconds until `stop` is set. The first
+    pass sends every pending unit again (what a killed worker had prefetched may be lost), and so does the
+    pass after one that failed: a failed pass may have released a dead worker's claims and not sent them,
+    and the next pass, finding no dead claim, would leave those units pending without a message until
+    their run counted as stalled (minutes)."""
+    full = True
+    while True:
+        full = not recover(full)
+        if stop.wait(interval):
+            return
 
 
 @worker_init.connect
@@ -52,12 +68,9 @@ def _recover_on_start(sender=None, **kwargs):
 
     load_judges_file.delay()
 
-    def every_interval():
-        _recover(redispatch_pending=True)
-        while not _stop.wait(RECOVER_INTERVAL_SECONDS):
-            _recover(redispatch_pending=False)
-
-    threading.Thread(target=every_interval, name="judgeapp-recovery", daemon=True).start()
+    threading.Thread(
+        target=recovery_loop, args=(_recover, _stop, RECOVER_INTERVAL_SECONDS), name="judgeapp-recovery", daemon=True
+    ).start()
 
 
 @worker_shutting_down.connect

@@ -6,7 +6,7 @@ from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.judging import runs
 from judgeapp.models import Judgment, Run, RunStatus, UnitStatus
 from tests.factories import pointwise_run
-from tests.helpers import wait_for
+from tests.helpers import run_state, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -24,8 +24,11 @@ def test_killed_worker_loses_no_judgment_and_judges_nothing_twice(worker_factory
         done_at_kill = set(Judgment.objects.filter(run=run, status=UnitStatus.DONE).values_list("case__input", flat=True))
         assert at_kill.status == RunStatus.RUNNING and at_kill.done_units < 50
 
-        worker_factory(concurrency=4)
-        wait_for(lambda: Run.objects.get(pk=run.pk).is_finished, 120, message="the run to finish")
+        second = worker_factory(concurrency=4)
+        wait_for(
+            lambda: Run.objects.get(pk=run.pk).is_finished, 120, message="the run to finish",
+            explain=lambda: run_state(run.pk, first, second),
+        )
 
         run.refresh_from_db()
         assert run.status == RunStatus.DONE, run.error
