@@ -9,7 +9,8 @@ from django import forms
 from django.conf import settings
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField, judges_callable
+from calibration.selectors import run_preflight
+from judgeapp.judging.forms import MultipleFileField, PreflightForm, judges_callable
 from judgeapp.models import Strategy
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE
 from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
@@ -77,7 +78,7 @@ def judge_field() -> forms.ModelChoiceField:
     )
 
 
-class RankForm(forms.Form):
+class RankForm(PreflightForm):
     goal = forms.CharField(
         max_length=2000,
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -119,7 +120,7 @@ class RankForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["judge"] = judge_field()
         self.fields["directory"].choices = [("", "—")] + browsable_directories()
-        self.order_fields(["goal", "judge", "set_name", "files", "directory", "max_size", "strategy", "budget", "both_orders"])
+        self.order_fields(["goal", "judge", "set_name", "files", "directory", "max_size", "strategy", "budget", "both_orders", "confirm"])
 
     def clean_strategy(self):
         return self.cleaned_data.get("strategy") or Strategy.SEED
@@ -132,6 +133,8 @@ class RankForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
+        # What is known of the judge is said whatever else is wrong: the form shows it as the fields change.
+        self.preflight(run_preflight(judges=[cleaned.get("judge")]))
         if "files" in self.errors or "directory" in self.errors:
             return cleaned  # the field's own error says what is wrong
         uploads, directory = cleaned.get("files") or [], cleaned.get("directory")
@@ -158,7 +161,7 @@ class InsertForm(forms.Form):
         return candidate_from_upload(self.cleaned_data["file"])
 
 
-class CompareForm(forms.Form):
+class CompareForm(PreflightForm):
     goal = forms.CharField(max_length=2000, initial=DEFAULT_GOAL, widget=forms.Textarea(attrs={"rows": 2}))
     file_a = forms.FileField(label="Artifact A")
     file_b = forms.FileField(label="Artifact B")
@@ -167,7 +170,12 @@ class CompareForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["judge"] = judge_field()
-        self.order_fields(["goal", "judge", "file_a", "file_b", "both_orders"])
+        self.order_fields(["goal", "judge", "file_a", "file_b", "both_orders", "confirm"])
+
+    def clean(self):
+        cleaned = super().clean()
+        self.preflight(run_preflight(judges=[cleaned.get("judge")]))
+        return cleaned
 
     def clean_file_a(self):
         return candidate_from_upload(self.cleaned_data["file_a"])

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, render_partial
+from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, render_partial
 from judgeapp.ranker import selectors as selectors_ranker
 from judgeapp.ranker.forms import CompareForm, InsertForm, RankForm
 from judgeapp.ranker.services import web as ranker_web
@@ -37,6 +37,8 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
 
 @role_required(*READERS)
 def rank_new(request: HtmxHttpRequest) -> HttpResponse:
+    if (warnings := preflight_partial(request, RankForm, preflight_id="rank-preflight")) is not None:
+        return warnings
     form = RankForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -62,6 +64,8 @@ def rank_new(request: HtmxHttpRequest) -> HttpResponse:
 
 @role_required(*READERS)
 def compare_new(request: HtmxHttpRequest) -> HttpResponse:
+    if (warnings := preflight_partial(request, CompareForm, preflight_id="compare-preflight")) is not None:
+        return warnings
     form = CompareForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

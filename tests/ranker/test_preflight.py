@@ -51,3 +51,51 @@ def test_the_agent_form_needs_start_anyway_for_a_judge_whose_key_is_not_set(clie
     refused = client.post(reverse("agent:home"), data)
     assert refused.status_code == 400 and "Start anyway" in refused.content.decode()
     assert not Run.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("url_name", "region"), [("ranker:rank_new", "rank-preflight"), ("ranker:compare_new", "compare-preflight")]
+)
+def test_the_rank_and_compare_forms_warn_of_a_key_not_set_as_the_judge_changes(client, reviewer, remote, judge, url_name, region):
+    client.force_login(reviewer)
+    page = client.get(reverse(url_name)).content.decode()
+    assert f'id="{region}" hx-get="{reverse(url_name)}"' in page
+    warned = client.get(reverse(url_name), {"preflight": "1", "judge": remote.pk}, headers=HTMX).content.decode()
+    assert warned.lstrip().startswith(f'<div id="{region}"') and "<html" not in warned
+    assert "its key variable REMOTE_JUDGE_KEY is not set" in warned and 'name="confirm"' in warned
+    quiet = client.get(reverse(url_name), {"preflight": "1", "judge": judge.pk}, headers=HTMX).content.decode()
+    assert "REMOTE_JUDGE_KEY" not in quiet and "never been calibrated" in quiet
+
+
+def test_the_ranker_page_holds_both_forms_each_asking_its_own_url(client, reviewer, judge):
+    client.force_login(reviewer)
+    page = client.get(reverse("ranker:index")).content.decode()
+    assert f'id="rank-preflight" hx-get="{reverse("ranker:rank_new")}"' in page
+    assert f'id="compare-preflight" hx-get="{reverse("ranker:compare_new")}"' in page
+    assert 'id="preflight"' not in page and page.count('name="confirm"') == 0  # asked only once a warning needs it
+
+
+def test_a_rank_and_a_compare_with_a_judge_whose_key_is_not_set_need_start_anyway(client, reviewer, remote, monkeypatch):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from judgeapp.judging import tasks
+
+    monkeypatch.setattr(tasks.start_run, "delay", lambda *args: None)
+    monkeypatch.setattr(tasks.execute_sequential_run, "delay", lambda *args: None)
+    client.force_login(reviewer)
+
+    def rank(**extra):
+        files = [SimpleUploadedFile("one.md", b"first report"), SimpleUploadedFile("two.md", b"second report")]
+        return client.post(reverse("ranker:rank_new"), {"goal": "depth", "judge": remote.pk, "set_name": "reports", "max_size": 10, "files": files, **extra})
+
+    def compare(**extra):
+        files = {"file_a": SimpleUploadedFile("a.md", b"first"), "file_b": SimpleUploadedFile("b.md", b"second")}
+        return client.post(reverse("ranker:compare_new"), {"goal": "depth", "judge": remote.pk, **files, **extra})
+
+    for post in (rank, compare):
+        refused = post()
+        html = refused.content.decode()
+        assert refused.status_code == 400 and "Start anyway" in html and "REMOTE_JUDGE_KEY is not set" in html
+        assert not Run.objects.exists()
+    assert rank(confirm="on").status_code == 302 and compare(confirm="on").status_code == 302
+    assert Run.objects.count() == 2
