@@ -8,7 +8,7 @@ threads. Printed per size: the wall time, judgments per second, and the process'
 (ru_maxrss) before the run (Django set up, test set stored) and at its end; then the peak of each phase
 alone (the kernel's high-water mark, reset as the phase starts: /proc/self/clear_refs) and its time: storing
 the test set, starting the run (planning and creating its units), judging (from the start's end to the
-finalize), the finalize (the report), and the whole run (all three). Flat in N means these barely grow
+finalize), the finalize (the report), the whole run (all three), and writing the judgments' CSV after it. Flat in N means these barely grow
 from 10k to 100k.
 
 DATABASE_URL picks the database (default: a fresh SQLite file per size).
@@ -27,7 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
-import json, resource, sys, time, uuid
+import json, resource, sys, tempfile, time, uuid
+from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 from _setup import setup_django, FakeJudgeProcess, testset_bytes
 setup_django()
@@ -90,6 +91,14 @@ try:
     run = phase("run", lambda: runs.run_execute_inline(run=run, concurrency=concurrency))
     wall = time.perf_counter() - started
     after = max(before, phases["run"]["peak_kib"])
+    # The judgments' CSV, as `evaluate --csv` writes it and the export page streams it (a build without the
+    # streamed export built the whole text first: judgments_csv).
+    from judgeapp.judging.atomic import write_text_atomic
+    from judgeapp.pointwise import services as pointwise_services
+    export = getattr(pointwise_services, "judgments_csv_chunks", pointwise_services.judgments_csv)
+    csv_path = Path(tempfile.mkdtemp()) / "judgments.csv"
+    phase("CSV export", lambda: write_text_atomic(csv_path, export(run=run)))
+    phases["CSV export"]["bytes"] = csv_path.stat().st_size
 finally:
     fake.stop()
 print(json.dumps({"n": n, "wall": wall, "status": run.status, "done": run.done_units, "rss_before_kib": before, "rss_peak_kib": after, "phases": phases}))
@@ -114,7 +123,8 @@ def main() -> None:
         judging = figures["phases"]["judging"]["seconds"]
         print(f"            judging alone (from the start's end to the finalize): {figures['done'] / judging:6.1f} judgments/s")
         for name, phase in figures["phases"].items():
-            print(f"            {name:<28} peak RSS {phase['peak_kib'] / 1024:6.1f} MiB, {phase['seconds']:7.1f} s")
+            size = f", {phase['bytes'] / 2**20:.1f} MiB written" if "bytes" in phase else ""
+            print(f"            {name:<28} peak RSS {phase['peak_kib'] / 1024:6.1f} MiB, {phase['seconds']:7.1f} s{size}")
         time.sleep(1)
 
 

@@ -4,6 +4,7 @@
 import json
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -23,14 +24,19 @@ def _temp_beside(path: Path) -> tuple[int, str]:
             continue
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
+def write_text_atomic(path: str | Path, text: str | Iterable[str]) -> Path:
     """A temp file beside `path`, flushed to disk, then renamed over it: a reader (or a process killed
-    mid-write) sees the old file or the new one, never half of one."""
+    mid-write) sees the old file or the new one, never half of one. `text`: a string, or its pieces in
+    order (a large export written as it is made)."""
     path = Path(path)
     fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                for piece in text:
+                    f.write(piece)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -10,7 +10,7 @@ spreadsheets show as text. Numbers stay numbers (`-3` is not escaped).
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from defusedcsv import csv as defusedcsv
 
@@ -24,10 +24,25 @@ def neutralise(value):
     return value
 
 
-def csv_text(columns: Sequence[str], rows: Iterable[Sequence]) -> str:
+ROWS_PER_CHUNK = 500
+
+
+def csv_chunks(columns: Sequence[str], rows: Iterable[Sequence], rows_per_chunk: int = ROWS_PER_CHUNK) -> Iterator[str]:
+    """The CSV a piece at a time (the header, then `rows_per_chunk` rows a piece): an export of 100,000
+    judgments is streamed to the browser or the file, never one string or one table in memory."""
     out = io.StringIO()
     # Excel's dialect (rows end in CRLF), so that a cell holding a carriage return is quoted too.
     writer = defusedcsv.writer(out)
     writer.writerow([neutralise(c) for c in columns])
-    writer.writerows([neutralise(v) for v in row] for row in rows)
-    return out.getvalue()
+    for number, row in enumerate(rows, 1):
+        writer.writerow([neutralise(v) for v in row])
+        if number % rows_per_chunk == 0:
+            yield out.getvalue()
+            out.seek(0)
+            out.truncate()
+    if out.tell():
+        yield out.getvalue()
+
+
+def csv_text(columns: Sequence[str], rows: Iterable[Sequence]) -> str:
+    return "".join(csv_chunks(columns, rows))

@@ -76,7 +76,7 @@ def handle(command, options) -> int:
     if "report" in outputs:
         write_text_atomic(outputs["report"], json_text(report))
     if "csv" in outputs:
-        write_text_atomic(outputs["csv"], pointwise_services.judgments_csv(run=run))
+        write_text_atomic(outputs["csv"], pointwise_services.judgments_csv_chunks(run=run))
     markdown = pointwise_services.report_markdown_of(run=run, report=report)
     if "markdown" in outputs:
         write_text_atomic(outputs["markdown"], markdown)

@@ -4,9 +4,9 @@ beside the scores, and its exports (JSON, CSV of the judgments, a Markdown summa
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -14,7 +14,7 @@ from django.db import transaction
 from judgeapp.judging.batches import batched
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
-from judgeapp.judging.csvsafe import csv_text
+from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, parse_testset
 from judgeapp.judging.runs import run_create, run_enqueue
@@ -34,9 +34,6 @@ from judgeapp.models import (
 )
 from judgeapp.pointwise.core import report_markdown
 from judgeapp.releases.core import DEFAULT_THRESHOLD
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 EVALS_DIR = Path(settings.BASE_DIR) / "evals"
 TESTSET_SUFFIXES = (".jsonl", ".csv")
@@ -258,46 +255,44 @@ CSV_COLUMNS = [
 ]
 
 
-def judgments_frame(*, run: Run) -> pd.DataFrame:
-    """One row per judge verdict (case x criterion), with the case's input and the reply judged."""
-    import pandas as pd  # a fifth of a second to import: only an export needs it, not every command's start
+def _score_cell(value):
+    """A score as the CSV shows it: an integer stays one (4, not 4.0)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
-    outputs = dict(run.outputs.filter(slot="").values_list("case_id", "text"))
-    rows = run.judgments.filter(purpose=Purpose.JUDGE).order_by("case__position", "criterion__position").values(
-        "uuid", "case_id", "case__case_id", "case__input", "criterion__name", "parsed", "status", "parse_error",
-        "error", "attempts", "parse_attempts", "latency_ms", "cached", "judge__name",
+
+def judgments_rows(*, run: Run) -> Iterator[tuple]:
+    """One row per judge verdict (case x criterion) in CSV_COLUMNS order, with the case's input and the reply
+    judged: read from the database a page at a time (a run of 100,000 judgments is never one list)."""
+    from django.db.models import OuterRef, Subquery
+
+    reply = Output.objects.filter(run=run, slot="", case_id=OuterRef("case_id")).values("text")[:1]
+    units = (
+        run.judgments.filter(purpose=Purpose.JUDGE)
+        .order_by("case__position", "criterion__position")
+        .annotate(reply=Subquery(reply))
+        .values_list(
+            "uuid", "case__case_id", "case__input", "criterion__name", "parsed", "status", "parse_error",
+            "error", "attempts", "parse_attempts", "latency_ms", "cached", "judge__name", "reply",
+        )
     )
-    records = [
-        {
-            "run_id": run.run_id,
-            "case_id": r["case__case_id"],
-            "criterion": r["criterion__name"],
-            "score": (r["parsed"] or {}).get("score") if r["status"] == "done" else None,
-            "reasoning": (r["parsed"] or {}).get("reasoning", ""),
-            "status": r["status"],
-            "parse_error": r["parse_error"],
-            "error": r["error"],
-            "attempts": r["attempts"],
-            "parse_attempts": r["parse_attempts"],
-            "latency_ms": r["latency_ms"],
-            "cached": r["cached"],
-            "judge": r["judge__name"],
-            "input": r["case__input"],
-            "output": outputs.get(r["case_id"], ""),
-            "judgment": str(r["uuid"]),
-        }
-        for r in rows
-    ]
-    frame = pd.DataFrame.from_records(records, columns=CSV_COLUMNS)
-    frame["score"] = frame["score"].astype("Int64")  # an integer column that keeps the unscored empty
-    return frame
+    for (uuid, case_id, case_input, criterion, parsed, status, parse_error, error, attempts, parse_attempts,
+         latency_ms, cached, judge, reply_text) in units.iterator(chunk_size=2000):
+        parsed = parsed or {}
+        yield (
+            run.run_id, case_id, criterion, _score_cell(parsed.get("score")) if status == "done" else None,
+            parsed.get("reasoning", ""), status, parse_error, error, attempts, parse_attempts, latency_ms, cached,
+            judge, case_input, reply_text or "", str(uuid),
+        )
+
+
+def judgments_csv_chunks(*, run: Run) -> Iterator[str]:
+    """Every judgment as CSV, a piece at a time, each text cell neutralised against formula injection
+    (judging/csvsafe.py): what the export page streams and `evaluate --csv` writes."""
+    return csv_chunks(CSV_COLUMNS, judgments_rows(run=run))
 
 
 def judgments_csv(*, run: Run) -> str:
-    """Every judgment as CSV, each text cell neutralised against formula injection (judging/csvsafe.py)."""
-    frame = judgments_frame(run=run).astype(object)
-    frame = frame.where(frame.notna(), None)
-    return csv_text(list(frame.columns), frame.itertuples(index=False, name=None))
+    return "".join(judgments_csv_chunks(run=run))
 
 
 def report_markdown_of(*, run: Run, report: dict | None = None) -> str:

@@ -6,7 +6,7 @@ The run's report itself is the run page (run_detail) with `templates/judgeapp/po
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 
 from judgeapp.judging import selectors
@@ -80,8 +80,11 @@ def judgments(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def export(request: HtmxHttpRequest, run_id: str, fmt: str) -> HttpResponse:
     run = _pointwise_run(run_id)
     if fmt == "csv":
-        body, content_type = pointwise_services.judgments_csv(run=run), "text/csv; charset=utf-8"
-    elif fmt == "md":
+        # Streamed: a run of 100,000 judgments is sent as it is read, never held whole.
+        response = StreamingHttpResponse(pointwise_services.judgments_csv_chunks(run=run), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{run.run_id}.csv"'
+        return response
+    if fmt == "md":
         body, content_type = pointwise_services.report_markdown_of(run=run), "text/markdown; charset=utf-8"
     elif fmt == "json":
         body, content_type = json_text(pointwise_services.report_current(run=run)), "application/json"

@@ -201,8 +201,10 @@ def test_exports_csv_json_and_markdown(client, reviewer, finished):
     client.force_login(reviewer)
     csv = client.get(reverse("pointwise:export", args=["pw-1", "csv"]))
     assert csv["Content-Disposition"] == 'attachment; filename="pw-1.csv"'
-    frame = pd.read_csv(io.StringIO(csv.content.decode()))
+    assert csv.streaming  # sent as it is read: a run of 100,000 judgments is never one string in memory
+    frame = pd.read_csv(io.StringIO(b"".join(csv.streaming_content).decode()))
     assert len(frame) == 12 and set(frame.criterion) == {"helpfulness", "tone"}
+    assert frame.score.dtype == "int64" and frame.score.between(1, 5).all()
     report = json.loads(client.get(reverse("pointwise:export", args=["pw-1", "json"])).content)
     assert report["run_id"] == "pw-1" and report["gate"]["passed"] is True and "agreement" in report
     markdown = client.get(reverse("pointwise:export", args=["pw-1", "md"])).content.decode()

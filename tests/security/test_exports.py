@@ -63,6 +63,31 @@ def run_with_formulas(judge, tmp_path):
     return path, rubric
 
 
+def test_a_csv_comes_a_piece_at_a_time_and_its_pieces_are_the_whole_csv():
+    from judgeapp.judging.csvsafe import csv_chunks
+
+    rows = [[f"=cmd{i}", i] for i in range(1201)]
+    pieces = list(csv_chunks(["a", "b"], iter(rows), rows_per_chunk=500))
+    assert len(pieces) == 3 and pieces[0].startswith("a,b\r\n")  # the header with the first 500 rows
+    assert "".join(pieces) == csv_text(["a", "b"], rows)
+    assert list(csv.reader(io.StringIO("".join(pieces))))[-1] == ["'=cmd1200", "1200"]
+    assert list(csv_chunks(["a"], iter([]))) == ["a\r\n"]
+
+
+def test_an_export_written_in_pieces_is_whole_or_not_there(tmp_path):
+    def pieces():
+        yield "first,row\r\n"
+        raise RuntimeError("the database went away mid-export")
+
+    target = tmp_path / "judgments.csv"
+    target.write_text("the previous export\n")
+    with pytest.raises(RuntimeError):
+        write_text_atomic(target, pieces())
+    assert target.read_text() == "the previous export\n" and [p.name for p in tmp_path.iterdir()] == ["judgments.csv"]
+    write_text_atomic(target, iter(["a,b\r\n", "1,2\r\n"]))
+    assert target.read_bytes() == b"a,b\r\n1,2\r\n"
+
+
 def test_the_csv_export_of_the_command_neutralises_every_cell(judge, tmp_path):
     from django.core.management import call_command
 
@@ -86,8 +111,9 @@ def test_report_csv_from_the_browser_neutralises_every_cell(client, reviewer, ju
     client.force_login(reviewer)
     response = client.get(reverse("pointwise:export", args=["formulas", "csv"]))
     assert response.status_code == 200 and response["Content-Disposition"] == 'attachment; filename="formulas.csv"'
-    assert_neutralised(response.content.decode())
-    assert response.content.count(b"\r\n") >= 6  # a row per judgment, Excel's line ends
+    body = b"".join(response.streaming_content)
+    assert_neutralised(body.decode())
+    assert body.count(b"\r\n") >= 6  # a row per judgment, Excel's line ends
 
 
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
