@@ -77,6 +77,12 @@ class RunFailed(Exception):
     message is shown once on the run, not once per unit."""
 
 
+# What a report reads of a unit: never its prompt (`messages`), raw reply, transcript or payload. A pairwise
+# or jury run of 100,000 inputs holds a unit per order or juror for its report, and their prompts alone,
+# each with the input and the replies judged, came to gigabytes.
+UNIT_REPORT_FIELDS = ("id", "case_id", "judge_id", "key", "order", "stage", "status", "parsed", "error", "parse_error", "truncated")
+
+
 class RunHandler:
     kind: ClassVar[str]
     # A sequential kind (a batch rank) runs as one task that claims the whole run; the others fan out.

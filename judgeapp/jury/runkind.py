@@ -19,7 +19,7 @@ from judgeapp.judging.replies import (
     rubric_text,
     run_prompt,
 )
-from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.jury.core import PooledCase, pool_replies, render_juror_prompt, summarize
 from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 
@@ -44,15 +44,16 @@ def pooled_cases(run, panel: list[Judge] | None = None) -> list[PooledCase]:
     """Every case of the run with its jurors' votes and the pooled verdict."""
     panel = [j.name for j in (panel_of(run) if panel is None else panel)]
     units: dict[int, dict[str, Judgment]] = defaultdict(dict)
-    for unit in run.judgments.filter(purpose=Purpose.JUDGE).select_related("judge").order_by("stage", "id"):
+    judged = run.judgments.filter(purpose=Purpose.JUDGE).select_related("judge").only(*UNIT_REPORT_FIELDS, "judge__name")
+    for unit in judged.order_by("stage", "id"):
         units[unit.case_id][unit.judge.name] = unit
     with_output = set(Output.objects.filter(run=run, slot="").values_list("case_id", flat=True))
     cases = []
-    for case in run.testset.cases.all():
-        if case.pk not in with_output:
+    for case_pk, case_id in run.testset.cases.values_list("id", "case_id"):
+        if case_pk not in with_output:
             continue
-        replies = {name: usable_reply(units[case.pk].get(name)) for name in panel}
-        cases.append(pool_replies(case.case_id, replies))
+        replies = {name: usable_reply(units[case_pk].get(name)) for name in panel}
+        cases.append(pool_replies(case_id, replies))
     return cases
 
 
@@ -115,7 +116,8 @@ class JuryHandler(RunHandler):
         options = run.options
         warnings = list(options.get("warnings", []))
         failures = defaultdict(list)
-        for unit in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).select_related("judge", "case").order_by("stage", "id"):
+        failed = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).select_related("judge", "case")
+        for unit in failed.only(*UNIT_REPORT_FIELDS, "judge__name", "case__case_id").order_by("stage", "id"):
             failures[unit.judge.name].append(
                 {"case_id": unit.case.case_id, "error": unit.error or f"no valid verdict after one retry: {unit.parse_error}"}
             )

@@ -92,9 +92,12 @@ def case_from_replies(
     reply_a: str = "",
     reply_b: str = "",
     errors: dict[str, str] | None = None,
+    len_a: int | None = None,
+    len_b: int | None = None,
 ) -> PairwiseCase:
     """One input's case from each order's parsed reply ({"reasoning", "winner"}, or None when that order
-    gave no usable verdict), its "1"/"2" mapped back to the version it names."""
+    gave no usable verdict), its "1"/"2" mapped back to the version it names. The replies' lengths are
+    those of `reply_a` and `reply_b`, or `len_a` and `len_b` when given (a report reads only them)."""
     verdicts: dict[str, tuple[str | None, str]] = {}
     for order in ORDERS:
         parsed = replies.get(order)
@@ -106,8 +109,8 @@ def case_from_replies(
         ba=verdicts["ba"][0],
         reasoning_ab=verdicts["ab"][1],
         reasoning_ba=verdicts["ba"][1],
-        len_a=len(reply_a),
-        len_b=len(reply_b),
+        len_a=len(reply_a) if len_a is None else len_a,
+        len_b=len(reply_b) if len_b is None else len_b,
         error_ab=errors.get("ab", ""),
         error_ba=errors.get("ba", ""),
     )

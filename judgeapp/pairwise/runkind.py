@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from django.db.models.functions import Length
+
 from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import generate_output, generated_output_record, rubric_text, run_prompt
-from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 from judgeapp.pairwise.core import ORDERS, case_from_replies, order_prompt, summarize
 
@@ -19,8 +21,9 @@ SLOTS = ("A", "B")
 
 
 def compared_cases(run):
-    """The run's cases in test-set order: the sample drawn at creation, or every case."""
-    cases = run.testset.cases.all()
+    """The run's cases in test-set order: the sample drawn at creation, or every case (their ids only, not
+    their inputs)."""
+    cases = run.testset.cases.only("id", "case_id")
     chosen = run.options.get("case_ids")
     if chosen is not None:
         cases = cases.filter(case_id__in=chosen)
@@ -47,7 +50,8 @@ class PairwiseHandler(RunHandler):
     def verdicts(self, run):
         """One both-order verdict per case judged in both orders (never a single-order one)."""
         by_case: dict[str, dict[str, Judgment]] = defaultdict(dict)
-        for unit in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "judge").order_by("stage", "id"):
+        units = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "judge")
+        for unit in units.only(*UNIT_REPORT_FIELDS, "case__case_id", "judge__name").order_by("stage", "id"):
             by_case[unit.case.case_id][order_of(unit)] = unit
         verdicts = []
         for case_id, units in by_case.items():
@@ -107,20 +111,23 @@ class PairwiseHandler(RunHandler):
         from calibration.selectors import calibration_for_run
 
         cases = compared_cases(run)
-        outputs: dict[int, dict[str, str]] = defaultdict(dict)
-        for output in Output.objects.filter(run=run, slot__in=SLOTS):
-            outputs[output.case_id][output.slot] = output.text
+        # The report reads the replies' lengths, not their texts, and of each unit what UNIT_REPORT_FIELDS hold.
+        lengths: dict[int, dict[str, int]] = defaultdict(dict)
+        for case_id, slot, length in Output.objects.filter(run=run, slot__in=SLOTS).values_list("case_id", "slot", Length("text")):
+            lengths[case_id][slot] = length
         units: dict[int, dict[str, Judgment]] = defaultdict(dict)
-        for unit in run.judgments.filter(purpose=Purpose.JUDGE).order_by("stage", "id"):
+        for unit in run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS).order_by("stage", "id"):
             units[unit.case_id][order_of(unit)] = unit
         generation_errors = {
-            (u.payload.get("slot"), u.case_id): u.error or u.parse_error
-            for u in run.judgments.filter(purpose=Purpose.GENERATE).exclude(status=UnitStatus.DONE)
+            (payload.get("slot"), case_id): error or parse_error
+            for case_id, payload, error, parse_error in run.judgments.filter(purpose=Purpose.GENERATE)
+            .exclude(status=UnitStatus.DONE)
+            .values_list("case_id", "payload", "error", "parse_error")
         }
         judged = []
         missing_outputs = []
         for case in cases:
-            replies = outputs.get(case.pk, {})
+            replies = lengths.get(case.pk, {})
             if len(replies) < 2:
                 missing = [slot for slot in SLOTS if slot not in replies]
                 missing_outputs.append(
@@ -136,8 +143,8 @@ class PairwiseHandler(RunHandler):
                 case_from_replies(
                     case.case_id,
                     {order: usable_reply(unit) for order, unit in by_order.items()},
-                    reply_a=replies["A"],
-                    reply_b=replies["B"],
+                    len_a=replies["A"],
+                    len_b=replies["B"],
                     errors={order: _unit_error(unit) for order, unit in by_order.items()},
                 )
             )

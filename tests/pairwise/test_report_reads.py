@@ -1,0 +1,70 @@
+"""The pairwise and jury reports read what they report, not every unit's prompt and every reply: a run of
+100,000 inputs holds a unit per order or juror for its report, and their prompts (each with the input and
+the replies judged) came to gigabytes. What the report's queries select is checked, column by column."""
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from fakejudge import DemoBrain
+from judgeapp.judging import runs
+from judgeapp.judging.runkind import handler_for
+from judgeapp.models import Run, RunKind, RunStatus
+from tests.factories import GOOD_REPLY
+from tests.pairwise.builders import jury_run, pairwise_run
+
+pytestmark = pytest.mark.django_db
+
+HEAVY = ['"judgeapp_judgment"."messages"', '"judgeapp_judgment"."raw_reply"', '"judgeapp_judgment"."transcript"',
+         '"judgeapp_case"."input"', '"judgeapp_case"."output"']
+
+
+def oracle(reply: str, message: str = "") -> float:
+    return 1.0 if GOOD_REPLY in reply else 0.0
+
+
+def heavy_reads(queries) -> list[str]:
+    """Each heavy column a query selects; a reply's text only inside LENGTH(…) is fine."""
+    found = []
+    for query in queries:
+        sql = query["sql"].replace("`", '"')
+        found += [column for column in HEAVY if column in sql]
+        if re.search(r'(?<!LENGTH\()"judgeapp_output"\."text"', sql):
+            found.append('"judgeapp_output"."text"')
+    return found
+
+
+def test_the_pairwise_report_reads_no_prompt_input_or_reply_text(judge, fake_judge):
+    fake_judge.action = DemoBrain(quality=oracle)
+    run = pairwise_run(judge=judge, n=6)
+    runs.run_execute_inline(run=run)
+    run = Run.objects.get(pk=run.pk)
+    assert run.status == RunStatus.DONE
+    with CaptureQueriesContext(connection) as queries:
+        status, report = handler_for(RunKind.PAIRWISE).finalize(run)
+    assert heavy_reads(queries.captured_queries) == []
+    # The same report as the run's own (its replies' lengths included).
+    assert status == RunStatus.DONE and report["winner"] == run.report["winner"] == "A"
+    assert report["cases"] == run.report["cases"] and report["counts"] == run.report["counts"]
+    assert all(case["len_a"] > 0 and case["len_b"] > 0 for case in report["cases"])
+    with CaptureQueriesContext(connection) as queries:
+        verdicts = handler_for(RunKind.PAIRWISE).verdicts(run)
+    assert len(verdicts) == 6 and heavy_reads(queries.captured_queries) == []
+
+
+def test_the_jury_report_reads_no_prompt_or_input(make_judge, fake_judge):
+    fake_judge.action = DemoBrain(quality=oracle)
+    panel = [make_judge(name, model=f"{name}-model", family=family) for name, family in
+             (("juror-a", "meta"), ("juror-b", "mistral"), ("juror-c", "google"))]
+    run = jury_run(judges=panel, n=6)
+    runs.run_execute_inline(run=run)
+    run = Run.objects.get(pk=run.pk)
+    assert run.status == RunStatus.DONE
+    with CaptureQueriesContext(connection) as queries:
+        status, report = handler_for(RunKind.JURY).finalize(run)
+        verdicts = handler_for(RunKind.JURY).verdicts(run)
+    assert heavy_reads(queries.captured_queries) == []
+    assert report["judged"] == run.report["judged"] == 6 and report["cases"] == run.report["cases"]
+    assert len(verdicts) == 6 * 4  # each juror's vote and the pooled one
