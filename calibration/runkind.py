@@ -79,9 +79,10 @@ class CandidateHandler(RunHandler):
 
     def verdicts(self, run):
         name = run.config["candidate"]["judge"]
+        done = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE)
         return [
-            Verdict(case_id=j.case.case_id, criterion=j.criterion.name, judge=name, value=j.parsed["score"])
-            for j in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "criterion")
+            Verdict(case_id=case_id, criterion=criterion, judge=name, value=parsed["score"])
+            for case_id, criterion, parsed in done.values_list("case__case_id", "criterion__name", "parsed").iterator(chunk_size=2000)
         ]
 
     def finalize(self, run):

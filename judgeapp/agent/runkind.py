@@ -185,7 +185,7 @@ class AgentHandler(RunHandler):
 
     def finalize(self, run):
         rows = self.requirement_rows(run)
-        units = list(run.judgments.filter(purpose=Purpose.JUDGE).only("key", "status", "parsed", "error", "parse_error", "truncated"))
+        units = list(run.judgments.filter(purpose=Purpose.JUDGE).only("key", "status", "parsed", "error", "parse_error", "truncated", "run_id"))
         options = run.options
         judge_config = next(iter(run.config.get("judges", {}).values()), {})
         report = {

@@ -72,7 +72,7 @@ def blind_run_view(*, run: Run) -> BlindRunView | None:
     report = run.report or {}
     doc = report.get("comparison")
     # Only what the run cards link to: the units' messages and replies stay on their own pages.
-    units = {j.key: j for j in run.judgments.only("key", "uuid", "status")}
+    units = {j.key: j for j in run.judgments.only("key", "uuid", "status", "run_id")}
     per_run = report.get("runs", {})
     revealed = comparison.is_revealed
     columns = []

@@ -79,8 +79,9 @@ class RunFailed(Exception):
 
 # What a report reads of a unit: never its prompt (`messages`), raw reply, transcript or payload. A pairwise
 # or jury run of 100,000 inputs holds a unit per order or juror for its report, and their prompts alone,
-# each with the input and the replies judged, came to gigabytes.
-UNIT_REPORT_FIELDS = ("id", "case_id", "judge_id", "key", "order", "stage", "status", "parsed", "error", "parse_error", "truncated")
+# each with the input and the replies judged, came to gigabytes. `run_id` too: a run's related manager
+# (`run.judgments`) reads it on every row it makes, one query per unit when it is left out.
+UNIT_REPORT_FIELDS = ("id", "run_id", "case_id", "judge_id", "key", "order", "stage", "status", "parsed", "error", "parse_error", "truncated")
 
 
 class RunHandler:

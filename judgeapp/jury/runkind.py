@@ -133,7 +133,7 @@ class JuryHandler(RunHandler):
         missing = run.testset.case_count - len(cases)
         if missing:
             warnings.append(f"{missing} case(s) have no output to judge")
-        counts = counts_of(run.judgments.filter(purpose=Purpose.JUDGE).only("status", "parse_error", "error", "truncated"))
+        counts = counts_of(run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS))
         # A juror without a usable answer is left out of its case's pool (the seed's rule), so unusable votes
         # do not invalidate the jury; past 5% the report says so.
         reason = counts_reason(counts)

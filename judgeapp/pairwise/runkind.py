@@ -23,7 +23,7 @@ SLOTS = ("A", "B")
 def compared_cases(run):
     """The run's cases in test-set order: the sample drawn at creation, or every case (their ids only, not
     their inputs)."""
-    cases = run.testset.cases.only("id", "case_id")
+    cases = run.testset.cases.only("id", "case_id", "testset_id")  # testset_id: the related manager reads it
     chosen = run.options.get("case_ids")
     if chosen is not None:
         cases = cases.filter(case_id__in=chosen)

@@ -32,9 +32,12 @@ class PointwiseHandler(RunHandler):
     preload_modules = ("scipy.stats",)  # the report's bootstrap intervals
 
     def verdicts(self, run):
+        # The names and the score only, a page at a time: a unit's prompt, its reply and its case's input
+        # are not read (at 100,000 judgments, gigabytes for a calibration figure).
+        done = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).order_by("stage", "id")
         return [
-            Verdict(case_id=j.case.case_id, criterion=j.criterion.name, judge=j.judge.name, value=j.parsed["score"])
-            for j in run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "criterion", "judge").order_by("stage", "id")
+            Verdict(case_id=case_id, criterion=criterion, judge=judge, value=parsed["score"])
+            for case_id, criterion, judge, parsed in done.values_list("case__case_id", "criterion__name", "judge__name", "parsed").iterator(chunk_size=2000)
         ]
 
     def plan(self, run, stage):

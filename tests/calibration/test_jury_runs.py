@@ -44,6 +44,9 @@ class StandInJury(RunHandler):
 
 @pytest.fixture
 def jury_run(monkeypatch, make_judge):
+    # The real handler registered first, so that the stand-in is undone to it: set while the jury's module
+    # was not yet imported, the stand-in was undone to nothing, and a later test found no jury handler.
+    runkinds_base.handler_for(RunKind.JURY)
     monkeypatch.setitem(runkinds_base._REGISTRY, RunKind.JURY, StandInJury())
     jurors = [make_judge(name, family=family) for name, family in (("juror-a", "qwen"), ("juror-b", "mistral"), ("juror-c", "google"))]
     testset = store_testset(data=factories.testset_bytes(N), name="jury.jsonl")

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from judgeapp.judging.accounting import counts_of
 from judgeapp.judging.client import JudgeUnavailable
+from judgeapp.judging.runkind import UNIT_REPORT_FIELDS
 from judgeapp.judging.workers import worker_identity
 from judgeapp.models import (
     ArtifactSet,
@@ -344,7 +345,7 @@ def compare_report(run: Run) -> dict:
         .last()
     )
     if comparison is None:
-        return {"run_id": run.run_id, "kind": run.kind, "winner": None, "counts": counts_of(run.judgments.filter(purpose=Purpose.JUDGE))}
+        return {"run_id": run.run_id, "kind": run.kind, "winner": None, "counts": counts_of(run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS))}
     return {
         "run_id": run.run_id,
         "kind": run.kind,
@@ -356,6 +357,6 @@ def compare_report(run: Run) -> dict:
         "both_orders": comparison.judgment_swapped_id is not None,
         "verdicts": comparison.verdicts or None,
         "comparator_calls": 2 if comparison.judgment_swapped_id else 1,
-        "counts": counts_of(run.judgments.filter(purpose=Purpose.JUDGE).only("status", "parse_error", "error", "truncated")),
+        "counts": counts_of(run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS)),
         "versions": {k: run.versions.get(k) for k in ("prompt", "judge", "goal")},
     }
