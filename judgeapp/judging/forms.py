@@ -18,6 +18,8 @@ class PreflightForm(forms.Form):
     The mode's `clean()` calls `preflight(warnings)` with `calibration.selectors.run_preflight`'s answer."""
 
     confirm = forms.BooleanField(required=False, label="Start anyway: I have read the warnings above")
+    # The warnings region's id (`_preflight.html`): a page with two such forms (the ranker's) names each.
+    preflight_id = "preflight"
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

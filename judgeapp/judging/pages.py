@@ -49,13 +49,12 @@ def run_started_response(request: HtmxHttpRequest, run) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
-def preflight_partial(request, form_class, *, preflight_id: str = "preflight") -> HttpResponse | None:
+def preflight_partial(request, form_class) -> HttpResponse | None:
     """The warnings region of a form that starts a run (`_preflight.html`), for htmx's GET ?preflight=1 as
-    the form's fields change; None for any other request. It reads, never writes. `preflight_id`: the
-    region's id, for a page with more than one such form (the ranker's)."""
+    the form's fields change; None for any other request. It reads, never writes."""
     if not (request.headers.get("HX-Request") and request.GET.get("preflight")):
         return None
     form = form_class(request.GET)
     form.is_valid()
     form.errors.pop("confirm", None)  # asked on submit, not while the fields are being filled in
-    return render(request, "judgeapp/_preflight.html", {"form": form, "preflight_id": preflight_id, "preflight_url": request.path})
+    return render(request, "judgeapp/_preflight.html", {"form": form, "preflight_url": request.path})

@@ -79,6 +79,7 @@ def judge_field() -> forms.ModelChoiceField:
 
 
 class RankForm(PreflightForm):
+    preflight_id = "rank-preflight"
     goal = forms.CharField(
         max_length=2000,
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -162,6 +163,7 @@ class InsertForm(forms.Form):
 
 
 class CompareForm(PreflightForm):
+    preflight_id = "compare-preflight"
     goal = forms.CharField(max_length=2000, initial=DEFAULT_GOAL, widget=forms.Textarea(attrs={"rows": 2}))
     file_a = forms.FileField(label="Artifact A")
     file_b = forms.FileField(label="Artifact B")

@@ -37,7 +37,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
 
 @role_required(*READERS)
 def rank_new(request: HtmxHttpRequest) -> HttpResponse:
-    if (warnings := preflight_partial(request, RankForm, preflight_id="rank-preflight")) is not None:
+    if (warnings := preflight_partial(request, RankForm)) is not None:
         return warnings
     form = RankForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
@@ -64,7 +64,7 @@ def rank_new(request: HtmxHttpRequest) -> HttpResponse:
 
 @role_required(*READERS)
 def compare_new(request: HtmxHttpRequest) -> HttpResponse:
-    if (warnings := preflight_partial(request, CompareForm, preflight_id="compare-preflight")) is not None:
+    if (warnings := preflight_partial(request, CompareForm)) is not None:
         return warnings
     form = CompareForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
