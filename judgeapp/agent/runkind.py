@@ -22,7 +22,7 @@ from judgeapp.agent.core import (
     summarize,
 )
 from judgeapp.judging.client import messages_hash
-from judgeapp.judging.runkind import RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.models import Purpose, Run, RunKind, RunStatus, UnitStatus
 
 SCRIPTED_NOTICE = (
@@ -185,7 +185,7 @@ class AgentHandler(RunHandler):
 
     def finalize(self, run):
         rows = self.requirement_rows(run)
-        units = list(run.judgments.filter(purpose=Purpose.JUDGE).only("key", "status", "parsed", "error", "parse_error", "truncated", "run_id"))
+        units = list(run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS))
         options = run.options
         judge_config = next(iter(run.config.get("judges", {}).values()), {})
         report = {

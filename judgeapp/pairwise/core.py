@@ -89,15 +89,13 @@ def case_from_replies(
     case_id: str,
     replies: dict[str, dict | None],
     *,
-    reply_a: str = "",
-    reply_b: str = "",
+    len_a: int = 0,
+    len_b: int = 0,
     errors: dict[str, str] | None = None,
-    len_a: int | None = None,
-    len_b: int | None = None,
 ) -> PairwiseCase:
     """One input's case from each order's parsed reply ({"reasoning", "winner"}, or None when that order
-    gave no usable verdict), its "1"/"2" mapped back to the version it names. The replies' lengths are
-    those of `reply_a` and `reply_b`, or `len_a` and `len_b` when given (a report reads only them)."""
+    gave no usable verdict), its "1"/"2" mapped back to the version it names; `len_a`, `len_b`: the two
+    replies' lengths (a report reads those, not the replies)."""
     verdicts: dict[str, tuple[str | None, str]] = {}
     for order in ORDERS:
         parsed = replies.get(order)
@@ -109,8 +107,8 @@ def case_from_replies(
         ba=verdicts["ba"][0],
         reasoning_ab=verdicts["ab"][1],
         reasoning_ba=verdicts["ba"][1],
-        len_a=len(reply_a) if len_a is None else len_a,
-        len_b=len(reply_b) if len_b is None else len_b,
+        len_a=len_a,
+        len_b=len_b,
         error_ab=errors.get("ab", ""),
         error_ba=errors.get("ba", ""),
     )
@@ -126,7 +124,7 @@ def judge_case(
         order: judge(order_prompt(order, rubric=rubric, input=input, reply_a=reply_a, reply_b=reply_b, prompt=prompt))
         for order in ORDERS
     }
-    return case_from_replies(case_id, replies, reply_a=reply_a, reply_b=reply_b)
+    return case_from_replies(case_id, replies, len_a=len(reply_a), len_b=len(reply_b))
 
 
 def _rate(numerator: int, denominator: int) -> float | None:

@@ -291,10 +291,6 @@ def judgments_csv_chunks(*, run: Run) -> Iterator[str]:
     return csv_chunks(CSV_COLUMNS, judgments_rows(run=run))
 
 
-def judgments_csv(*, run: Run) -> str:
-    return "".join(judgments_csv_chunks(run=run))
-
-
 def report_markdown_of(*, run: Run, report: dict | None = None) -> str:
     return report_markdown(report if report is not None else report_current(run=run))
 
