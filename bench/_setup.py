@@ -38,6 +38,40 @@ def setup_django() -> str:
     return f"database {engine}, broker {settings.CELERY_BROKER_URL.split('://')[0]}"
 
 
+def child(script: str, *args: str, env: dict) -> str:
+    """`python -c script args` from the checkout; its last line of output (exits with its error if it fails)."""
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-3000:])
+    return done.stdout.strip().splitlines()[-1]
+
+
+def fresh_database_env() -> dict:
+    """This environment, with a fresh SQLite file and data directory unless DATABASE_URL names a database:
+    what a bench's build step and its measuring process share."""
+    env = os.environ.copy()
+    if "DATABASE_URL" not in env:
+        scratch = Path(tempfile.mkdtemp(prefix="judgeapp-bench-"))
+        env.update(DATABASE_URL=f"sqlite:///{scratch / 'bench.sqlite3'}", DATA_DIR=str(scratch / "data"))
+    return env
+
+
+def peak_above(call) -> dict:
+    """Run `call()` and measure it: seconds, and its peak resident memory above what the process held before
+    (the kernel's high-water mark, reset first: /proc/self/clear_refs). `result`: what it returned."""
+
+    def kib(field: str) -> int:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    base = kib("VmRSS")
+    started = time.perf_counter()
+    result = call()
+    return {"seconds": time.perf_counter() - started, "peak_above_kib": kib("VmHWM") - base, "result": result}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -19,10 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from _setup import child, fresh_database_env
 
 HERE = Path(__file__).resolve().parent
 
@@ -50,10 +49,10 @@ print(run.run_id)
 """
 
 MEASURE = r"""
-import json, sys, tempfile, time
+import json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
-from _setup import setup_django
+from _setup import peak_above, setup_django
 setup_django()
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -63,8 +62,6 @@ from judgeapp.models import Run
 from judgeapp.pointwise import services
 from judgeapp.roles import Role
 
-# A build without the streamed export built the whole text first (judgments_csv).
-export = getattr(services, "judgments_csv_chunks", services.judgments_csv)
 run = Run.objects.get(run_id=sys.argv[1])
 user = get_user_model().objects.create_user("bench-reader")
 from django.contrib.auth.models import Group
@@ -72,21 +69,9 @@ user.groups.add(Group.objects.get_or_create(name=Role.REVIEWER)[0])
 client = Client()
 client.force_login(user)
 
-def kib(field):
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
-
-def measure(call):
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    base = kib("VmRSS")
-    started = time.perf_counter()
-    written = call()
-    return {"seconds": time.perf_counter() - started, "peak_above_kib": kib("VmHWM") - base, "bytes": written}
-
 def to_file():
     path = Path(tempfile.mkdtemp()) / "judgments.csv"
-    write_text_atomic(path, export(run=run))
+    write_text_atomic(path, services.judgments_csv_chunks(run=run))
     return path.stat().st_size
 
 def page():
@@ -97,15 +82,8 @@ def page():
     return len(response.content)
 
 client.get(reverse("pointwise:export", args=[run.run_id, "none"]))  # loads the URLs, the view and the middleware: a 404
-print(json.dumps({"file": measure(to_file), "page": measure(page)}))
+print(json.dumps({"file": peak_above(to_file), "page": peak_above(page)}))
 """
-
-
-def child(script: str, *args: str, env: dict) -> str:
-    done = subprocess.run([sys.executable, "-c", script, *args], cwd=HERE.parent, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(done.stderr[-3000:])
-    return done.stdout.strip().splitlines()[-1]
 
 
 def main() -> None:
@@ -115,17 +93,14 @@ def main() -> None:
     args = parser.parse_args()
     print(f"CSV export of a finished pointwise run, about {args.text_bytes} bytes of text a judgment (load average {os.getloadavg()[0]:.2f})")
     for n in (int(s) for s in args.sizes.split(",")):
-        env = os.environ.copy()
-        if "DATABASE_URL" not in env:
-            scratch = Path(tempfile.mkdtemp(prefix="judgeapp-bench-export-"))
-            env.update(DATABASE_URL=f"sqlite:///{scratch / 'bench.sqlite3'}", DATA_DIR=str(scratch / "data"))
+        env = fresh_database_env()
         run_id = child(BUILD, str(n), str(args.text_bytes), str(HERE), env=env)
         figures = json.loads(child(MEASURE, run_id, str(HERE), env=env))
         for name, label in (("file", "evaluate --csv (to a file)"), ("page", "the export page")):
             f = figures[name]
             print(
                 f"   {n:>7} judgments, {label:<27}: {f['seconds']:6.1f} s, {n / f['seconds']:8.0f} rows/s, "
-                f"peak RSS {f['peak_above_kib'] / 1024:7.1f} MiB above the process's, {f['bytes'] / 2**20:6.1f} MiB of CSV"
+                f"peak RSS {f['peak_above_kib'] / 1024:7.1f} MiB above the process's, {f['result'] / 2**20:6.1f} MiB of CSV"
             )
 
 

@@ -91,13 +91,11 @@ try:
     run = phase("run", lambda: runs.run_execute_inline(run=run, concurrency=concurrency))
     wall = time.perf_counter() - started
     after = max(before, phases["run"]["peak_kib"])
-    # The judgments' CSV, as `evaluate --csv` writes it and the export page streams it (a build without the
-    # streamed export built the whole text first: judgments_csv).
+    # The judgments' CSV, as `evaluate --csv` writes it and the export page streams it.
     from judgeapp.judging.atomic import write_text_atomic
     from judgeapp.pointwise import services as pointwise_services
-    export = getattr(pointwise_services, "judgments_csv_chunks", pointwise_services.judgments_csv)
     csv_path = Path(tempfile.mkdtemp()) / "judgments.csv"
-    phase("CSV export", lambda: write_text_atomic(csv_path, export(run=run)))
+    phase("CSV export", lambda: write_text_atomic(csv_path, pointwise_services.judgments_csv_chunks(run=run)))
     phases["CSV export"]["bytes"] = csv_path.stat().st_size
 finally:
     fake.stop()

@@ -17,10 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from _setup import child, fresh_database_env
 
 HERE = Path(__file__).resolve().parent
 
@@ -66,9 +65,9 @@ print(run.run_id)
 """
 
 MEASURE = r"""
-import json, sys, time
+import json, sys
 sys.path.insert(0, sys.argv[2])
-from _setup import setup_django
+from _setup import peak_above, setup_django
 setup_django()
 from judgeapp.judging.runkind import handler_for
 from judgeapp.models import Run
@@ -77,25 +76,10 @@ handler = handler_for(run.kind)
 # What a report imports (statistics, calibration's figures), loaded before the measure: its cost is not N's.
 import numpy, scipy.stats, calibration.selectors, judgeapp.pairwise.core, judgeapp.jury.core  # noqa: E401,F401
 
-def kib(field):
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
-
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")
-base = kib("VmRSS")
-started = time.perf_counter()
-status, report = handler.finalize(run)
-seconds = time.perf_counter() - started
-print(json.dumps({"seconds": seconds, "peak_above_kib": kib("VmHWM") - base, "status": status, "units": report["counts"]["units"]}))
+measured = peak_above(lambda: handler.finalize(run))
+status, report = measured.pop("result")
+print(json.dumps({**measured, "status": status, "units": report["counts"]["units"]}))
 """
-
-
-def child(script: str, *args: str, env: dict) -> str:
-    done = subprocess.run([sys.executable, "-c", script, *args], cwd=HERE.parent, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(done.stderr[-3000:])
-    return done.stdout.strip().splitlines()[-1]
 
 
 def main() -> None:
@@ -107,10 +91,7 @@ def main() -> None:
     print(f"finalizing a run, inputs and replies of {args.text_bytes} bytes (load average {os.getloadavg()[0]:.2f})")
     for kind in args.kinds.split(","):
         for n in (int(s) for s in args.sizes.split(",")):
-            env = os.environ.copy()
-            if "DATABASE_URL" not in env:
-                scratch = Path(tempfile.mkdtemp(prefix="judgeapp-bench-report-"))
-                env.update(DATABASE_URL=f"sqlite:///{scratch / 'bench.sqlite3'}", DATA_DIR=str(scratch / "data"))
+            env = fresh_database_env()
             run_id = child(BUILD, kind, str(n), str(args.text_bytes), str(HERE), env=env)
             f = json.loads(child(MEASURE, run_id, str(HERE), env=env))
             print(
