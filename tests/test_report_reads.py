@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from fakejudge import DemoBrain
 from judgeapp.judging import runs
 from judgeapp.judging.runkind import handler_for
-from judgeapp.models import Run, RunKind, RunStatus
+from judgeapp.models import Output, Run, RunKind, RunStatus
 from tests.factories import GOOD_REPLY, pointwise_run
 from tests.pairwise.builders import jury_run, pairwise_run
 
@@ -41,19 +41,25 @@ def heavy_reads(queries) -> list[str]:
     return found
 
 
-def test_the_pairwise_report_reads_no_prompt_input_or_reply_text(judge, fake_judge):
-    fake_judge.action = DemoBrain(quality=oracle)
-    run = pairwise_run(judge=judge, n=6)
+def finished(run) -> Run:
+    """The run judged in this process against the fake judge, read afresh."""
     runs.run_execute_inline(run=run)
     run = Run.objects.get(pk=run.pk)
     assert run.status == RunStatus.DONE
+    return run
+
+
+def test_the_pairwise_report_reads_no_prompt_input_or_reply_text(judge, fake_judge):
+    fake_judge.action = DemoBrain(quality=oracle)
+    run = finished(pairwise_run(judge=judge, n=6))
     with CaptureQueriesContext(connection) as queries:
         status, report = handler_for(RunKind.PAIRWISE).finalize(run)
     assert heavy_reads(queries.captured_queries) == []
     # The same report as the run's own (its replies' lengths included).
     assert status == RunStatus.DONE and report["winner"] == run.report["winner"] == "A"
     assert report["cases"] == run.report["cases"] and report["counts"] == run.report["counts"]
-    assert all(case["len_a"] > 0 and case["len_b"] > 0 for case in report["cases"])
+    lengths = {(o.case.case_id, o.slot): len(o.text) for o in Output.objects.filter(run=run).select_related("case")}
+    assert all((case["len_a"], case["len_b"]) == (lengths[case["case_id"], "A"], lengths[case["case_id"], "B"]) for case in report["cases"])
     with CaptureQueriesContext(connection) as queries:
         verdicts = handler_for(RunKind.PAIRWISE).verdicts(run)
     assert len(verdicts) == 6 and heavy_reads(queries.captured_queries) == []
@@ -63,10 +69,7 @@ def test_the_jury_report_reads_no_prompt_or_input(make_judge, fake_judge):
     fake_judge.action = DemoBrain(quality=oracle)
     panel = [make_judge(name, model=f"{name}-model", family=family) for name, family in
              (("juror-a", "meta"), ("juror-b", "mistral"), ("juror-c", "google"))]
-    run = jury_run(judges=panel, n=6)
-    runs.run_execute_inline(run=run)
-    run = Run.objects.get(pk=run.pk)
-    assert run.status == RunStatus.DONE
+    run = finished(jury_run(judges=panel, n=6))
     with CaptureQueriesContext(connection) as queries:
         status, report = handler_for(RunKind.JURY).finalize(run)
         verdicts = handler_for(RunKind.JURY).verdicts(run)
@@ -80,9 +83,7 @@ def test_a_pointwise_runs_verdicts_read_no_prompt_input_or_reply(judge, fake_jud
     itself reads its units' scores only (tests/pointwise/test_memory.py)."""
     from judgeapp.judging.selectors import run_verdicts
 
-    run = pointwise_run(judge=judge, n=6)
-    runs.run_execute_inline(run=run)
-    run = Run.objects.get(pk=run.pk)
+    run = finished(pointwise_run(judge=judge, n=6))
     with CaptureQueriesContext(connection) as queries:
         verdicts = run_verdicts(run=run)
     selected = [query["sql"] for query in queries.captured_queries]
@@ -96,8 +97,7 @@ def test_a_pointwise_runs_verdicts_read_no_prompt_input_or_reply(judge, fake_jud
 def test_the_judgments_page_reads_no_unit_twice(client, reviewer, judge, fake_judge):
     from django.urls import reverse
 
-    run = pointwise_run(judge=judge, n=12)
-    runs.run_execute_inline(run=run)
+    run = finished(pointwise_run(judge=judge, n=12))
     client.force_login(reviewer)
     with CaptureQueriesContext(connection) as queries:
         page = client.get(reverse("pointwise:judgments", args=[run.run_id]))
