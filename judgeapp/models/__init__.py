@@ -1,7 +1,7 @@
 from .base import TimeStampedModel, content_hash, short_version
 from .content import Artifact, ArtifactSet, Case, Criterion, Goal, PromptTemplate, Rubric, TestSet
 from .endpoints import EndpointSource, Judge, StructuredOutput, System
-from .releases import GateDecision, Release
+from .releases import BaselineRule, GateDecision, Release, ReleasePolicy, SkippedBaseline
 from .runs import (
     ACTIVE_UNIT_STATUSES,
     FINISHED_RUN_STATUSES,
@@ -24,6 +24,7 @@ __all__ = [
     "Artifact",
     "ArtifactSet",
     "AuditLog",
+    "BaselineRule",
     "CachedResponse",
     "Case",
     "Criterion",
@@ -38,10 +39,12 @@ __all__ = [
     "PromptTemplate",
     "Purpose",
     "Release",
+    "ReleasePolicy",
     "Rubric",
     "Run",
     "RunKind",
     "RunStatus",
+    "SkippedBaseline",
     "StructuredOutput",
     "System",
     "TestSet",

@@ -11,7 +11,13 @@ from .base import TimeStampedModel
 
 
 class Release(TimeStampedModel):
-    """A run a lead marked as released: its mean is the baseline the system's next runs must not fall below."""
+    """A run a lead marked as released, kept as it was decided: what its mean was measured on and the gate
+    as it stood when the lead marked it. Neither is ever recomputed: a lock or a release that comes later is a
+    dated note beside it (releases.selectors.release_notes), not a rewrite.
+
+    It is the baseline of the system's runs created after it: they are compared with it like for like, on
+    the cases both test sets share (releases.selectors.baseline_plan).
+    """
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     system = models.ForeignKey("judgeapp.System", on_delete=models.PROTECT, related_name="releases")
@@ -20,6 +26,14 @@ class Release(TimeStampedModel):
     label = models.CharField(max_length=100, blank=True, help_text="The version shipped, e.g. v2.4.0.")
     note = models.TextField(blank=True)
     released_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    measured_on = models.JSONField(
+        default=dict, blank=True,
+        help_text="What the mean was measured on: the versions (and names) of the test set, rubric, prompt and judge configuration.",
+    )
+    gate = models.JSONField(
+        default=dict, blank=True,
+        help_text="The gate as it stood when the lead marked the release (decision, reasons, mean, baseline, calibration, who, when).",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -66,3 +80,39 @@ class GateDecision(TimeStampedModel):
 
     def __str__(self):
         return f"{self.run} {self.verdict} by {self.actor_label}"
+
+
+class BaselineRule(models.TextChoices):
+    MEAN = "mean", "the mean is below the baseline's mean on the same cases (the seed's rule)"
+    REGRESSION = "regression", "the paired difference's 95% interval lies entirely below zero (a real regression)"
+
+
+class SkippedBaseline(models.TextChoices):
+    WARN = "warn", "note it and pass"
+    BLOCK = "block", "block the release"
+
+
+class ReleasePolicy(TimeStampedModel):
+    """What a lead decided the gate does with the baseline. Each change is a new row: the latest holds, and
+    every change is in the audit log (`release.policy_set`)."""
+
+    baseline_rule = models.CharField(
+        max_length=12, choices=BaselineRule.choices, default=BaselineRule.MEAN,
+        help_text="When a run compared like for like with its baseline is blocked.",
+    )
+    skipped_baseline = models.CharField(
+        max_length=8, choices=SkippedBaseline.choices, default=SkippedBaseline.WARN,
+        help_text="A run with a baseline it cannot be compared with (no shared case, no outputs kept): note it, or block.",
+    )
+    set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "release policies"
+
+    def __str__(self):
+        return f"baseline rule: {self.baseline_rule}; a skipped baseline: {self.skipped_baseline}"
+
+    def as_dict(self) -> dict:
+        return {"baseline_rule": self.baseline_rule, "skipped_baseline": self.skipped_baseline}

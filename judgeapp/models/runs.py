@@ -131,6 +131,9 @@ class Purpose(models.TextChoices):
     JUDGE = "judge", "a judge's verdict"
     GENERATE = "generate", "a system under test's output"
     PLAN = "plan", "a judge's plan for later units (a derived rubric)"
+    # A pointwise run's baseline stage: the released run's reply to a shared case, judged again with this
+    # run's rubric, prompt and judge so that the two are compared like for like. Not the run's own verdict.
+    BASELINE = "baseline", "the baseline's reply, judged the way this run judges"
 
 
 class Judgment(TimeStampedModel):
@@ -268,6 +271,7 @@ class AuditLog(TimeStampedModel):
         RELEASE_APPROVED = "release.approved"
         RELEASE_BLOCKED = "release.blocked"
         RELEASE_MARKED = "release.marked_released"
+        RELEASE_POLICY_SET = "release.policy_set"
         RUN_CANCELLED = "run.cancelled"
         JUDGE_LOCKED = "calibration.locked"
         JUDGE_UNLOCKED = "calibration.unlocked"

@@ -11,9 +11,10 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline
 from judgeapp.models import Executor, Run, RunKind, RunStatus
 from judgeapp.pointwise import services as pointwise_services
+from judgeapp.pointwise.core import baseline_line
 from judgeapp.pointwise.services import output_path_check, report_current
 from judgeapp.releases.core import DEFAULT_THRESHOLD
-from judgeapp.releases.selectors import gate_evaluate
+from judgeapp.releases.selectors import gate_as_decided, runs_comparison
 
 help = (
     "Score every case of a test set on every criterion of a rubric with one judge (seed: LLM-as-Judge, "
@@ -33,8 +34,14 @@ def add_arguments(parser):
     parser.add_argument("--generate", action="store_true", help="have the system generate outputs even when the test set has them")
     parser.add_argument("--threshold", type=float, metavar="X", help=f"the mean the gate requires (default {DEFAULT_THRESHOLD:g})")
     baseline = parser.add_mutually_exclusive_group()
-    baseline.add_argument("--baseline-mean", type=float, metavar="M", help="the mean not to fall below (default: the system's last released run)")
-    baseline.add_argument("--baseline-run", metavar="RUN_ID", help="take the baseline mean from this earlier run")
+    baseline.add_argument(
+        "--baseline-mean", type=float, metavar="M",
+        help="a mean not to fall below, compared with this run's whole mean (default: the system's last release, compared like for like)",
+    )
+    baseline.add_argument(
+        "--baseline-run", metavar="RUN_ID",
+        help="compare with this earlier run like for like, on the cases both test sets share (default: the system's last release)",
+    )
     parser.add_argument("--report", metavar="OUT.json", help="write the report as JSON here")
     parser.add_argument("--csv", metavar="OUT.csv", help="write every judgment as CSV here")
     parser.add_argument("--markdown", metavar="OUT.md", help="write the Markdown summary here (for a CI comment)")
@@ -121,9 +128,13 @@ def _run_create(options, *, judge, system) -> Run:
     )
 
 
-# gate: `manage.py gate RUN_ID`: the release gate of a run, decided now, for CI (CONTRACT §3).
+# gate: `manage.py gate RUN_ID`: the release gate of a run, for CI (CONTRACT §3).
 class GateCommand(JudgeCommand):
-    help = "Decide the release gate of a pointwise run now and print it with its reasons. Exit 0 pass, 1 blocked."
+    help = (
+        "Decide the release gate of a pointwise run now and print it with its reasons; for a released run, the gate "
+        "as it was decided when it was released, and the gate now beside it. Exit 0 pass, 1 blocked."
+    )
+
     def add_arguments(self, parser):
         parser.add_argument("run_id", metavar="RUN_ID", help="the run's id, as `evaluate` printed it")
         parser.add_argument("--json", action="store_true", help="print the gate as JSON instead of lines")
@@ -136,40 +147,133 @@ class GateCommand(JudgeCommand):
             raise InputError(f"no run {options['run_id']!r}")
         if run.kind != RunKind.POINTWISE:
             raise InputError(f"run {run.run_id} is a {run.get_kind_display()} run; the release gate reads pointwise runs")
+        gate = gate_as_decided(run=run)
         if report_path:
-            report = report_current(run=run)
-            gate = report["gate"]
-            write_text_atomic(report_path, json_text(report))
-        else:
-            gate = gate_evaluate(run=run)
+            write_text_atomic(report_path, json_text({**report_current(run=run), "gate": gate}))
         if options["json"]:
             self.stdout.write(json.dumps({"run_id": run.run_id, **gate}, indent=2))
         else:
-            mean, baseline = (run.report or {}).get("mean"), gate["baseline_mean"]
-            self.stdout.write(f"GATE: {'PASSED' if gate['passed'] else 'BLOCKED'}")
-            self.stdout.write(
-                f"run {run.run_id} ({run.status}) · mean {_number(mean)} · threshold {gate['threshold']:g}"
-                f" · baseline {_number(baseline)}" + (f" ({gate['baseline_source']})" if gate["baseline_source"] else "")
-            )
-            for status in gate.get("calibration_statuses") or []:
-                # CONTRACT §3: the status in words, and what it rests on.
-                self.stdout.write(
-                    f"calibration: judge {status['judge']} ({status['judge_version'][:12]}): {status['status']}"
-                    + (" (blocks)" if status["blocks"] else " (warns)" if status["warns"] else "")
-                    + f" — {status['summary']}"
-                )
-            for reason in gate["reasons"]:
-                self.stdout.write(f"  blocked: {reason}")
-            for warning in gate.get("warnings") or []:
-                self.stdout.write(f"  {warning}")
-            for note in gate["notes"]:
-                self.stdout.write(f"  note: {note}")
-            if gate["lead_decision"]:
-                d = gate["lead_decision"]
-                self.stdout.write(f"  lead: {d['verdict']} by {d['by']} at {d['at']}: {d['reason']}")
+            self._print(run, gate)
         if not gate["passed"]:
             sys.exit(1)
+
+    def _print(self, run: Run, gate: dict) -> None:
+        released = gate.get("released")
+        mean = (run.report or {}).get("mean")
+        when = f" (as decided when {released['label'] or 'it'} was released on {released['at'][:10]} by {released['by']})" if released else ""
+        self.stdout.write(f"GATE: {'PASSED' if gate['passed'] else 'BLOCKED'}{when}")
+        self.stdout.write(f"run {run.run_id} ({run.status}) · mean {_number(mean)} · threshold {gate['threshold']:g}")
+        self.stdout.write(f"baseline: {baseline_line(gate.get('baseline'))}")
+        for status in gate.get("calibration_statuses") or []:
+            # CONTRACT §3: the status in words, and what it rests on.
+            self.stdout.write(
+                f"calibration: judge {status['judge']} ({status['judge_version'][:12]}): {status['status']}"
+                + (" (blocks)" if status["blocks"] else " (warns)" if status["warns"] else "")
+                + f" — {status['summary']}"
+            )
+        for reason in gate["reasons"]:
+            self.stdout.write(f"  blocked: {reason}")
+        for warning in gate.get("warnings") or []:
+            self.stdout.write(f"  {warning}")
+        for note in gate.get("notes") or []:
+            self.stdout.write(f"  note: {note}")
+        if gate.get("lead_decision"):
+            d = gate["lead_decision"]
+            self.stdout.write(f"  lead: {d['verdict']} by {d['by']} at {d['at']}: {d['reason']}")
+        if released:
+            for note in gate.get("since") or []:
+                self.stdout.write(f"  since {note['at'][:10]}: {note['text']}")
+            now = gate["now"]
+            self.stdout.write(f"now: {'PASSED' if now['passed'] else 'BLOCKED'}" + ("" if now["passed"] else " — " + "; ".join(now["reasons"])))
 
 
 def _number(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
+
+
+# compare-runs: `manage.py compare-runs RUN BASELINE`: two pointwise runs side by side on their shared cases.
+class CompareRunsCommand(JudgeCommand):
+    help = (
+        "Print two pointwise runs side by side in Markdown, on the cases both test sets share: per case and criterion "
+        "both scores, the difference (RUN − BASELINE) and the judge's reasons, regressions first. Exit 0, 2 bad input."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("run_id", metavar="RUN", help="the run to look at (the candidate)")
+        parser.add_argument("baseline_id", metavar="BASELINE", help="the run it is compared with")
+        parser.add_argument("--criterion", metavar="C", help="only this criterion of the rubric")
+        parser.add_argument("--limit", type=int, default=50, metavar="N", help="rows to print, worst first (default 50; 0: all)")
+
+    def handle(self, *args, **options):
+        if options["limit"] < 0:
+            raise InputError("--limit must be 0 (all rows) or more")
+        run, baseline = (_pointwise_run(options[key]) for key in ("run_id", "baseline_id"))
+        comparison = runs_comparison(run=run, other=baseline, criterion=options.get("criterion"))
+        if options.get("criterion") and options["criterion"] not in comparison["criteria"]:
+            raise InputError(f"no criterion {options['criterion']!r} in either run (they have: {', '.join(comparison['criteria']) or 'none'})")
+        self.stdout.write(comparison_markdown(comparison, limit=options["limit"] or None), ending="")
+
+
+def _pointwise_run(run_id: str) -> Run:
+    run = Run.objects.select_related("testset", "rubric").filter(run_id=run_id).first()
+    if run is None:
+        raise InputError(f"no run {run_id!r}")
+    if run.kind != RunKind.POINTWISE:
+        raise InputError(f"run {run.run_id} is a {run.get_kind_display()} run; only pointwise runs are compared case by case")
+    return run
+
+
+def comparison_markdown(comparison: dict, *, limit: int | None = None) -> str:
+    """The comparison as Markdown (what the comparison page shows, for a CI comment)."""
+    run, other, summary = comparison["run"], comparison["other"], comparison["summary"]
+    lines = [f"## Run `{run.run_id}` against `{other.run_id}`", ""]
+    if comparison["rejudged"]:
+        lines += [f"`{other.run_id}`'s replies judged again with `{run.run_id}`'s rubric, prompt and judge (the comparison its gate made).", ""]
+    elif comparison["judged_differently"]:
+        lines += [
+            f"> ⚠ the two runs were judged with a different {', '.join(comparison['judged_differently'])}: "
+            "their scores are not on one scale.",
+            "",
+        ]
+    if summary["diff"] is None:
+        lines += [f"No case of the {comparison['shared']} shared was scored in both runs.", ""]
+    else:
+        ci = summary["ci95"]
+        interval = f" (95% CI {ci[0]:+.3f} to {ci[1]:+.3f})" if ci else ""
+        lines += [
+            f"**Difference {summary['diff']:+.3f}**{interval} on {summary['cases']} shared cases ({summary['pairs']} scores each): "
+            f"{summary['candidate_mean']:.3f} against {summary['mean']:.3f}; {summary['n_worse']} worse, {summary['n_better']} better, "
+            f"{summary['n_unchanged']} unchanged.",
+            "",
+        ]
+    rows = comparison["rows"][:limit] if limit else comparison["rows"]
+    if rows:
+        from judgeapp.releases.selectors import reasonings_of
+
+        reasons = reasonings_of(judgment_ids=[j for row in rows for j in (row["judgment"], row["other_judgment"])])
+        lines += [
+            f"| case | criterion | {run.run_id} | {other.run_id} | difference | reasoning ({run.run_id}) | reasoning ({other.run_id}) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for row in rows:
+            lines.append(
+                f"| {_cell(row['case_id'])} | {_cell(row['criterion'])} | {_score(row['score'])} | {_score(row['other_score'])} | "
+                f"{_difference(row['diff'])} | "
+                f"{_cell(reasons.get(row['judgment'] or '', ''))} | {_cell(reasons.get(row['other_judgment'] or '', ''))} |"
+            )
+        if limit and len(comparison["rows"]) > limit:
+            lines.append(f"\n{len(comparison['rows']) - limit} more rows (--limit 0 prints them all).")
+    return "\n".join(lines) + "\n"
+
+
+def _difference(value) -> str:
+    return "—" if value is None else f"{value:+g}"
+
+
+def _score(value) -> str:
+    return "—" if value is None else f"{value:g}"
+
+
+def _cell(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -255,6 +255,32 @@ def _one_line(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+HOW_COMPARED = {
+    "same": "judged the same way, paired by case",
+    "rejudged": "its replies judged again with this run's rubric, prompt and judge, paired by case",
+    "given": "a mean given by hand",
+    "skipped": "not compared",
+}
+
+
+def baseline_line(baseline: dict | None) -> str:
+    """The baseline comparison in one sentence: what, how, the paired difference and its interval."""
+    if not baseline:
+        return "no baseline"
+    how = baseline.get("how")
+    if how == "skipped":
+        return f"{baseline.get('source') or 'baseline'}: not compared — {baseline.get('reason')}"
+    if how == "given":
+        return f"{baseline.get('source')} {_fmt(baseline.get('mean'), 3)}"
+    ci = baseline.get("ci95")
+    interval = f", 95% CI {ci[0]:+.3f} to {ci[1]:+.3f}" if ci else ""
+    return (
+        f"{baseline.get('source')} ({HOW_COMPARED.get(how, how)}): on {baseline.get('cases')} shared cases "
+        f"{_fmt(baseline.get('candidate_mean'), 3)} vs {_fmt(baseline.get('mean'), 3)}, "
+        f"difference {baseline['diff']:+.3f}{interval}; {baseline.get('n_worse', 0)} worse, {baseline.get('n_better', 0)} better"
+    )
+
+
 def report_markdown(report: dict) -> str:
     """The report as Markdown: the gate first, then the scores, the lowest cases and what to be wary of."""
     gate = report.get("gate") or {}
@@ -263,8 +289,9 @@ def report_markdown(report: dict) -> str:
         f"## Pointwise evaluation `{report.get('run_id')}`: gate {'PASSED' if passed else 'BLOCKED'}",
         "",
         f"**Mean {_fmt(report.get('mean'))}**{_fmt_ci(report.get('mean_ci95'))} over {report.get('judged', 0)} "
-        f"of {report.get('total', 0)} judgments · threshold {gate.get('threshold', '—')} · "
-        f"last released mean {_fmt(gate.get('baseline_mean'))}",
+        f"of {report.get('total', 0)} judgments · threshold {gate.get('threshold', '—')}",
+        "",
+        f"Baseline: {_one_line(baseline_line(gate.get('baseline', report.get('baseline'))), 400)}",
         "",
     ]
     if report.get("invalid"):
@@ -306,6 +333,13 @@ def report_markdown(report: dict) -> str:
     for point, count in histogram.items():
         lines.append(f"{point} | {'█' * round(20 * count / top):<20} {count}")
     lines += ["```", ""]
+
+    worse = (gate.get("baseline") or report.get("baseline") or {}).get("worse") or []
+    if worse:
+        lines += ["Cases that got worse than the baseline, worst first:", "", "| case | this run | baseline | difference |", "|---|---|---|---|"]
+        for case in worse:
+            lines.append(f"| {_one_line(case['case_id'], 80)} | {_fmt(case['candidate'])} | {_fmt(case['baseline'])} | {case['diff']:+.2f} |")
+        lines.append("")
 
     lowest = report.get("lowest") or []
     if lowest:

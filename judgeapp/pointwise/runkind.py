@@ -43,6 +43,8 @@ class PointwiseHandler(RunHandler):
     def plan(self, run, stage):
         if generates(run) and stage == 0:
             return generation_units(run)  # the system answers each case first
+        if stage == judging_stage(run) + 1:
+            return self.baseline_units(run)
         if stage != judging_stage(run):
             return None
         # Each unit carries the reply it judges: the judgment row records exactly what the judge was shown,
@@ -52,6 +54,23 @@ class PointwiseHandler(RunHandler):
         return (
             UnitSpec(key=f"{case_id}/{cr.name}", case_id=pk, criterion_id=cr.pk, judge_id=run.judge_id, payload={"output": reply})
             for pk, case_id, reply in replies_to_judge(run)
+            for cr in criteria
+        )
+
+    def baseline_units(self, run):
+        """The baseline stage: when the run's baseline was judged another way (another rubric, prompt or
+        judge), its replies to the shared cases are judged again this run's way, so that the gate compares
+        like with like (judgeapp/releases/selectors/baseline.py). Empty when there is nothing to judge again."""
+        from judgeapp.releases.selectors import baseline_plan, baseline_replies
+
+        plan = baseline_plan(run=run)
+        criteria = list(run.rubric.criteria.all())
+        return (
+            UnitSpec(
+                key=f"baseline/{pk}/{cr.pk}", purpose=Purpose.BASELINE, case_id=pk, criterion_id=cr.pk, judge_id=run.judge_id,
+                payload={"output": reply, "baseline_run": plan.run.run_id},
+            )
+            for pk, _case_id, reply in baseline_replies(run=run, plan=plan)
             for cr in criteria
         )
 
@@ -76,7 +95,7 @@ class PointwiseHandler(RunHandler):
         generated_output_record(unit, result)
 
     def finalize(self, run):
-        from judgeapp.releases.selectors import gate_evaluate
+        from judgeapp.releases.selectors import baseline_compare, gate_evaluate
 
         criteria = list(run.rubric.criteria.all())
         # Only the fields the report reads (not each unit's messages and raw reply): this runs as the last
@@ -111,6 +130,7 @@ class PointwiseHandler(RunHandler):
         _add_excerpts(run, summary["lowest"])
         status = RunStatus.INVALID if summary["invalid"] else RunStatus.DONE
         report = {"run_id": run.run_id, "kind": run.kind, **summary, **report_context(run=run)}
+        report["baseline"] = baseline_compare(run=run, mean=summary["mean"])
         report["gate"] = gate_evaluate(run=run, report=report, status=status)
         return status, report
 

@@ -191,8 +191,9 @@ def pointwise_create(
     if family_warnings([judge, system]):
         options["warnings"] = options.get("warnings", []) + family_warnings([judge, system])
     if baseline_run:
-        base = baseline_run_get(run_id=baseline_run)
-        options["baseline_run"], options["baseline_mean"] = base.run_id, base.report["mean"]
+        # Compared like for like when this run finishes (its shared cases, judged this run's way), never
+        # by the two runs' whole means.
+        options["baseline_run"] = baseline_run_get(run_id=baseline_run).run_id
     with transaction.atomic():  # run_create checks the run id; a refusal rolls the stored inputs back
         testset_row = testset_save(testset)
         run = run_create(

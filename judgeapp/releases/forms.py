@@ -1,8 +1,9 @@
-"""A lead's decision on a gate, and marking a run released."""
+"""A lead's decision on a gate, marking a run released, the release policy, and two runs to compare."""
 
 from django import forms
 
-from judgeapp.models import GateDecision
+from judgeapp.judging.selectors import run_find
+from judgeapp.models import BaselineRule, GateDecision, RunKind, SkippedBaseline
 
 
 class GateDecisionForm(forms.Form):
@@ -13,3 +14,37 @@ class GateDecisionForm(forms.Form):
 class ReleaseForm(forms.Form):
     label = forms.CharField(required=False, max_length=100, help_text="The version shipped, e.g. v2.4.0.")
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
+
+
+class ReleasePolicyForm(forms.Form):
+    baseline_rule = forms.ChoiceField(
+        choices=BaselineRule.choices, label="A run compared with its baseline is blocked when",
+        help_text="Compared on the cases both test sets share, judged the same way.",
+    )
+    skipped_baseline = forms.ChoiceField(
+        choices=SkippedBaseline.choices, label="A baseline that cannot be compared (no shared case, no replies kept)",
+    )
+    reason = forms.CharField(required=False, max_length=2000, widget=forms.TextInput(), help_text="Kept in the audit log.")
+
+
+class CompareForm(forms.Form):
+    """Two pointwise runs to put side by side: `run` (the candidate) against `baseline`."""
+
+    run = forms.CharField(max_length=100, label="Run")
+    baseline = forms.CharField(max_length=100, label="against")
+    criterion = forms.CharField(required=False, max_length=100, label="Criterion")
+
+    def _pointwise(self, field: str):
+        run_id = self.cleaned_data[field].strip()
+        run = run_find(run_id=run_id)
+        if run is None:
+            raise forms.ValidationError(f"No run {run_id!r}.")
+        if run.kind != RunKind.POINTWISE:
+            raise forms.ValidationError(f"Run {run_id} is a {run.get_kind_display()} run; only pointwise runs are compared case by case.")
+        return run
+
+    def clean_run(self):
+        return self._pointwise("run")
+
+    def clean_baseline(self):
+        return self._pointwise("baseline")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from judgeapp.judging.audit import audit_actor_label, audit_log_create
 from judgeapp.judging.errors import InputError
-from judgeapp.models import AuditLog, GateDecision, Release, Run, RunKind, RunStatus
-from judgeapp.releases.selectors import gate_evaluate
+from judgeapp.models import AuditLog, BaselineRule, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus, SkippedBaseline
+from judgeapp.releases.selectors import gate_evaluate, release_measured_on, release_policy_current
 from judgeapp.roles import Role, has_role
 
 
@@ -50,10 +51,12 @@ def gate_decide(*, run: Run, actor, verdict: str, reason: str) -> GateDecision:
 
 
 def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release:
-    """A lead records that `run`'s version of its system shipped: its mean becomes the system's baseline.
+    """A lead records that `run`'s version of its system shipped: it becomes the baseline of the system's
+    runs created after it.
 
     Only a valid run whose gate passes now (no lead block, no calibration lock) can be released; otherwise
-    releasing it would lower the bar the next version is held to.
+    releasing it would lower the bar the next version is held to. The release keeps what its mean was
+    measured on and the gate as it stood (who decided, when): that decision is never recomputed.
     """
     _check(run, actor)
     if run.system_id is None:
@@ -64,10 +67,18 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
     if not gate["passed"]:
         raise InputError("the gate does not pass, so the run cannot be released: " + "; ".join(gate["reasons"]))
     label = label.strip()[:100]
+    decided = {
+        **gate,
+        "mean": run.report["mean"],
+        "mean_ci95": run.report.get("mean_ci95"),
+        "decided_by": audit_actor_label(actor),
+        "decided_at": timezone.now().isoformat(),
+    }
     try:
         with transaction.atomic():
             release = Release.objects.create(
-                system=run.system, run=run, mean=run.report["mean"], label=label, note=note.strip(), released_by=actor
+                system=run.system, run=run, mean=run.report["mean"], label=label, note=note.strip(), released_by=actor,
+                measured_on=release_measured_on(run=run), gate=decided,
             )
             audit_log_create(
                 actor=actor,
@@ -80,3 +91,28 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
     except IntegrityError:
         raise InputError(f"run {run.run_id} is already released") from None
     return release
+
+
+def release_policy_set(*, actor, baseline_rule: str, skipped_baseline: str, reason: str = "") -> ReleasePolicy:
+    """A lead's new release policy, audited: what blocks a run compared with its baseline (the seed's rule,
+    or only a regression whose interval lies below zero), and whether a baseline that cannot be compared
+    blocks."""
+    if not has_role(actor, Role.LEAD):
+        raise PermissionDenied("only a lead sets the release policy")
+    if baseline_rule not in BaselineRule.values:
+        raise InputError(f"baseline rule: must be one of {', '.join(BaselineRule.values)}")
+    if skipped_baseline not in SkippedBaseline.values:
+        raise InputError(f"a skipped baseline: must be one of {', '.join(SkippedBaseline.values)}")
+    with transaction.atomic():
+        previous = release_policy_current()
+        policy = ReleasePolicy.objects.create(
+            baseline_rule=baseline_rule, skipped_baseline=skipped_baseline, set_by=actor, reason=reason.strip()
+        )
+        audit_log_create(
+            actor=actor,
+            action=AuditLog.Action.RELEASE_POLICY_SET,
+            subject="release policy",
+            reason=reason.strip() or str(policy),
+            detail={**policy.as_dict(), "previous": previous.as_dict()},
+        )
+    return policy

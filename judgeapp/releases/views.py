@@ -1,7 +1,9 @@
-"""The release gate of a pointwise run with the leads' decisions, and the releases with their audit log."""
+"""The release gate of a pointwise run with the leads' decisions, the releases with their audit log and the
+lead's release policy, and any two pointwise runs side by side."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -11,7 +13,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.pages import HtmxHttpRequest, render_partial
 from judgeapp.models import Run, RunKind
 from judgeapp.releases import selectors, services
-from judgeapp.releases.forms import GateDecisionForm, ReleaseForm
+from judgeapp.releases.forms import CompareForm, GateDecisionForm, ReleaseForm, ReleasePolicyForm
 from judgeapp.roles import READERS, Role, has_role, role_required
 
 
@@ -25,7 +27,7 @@ def _gate_run(run_id: str) -> Run:
 def _gate_context(request, run: Run, **forms) -> dict:
     return {
         "run": run,
-        "gate": selectors.gate_evaluate(run=run),
+        "gate": selectors.gate_as_decided(run=run),
         "release": selectors.release_of_run(run=run),
         "decisions": selectors.gate_decisions_of(run=run),
         "audit": selectors.audit_release_entries(run=run),
@@ -78,13 +80,57 @@ def release_mark(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return render(request, "judgeapp/releases/gate.html", _gate_context(request, run, release_form=form), status=400)
 
 
-@role_required(*READERS)
-def releases(request: HtmxHttpRequest) -> HttpResponse:
+def _releases_context(policy_form=None) -> dict:
     rows = selectors.releases_overview()
-    context = {
+    policy = selectors.release_policy_current()
+    return {
         "releases": rows,
         "trend": selectors.releases_trend(rows),
         "audit": selectors.audit_release_entries(),
         "runs": selectors.runs_with_gate(runs=judging_selectors.runs_recent(kind=RunKind.POINTWISE, limit=20)),
+        "policy": policy,
+        "policy_form": policy_form or ReleasePolicyForm(initial={**policy.as_dict()}),
     }
-    return render(request, "judgeapp/releases/releases.html", context)
+
+
+@role_required(*READERS)
+def releases(request: HtmxHttpRequest) -> HttpResponse:
+    return render(request, "judgeapp/releases/releases.html", _releases_context())
+
+
+@require_POST
+@role_required(Role.LEAD)
+def release_policy_set(request: HtmxHttpRequest) -> HttpResponse:
+    form = ReleasePolicyForm(request.POST)
+    if form.is_valid():
+        try:
+            services.release_policy_set(actor=request.user, **form.cleaned_data)
+        except (InputError, PermissionDenied) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Release policy saved; it is in the audit log.")
+            return redirect("releases:releases")
+    return render(request, "judgeapp/releases/releases.html", _releases_context(policy_form=form), status=400)
+
+
+COMPARED_PER_PAGE = 50
+
+
+@role_required(*READERS)
+def runs_compare(request: HtmxHttpRequest) -> HttpResponse:
+    """Two pointwise runs side by side on their shared cases, regressions first (`?run=&baseline=`)."""
+    if not request.GET.get("run") and not request.GET.get("baseline"):
+        return render(request, "judgeapp/releases/compare.html", {"form": CompareForm()})
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        return render(request, "judgeapp/releases/compare.html", {"form": form}, status=400)
+    run, other, criterion = form.cleaned_data["run"], form.cleaned_data["baseline"], form.cleaned_data["criterion"]
+    comparison = selectors.runs_comparison(run=run, other=other, criterion=criterion or None)
+    if criterion and criterion not in comparison["criteria"]:
+        form.add_error("criterion", f"Neither run has a criterion {criterion!r}.")
+        return render(request, "judgeapp/releases/compare.html", {"form": form}, status=400)
+    page = Paginator(comparison["rows"], COMPARED_PER_PAGE).get_page(request.GET.get("page"))
+    reasons = selectors.reasonings_of(judgment_ids=[j for row in page for j in (row["judgment"], row["other_judgment"])])
+    rows = [{**row, "reason": reasons.get(row["judgment"] or "", ""), "other_reason": reasons.get(row["other_judgment"] or "", "")} for row in page]
+    context = {"form": form, "comparison": comparison, "page": page, "rows": rows}
+    return render_partial(request, "judgeapp/releases/compare.html", context, partial="compare-rows")

@@ -148,7 +148,9 @@ def test_the_baseline_defaults_to_the_systems_last_release(cli, judge, make_syst
     assert result.code == 1
     assert report["gate"]["baseline_mean"] == first["mean"]
     assert report["gate"]["baseline_run"] == first["run_id"]
-    assert any("below the last released mean" in r for r in report["gate"]["reasons"])
+    # Another test set file with the same cases (ids and inputs): compared on those cases, judged the same way.
+    assert report["baseline"]["how"] == "same" and report["baseline"]["cases"] == 4
+    assert any("on the 4 cases shared with bot's release v1" in r and "is below its" in r for r in report["gate"]["reasons"])
 
 
 def test_baseline_flags_override_the_release(cli, judge, files):

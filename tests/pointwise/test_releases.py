@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from judgeapp.judging import runs
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release
-from judgeapp.releases.selectors import gate_evaluate, release_latest
+from judgeapp.releases.selectors import gate_evaluate, release_baseline
 from judgeapp.releases.services import gate_decide, release_mark
 from tests.factories import BAD_REPLY, GOOD_REPLY, pointwise_run
 
@@ -94,18 +94,24 @@ def test_marking_released_makes_the_mean_the_systems_baseline(judge, system, lea
     assert entry.actor == lead and entry.subject == "bot v1.0" and entry.detail["mean"] == first.report["mean"]
     second = finished(judge, system=system, good=False)
     gate = gate_evaluate(run=second)
+    # The same cases judged the same way: compared on the stored scores, paired by case.
+    assert gate["baseline"]["how"] == "same" and gate["baseline"]["cases"] == 4
     assert gate["baseline_mean"] == release.mean and gate["baseline_run"] == first.run_id
-    assert any("below the last released mean" in r for r in gate["reasons"])
+    assert any("shared with bot's release v1.0" in r and "is below its" in r for r in gate["reasons"])
     # The released run's own gate compares with the release before it, not with itself.
     assert gate_evaluate(run=first)["baseline_mean"] is None
 
 
-def test_the_latest_release_is_the_baseline(judge, system, lead):
+def test_the_baseline_is_the_last_release_marked_before_the_run_was_created(judge, system, lead):
     first = finished(judge, system=system)
     release_mark(run=first, actor=lead, label="v1")
     second = finished(judge, system=system)
+    third = finished(judge, system=system)
     release_mark(run=second, actor=lead, label="v2")
-    assert release_latest(system=system).label == "v2"
+    # `third` was created before v2 was marked: v1 stays its baseline; a run created now compares with v2.
+    assert release_baseline(run=third).label == "v1"
+    assert release_baseline(run=second).label == "v1"
+    assert release_baseline(run=finished(judge, system=system)).label == "v2"
 
 
 def test_a_run_is_released_once(judge, system, lead):
@@ -123,7 +129,7 @@ def test_only_a_valid_passing_run_of_a_system_can_be_released(judge, system, lea
     elif problem == "blocked-gate":
         run, message = finished(judge, system=system, good=False, threshold=3.5), "below the threshold"
     else:
-        run, message = finished(judge, system=system), r"\(a lead\) on"
+        run, message = finished(judge, system=system), "blocked by lead leo on"
         gate_decide(run=run, actor=lead, verdict="blocked", reason="not yet")
     with pytest.raises(InputError, match=message):
         release_mark(run=run, actor=lead)

@@ -1,0 +1,1 @@
+from judgeapp.pointwise.cli import CompareRunsCommand as Command  # noqa: F401

@@ -1,0 +1,299 @@
+"""Reads for the release gate: releases, the leads' decisions, the policy, and the gate itself, computed fresh.
+
+The gate is never read from a stored report alone: a lead's block or a calibration lock that appears after
+a run finished must still close it, so every caller (`gate RUN_ID`, the gate page, the CLI's exit status)
+asks `gate_evaluate`. A release keeps the gate as it stood when it was marked (`gate_as_decided`): what
+came later is a note beside it (`release_notes`), never a rewrite.
+"""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from judgeapp.judging.memo import shared_read
+from judgeapp.models import AuditLog, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus, SkippedBaseline
+from judgeapp.releases.core import DEFAULT_THRESHOLD, SKIPPED, gate_decision
+from judgeapp.releases.selectors.baseline import (  # noqa: F401 - what the views, the commands and the modes read
+    BaselinePlan,
+    baseline_compare,
+    baseline_plan,
+    baseline_replies,
+    reasonings_of,
+    release_baseline,
+    runs_comparison,
+)
+
+RELEASE_ACTIONS = (
+    AuditLog.Action.RELEASE_APPROVED,
+    AuditLog.Action.RELEASE_BLOCKED,
+    AuditLog.Action.RELEASE_MARKED,
+    AuditLog.Action.RELEASE_POLICY_SET,
+)
+
+
+@shared_read
+def release_policy_current() -> ReleasePolicy:
+    """The policy in force: the latest a lead set, or the default (the seed's rule; a skipped baseline notes)."""
+    return ReleasePolicy.objects.select_related("set_by").first() or ReleasePolicy()
+
+
+def releases_recent(*, system=None, limit: int = 200) -> QuerySet[Release]:
+    releases = Release.objects.select_related("system", "run", "released_by")
+    if system is not None:
+        releases = releases.filter(system=system)
+    return releases.order_by("-created_at", "-id")[:limit]
+
+
+def release_of_run(*, run: Run) -> Release | None:
+    return Release.objects.filter(run=run).select_related("released_by").first()
+
+
+def gate_decisions_of(*, run: Run) -> QuerySet[GateDecision]:
+    return run.gate_decisions.select_related("decided_by").order_by("-created_at", "-id")
+
+
+def gate_decision_in_force(*, run: Run) -> GateDecision | None:
+    return gate_decisions_of(run=run).first()
+
+
+def audit_release_entries(*, run: Run | None = None, limit: int = 200) -> QuerySet[AuditLog]:
+    entries = AuditLog.objects.filter(action__in=RELEASE_ACTIONS).select_related("run", "actor")
+    if run is not None:
+        entries = entries.filter(run=run)
+    return entries.order_by("-created_at", "-id")[:limit]
+
+
+def gate_evaluate(
+    *, run: Run, report: dict | None = None, status: str | None = None, include_lead_decision: bool = True
+) -> dict:
+    """The release gate of a pointwise run, now: valid, mean at or above the threshold and not below its
+    baseline compared like for like (`baseline`, releases/selectors/baseline.py), judge not locked by
+    calibration (nor, under a lead's blocking policy, unchecked or stale), and not blocked by a lead. Under
+    the lead's corrected-gate policy, the lower bound of the human-corrected (PPI++) interval must reach the
+    threshold too.
+
+    `report` and `status` default to the run's own; the run handler passes the ones it is about to write
+    (with its `corrected` and `baseline` keys; otherwise both are computed now).
+    """
+    from calibration.selectors import corrected_for_run, gate_calibration
+
+    if run.kind != RunKind.POINTWISE:
+        raise ValueError(f"run {run.run_id} is a {run.kind} run; the release gate reads pointwise runs")
+    options = run.options
+    threshold = options.get("threshold")
+    if threshold is None:
+        threshold = DEFAULT_THRESHOLD
+    policy = release_policy_current()
+
+    calibration = gate_calibration(run=run)
+    warnings = ["warning: " + line for line in calibration["warnings"]]
+    corrected_low = None
+    if calibration["policy"]["corrected_gate"]:
+        given = report is not None and "corrected" in report
+        corrected = report["corrected"] if given else corrected_for_run(run=run)
+        if corrected:
+            corrected_low = corrected["ci95"][0]
+        else:
+            warnings.append("warning: no labelled sample for this judge configuration, so the corrected-mean check is skipped")
+    report = run.report if report is None else report
+    status = status or run.status
+
+    reasons: list[str] = []
+    notes: list[str] = []
+    baseline = None
+    if status in (RunStatus.QUEUED, RunStatus.RUNNING):
+        reasons.append("the run has not finished")
+    elif status == RunStatus.FAILED:
+        reasons.append(f"the run failed: {run.error or 'no report'}")
+    elif status == RunStatus.CANCELLED:
+        reasons.append("the run was cancelled")
+    if report:
+        # A report written before runs kept their baseline comparison: compared now, from the stored scores.
+        baseline = report["baseline"] if "baseline" in report else baseline_compare(run=run, mean=report.get("mean"))
+        skipped_blocks = policy.skipped_baseline == SkippedBaseline.BLOCK
+        if baseline is None:
+            notes.append(baseline_plan(run=run).reason)
+        elif baseline["how"] == SKIPPED and not skipped_blocks:
+            notes.append(f"no comparable baseline: {baseline['reason']}; the baseline check is skipped")
+        decided = gate_decision(
+            mean=report.get("mean"),
+            threshold=threshold,
+            invalid=status == RunStatus.INVALID or bool(report.get("invalid")),
+            baseline=baseline,
+            baseline_rule=policy.baseline_rule,
+            skipped_blocks=skipped_blocks,
+            corrected_low=corrected_low,
+        )
+        details = "; ".join(report.get("invalid_reasons") or [])
+        reasons += [f"the run is invalid: {details}" if r == "the run is invalid" and details else r for r in decided["reasons"]]
+    elif not reasons:
+        reasons.append("the run has no report")
+
+    lock_reasons = [s["line"] for s in calibration["statuses"] if s["status"] == "below level — locked"]
+    reasons += calibration["reasons"]
+
+    lead = None
+    if include_lead_decision:
+        decision = gate_decision_in_force(run=run)
+        if decision is not None:
+            lead = {
+                "verdict": decision.verdict,
+                "by": decision.actor_label,
+                "at": decision.created_at.isoformat(),
+                "reason": decision.reason,
+            }
+            if decision.verdict == GateDecision.Verdict.BLOCKED:
+                reasons.append(f"blocked by lead {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}")
+    compared = baseline is not None and baseline["how"] != SKIPPED
+    return {
+        "passed": not reasons,
+        "threshold": threshold,
+        # The baseline's mean on the cases compared (or as given by hand), where it came from, and its run.
+        "baseline_mean": baseline["mean"] if compared else None,
+        "baseline_source": baseline["source"] if baseline is not None else "",
+        "baseline_run": baseline["run_id"] if baseline is not None else None,
+        "baseline": baseline,
+        "release_policy": policy.as_dict(),
+        "reasons": reasons,
+        "notes": notes,
+        "calibration_lock": lock_reasons,
+        # CONTRACT §3: the judge's status in words, with what each needs (n of the minimum; figure, interval,
+        # n, date, versions; what changed), and whether it blocks under the lead's policy.
+        "calibration": calibration["status"],
+        "calibration_statuses": calibration["statuses"],
+        "calibration_policy": calibration["policy"],
+        "corrected_low": corrected_low,
+        "warnings": warnings,
+        "lead_decision": lead,
+        "evaluated_at": timezone.now().isoformat(),
+    }
+
+
+def release_measured_on(*, run: Run) -> dict:
+    """What a run's mean was measured on: the versions (and names) of its test set, rubric, prompt and judge
+    configuration, kept with a release so that what it is compared with is never guessed."""
+    versions = run.versions or {}
+    return {
+        "testset": versions.get("testset"),
+        "rubric": versions.get("rubric"),
+        "prompt": versions.get("prompt"),
+        "judge": versions.get("judge"),
+        "outputs": versions.get("outputs"),
+        "testset_name": run.testset.name if run.testset_id else None,
+        "rubric_name": run.rubric.name if run.rubric_id else None,
+        "judge_name": run.judge.name if run.judge_id else None,
+    }
+
+
+def gate_as_decided(*, run: Run) -> dict:
+    """The gate to show and act on: for a released run, the gate as the lead marked it, with `released`
+    (label, when, who), the dated notes of what came since and `now`, the gate if asked today, apart; for
+    any other run, the gate now."""
+    release = release_of_run(run=run)
+    now = gate_evaluate(run=run)
+    if release is None or not release.gate:
+        return now
+    notes = release_notes(release=release, now=now)
+    return {
+        **release.gate,
+        "released": {"label": release.label, "at": release.created_at.isoformat(), "by": release.gate.get("decided_by")},
+        "since": [{"at": note["at"], "text": note["text"]} for note in notes],
+        "now": now,
+    }
+
+
+def release_notes(*, release: Release, now: dict | None = None) -> list[dict]:
+    """What happened after a release was marked, oldest first, each {at, date, text}: a later release of the
+    system, its judge locked or unlocked, a lead's later decision on the run, and the gate if asked today
+    when it no longer passes. Shown beside the stored decision, never in its place."""
+    notes = []
+    later = (
+        Release.objects.filter(system_id=release.system_id, created_at__gt=release.created_at)
+        .select_related("run")
+        .order_by("created_at", "id")
+        .first()
+    )
+    if later is not None:
+        notes.append((later.created_at, f"superseded by {later.label or 'the release of run ' + later.run.run_id}"))
+    judge = (release.measured_on or {}).get("judge_name")
+    if judge:
+        events = AuditLog.objects.filter(
+            action__in=(AuditLog.Action.JUDGE_LOCKED, AuditLog.Action.JUDGE_UNLOCKED),
+            created_at__gt=release.created_at,
+            detail__judge=judge,
+        ).order_by("created_at", "id")
+        version = (release.measured_on or {}).get("judge")
+        for entry in events:
+            if version and entry.detail.get("judge_version") not in (None, version):
+                continue  # another configuration of the judge: not the one this release was gated by
+            if entry.action == AuditLog.Action.JUDGE_LOCKED:
+                notes.append((entry.created_at, f"judge {judge} locked: this release was gated by a judge now below level ({entry.reason})"))
+            else:
+                notes.append((entry.created_at, f"judge {judge} unlocked: {entry.reason}"))
+    for decision in release.run.gate_decisions.filter(created_at__gt=release.created_at).order_by("created_at", "id"):
+        notes.append((decision.created_at, f"{decision.verdict} by lead {decision.actor_label}: {decision.reason}"))
+    now = now if now is not None else gate_evaluate(run=release.run)
+    if not now["passed"]:
+        notes.append((timezone.now(), "asked today, the gate would block: " + "; ".join(now["reasons"][:2])))
+    notes.sort(key=lambda note: note[0])
+    return [{"at": at.isoformat(), "date": at, "text": text} for at, text in notes]
+
+
+def _gate_word(gate: dict) -> dict:
+    return {"passed": gate["passed"], "word": "gate passed" if gate["passed"] else "gate blocked",
+            "reason": "" if gate["passed"] else (gate["reasons"] or [""])[0]}
+
+
+def releases_overview(*, limit: int = 200) -> list[dict]:
+    """Each release, newest first, with its mean's 95% interval, the gate as it was decided when the lead
+    marked it, what happened since (dated notes), and the release it was compared with."""
+    rows = []
+    for release in releases_recent(limit=limit):
+        report = release.run.report or {}
+        ci = report.get("mean_ci95") or None
+        rows.append({
+            "release": release,
+            "ci": ci if ci and None not in ci else None,
+            "gate": _gate_word(release.gate) if release.gate else None,
+            "decided": release.gate or None,
+            "notes": release_notes(release=release),
+            "baseline": report.get("baseline"),
+        })
+    return rows
+
+
+def runs_with_gate(*, runs) -> list[dict]:
+    """Pointwise runs beside their gate now (finished ones; a running run has no gate yet)."""
+    return [{"run": run, "gate": _gate_word(gate_evaluate(run=run)) if run.is_finished else None} for run in runs]
+
+
+def releases_trend(rows: list[dict]) -> dict | None:
+    """SVG geometry of the released mean across releases, oldest first: a dot per release with its interval
+    as a bar and a line per system through its releases."""
+    points = [row for row in reversed(rows) if row["release"].mean is not None]
+    if not points:
+        return None
+    width, height, pad, left = 640, 220, 30, 44
+    values = [v for row in points for v in (row["release"].mean, *(row["ci"] or []))]
+    low, high = min(values), max(values)
+    margin = max(0.25, (high - low) * 0.1)
+    low, high = low - margin, high + margin
+    span = high - low
+
+    def y(value: float) -> float:
+        return round(height - pad - (value - low) / span * (height - 2 * pad), 1)
+
+    step = (width - left - pad) / max(len(points), 1)
+    shapes, lines = [], {}
+    for i, row in enumerate(points):
+        release = row["release"]
+        x = round(left + (i + 0.5) * step, 1)
+        shape = {"x": x, "y": y(release.mean), "mean": release.mean, "label": release.label or release.run.run_id,
+                 "system": release.system.name, "passed": row["gate"]["passed"] if row["gate"] else None,
+                 "y_low": y(row["ci"][0]) if row["ci"] else None, "y_high": y(row["ci"][1]) if row["ci"] else None}
+        shapes.append(shape)
+        lines.setdefault(release.system.name, []).append(f"{x},{shape['y']}")
+    ticks = [{"value": round(low + span * k / 4, 2), "y": y(low + span * k / 4)} for k in range(5)]
+    return {"width": width, "height": height, "left": left, "pad": pad, "points": shapes, "ticks": ticks,
+            "lines": [{"system": name, "points": " ".join(coords)} for name, coords in lines.items() if len(coords) > 1]}
