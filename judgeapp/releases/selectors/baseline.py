@@ -90,7 +90,7 @@ def _like_for_like(run: Run, base: Run, *, source: str, release: Release | None 
     if not plan.shared:
         plan.how = SKIPPED
         plan.reason = (
-            f"no case of this run's test set {run.testset.name} is in {source}'s test set {base.testset.name} "
+            f"no case of this run's test set {run.testset.name} is in the test set {base.testset.name} of {source} "
             "with the same id and input, so the two are not compared"
         )
         return plan
