@@ -11,7 +11,7 @@ from django.http import Http404
 from judgeapp.judging.errors import InputError
 from judgeapp.models import ApiToken, Rubric, Run, RunKind, System, TestSet
 from judgeapp.pointwise.services import report_current
-from judgeapp.releases.selectors import gate_evaluate
+from judgeapp.releases.selectors import gate_as_decided
 
 RUNS_LIMIT_MAX = 200
 VERSION_PATTERN = re.compile(r"^(?:(?P<name>.+)@)?(?P<hash>[0-9a-f]{6,64})$")
@@ -92,8 +92,9 @@ def report_of(*, run: Run) -> dict:
 
 
 def gate_of(*, run: Run) -> dict:
-    """The release gate now, with the run it is about: `passed`, the reasons, the calibration lock."""
-    gate = gate_evaluate(run=run)
+    """The release gate, with the run it is about: `passed`, the reasons, the calibration lock. For a released
+    run, the gate as it was decided when it was released, with `now` apart (releases.selectors.gate_as_decided)."""
+    gate = gate_as_decided(run=run)
     return {
         "run_id": run.run_id,
         "status": run.status,

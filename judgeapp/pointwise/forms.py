@@ -46,9 +46,13 @@ class PointwiseForm(PreflightForm):
     generate = forms.BooleanField(required=False, label="Generate outputs with the system even if the test set has them")
     threshold = forms.FloatField(initial=DEFAULT_THRESHOLD, help_text="The mean score the release gate requires.")
     baseline_mean = forms.FloatField(
-        required=False, label="Baseline mean", help_text="Leave empty to compare with the system's last release."
+        required=False, label="Baseline mean",
+        help_text="Leave both empty to compare with the system's last release, like for like on the cases both test sets share.",
     )
-    baseline_run = forms.CharField(required=False, label="…or baseline run id", max_length=100)
+    baseline_run = forms.CharField(
+        required=False, label="…or baseline run id", max_length=100,
+        help_text="A run to compare with like for like: its replies on the shared cases, judged this run's way.",
+    )
     title = forms.CharField(required=False, max_length=300)
 
     def __init__(self, *args, **kwargs):

@@ -51,3 +51,12 @@ def kappa(value) -> str:
     if value is None or value == "":
         return "n/a"
     return f"{float(value):.2f}".replace("-0.00", "0.00")
+
+
+@register.filter
+def signed(value, digits: int = 2) -> str:
+    """A difference with its sign: 1.125 -> "+1.13", -0.75 -> "-0.75", never "-0.00"; None -> "—"."""
+    if value is None or value == "":
+        return "—"
+    text = f"{float(value):+.{int(digits)}f}"
+    return text.replace("-", "+", 1) if float(text) == 0 else text

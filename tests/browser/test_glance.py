@@ -37,7 +37,7 @@ def test_dashboard_and_releases_say_passed_or_blocked(page, lead, gated, screens
     page.screenshot(path=screenshots / "glance-dashboard-blocked.png", full_page=True)
 
     page.goto("/pointwise/releases/")
-    release = page.locator('tr[data-release="v1.0"]')
+    release = page.locator('tbody[data-release="v1.0"]')
     assert "gate passed" in release.inner_text()
     assert page.locator("#release-trend circle").count() == 1
     assert "gate blocked" in page.locator("#pointwise-runs").inner_text()

@@ -70,5 +70,5 @@ def test_lead_runs_reads_the_report_and_releases(page, lead, make_judge, make_sy
         assert set(AuditLog.objects.values_list("action", flat=True)) == {"release.approved", "release.marked_released"}
 
         page.goto("/pointwise/releases/")
-        assert page.locator("#releases tbody tr").count() == 1
+        assert page.locator("#releases tbody.release").count() == 1
         page.screenshot(path=screenshots / "pointwise-releases.png", full_page=True)

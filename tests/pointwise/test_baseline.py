@@ -262,7 +262,7 @@ def test_an_earlier_releases_decision_is_unchanged_by_a_later_release_and_a_lock
     client.force_login(lead)
     page = client.get("/pointwise/releases/").content.decode()
     row = page[page.index('data-release="v1.0"'):]
-    row = row[: row.index("</tr>")]
+    row = row[: row.index("</tbody>")]
     assert "gate passed" in row and "gate blocked" not in row
     assert "superseded by v2.0" in row and "this release was gated by a judge now below level" in row
 

@@ -96,7 +96,7 @@ def test_releases_page_says_each_release_gate_and_mean_with_interval_and_draws_t
     release_services.release_mark(run=passed, actor=lead, label="v1.0")
     client.force_login(lead)
     html = client.get(reverse("releases:releases")).content.decode()
-    row = re.search(r'<tr data-release="v1.0">(.*?)</tr>', html, flags=re.S).group(1)
+    row = re.search(r'<tbody class="release" data-release="v1.0">(.*?)</tbody>', html, flags=re.S).group(1)
     low, high = passed.report["mean_ci95"]
     assert "gate passed" in row and f"{passed.report['mean']:.2f}" in row and f"{low:.2f}–{high:.2f}" in row
     assert '<svg id="release-trend"' in html and html.count("<circle") >= 1
