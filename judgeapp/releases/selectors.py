@@ -152,6 +152,7 @@ def gate_evaluate(
         "calibration": calibration["status"],
         "calibration_statuses": calibration["statuses"],
         "calibration_policy": calibration["policy"],
+        "checkup": calibration["checkup"],  # each judge's check-up against the lead's floors (a failed one blocks)
         "corrected_low": corrected_low,
         "warnings": warnings,
         "lead_decision": lead,
