@@ -357,7 +357,7 @@ def judges_readiness(judges, statuses: dict[str, dict], *, checkups: dict[str, d
             problems = ["locked by calibration: its runs cannot pass a gate until it is recalibrated"]
         elif checkup.get("blocks"):
             word, tone = "check-up failed", "bad"
-            problems = [f"its runs cannot pass a gate until it passes a check-up: {checkup['verdict']}"]
+            problems = ["its latest check-up failed: its runs cannot pass a gate until it passes one"]
         elif status == "calibrated":
             word, tone = "ready", "ok"
         else:

@@ -73,7 +73,7 @@ def test_a_failed_check_up_blocks_the_gate_by_default_with_its_verdict_in_words(
     assert reason in page
     cell = re.search(r'<dd id="gate-checkup">(.*?)</dd>', page, re.DOTALL).group(1)
     assert 'data-checkup="failed"' in cell and '<span class="badge failed"' in cell and FAILED in cell
-    assert "blocks the release" in cell and "checked up: passed" not in cell
+    assert "blocks releases" in cell and "checked up: passed" not in cell
 
 
 def test_under_the_lead_s_warn_policy_a_failed_check_up_only_warns(judged, planted_server, lead):
@@ -145,7 +145,7 @@ def test_the_judges_page_and_the_scorecard_show_a_failed_check_up_red_and_a_pass
     page = client.get(reverse("judges")).content.decode()
     cell = re.search(r'<div class="judge-checkup" id="checkup-planted-judge">(.*?)</form>', page, re.DOTALL).group(1)
     assert '<span class="badge failed" title="judge check-up failed: planted-judge' in cell and ">check-up failed</span>" in cell
-    assert FAILED in cell and "blocks the release" in cell
+    assert FAILED in cell and "blocks releases" in cell
     assert "badge done" not in cell and "badge passed" not in cell and "checked up: passed" not in cell
     readiness = re.search(r'<td data-readiness="planted-judge">(.*?)</td>', page, re.DOTALL).group(1)
     assert 'class="verdict tone-bad">check-up failed<' in readiness
