@@ -82,6 +82,22 @@ class PolicyForm(forms.Form):
         required=False, label="Gate on the human-corrected mean",
         help_text="The lower bound of the PPI++ 95% interval must reach the threshold too.",
     )
+    checkup_failed = forms.ChoiceField(
+        choices=PolicyAction.choices, label="A failed check-up",
+        help_text="A judge whose latest check-up has a figure below its floor, or is invalid: block every gate relying on it (the default), or warn.",
+    )
+    checkup_position_floor = forms.FloatField(
+        min_value=0.0, max_value=1.0, label="Check-up floor: position consistency",
+        help_text="The share of pairs whose two orders agree, on every set (0.6 by default; GPT-4 65%, GPT-3.5 46% on MT-Bench).",
+    )
+    checkup_accuracy_floor = forms.FloatField(
+        min_value=0.0, max_value=1.0, label="Check-up floor: accuracy over consistent verdicts",
+        help_text="Of the pairs whose orders agree, the share that agree with the people's label (0.6 by default; GPT-4 85% on MT-Bench).",
+    )
+    checkup_kappa_floor = forms.FloatField(
+        min_value=-1.0, max_value=1.0, label="Check-up floor: kappa",
+        help_text="Cohen's kappa with the people's label, on every set (0.4 by default).",
+    )
     reason = forms.CharField(required=False, max_length=500)
 
 

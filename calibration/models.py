@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from calibration.core import checkup as checkup_rules
 from judgeapp.models import TimeStampedModel
 
 
@@ -319,6 +320,24 @@ class CalibrationPolicy(TimeStampedModel):
         default=False,
         help_text="The gate also requires the lower bound of the human-corrected (PPI++) 95% interval to reach the threshold.",
     )
+    # The floors a judge's check-up (judgeapp/checkup/) must reach on every set, and what a failed one does
+    # to the gates relying on that judge; the defaults and where they come from: calibration/core/checkup.py.
+    checkup_failed = models.CharField(
+        max_length=10, choices=PolicyAction.choices, default=PolicyAction.BLOCK,
+        help_text="A judge whose latest check-up failed (a figure below its floor, or invalid): block the gate, or warn.",
+    )
+    checkup_position_floor = models.FloatField(
+        default=checkup_rules.POSITION_FLOOR,
+        help_text="Position consistency (both orders agree) a check-up must reach on every set.",
+    )
+    checkup_accuracy_floor = models.FloatField(
+        default=checkup_rules.ACCURACY_FLOOR,
+        help_text="Accuracy over consistent verdicts a check-up must reach on every set.",
+    )
+    checkup_kappa_floor = models.FloatField(
+        default=checkup_rules.KAPPA_FLOOR,
+        help_text="Cohen's kappa with the human label a check-up must reach on every set.",
+    )
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reason = models.TextField(blank=True)
 
@@ -327,13 +346,21 @@ class CalibrationPolicy(TimeStampedModel):
         verbose_name_plural = "calibration policies"
         constraints = [
             models.CheckConstraint(condition=Q(alpha_floor__gte=-1) & Q(alpha_floor__lte=1), name="policy_alpha_floor_in_range"),
+            models.CheckConstraint(
+                condition=Q(checkup_position_floor__gte=0) & Q(checkup_position_floor__lte=1)
+                & Q(checkup_accuracy_floor__gte=0) & Q(checkup_accuracy_floor__lte=1)
+                & Q(checkup_kappa_floor__gte=-1) & Q(checkup_kappa_floor__lte=1),
+                name="policy_checkup_floors_in_range",
+            ),
         ]
 
     def __str__(self):
         return (
             f"not calibrated: {self.not_calibrated}; stale: {self.stale}; alpha floor {self.alpha_floor:.3f}; "
             f"single-annotator samples {'lock' if self.single_annotator_locks else 'warn only'}; "
-            f"corrected gate {'on' if self.corrected_gate else 'off'}"
+            f"corrected gate {'on' if self.corrected_gate else 'off'}; a failed check-up: {self.checkup_failed} (floors: "
+            f"position consistency {self.checkup_position_floor:.2f}, accuracy {self.checkup_accuracy_floor:.2f}, "
+            f"kappa {self.checkup_kappa_floor:.2f})"
         )
 
     def as_dict(self) -> dict:
@@ -343,7 +370,19 @@ class CalibrationPolicy(TimeStampedModel):
             "alpha_floor": self.alpha_floor,
             "single_annotator_locks": self.single_annotator_locks,
             "corrected_gate": self.corrected_gate,
+            "checkup_failed": self.checkup_failed,
+            "checkup_position_floor": self.checkup_position_floor,
+            "checkup_accuracy_floor": self.checkup_accuracy_floor,
+            "checkup_kappa_floor": self.checkup_kappa_floor,
         }
+
+    @property
+    def checkup_floors(self) -> checkup_rules.Floors:
+        return checkup_rules.Floors(
+            position_consistency=self.checkup_position_floor,
+            accuracy_consistent=self.checkup_accuracy_floor,
+            kappa=self.checkup_kappa_floor,
+        )
 
 
 class Candidate(TimeStampedModel):

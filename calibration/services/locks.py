@@ -171,23 +171,40 @@ def policy_set(
     alpha_floor: float,
     single_annotator_locks: bool,
     corrected_gate: bool,
+    checkup_failed: str | None = None,
+    checkup_position_floor: float | None = None,
+    checkup_accuracy_floor: float | None = None,
+    checkup_kappa_floor: float | None = None,
     reason: str = "",
 ) -> CalibrationPolicy:
     """A lead's new calibration policy, audited; every lock is evaluated again under it (a new alpha floor
-    or single-annotator rule changes which samples may lock)."""
-    for name, value in (("not calibrated", not_calibrated), ("stale", stale)):
-        if value not in PolicyAction.values:
+    or single-annotator rule changes which samples may lock). A check-up setting left out (None) stays as
+    the policy in force has it."""
+    for name, value in (("not calibrated", not_calibrated), ("stale", stale), ("a failed check-up", checkup_failed)):
+        if value is not None and value not in PolicyAction.values:
             raise InputError(f"{name}: must be one of {', '.join(PolicyAction.values)}")
     if not -1.0 <= alpha_floor <= 1.0:
         raise InputError("the alpha floor must be between -1 and 1")
+    for name, value in (("position consistency", checkup_position_floor), ("accuracy", checkup_accuracy_floor)):
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise InputError(f"the check-up's {name} floor must be between 0 and 1")
+    if checkup_kappa_floor is not None and not -1.0 <= checkup_kappa_floor <= 1.0:
+        raise InputError("the check-up's kappa floor must be between -1 and 1")
     with transaction.atomic():
         previous = policy_current()
+        checkup = {
+            "checkup_failed": checkup_failed,
+            "checkup_position_floor": checkup_position_floor,
+            "checkup_accuracy_floor": checkup_accuracy_floor,
+            "checkup_kappa_floor": checkup_kappa_floor,
+        }
         policy = CalibrationPolicy.objects.create(
             not_calibrated=not_calibrated,
             stale=stale,
             alpha_floor=alpha_floor,
             single_annotator_locks=single_annotator_locks,
             corrected_gate=corrected_gate,
+            **{name: getattr(previous, name) if value is None else value for name, value in checkup.items()},
             set_by=actor if getattr(actor, "is_authenticated", False) else None,
             reason=reason.strip(),
         )

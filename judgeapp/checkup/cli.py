@@ -64,7 +64,8 @@ class CheckupCommand(JudgeCommand):
             self.stdout.write(json.dumps(report_of(run), indent=2, ensure_ascii=False))
         else:
             self.stdout.write(checkup_summary(run))
-        if run.status != RunStatus.DONE or run.report is None:
+        # A failed check-up (a figure below the lead's floor) exits 1 as an invalid one does (CONTRACT §3).
+        if run.status != RunStatus.DONE or run.report is None or not (run.report.get("verdict") or {}).get("passed"):
             sys.exit(1)
 
 
@@ -134,4 +135,8 @@ def checkup_summary(run: Run) -> str:
         lines.append(f"  warning: {warning}")
     for reason in report.get("invalid_reasons", []):
         lines.append(f"  invalid: {reason}")
+    verdict = report.get("verdict")
+    if verdict:
+        lines += [f"  note: {note}" for note in verdict["notes"]]
+        lines.append(f"verdict: {verdict['text']}")
     return "\n".join(lines)

@@ -173,4 +173,9 @@ class CheckupHandler(RunHandler):
             "datasets": options.get("datasets", {}),
             "warnings": warnings,
         }
+        # The verdict against the lead's floors as they are now; the gate and the judges page judge the
+        # figures again against the floors in force when they are asked.
+        from calibration.selectors import checkup_report_verdict
+
+        report["verdict"] = checkup_report_verdict(report=report)
         return (RunStatus.INVALID if invalid_reasons else RunStatus.DONE), report

@@ -1,6 +1,6 @@
 """Reads. Other apps (calibration) read judgeapp's data through these functions only."""
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from django.db.models import QuerySet
@@ -149,8 +149,13 @@ class CheckupRecord:
     judge_name: str
     checked_version: str | None  # Judge.version when the check-up ran
     current_version: str | None  # Judge.version now
-    sets: dict  # set name -> {pairs, and each of CHECKUP_FIGURES: {value, ci95}}
+    sets: dict  # set name -> {pairs, and each of CHECKUP_FIGURES: {value, ci95}}, in the order the run chose
     calls: dict
+    invalid_reasons: tuple[str, ...] = ()  # why the check-up is invalid (too many unusable replies)
+
+    @property
+    def invalid(self) -> bool:
+        return self.status == RunStatus.INVALID or bool(self.invalid_reasons)
 
     @property
     def stale(self) -> bool:
@@ -164,7 +169,10 @@ class CheckupRecord:
 def _checkup_record(run: Run, current_version: str | None) -> CheckupRecord:
     report = run.report or {}
     sets = {}
-    for name, entry in (report.get("sets") or {}).items():
+    entries = report.get("sets") or {}
+    # PostgreSQL's jsonb keeps an object's keys in its own order: the report names the run's order.
+    for name in [n for n in report.get("set_order") or [] if n in entries] or list(entries):
+        entry = entries[name]
         figures = entry.get("figures", {})
         sets[name] = {"pairs": entry.get("counts", {}).get("pairs"),
                       **{f: {k: figures.get(f, {}).get(k) for k in ("value", "ci95")} for f in CHECKUP_FIGURES}}
@@ -177,35 +185,49 @@ def _checkup_record(run: Run, current_version: str | None) -> CheckupRecord:
         current_version=current_version,
         sets=sets,
         calls=report.get("calls", {}),
+        invalid_reasons=tuple(report.get("invalid_reasons") or ()),
     )
 
 
-def checkups_latest(*, judges) -> dict[str, CheckupRecord | None]:
-    """The latest finished check-up of each judge, by name (None: never checked up). One query."""
-    judges = list(judges)
-    latest: dict[str, CheckupRecord | None] = {j.name: None for j in judges}
-    versions = {j.name: j.version for j in judges}
-    runs = (
-        Run.objects.filter(kind=RunKind.CHECKUP, judge__name__in=versions, status__in=[RunStatus.DONE, RunStatus.INVALID])
-        .select_related("judge")
-        .order_by("-finished_at", "-created_at")
+def checkups_of_configurations(configurations: dict[str, str | None]) -> dict[str, CheckupRecord | None]:
+    """{judge name: configuration version} -> the latest finished check-up of that configuration of the
+    judge; where it has none, the judge's latest under any configuration (stale); None when the judge was
+    never checked up. Two queries: the check-ups' versions, then the reports of those chosen."""
+    latest: dict[str, CheckupRecord | None] = dict.fromkeys(configurations)
+    finished = Run.objects.filter(
+        kind=RunKind.CHECKUP, judge__name__in=list(configurations), status__in=[RunStatus.DONE, RunStatus.INVALID]
     )
-    for run in runs:
-        if latest.get(run.judge.name) is None:
-            latest[run.judge.name] = _checkup_record(run, versions[run.judge.name])
+    chosen: dict[str, int] = {}
+    own: set[str] = set()
+    for pk, name, versions in finished.order_by("-finished_at", "-created_at").values_list("pk", "judge__name", "versions"):
+        if name in own:
+            continue
+        if (versions or {}).get("judge") == configurations[name]:
+            chosen[name] = pk
+            own.add(name)
+        else:
+            chosen.setdefault(name, pk)
+    for run in Run.objects.filter(pk__in=chosen.values()).select_related("judge"):
+        latest[run.judge.name] = _checkup_record(run, configurations[run.judge.name])
     return latest
 
 
+def checkups_latest(*, judges) -> dict[str, CheckupRecord | None]:
+    """The latest finished check-up of each judge in its configuration now, by name (stale: of an earlier
+    configuration, where the current one has none; None: never checked up)."""
+    return checkups_of_configurations({j.name: j.version for j in judges})
+
+
 def checkup_latest(judge_name: str, judge_version: str | None = None) -> CheckupRecord | None:
-    """The latest finished check-up of the judge `judge_name`; stale when it ran on a configuration other
-    than `judge_version` (default: the judge's version now). None when it was never checked up."""
-    judge = Judge.objects.filter(name=judge_name).first()
-    if judge is None:
-        return None
-    record = checkups_latest(judges=[judge])[judge_name]
-    if record is not None and judge_version is not None:
-        record = replace(record, current_version=judge_version)
-    return record
+    """The latest finished check-up of the judge `judge_name` in the configuration `judge_version` (default:
+    the judge's version now); where that configuration has none, the judge's latest under another one,
+    stale. None when it was never checked up."""
+    if judge_version is None:
+        judge = Judge.objects.filter(name=judge_name).first()
+        if judge is None:
+            return None
+        judge_version = judge.version
+    return checkups_of_configurations({judge_name: judge_version})[judge_name]
 
 
 def checkups_in_progress(*, judges) -> dict[str, str]:

@@ -19,6 +19,11 @@ def judges_with_status(judges) -> dict[str, dict]:
     return {judge.name: calibration_selectors.judge_status(judge=judge) for judge in judges}
 
 
+def judges_checkups(judges, records: dict | None = None) -> dict[str, dict]:
+    """{judge name: its latest check-up with its verdict against the lead's floors, and whether it blocks}."""
+    return calibration_selectors.checkups_for_judges(judges=judges, records=records)
+
+
 def run_calibration(*, run: Run) -> list[dict]:
     """The calibration status of each judge a run relied on (none for kinds people do not label)."""
     if not (run.config.get("judges") or {}):
@@ -169,6 +174,7 @@ def scorecard(*, name: str, version: str) -> dict:
         "version": version,
         "judge": Judge.objects.filter(name=name).first(),
         "status": calibration_selectors.status_for(judge_name=name, judge_version=version),
+        "checkup": calibration_selectors.checkup_for(judge_name=name, judge_version=version),
         "history": history,
         "trend": _trend(history, level.threshold) if history else None,
         "level": level,
@@ -333,13 +339,14 @@ def runs_dashboard(*, kind: str | None = None, outcome: str | None = None, syste
     return rows
 
 
-def judges_readiness(judges, statuses: dict[str, dict]) -> dict[str, dict]:
+def judges_readiness(judges, statuses: dict[str, dict], *, checkups: dict[str, dict] | None = None) -> dict[str, dict]:
     """{judge name: {word, tone, problems}}: whether each judge can judge a run now, in one word, and why not."""
     from judgeapp.judging.preflight import endpoint_warnings, is_imported
 
     readiness = {}
     for judge in judges:
         status = (statuses.get(judge.name) or {}).get("status")
+        checkup = (checkups or {}).get(judge.name) or {}
         problems = endpoint_warnings(judge)
         if is_imported(judge):
             word, tone, problems = "imported, no endpoint", "neutral", ["its verdicts were brought in; it cannot judge a new run"]
@@ -348,6 +355,9 @@ def judges_readiness(judges, statuses: dict[str, dict]) -> dict[str, dict]:
         elif status == "below level — locked":
             word, tone = "locked", "bad"
             problems = ["locked by calibration: its runs cannot pass a gate until it is recalibrated"]
+        elif checkup.get("blocks"):
+            word, tone = "check-up failed", "bad"
+            problems = ["its latest check-up failed: its runs cannot pass a gate until it passes one"]
         elif status == "calibrated":
             word, tone = "ready", "ok"
         else:

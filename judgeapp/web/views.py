@@ -125,16 +125,20 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
     # Only whether the key's variable is set, never its value.
     key_set = {name: bool(os.environ.get(name)) for name in {e.api_key_env for e in [*judges, *systems]}}
     statuses = web_selectors.judges_with_status(judges)
+    records = selectors.checkups_latest(judges=judges)
+    checkups = web_selectors.judges_checkups(judges, records)
     context = {
         "judges": judges,
         "systems": systems,
         "key_set": key_set,
         "loads": selectors.audit_recent(action_prefix=AuditLog.Action.JUDGES_LOADED, limit=10),
-        # Each judge's latest check-up on public human-labelled pairs (judgeapp/checkup/), and one under way.
-        "checkups": selectors.checkups_latest(judges=judges),
+        # Each judge's latest check-up on public human-labelled pairs (judgeapp/checkup/) with its verdict
+        # against the lead's floors, and one under way.
+        "checkups": records,
+        "checkup_verdicts": checkups,
         "checkups_running": selectors.checkups_in_progress(judges=judges),
         "statuses": statuses,
-        "readiness": web_selectors.judges_readiness(judges, statuses),
+        "readiness": web_selectors.judges_readiness(judges, statuses, checkups=checkups),
     }
     return render(request, "judgeapp/web/judges.html", context)
 

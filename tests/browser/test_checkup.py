@@ -41,6 +41,12 @@ def test_reviewer_checks_up_a_judge_from_the_judges_page(roles, page, make_user,
     page.screenshot(path=screenshots / "checkup-run.png", full_page=True)
 
     page.click("nav >> text=Judges")
-    cell_text = page.locator("#checkup-small-judge").inner_text()
-    assert "checked up" in cell_text and "never" not in cell_text and "llmbar-natural: accuracy" in cell_text
+    cell = page.locator("#checkup-small-judge")
+    cell_text = cell.inner_text()
+    assert "never" not in cell_text and "llmbar-natural: accuracy" in cell_text
+    # A judge wrong on a fifth of its calls agrees with itself across the two orders on half the pairs of
+    # one set: below the default floors, so its check-up is shown failed, in red, with the figures that failed.
+    assert "check-up failed" in cell_text and "checked up: passed" not in cell_text
+    assert "failed: position consistency 50% (floor 60%) on llmbar-natural" in cell_text
+    assert cell.locator(".badge.failed").evaluate("e => getComputedStyle(e).color") == "rgb(179, 38, 30)"  # var(--bad)
     page.screenshot(path=screenshots / "checkup-judges-after.png", full_page=True)

@@ -35,7 +35,12 @@ def test_a_check_up_prints_each_sets_figures_beside_the_published_ones_and_write
     assert "      published: GPT-4 85.0% (agreement with the experts on non-tie votes" in out
     assert "  calls: 20 judgments called the judge (20 HTTP requests), 0 came from the response cache" in out
     assert "Wilson" in out and "bootstrap" in out
+    assert out.rstrip().endswith("\nverdict: passed")
     report = json.loads(report_path.read_text())
+    assert report["verdict"] == {
+        "passed": True, "text": "passed", "failures": [], "notes": [],
+        "floors": {"position_consistency": 0.6, "accuracy_consistent": 0.6, "kappa": 0.4},
+    }
     assert report["run_id"] == "checkup-cli" and report["kind"] == "checkup"
     assert report["sample"] == {"size": 5, "seed": 7} and report["versions"]["rubric"] and report["versions"]["judge"] == judge.version
     assert not list(tmp_path.glob(".checkup.json.*"))  # written by temp file and rename
@@ -51,10 +56,12 @@ def test_a_second_check_up_of_the_unchanged_judge_says_no_call_was_made(judge, f
     assert json.loads(out)["calls"]["summary"] == "no judge call made: all 6 judgments came from the response cache"
 
 
-def test_a_judge_that_always_says_1_is_shown_to_favour_the_first_position(judge, fake_judge, capsys):
+def test_a_judge_that_always_says_1_is_shown_to_favour_the_first_position_and_fails_its_check_up(judge, fake_judge, capsys):
     fake_judge.action = ReplyJSON({"reasoning": "The first is better.", "winner": "1"})
     code, out, _ = run_checkup_command(capsys, "--judge", "judge-a", "--set", "mt-bench-human", "--sample", "12")
-    assert code == 0
+    assert code == 1  # a failed check-up exits 1, as an invalid one does
+    assert out.rstrip().endswith("\nverdict: failed: position consistency 0% (floor 60%); kappa 0.00 (floor 0.40)")
+    assert "  note: accuracy over consistent verdicts is undefined on mt-bench-human, so it was not compared with its floor (60%)" in out
     assert "    position consistency (both orders agree): 0.0% [" in out
     assert ("    when the orders disagreed (12): Reply 1 both times 12, Reply 2 both times 0, a tie in one order 0: "
             "favours Reply 1 (Reply 1 in 100.0% [") in out
@@ -69,6 +76,10 @@ def test_a_judge_with_unusable_replies_exits_1_with_the_reason(judge, fake_judge
     assert (
         "  invalid: 8 of 8 judge replies failed to parse after a retry, were cut at max_tokens or never came "
         "(8 unparsable, 0 truncated, 0 no reply)" in out
+    )
+    assert out.rstrip().endswith(
+        "\nverdict: failed: the check-up is invalid (8 of 8 judge replies failed to parse after a retry, were cut at "
+        "max_tokens or never came (8 unparsable, 0 truncated, 0 no reply): 100.0% > 5%; the figures count them as misses)"
     )
 
 

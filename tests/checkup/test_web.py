@@ -90,6 +90,7 @@ def test_a_finished_check_up_shows_its_figures_beside_the_published_ones_and_on_
 
     cell = judge_cell(client.get(reverse("judges")).content.decode(), "judge-a")
     assert "checked up" in cell and "checkup-web" in cell and "stale" not in cell
+    assert '<span class="badge passed" title="judge check-up passed: judge-a' in cell and "badge failed" not in cell  # green
     assert "llmbar-natural: accuracy 100%, consistency 100%" in cell
 
     judge.structured_output = "json_object"  # the judge's configuration changed since

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from judgeapp.judging.memo import shared_read
 from judgeapp.models import AuditLog, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus, SkippedBaseline
@@ -163,6 +164,7 @@ def gate_evaluate(
         "calibration": calibration["status"],
         "calibration_statuses": calibration["statuses"],
         "calibration_policy": calibration["policy"],
+        "checkup": calibration["checkup"],  # each judge's check-up against the lead's floors (a failed one blocks)
         "corrected_low": corrected_low,
         "warnings": warnings,
         "lead_decision": lead,
@@ -231,9 +233,13 @@ def release_notes(*, release: Release, now: dict | None = None) -> list[dict]:
                 notes.append((entry.created_at, f"judge {judge} locked: this release was gated by a judge now below level ({entry.reason})"))
             else:
                 notes.append((entry.created_at, f"judge {judge} unlocked: {entry.reason}"))
+    now = now if now is not None else gate_evaluate(run=release.run)
+    for checkup in now.get("checkup") or []:
+        finished = parse_datetime(checkup["finished_at"]) if checkup.get("finished_at") else None
+        if checkup.get("passed") is False and finished is not None and finished > release.created_at:
+            notes.append((finished, f"judge {checkup['judge']}'s check-up {checkup['verdict']} (run {checkup['run_id']})"))
     for decision in release.run.gate_decisions.filter(created_at__gt=release.created_at).order_by("created_at", "id"):
         notes.append((decision.created_at, f"{decision.verdict} by lead {decision.actor_label}: {decision.reason}"))
-    now = now if now is not None else gate_evaluate(run=release.run)
     if not now["passed"]:
         notes.append((timezone.now(), "asked today, the gate would block: " + "; ".join(now["reasons"][:2])))
     notes.sort(key=lambda note: note[0])
