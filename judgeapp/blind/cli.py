@@ -102,7 +102,7 @@ class BlindCompareCommand(JudgeCommand):
             self.current_run = None
         if run.status != RunStatus.DONE:
             problem = run.error or (run.report or {}).get("problem") or run.status
-            self.stderr.write(f"error: blind comparison {run.run_id} {run.status}: {problem}. No comparison was written.")
+            self.stderr.write(f"error: run {run.run_id} {run.status}: {problem}. No comparison was written.")
             # Invalid: the judge's replies could not be made a comparison (1). Failed or cancelled: no verdict (2).
             sys.exit(1 if run.status == RunStatus.INVALID else EXIT_FAILED)
         comparison = run.report["comparison"]
