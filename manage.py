@@ -13,7 +13,24 @@ def main():
     except SystemExit as exc:
         _end(exc.code)
         raise
+    except Exception as exc:
+        _setup_failed(exc)
+        raise
     _end(0)
+
+
+def _setup_failed(exc: Exception) -> None:
+    """Settings or apps that cannot load (a production start without SECRET_KEY, a DATABASE_URL of no known
+    database): one line and exit 2, as a judgeapp command's own errors are (judgeapp/judging/cli.py), not a
+    traceback. An error of a command that did start (one of Django's) keeps its traceback, and so does any
+    with JUDGEAPP_TRACEBACK=1."""
+    from django.apps import apps
+
+    if apps.ready or os.environ.get("JUDGEAPP_TRACEBACK"):
+        return
+    reason = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    sys.stderr.write(f"error: the settings cannot be loaded: {reason}\n")
+    sys.exit(2)
 
 
 def _end(status) -> None:

@@ -4,7 +4,8 @@
 # waits for the run, prints the Markdown summary, and exits
 #   0  the gate passed
 #   1  the gate blocked (a low mean, a regression, an invalid run, a calibration lock, a lead's block)
-#   2  a usage or API error (bad input, a bad token, the server unreachable, the run not finished in time)
+#   2  anything else: bad input, a bad token, the server unreachable, a run that failed (its judge out of
+#      reach, say) or was cancelled, a run not finished in time
 # Needs bash, curl and python3 (its standard library only). See docs/api.md.
 #
 #   JUDGEAPP_URL=https://judge.example.com JUDGEAPP_TOKEN=ja_… scripts/ci-gate.sh \
@@ -149,7 +150,8 @@ while :; do
   [ "$(date +%s)" -lt "$deadline" ] || die "run $run_id has not finished after ${timeout}s; see $page"
   sleep "$poll"
 done
-echo "ci-gate: run $run_id: $(json "$work/status.json" 'd["status"]')" >&2
+final="$(json "$work/status.json" 'd["status"]')"
+echo "ci-gate: run $run_id: $final" >&2
 
 status="$(request GET "$api/runs/$run_id/summary" "$work/summary.md")"
 [ "$status" = "200" ] || api_error "$status" "$work/summary.md"
@@ -161,6 +163,12 @@ if [ -n "$report_out" ]; then
   [ "$status" = "200" ] || api_error "$status" "$work/report.json"
   cp "$work/report.json" "$report_out"
 fi
+
+# A run that failed (a judge's server out of reach, a refused key) or was cancelled decided nothing: exit 2, as
+# `manage.py evaluate` does (CONTRACT §3), not 1 ("blocked").
+case "$final" in
+  failed|cancelled) die "run $run_id $final: $(json "$work/status.json" 'd["error"]')" ;;
+esac
 
 status="$(request GET "$api/runs/$run_id/gate" "$work/gate.json")"
 [ "$status" = "200" ] || api_error "$status" "$work/gate.json"

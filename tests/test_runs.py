@@ -343,3 +343,23 @@ def test_a_units_finish_time_is_when_its_judgment_finished_not_when_its_batch_wa
     finished = sorted(run.judgments.values_list("finished_at", flat=True))
     assert len(finished) == 3
     assert all((later - earlier).total_seconds() >= 0.25 for earlier, later in zip(finished, finished[1:]))
+
+
+def test_a_server_that_cannot_be_reached_fails_the_run_only_until_it_has_answered(judge):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    judge.base_url = f"http://127.0.0.1:{port}/v1"
+    judge.save()
+    run = pointwise_run(judge=judge, n=2)
+    runs.run_start(run_pk=run.pk)
+    first, second = Judgment.objects.select_related("run", "judge").filter(run=run).order_by("key")
+    # Never reached in this run (a wrong base URL, a server that is down): the whole run fails.
+    result, run_failure = runs.unit_judge(first)
+    assert not result.ok and run_failure == result.fields["error"] and "cannot connect to the server" in run_failure
+    # Once it has answered in this run, a lost connection (a restart) fails only its unit.
+    Judgment.objects.filter(pk=first.pk).update(status=UnitStatus.DONE, raw_reply='{"reasoning": "ok", "score": 4}')
+    result, run_failure = runs.unit_judge(second)
+    assert not result.ok and "cannot connect to the server" in result.fields["error"] and run_failure is None

@@ -9,7 +9,7 @@ from calibration.selectors import run_preflight
 from judgeapp.agent.core.agreement import AgreementCounts, compare
 from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_write
 from judgeapp.judging.accounting import counts_line
-from judgeapp.judging.cli import JudgeCommand
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_ended_without_verdict
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline
@@ -24,7 +24,7 @@ class AgentJudgeCommand(JudgeCommand):
         "Judge an agent's final workspace (and trace) against a numbered requirements checklist, one requirement "
         "per conversation of a tool-using judge (Agent-as-a-Judge). Prints the report; exit 0 when every "
         "requirement was judged or recorded unverified, 1 when a requirement's judge call failed, the judge never "
-        "used its tools or the run is otherwise not judged, 2 on bad input."
+        "used its tools or the run is otherwise not judged, 2 anything else (bad input, a failed run)."
     )
 
     def add_arguments(self, parser):
@@ -75,11 +75,13 @@ class AgentJudgeCommand(JudgeCommand):
         if report_path is not None and report:
             report_write(report=report, path=report_path)
         self.print_report(run, report, report_path)
+        # A run fails without an error of its own when no requirement's judge call worked: each says why.
+        why = next((r["reason"] for r in report.get("requirements", []) if r.get("reason")), "")
+        if run_ended_without_verdict(self, run, reason=why):
+            sys.exit(EXIT_FAILED)
         failed = (report.get("counts") or {}).get("no_reply", 0)
         if run.status != RunStatus.DONE or failed:
-            if run.status == RunStatus.FAILED and run.error:
-                self.stderr.write(f"error: {run.error}")
-            elif report.get("not_judged_reasons"):
+            if report.get("not_judged_reasons"):
                 self.stderr.write(f"error: not judged: {'; '.join(report['not_judged_reasons'])}")
             elif failed:
                 self.stderr.write(f"error: {failed} requirement(s) could not be judged: the judge call failed")

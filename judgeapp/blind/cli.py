@@ -7,7 +7,7 @@ from calibration.selectors import run_preflight
 from judgeapp.blind.core.inputs import parse_eval_prompt, parse_expectations, split_version_argument
 from judgeapp.blind.core.leakage import format_flag
 from judgeapp.blind.services import blind_compare_create, version_from_directory
-from judgeapp.judging.cli import JudgeCommand
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline, run_id_check
@@ -18,7 +18,8 @@ from judgeapp.models import BlindComparison, Executor, RunStatus
 class BlindCompareCommand(JudgeCommand):
     help = (
         "Compare two or more versions blind: labels A, B, C… to output directories (each possibly with run-* "
-        "directories). Stops with exit 1 and the leakage flags if any input reveals an identity."
+        "directories). Stops with exit 1 and the leakage flags if any input reveals an identity; exit 1 when no "
+        "valid comparison could be made, 2 on anything else (bad input, a failed run)."
     )
 
     def add_base_argument(self, parser, *args, **kwargs):
@@ -101,8 +102,9 @@ class BlindCompareCommand(JudgeCommand):
             self.current_run = None
         if run.status != RunStatus.DONE:
             problem = run.error or (run.report or {}).get("problem") or run.status
-            self.stderr.write(f"blind comparison {run.run_id} {run.status}: {problem}. No comparison was written.")
-            sys.exit(1)
+            self.stderr.write(f"error: run {run.run_id} {run.status}: {problem}. No comparison was written.")
+            # Invalid: the judge's replies could not be made a comparison (1). Failed or cancelled: no verdict (2).
+            sys.exit(1 if run.status == RunStatus.INVALID else EXIT_FAILED)
         comparison = run.report["comparison"]
         self.stdout.write(f"comparison.json: {output}")
         if comparison["winner"]:

@@ -8,7 +8,17 @@ import sys
 from django.conf import settings
 
 from judgeapp.checkup.core import DEFAULT_SETS, SETS
-from judgeapp.judging.cli import JudgeCommand, concurrency_check, execute, pct, report_of, report_path_check, write_report
+from judgeapp.judging.cli import (
+    EXIT_FAILED,
+    JudgeCommand,
+    concurrency_check,
+    execute,
+    pct,
+    report_of,
+    report_path_check,
+    run_ended_without_verdict,
+    write_report,
+)
 from judgeapp.models import Executor, Run, RunStatus
 
 FIGURE_LABELS = {
@@ -25,7 +35,7 @@ class CheckupCommand(JudgeCommand):
         "Check up a judge on public pairs with human verdicts (LLMBar Natural, MT-Bench human judgments, "
         "PandaLM): every pair judged in both orders with the Pairwise prompt; prints accuracy, position "
         "consistency and bias, Cohen's kappa, each with a 95% interval, beside published figures "
-        "(exit 0 done, 1 invalid or failed, 2 bad input)."
+        "(exit 0 done, 1 invalid, 2 anything else: bad input, a failed run)."
     )
 
     def add_arguments(self, parser):
@@ -62,10 +72,12 @@ class CheckupCommand(JudgeCommand):
         write_report(run, report_path)
         if options.get("json"):
             self.stdout.write(json.dumps(report_of(run), indent=2, ensure_ascii=False))
-        else:
+        elif run.report is not None:
             self.stdout.write(checkup_summary(run))
+        if run_ended_without_verdict(self, run):
+            sys.exit(EXIT_FAILED)
         # A failed check-up (a figure below the lead's floor) exits 1 as an invalid one does (CONTRACT §3).
-        if run.status != RunStatus.DONE or run.report is None or not (run.report.get("verdict") or {}).get("passed"):
+        if run.status != RunStatus.DONE or not (run.report.get("verdict") or {}).get("passed"):
             sys.exit(1)
 
 

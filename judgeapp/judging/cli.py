@@ -1,12 +1,16 @@
 """What every judgeapp command shares (CONTRACT §3), and the helpers of the commands that run an evaluation.
 
-Bad input is one line on stderr and exit status 2, never a traceback. A command loads the judges file
-when it first looks a judge or a system up (`judge_get`, `system_get`, `judges_load`: after its input
-files are checked, so bad input touches no database), so a judge named in judges.toml is found. SIGTERM,
-SIGHUP (the terminal closed) and the first Ctrl-C ask the command to stop (judgeapp/judging/shutdown.py):
-the judgments in flight finish and are recorded, no new one starts, the run is marked failed with the
-reason, and the command exits 128 + the signal's number; a second signal stops at once. Long work shows
-a progress bar on a terminal and stays quiet in CI logs.
+The exit status is one a CI job can trust: 0 passed, 1 blocked or invalid (the command's own verdict), 2
+anything else, said in one line on stderr and never a traceback: bad input, a missing judge, a run that
+failed (a judge's server that cannot be reached, say), a database without tables or out of reach, an error
+nobody expected (`--traceback` or JUDGEAPP_TRACEBACK=1 prints its traceback above the line).
+
+A command loads the judges file when it first looks a judge or a system up (`judge_get`, `system_get`,
+`judges_load`: after its input files are checked, so bad input touches no database), so a judge named in
+judges.toml is found. SIGTERM, SIGHUP (the terminal closed) and the first Ctrl-C ask the command to stop
+(judgeapp/judging/shutdown.py): the judgments in flight finish and are recorded, no new one starts, the
+run is marked failed with the reason, and the command exits 128 + the signal's number; a second signal
+stops at once. Long work shows a progress bar on a terminal and stays quiet in CI logs.
 
 Each mode's `cli.py` holds its command's arguments and handling; `judgeapp/management/commands/` only
 names them for Django.
@@ -16,18 +20,21 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import signal
 import sys
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from judgeapp.judging import judges, shutdown
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.errors import InputError
-from judgeapp.models import Judge, Run, System
+from judgeapp.models import Judge, Run, RunStatus, System
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -50,6 +57,8 @@ class JudgeCommand(BaseCommand):
     ends_at_once = True
     # Set when a command ran from the command line; manage.py reads it once the command is over.
     process_ends_at_once = False
+    # Django's --traceback: an unexpected error's traceback is printed above its one line.
+    traceback_wanted = False
 
     def run_from_argv(self, argv):
         JudgeCommand.process_ends_at_once = self.ends_at_once
@@ -58,7 +67,7 @@ class JudgeCommand(BaseCommand):
                 super().run_from_argv(argv)
             except InputError as exc:
                 self.stderr.write(f"error: {exc}")
-                sys.exit(2)
+                sys.exit(EXIT_FAILED)
             except shutdown.Interrupted as exc:
                 self._mark_interrupted(str(exc))
                 self.stderr.write(f"interrupted ({exc}); stopped cleanly")
@@ -67,12 +76,18 @@ class JudgeCommand(BaseCommand):
                 self._mark_interrupted("SIGINT")
                 self.stderr.write("interrupted (SIGINT); stopped cleanly")
                 sys.exit(128 + signal.SIGINT)
+            except Exception as exc:  # noqa: BLE001 - CONTRACT §3: whatever went wrong, one line and exit 2
+                if self.traceback_wanted or os.environ.get("JUDGEAPP_TRACEBACK"):
+                    traceback.print_exc()
+                self.stderr.write(f"error: {failure_line(exc)}")
+                sys.exit(EXIT_FAILED)
 
     def execute(self, *args, **options):
         # call_command() (tests, other commands) comes here without run_from_argv: a CommandError (from
         # Django or the argument parser) becomes an InputError, so that run_from_argv prints it as the same
         # one line with exit 2 as our own bad input, and call_command's caller gets an InputError.
         self._judges_loaded = False
+        self.traceback_wanted = bool(options.get("traceback"))
         try:
             self.run_id_option_check(options)
             return super().execute(*args, **options)
@@ -180,9 +195,19 @@ def execute(command, run: Run, *, concurrency: int) -> Run:
     return run
 
 
-def run_failure_write(command, run: Run) -> None:
+def run_failure_write(command, run: Run, *, reason: str = "") -> None:
     """A run that ended without a report: one line on stderr, for every mode."""
-    command.stderr.write(f"error: run {run.run_id} {run.status}: {run.error or 'no report'}")
+    command.stderr.write(f"error: run {run.run_id} {run.status}: {run.error or reason or 'no report'}")
+
+
+def run_ended_without_verdict(command, run: Run, *, reason: str = "") -> bool:
+    """True when the run failed or was cancelled (a judge's server out of reach, a refused key, a workspace
+    not found) or has no report: no verdict to give, so the command says why in one line and exits 2, never
+    1 ("blocked")."""
+    if run.status in (RunStatus.DONE, RunStatus.INVALID) and run.report is not None:
+        return False
+    run_failure_write(command, run, reason=reason)
+    return True
 
 
 def report_of(run: Run) -> dict:
@@ -195,6 +220,59 @@ def write_report(run: Run, path: Path | None) -> None:
     """The JSON report, written whole or not at all (temp file + os.replace)."""
     if path is not None:
         write_text_atomic(path, json_text(report_of(run)))
+
+
+# --- The one line of a command that could not do its job ---------------------------------------------
+
+EXIT_FAILED = 2  # anything but a verdict (CONTRACT §3); 0 and 1 are the command's own pass and block
+NO_TABLES = "the database has no tables: run `manage.py migrate`"
+# What SQLite, PostgreSQL and MySQL say of a table or a column the migrations have not made.
+_SCHEMA_BEHIND = re.compile(
+    r"no such (table|column)|(relation|column) \S+ does not exist|Table '[^']+' doesn't exist|Unknown column",
+    re.IGNORECASE,
+)
+
+
+def failure_line(exc: Exception) -> str:
+    """The one line that says what went wrong, after `error: `."""
+    text = _first_line(exc)
+    if isinstance(exc, DatabaseError):
+        return _database_failure(exc, text)
+    return f"{type(exc).__name__}: {text} (an unexpected error; --traceback or JUDGEAPP_TRACEBACK=1 shows where)"
+
+
+def _first_line(exc: Exception) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def _database_failure(exc: DatabaseError, text: str) -> str:
+    if _raised_while_connecting(exc):
+        return f"cannot reach the database ({text})"
+    if _SCHEMA_BEHIND.search(text):
+        if not _ever_migrated():
+            return NO_TABLES
+        return f"the database is behind the code ({text}): run `manage.py migrate`"
+    return f"database error: {text}"
+
+
+def _raised_while_connecting(exc: BaseException) -> bool:
+    """Raised by the backend's connect (every Django backend opens its connection in `get_new_connection`):
+    the database is out of reach (a closed port, a wrong host, an SQLite folder that does not exist), not
+    a query that went wrong."""
+    return any(frame.f_code.co_name == "get_new_connection" for frame, _line in traceback.walk_tb(exc.__traceback__))
+
+
+def _ever_migrated() -> bool:
+    """Whether `migrate` ever ran on this database (its django_migrations table is there)."""
+    from django.db import connection
+    from django.db.migrations.recorder import MigrationRecorder
+
+    try:
+        return MigrationRecorder(connection).has_table()
+    except DatabaseError:
+        return False
 
 
 def pct(value) -> str:

@@ -134,6 +134,10 @@ class JudgeUnavailable(JudgeError):
     """Transient failures (429, 5xx, timeouts) until the attempts ran out."""
 
 
+class JudgeUnreachable(JudgeUnavailable):
+    """No connection to the server at all (refused, no route, an unknown host) until the attempts ran out."""
+
+
 class JudgeRejected(JudgeError):
     """The server refused the request (a 4xx): retrying the same request cannot help."""
 
@@ -433,7 +437,7 @@ class JudgeClient:
         if isinstance(exc, openai.APITimeoutError):
             return JudgeUnavailable(f"{where}: timed out after {self.config.timeout:g}s, {attempts} attempts")
         if isinstance(exc, openai.APIConnectionError):
-            return JudgeUnavailable(f"{where}: cannot connect to the server, {attempts} attempts")
+            return JudgeUnreachable(f"{where}: cannot connect to the server, {attempts} attempts")
         if status is not None and _is_transient(exc):
             return JudgeUnavailable(f"{where}: HTTP {status} after {attempts} attempts")
         if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError)):

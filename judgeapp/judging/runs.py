@@ -27,7 +27,7 @@ from django.utils import timezone
 from judgeapp.judging import shutdown, taskqueue
 from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.batches import batched, ids_in_order
-from judgeapp.judging.client import JudgeError, JudgeRejected, StructuredOutputUnsupported, openai_preload
+from judgeapp.judging.client import JudgeError, JudgeRejected, JudgeUnreachable, StructuredOutputUnsupported, openai_preload
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.limiters import before_waiting_for_a_slot
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
@@ -333,6 +333,15 @@ def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
         if exc.status in RUN_FATAL_STATUSES:
             run_failure = str(exc)
         result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
+    except JudgeUnreachable as exc:
+        # A server no unit of this run has reached (a wrong base URL, a server that is down): every other unit
+        # would wait through the same retries to fail the same way, so the run fails now, and a command exits 2
+        # (CONTRACT §3), not 1 as an invalid run would. Once the server has answered in this run, a lost
+        # connection (a restart) fails only its unit. A panel of judges (a jury) leaves an unreachable juror
+        # out, as it leaves out any juror that fails (the seed's Jury), so its run goes on.
+        if len(unit.run.config.get("judges") or {}) <= 1 and not endpoint_has_replied(unit=unit):
+            run_failure = str(exc)
+        result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except JudgeError as exc:
         result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except soft_time_limit():
@@ -343,6 +352,12 @@ def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
     # When the judgment finished, not when its batch is recorded (a command's batch of 64 waits seconds).
     result.fields.setdefault("finished_at", timezone.now())
     return result, run_failure
+
+
+def endpoint_has_replied(*, unit: Judgment) -> bool:
+    """Whether the unit's judge (or system) has answered any recorded unit of its run, usable or not."""
+    answered = Judgment.objects.filter(run_id=unit.run_id, judge_id=unit.judge_id, system_id=unit.system_id)
+    return answered.filter(Q(status=UnitStatus.DONE) | ~Q(raw_reply="")).exists()
 
 
 def judgment_execute(*, judgment_id: int, worker: str | None = None) -> bool:

@@ -7,14 +7,24 @@ import json
 from django.conf import settings
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, run_failure_write, write_report
+from judgeapp.judging.cli import (
+    EXIT_FAILED,
+    concurrency_check,
+    execute,
+    pct,
+    report_of,
+    report_path_check,
+    run_ended_without_verdict,
+    write_report,
+)
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.preflight import imported_refusal
 from judgeapp.models import Executor, Run, RunStatus
 
 help = (
     "Judge every output with a panel of three or more judges from different model families and pool their "
-    "pass/fail votes by majority (exit 0 done, 1 invalid or failed, 2 bad input or a panel that breaks the rules)."
+    "pass/fail votes by majority (exit 0 done, 1 invalid, 2 anything else: bad input, a panel that breaks the "
+    "rules, a failed run)."
 )
 
 
@@ -68,12 +78,13 @@ def handle(command, options) -> int:
         command.stdout.write(json.dumps(report_of(run), indent=2, ensure_ascii=False))
     elif run.report is not None:
         command.stdout.write(jury_summary(run))
-    if run.report is None:
-        run_failure_write(command, run)
-    elif run.status != RunStatus.DONE:
+    if run_ended_without_verdict(command, run):
+        return EXIT_FAILED
+    if run.status != RunStatus.DONE:
         for reason in run.report.get("invalid_reasons", []):
             command.stderr.write(f"invalid: {reason}")
-    return 0 if run.status == RunStatus.DONE else 1
+        return 1
+    return 0
 
 
 def jury_summary(run: Run) -> str:

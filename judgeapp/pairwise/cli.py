@@ -7,12 +7,21 @@ import json
 from django.conf import settings
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.cli import concurrency_check, execute, pct, report_of, report_path_check, run_failure_write, write_report
-from judgeapp.models import Executor, Run, RunStatus
+from judgeapp.judging.cli import (
+    EXIT_FAILED,
+    concurrency_check,
+    execute,
+    pct,
+    report_of,
+    report_path_check,
+    run_ended_without_verdict,
+    write_report,
+)
+from judgeapp.models import Executor, Run
 
 help = (
     "Decide which of two versions is better: every input judged twice, A's reply first then B's, and the "
-    "verdicts combined (exit 0 conclusive, 1 inconclusive or invalid, 2 bad input)."
+    "verdicts combined (exit 0 conclusive, 1 inconclusive or invalid, 2 anything else: bad input, a failed run)."
 )
 
 
@@ -71,9 +80,8 @@ def handle(command, options) -> int:
         command.stdout.write(json.dumps(report_of(run), indent=2, ensure_ascii=False))
     elif run.report is not None:
         command.stdout.write(pairwise_summary(run))
-    if run.status not in (RunStatus.DONE, RunStatus.INVALID) or run.report is None:
-        run_failure_write(command, run)
-        return 1
+    if run_ended_without_verdict(command, run):
+        return EXIT_FAILED
     return 1 if run.report["inconclusive"] else 0
 
 

@@ -1,15 +1,16 @@
 """`manage.py evaluate pointwise`: score a system's outputs on a rubric with one judge, print the report,
-and exit 0 when the release gate passes, 1 when it is blocked or the run is invalid (CONTRACT §3)."""
+and exit 0 when the release gate passes, 1 when it is blocked or the run is invalid, 2 when the run failed
+(CONTRACT §3)."""
 
 import json
 import sys
 
 from calibration.selectors import run_preflight
 from judgeapp.judging.atomic import json_text, write_text_atomic
-from judgeapp.judging.cli import JudgeCommand
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_ended_without_verdict
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline
-from judgeapp.models import Executor, Run, RunKind, RunStatus
+from judgeapp.models import Executor, Run, RunKind
 from judgeapp.pointwise import services as pointwise_services
 from judgeapp.pointwise.core import baseline_line
 from judgeapp.pointwise.services import output_path_check, report_current
@@ -18,7 +19,8 @@ from judgeapp.releases.selectors import gate_as_decided, runs_comparison
 
 help = (
     "Score every case of a test set on every criterion of a rubric with one judge (seed: LLM-as-Judge, "
-    "Pointwise), then decide the release gate. Exit 0 pass, 1 blocked or invalid, 2 bad input."
+    "Pointwise), then decide the release gate. Exit 0 pass, 1 blocked or invalid, 2 anything else (bad input, a "
+    "failed run)."
 )
 
 
@@ -92,12 +94,11 @@ def handle(command, options) -> int:
         command.stdout.write(json_text(report), ending="")
     elif run.report:
         command.stdout.write(markdown, ending="")
+    if run_ended_without_verdict(command, run):
+        return EXIT_FAILED
     gate = report["gate"]
-    if run.status == RunStatus.FAILED:
-        command.stderr.write(f"run {run.run_id} failed: {run.error}")
     mean = report.get("mean")
-    # The failure was said on the line above: once per run, not again in the gate's reasons.
-    reasons = ["the run failed (above)" if r.startswith("the run failed:") else r for r in gate["reasons"]]
+    reasons = gate["reasons"]
     command.stderr.write(
         f"GATE: {'PASSED' if gate['passed'] else 'BLOCKED'} · run {run.run_id} {run.status} · "
         f"mean {'—' if mean is None else f'{mean:.3f}'} · threshold {gate['threshold']:g}"
@@ -132,7 +133,8 @@ def _run_create(options, *, judge, system) -> Run:
 class GateCommand(JudgeCommand):
     help = (
         "Decide the release gate of a pointwise run now and print it with its reasons; for a released run, the gate "
-        "as it was decided when it was released, and the gate now beside it. Exit 0 pass, 1 blocked."
+        "as it was decided when it was released, and the gate now beside it. Exit 0 pass, 1 blocked, 2 anything else "
+        "(no such run, a run that failed or has not finished)."
     )
 
     def add_arguments(self, parser):
@@ -154,6 +156,11 @@ class GateCommand(JudgeCommand):
             self.stdout.write(json.dumps({"run_id": run.run_id, **gate}, indent=2))
         else:
             self._print(run, gate)
+        if not run.is_finished:
+            self.stderr.write(f"error: run {run.run_id} is {run.status}: its gate is decided once it finishes")
+            sys.exit(EXIT_FAILED)
+        if run_ended_without_verdict(self, run):
+            sys.exit(EXIT_FAILED)
         if not gate["passed"]:
             sys.exit(1)
 

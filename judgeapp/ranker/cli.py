@@ -5,7 +5,7 @@ from pathlib import Path
 
 from calibration.selectors import run_preflight
 from judgeapp.judging import shutdown
-from judgeapp.judging.cli import JudgeCommand
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_failure_write
 from judgeapp.judging.client import JudgeError
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline, run_id_check
@@ -73,12 +73,12 @@ class CompareCommand(JudgeCommand):
                 run = run_execute_inline(run=run)
                 self.current_run = None
                 if run.status != RunStatus.DONE:
-                    self.stderr.write(f"error: {run.error or run.status}")
-                    sys.exit(1)
+                    run_failure_write(self, run)
+                    sys.exit(EXIT_FAILED)
                 winner, rationale = run.report["winner"], run.report["rationale"]
         except (JudgeError, ComparatorFailed) as exc:
             self.stderr.write(f"error: {exc}")
-            sys.exit(1)
+            sys.exit(EXIT_FAILED)
         self.stdout.write(format_verdict(winner, rationale))
 
 
@@ -192,9 +192,9 @@ class RankCommand(JudgeCommand):
                 f"error: {len(unplaced)} candidate(s) left unplaced (a comparison failed twice); the others are ranked. "
                 f"Insert an unplaced file again to retry it"
             )
-        else:
-            self.stderr.write(f"error: run {run.run_id} {run.status}: {run.error}")
-        sys.exit(1)
+            sys.exit(1)
+        run_failure_write(self, run)  # failed (the judge's server out of reach, say) or cancelled
+        sys.exit(EXIT_FAILED)
 
 
 # insert: `manage.py insert FILE --ranklist PATH`: incremental insert (seed Mode 3).
@@ -247,7 +247,7 @@ class InsertCommand(JudgeCommand):
                 ranklist_work(ranklist_pk=ranklist.pk, until=lambda: shutdown.requested() is not None or finished())
             except (JudgeError, RanklistBusy) as exc:
                 self.stderr.write(f"error: {exc} (the candidate stays registered and queued; run insert again to resume)")
-                sys.exit(1)
+                sys.exit(EXIT_FAILED)
             if shutdown.requested() is not None and not finished():
                 self.stderr.write("the candidate stays registered and queued; run insert again to resume")
                 shutdown.raise_if_requested()

@@ -89,8 +89,9 @@ def test_a_structured_output_refusal_is_one_line_on_stderr_per_run(make_judge, f
     if mode == "pairwise":
         argv += ["--a", files["a"], "--b", files["b"]]
     code, out, err = run_evaluate(capsys, *argv)
-    assert code == 1
+    assert code == 2  # the run failed: no verdict, so not 1 ("blocked")
     assert err.count("refuses structured output") == 1, err
+    assert f"error: run {Run.objects.get().run_id} failed: " in err
     assert "refuses structured output" not in out
     # The first refusal stops the others: later units are refused without a request.
     assert len(fake_judge.chat_requests) <= 4

@@ -99,12 +99,13 @@ def check_each_is_refused(files, tmp_path, env):
 
 
 @pytest.mark.django_db
-def test_unreachable_judge_exits_1(judge, fake_judge, files, capsys):
+def test_a_judge_that_never_answers_fails_the_run_and_exits_2(judge, fake_judge, files, capsys):
     from fakejudge import Status
 
     fake_judge.action = Status(503)
     with pytest.raises(SystemExit) as exit_info:
         call_command("agent-judge", *args_for(files, "--judge", judge.name))
-    assert exit_info.value.code == 1
-    out = capsys.readouterr().out
+    assert exit_info.value.code == 2  # no verdict at all: not 1, which says "not judged" of an agent
+    out, err = capsys.readouterr()
     assert "Run failed" in out and "why: the judge could not be asked" in out
+    assert err.splitlines()[-1].startswith("error: run ") and "failed: the judge could not be asked" in err

@@ -199,7 +199,7 @@ def test_a_judge_that_cannot_derive_a_rubric_fails_the_run_and_writes_nothing(ju
     output = tmp_path / "c.json"
     status, _, err = blind_compare("--version", f"A={a}", "--version", f"B={b}", "--prompt", str(prompt),
                                    "--output", str(output), "--judge", judge.name)
-    assert status == 1 and not output.exists()
+    assert status == 2 and not output.exists()  # the run failed: no verdict, not an invalid comparison (1)
     assert "could not derive the rubric" in err
     run = Run.objects.get()
     assert run.status == "failed" and run.judgments.count() == 1  # no run was scored without a rubric

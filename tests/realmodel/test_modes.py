@@ -102,7 +102,8 @@ def test_the_agent_judge_finishes_and_says_when_it_never_used_its_tools(inputs):
         assert outcome.status == RunStatus.INVALID and outcome.result.code == 1
         assert "judge did not use its tools" in outcome.result.err
     if outcome.counts["no_reply"]:
-        assert outcome.result.code == 1
+        # Some calls failed: 1; every call failed: the run failed, no verdict: 2.
+        assert outcome.result.code == (2 if outcome.status == RunStatus.FAILED else 1)
 
 
 def test_a_blind_comparison_finishes_and_accounts_for_every_judge_call(inputs):
@@ -110,7 +111,7 @@ def test_a_blind_comparison_finishes_and_accounts_for_every_judge_call(inputs):
     assert "Traceback" not in outcome.result.err
     if outcome.status == RunStatus.FAILED:
         # A rubric the model could not write stops the comparison: one line, the reason, nothing written.
-        assert outcome.result.code == 1 and len(failure_lines(outcome.result.err)) == 1
+        assert outcome.result.code == 2 and len(failure_lines(outcome.result.err)) == 1
         assert "No comparison was written." in outcome.result.err
         rubric = Judgment.objects.get(run__run_id=outcome.run_id, purpose="plan")
         assert rubric.status == "failed" and (rubric.parse_error or rubric.error)

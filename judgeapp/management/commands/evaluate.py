@@ -1,7 +1,7 @@
 """`manage.py evaluate MODE …`: run an evaluation and print its report (CONTRACT §3).
 
 Each mode lives in judgeapp/<mode>/cli.py; the exit status is the mode's (0 pass or conclusive, 1 blocked,
-invalid or inconclusive, 2 bad input).
+invalid or inconclusive, 2 anything else: bad input, a failed run, a database without tables).
 """
 
 import importlib

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from judgeapp.judging.client import JudgeRejected, JudgeUnavailable, StructuredOutputUnsupported
+from judgeapp.judging.client import JudgeRejected, JudgeUnavailable, JudgeUnreachable, StructuredOutputUnsupported
 from judgeapp.judging.parsing import WINNER_SPEC
 from judgeapp.judging.prompts import Prompt, user_message
 from judgeapp.judging.runkind import UnitResult
@@ -27,11 +27,13 @@ KEY_MAX = 300
 class ComparatorFailed(ComparisonFailed):
     """A comparison that failed twice (the judge's own retries included): a reply not in the
     WINNER/RATIONALE form, a request the server refused (HTTP 400: too long for the model's context, say),
-    or a server out of reach. `transport`: the server could not be reached (an outage, not the artifact)."""
+    or a server out of reach. `transport`: the server could not be reached (an outage, not the artifact);
+    `unreachable`: not even connected to."""
 
-    def __init__(self, reason: str, *, first: str = "", second: str = "", transport: bool = False):
+    def __init__(self, reason: str, *, first: str = "", second: str = "", transport: bool = False, unreachable: bool = False):
         super().__init__(reason, first=first, second=second)
         self.transport = transport
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
     )
     # A call that failed before (in this insert or an earlier one) is not answered from the cache again.
     fresh = unit.status == UnitStatus.FAILED or bool(unit.error)
-    reason, transport = "", False
+    reason, transport, unreachable = "", False, False
     for _attempt in range(ATTEMPTS):
         try:
             outcome = client_for(spec.judge).judge(
@@ -102,6 +104,7 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
             if fatal:
                 raise  # left pending: a resumed run asks again
             reason, transport, fresh = str(exc), isinstance(exc, JudgeUnavailable), True
+            unreachable = isinstance(exc, JudgeUnreachable)
             continue
         result = UnitResult.from_outcome(outcome)
         fields = dict(result.fields)
@@ -119,12 +122,13 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
             unit.refresh_from_db()
             return unit
         reason = f"the judge's reply was not in the WINNER/RATIONALE form after a retry ({outcome.parse_error})"
-        transport, fresh = False, True
+        transport, unreachable, fresh = False, False, True
     raise ComparatorFailed(
         f"{first.artifact_id} vs {second.artifact_id}: {reason} (asked {ATTEMPTS} times)",
         first=first.artifact_id,
         second=second.artifact_id,
         transport=transport,
+        unreachable=unreachable,
     )
 
 

@@ -160,6 +160,10 @@ def _insertion_make(ranklist: Ranklist, insertion: Insertion, token) -> str:
         notes.setdefault("failures", []).append({"reason": exc.reason, "transport": exc.transport, "at": timezone.now().isoformat()})
         failed = {"status": InsertionStatus.FAILED, "error": exc.reason, "list_length": len(before), "notes": notes}
         _round_finish(ranklist, token, [(insertion, failed)])
+        if exc.unreachable and not Comparison.objects.filter(ranklist=ranklist).exists():
+            # A server this ranklist never reached (a wrong base URL, a server that is down): the queue stops
+            # now, as after an outage streak, and a command exits 2 (CONTRACT §3), not 1 for one unplaced file.
+            raise JudgeOutage(f"judge {ranklist.judge.name!r}: its server cannot be reached ({exc.reason}); resume when it is back")
         return OUTAGE if exc.transport else InsertionStatus.FAILED
     placed = {**_placement(result), "list_length": len(before), "notes": notes}
     _round_finish(ranklist, token, [(insertion, placed)], new_ids=new_ids, by_id=by_id)
