@@ -13,7 +13,7 @@ class SampleAdmin(admin.ModelAdmin):
 @admin.register(models.AgreementResult)
 class AgreementResultAdmin(admin.ModelAdmin):
     ordering = ["-sample__created_at", "judge_name", "criterion"]
-    list_display = ["judge_name", "short_judge_version", "criterion", "sample", "n_items", "kappa", "agreement", "updated_at"]
+    list_display = ["judge_name", "short_judge_version", "criterion", "sample", "n_items", "n_unreadable", "kappa", "agreement", "updated_at"]
     list_filter = ["label_kind", "judge_name"]
     readonly_fields = [f.name for f in models.AgreementResult._meta.fields]
 
@@ -21,7 +21,7 @@ class AgreementResultAdmin(admin.ModelAdmin):
 @admin.register(models.JudgeLock)
 class JudgeLockAdmin(admin.ModelAdmin):
     # Read-only: locks change through agreement results, the level and a lead's audited unlock, never by hand here.
-    list_display = ["judge_name", "short_judge_version", "locked", "overridden", "changed_at"]
+    list_display = ["judge_name", "short_judge_version", "prompt_version", "rubric_version", "locked", "overridden", "changed_at"]
     readonly_fields = [f.name for f in models.JudgeLock._meta.fields]
 
     def has_add_permission(self, request):

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS, format_figure
+from calibration.core.status import unreadable_text
 from calibration.services.agreement import agreement_compute, agreements_refresh
 from calibration.services.labels import LABEL_COLUMNS, labels_import
 from calibration.services.pandalm import DEFAULT_DIR, pandalm_ensure
@@ -20,7 +21,7 @@ class AgreementCommand(JudgeCommand):
         "Show how each judge configuration agrees with people on its latest human-scored sample: exact agreement, "
         "within one point, quadratic-weighted kappa and Spearman's rho for 1-5 scores; percent agreement and Cohen's "
         "kappa for pass/fail and pairwise; 95% bootstrap intervals; Krippendorff's alpha among annotators; and "
-        "whether the judge is locked."
+        "whether the judge is locked for that prompt and rubric."
     )
 
     def add_arguments(self, parser):
@@ -60,6 +61,8 @@ class AgreementCommand(JudgeCommand):
             f"{r.get_label_kind_display()}: {r.n_items} items, {r.n_labels} labels"
             + ("  (new labels pending)" if r.sample.agreement_stale else "")
         )
+        if r.n_unreadable:
+            self.stdout.write(f"  {unreadable_text(r.n_unreadable, r.n_items)}")
         for name, figure in r.metrics.items():
             self.stdout.write(f"  {METRIC_LABELS.get(name, name):<26} {format_figure(figure)}")
         for person in r.per_annotator:
@@ -88,6 +91,7 @@ def _level(level):
 def _figures(result):
     return {
         "n_items": result.n_items,
+        "n_unreadable": result.n_unreadable,
         "n_labels": result.n_labels,
         "kappa": result.kappa,
         "agreement": result.agreement,

@@ -59,6 +59,9 @@ class LevelForm(forms.Form):
 
 class UnlockForm(forms.Form):
     reason = forms.CharField(max_length=500, help_text="Why the judge may be trusted without a recalibration.")
+    # The lock's scope: a lead unlocks the configuration for one prompt and one rubric version.
+    prompt_version = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
+    rubric_version = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
 
 
 class PolicyForm(forms.Form):

@@ -3,7 +3,7 @@
 A Sample is drawn from one finished run (or made by an import of labels); its items are what people label,
 each given to one or more annotators (an Assignment, which also holds the label). An AgreementResult is
 the agreement of one judge configuration with the people on one sample; a JudgeLock is whether that judge
-configuration may still back a release gate.
+configuration may still back a release gate, for the prompt and rubric versions its evidence was judged with.
 """
 
 import uuid
@@ -207,7 +207,13 @@ class AgreementResult(TimeStampedModel):
     criterion = models.CharField(max_length=100, blank=True, help_text="Empty: every criterion pooled.")
     label_kind = models.CharField(max_length=20, choices=LabelKind.choices)
     scripted_demo = models.BooleanField(default=False, help_text="The judge is the repo's scripted demo server.")
-    n_items = models.PositiveIntegerField(help_text="Items with both a judge verdict and a human label.")
+    n_items = models.PositiveIntegerField(
+        help_text="Labelled items compared: those with a judge verdict and those whose judge reply was unusable."
+    )
+    # A labelled item whose judge reply was unusable (parse failure, truncated, no reply) is compared as the
+    # judge value farthest from each of its labels: it counts toward the minimum and never as a match, so a
+    # judge cannot stay out of a lock by failing to answer.
+    n_unreadable = models.PositiveIntegerField(default=0, help_text="Labelled items of n_items whose judge reply gave no usable verdict.")
     n_labels = models.PositiveIntegerField(help_text="Human labels compared (an item with overlap counts each).")
     kappa = models.FloatField(null=True, blank=True, help_text="Quadratic-weighted (scores) or Cohen's kappa.")
     agreement = models.FloatField(null=True, blank=True, help_text="Exact / percent agreement.")
@@ -258,11 +264,14 @@ class AgreementResult(TimeStampedModel):
 
 
 class JudgeLock(TimeStampedModel):
-    """Whether one judge configuration may back a release gate. Changed only by a new agreement result,
-    a new level, or a lead's override; every change is in the audit log."""
+    """Whether one judge configuration may back the release gate of a run judged with one prompt version and
+    one rubric version: a sample's agreement speaks for the scope it was judged in and nothing else. Changed
+    only by a new agreement result, a new level, or a lead's override; every change is in the audit log."""
 
     judge_name = models.CharField(max_length=100)
     judge_version = models.CharField(max_length=64)
+    prompt_version = models.CharField(max_length=64, blank=True, default="")
+    rubric_version = models.CharField(max_length=64, blank=True, default="")
     locked = models.BooleanField(default=False)
     reason = models.TextField(blank=True)
     result = models.ForeignKey(AgreementResult, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -273,15 +282,21 @@ class JudgeLock(TimeStampedModel):
     class Meta:
         ordering = ["judge_name", "-changed_at"]
         constraints = [
-            models.UniqueConstraint(fields=["judge_name", "judge_version"], name="judgelock_unique_per_config"),
+            models.UniqueConstraint(
+                fields=["judge_name", "judge_version", "prompt_version", "rubric_version"], name="judgelock_unique_per_scope"
+            ),
         ]
         indexes = [
-            # A run's judge whose configuration has no row: the latest state of the judge under its name.
-            models.Index(fields=["judge_name", "-changed_at"], name="judgelock_by_name_latest"),
+            # A run's judge whose configuration has no row in the run's scope: the latest state of the judge
+            # under its name, with the run's prompt and rubric.
+            models.Index(fields=["judge_name", "prompt_version", "rubric_version", "-changed_at"], name="judgelock_by_scope_latest"),
         ]
 
     def __str__(self):
-        return f"{self.judge_name}@{self.judge_version[:12]}: {'locked' if self.locked else 'unlocked'}"
+        return (
+            f"{self.judge_name}@{self.judge_version[:12]} (prompt {self.prompt_version[:12] or '—'}, "
+            f"rubric {self.rubric_version[:12] or '—'}): {'locked' if self.locked else 'unlocked'}"
+        )
 
     @property
     def short_judge_version(self) -> str:

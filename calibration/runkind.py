@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from calibration.core.agreement import LabelPair, confusion, inter_annotator, judge_human, largest_disagreements
+from calibration.core.agreement import comparison_details, inter_annotator, item_pairs, judge_human
 from calibration.core.labels import label_value
 from calibration.models import AgreementResult, Assignment, AssignmentState, Candidate
 from judgeapp.judging.files import render_criterion
@@ -143,6 +143,9 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
             "case__case_id", "criterion__name", "parsed"
         )
     }
+    # A labelled item the candidate gave no usable verdict on counts as a disagreement, as the judge's own do
+    # (calibration.services.agreement): a candidate cannot reach the level by not answering the hard items.
+    unusable = {(case_key, criterion) for case_key, criterion, _judge in CandidateHandler().unusable(run)}
     criteria = sorted({criterion for (_, criterion) in labels if criterion})
     groups = ([""] + criteria) if criteria else [""]
     seed = sample.seed or 0
@@ -153,24 +156,25 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
         in_group = {key: by for key, by in labels.items() if not criterion or key[1] == criterion}
         bounds = [scales.get(key[1], (1, 5)) for key in in_group] or [(1, 5)]
         scale = (min(b[0] for b in bounds), max(b[1] for b in bounds))
-        pairs = [
-            LabelPair(index[key], annotator, int(verdicts[key]), human)
-            for key, by in in_group.items()
-            if isinstance(verdicts.get(key), int)
-            for annotator, human in by.items()
-        ]
+        pairs = []
+        unreadable = set()
+        for key, by in in_group.items():
+            judged = verdicts.get(key)
+            if not isinstance(judged, int):
+                if key not in unusable:
+                    continue  # not planned for the candidate (a criterion its rubric lacks)
+                judged = None
+                unreadable.add(index[key])
+            pairs += item_pairs(index[key], by, judged, label_kind=sample.label_kind, scale=scales.get(key[1], (1, 5)))
         if not pairs:
             continue
         figures = judge_human(pairs, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
         human_only = inter_annotator(
             {index[key]: by for key, by in in_group.items()}, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed
         )
-        details = {
-            "confusion": confusion(pairs, label_kind=sample.label_kind, scale=scale),
-            "disagreements": [
-                {**row, "item": list(keys[row["item"]])} for row in largest_disagreements(pairs, label_kind=sample.label_kind)
-            ],
-        }
+        details = comparison_details(pairs, unreadable=unreadable, label_kind=sample.label_kind, scale=scale)
+        details["disagreements"] = [{**row, "item": list(keys[row["item"]])} for row in details["disagreements"]]
+        details["unreadable"] = [list(keys[i]) for i in details["unreadable"]]
         result, _ = AgreementResult.objects.update_or_create(
             candidate=candidate,
             criterion=criterion,
@@ -183,6 +187,7 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
                 "label_kind": sample.label_kind,
                 "scripted_demo": bool(run.config["candidate"].get("scripted_demo")),
                 "n_items": figures["n_items"],
+                "n_unreadable": len(unreadable),
                 "n_labels": figures["n_labels"],
                 "kappa": figures["kappa"],
                 "agreement": figures["agreement"],

@@ -129,6 +129,7 @@ def evidence_of(result: AgreementResult, level: AgreementLevel) -> status_rules.
         alpha_ci=alpha.get("ci"),
         alpha_items=inter.get("n_items", 0),
         candidate=result.candidate.title if result.candidate_id else "",
+        n_unreadable=result.n_unreadable,
         extra={"sample_run_id": result.sample.run.run_id, "label_kind": result.label_kind, "scripted_demo": result.scripted_demo},
     )
 
@@ -142,51 +143,81 @@ def _pooled_counting(**filters) -> QuerySet[AgreementResult]:
     )
 
 
+def run_scope(*, run: Run) -> tuple[str, str]:
+    """(prompt version, rubric version) a run was judged with: the scope its judges' evidence and locks are read in."""
+    return run.versions.get("prompt") or "", run.versions.get("rubric") or ""
+
+
 def decisive_result(
-    *, judge_name: str, judge_version: str, level: AgreementLevel, policy: CalibrationPolicy | None = None
+    *,
+    judge_name: str,
+    judge_version: str,
+    prompt_version: str,
+    rubric_version: str,
+    level: AgreementLevel,
+    policy: CalibrationPolicy | None = None,
 ) -> AgreementResult | None:
-    """The result that decides a judge configuration's lock: the newest evidence (a sample, or an adopted
-    candidate) with enough labelled items, a defined figure and people whose own agreement reaches the
-    floor (see calibration.core.status.counts), all criteria pooled."""
+    """The result that decides a scope's lock — a judge configuration with one prompt and one rubric version:
+    the newest evidence (a sample, or an adopted candidate) judged in that scope with enough labelled items,
+    a defined figure and people whose own agreement reaches the floor (see calibration.core.status.counts),
+    all criteria pooled."""
     rules = rules_current(level=level, policy=policy)
-    for result in _pooled_counting(judge_name=judge_name, judge_version=judge_version, n_items__gte=level.min_items):
+    scoped = _pooled_counting(
+        judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version or "",
+        rubric_version=rubric_version or "", n_items__gte=level.min_items,
+    )
+    for result in scoped:
         if status_rules.counts(evidence_of(result, level), rules):
             return result
     return None
 
 
 def locks_all() -> QuerySet[JudgeLock]:
-    return JudgeLock.objects.select_related("result", "result__sample", "result__sample__run").order_by("judge_name", "-changed_at")
+    return JudgeLock.objects.select_related("result", "result__sample", "result__sample__run").order_by(
+        "judge_name", "-changed_at", "-id"
+    )
 
 
-def lock_reason_for(*, judge_name: str, judge_version: str) -> str | None:
-    """Why a judge configuration may not back a gate, or None."""
-    lock = JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).first()
+def _scope_words(prompt_version: str, rubric_version: str) -> str:
+    return f"prompt {prompt_version or '—'}, rubric {rubric_version or '—'}"
+
+
+def lock_reason_for(*, judge_name: str, judge_version: str, prompt_version: str, rubric_version: str) -> str | None:
+    """Why a judge configuration may not back the gate of a run judged with this prompt and rubric, or None.
+
+    Only locks of the same prompt × rubric scope apply: a lock measured on rubric A never blocks a run on
+    rubric B."""
+    prompt_version, rubric_version = prompt_version or "", rubric_version or ""
+    scoped = JudgeLock.objects.filter(judge_name=judge_name, prompt_version=prompt_version, rubric_version=rubric_version)
+    lock = scoped.filter(judge_version=judge_version).first()
     if lock is not None:
         if lock.locked:
             return f"judge not calibrated: {judge_name} (configuration {judge_version[:12]}): {lock.reason}"
         return None
-    # A configuration no person has scored yet inherits its judge's state: changing a locked judge's
-    # base URL must not be a way round the lock. It is lifted when a sample of the new configuration
-    # reaches the level.
-    latest = JudgeLock.objects.filter(judge_name=judge_name).order_by("-changed_at", "-id").first()
+    # A configuration no person has scored in this scope inherits its judge's state there: changing a locked
+    # judge's base URL must not be a way round the lock. It is lifted when a sample of the new configuration
+    # with this prompt and rubric reaches the level.
+    latest = scoped.order_by("-changed_at", "-id").first()
     if latest is not None and latest.locked:
         return (
-            f"judge not calibrated: {judge_name} was locked in configuration {latest.judge_version[:12]} "
-            f"({latest.reason}); configuration {judge_version[:12]} has no human-scored sample that reaches the level yet"
+            f"judge not calibrated: {judge_name} was locked in configuration {latest.judge_version[:12]} with "
+            f"{_scope_words(prompt_version, rubric_version)} ({latest.reason}); configuration {judge_version[:12]} has no "
+            "human-scored sample that reaches the level yet"
         )
     return None
 
 
 def gate_lock_reasons(*, run: Run) -> list[str]:
-    """Reasons the release gate of `run` is locked by calibration, e.g. ["judge not calibrated: …"].
+    """Reasons the release gate of `run` is locked by calibration, e.g. ["judge not calibrated: …"]: the
+    locks of the run's judge configurations with the run's prompt and rubric versions.
 
-    Empty while no agreement level applies to the run's judge configurations: a judge no person has
-    scored is not locked (unless the same judge, under an earlier configuration, is).
+    Empty while no agreement level applies to the run's judge configurations in that scope: a judge no
+    person has scored is not locked (unless the same judge, under an earlier configuration, is there).
     """
+    prompt, rubric = run_scope(run=run)
     reasons = []
     for name, config in judge_configurations(run=run).items():
-        reason = lock_reason_for(judge_name=name, judge_version=config["version"])
+        reason = lock_reason_for(judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric)
         if reason:
             reasons.append(reason)
     return reasons
@@ -303,29 +334,51 @@ def checkups_for_run(*, run: Run) -> list[dict]:
 
 
 def judge_evidence(*, judge_name: str, level: AgreementLevel | None = None) -> list[status_rules.Evidence]:
-    """Every pooled result that speaks for the judge, under any configuration, newest first."""
+    """Every pooled result that speaks for the judge, under any configuration, prompt and rubric, newest first."""
     level = level or level_current()
     return [evidence_of(r, level) for r in _pooled_counting(judge_name=judge_name)]
+
+
+def _latest_scope(evidence: list[status_rules.Evidence], judge_version: str, rules: status_rules.Rules) -> tuple[str, str]:
+    """The scope a judge configuration was last measured in (counting evidence first, its own before the
+    judge's other configurations'): what its status says when no run gives one."""
+    own = [e for e in evidence if e.judge_version == judge_version]
+    for pool in (own, evidence):
+        shown = next((e for e in pool if status_rules.counts(e, rules)), None) or (pool[0] if pool else None)
+        if shown is not None:
+            return shown.prompt_version or "", shown.rubric_version or ""
+    return "", ""
 
 
 @shared_read
 def status_for(
     *, judge_name: str, judge_version: str, prompt_version: str | None = None, rubric_version: str | None = None
 ) -> dict:
-    """The calibration status of one judge configuration (as a run used it: with its prompt and rubric
-    versions; None compares neither)."""
+    """The calibration status of one judge configuration as a run used it: with its prompt and rubric
+    versions (its scope; "" for a run without one). None for both: the scope it was last measured in (a
+    judge's page, where no run says which prompt and rubric)."""
     level = level_current()
-    lock = JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).first()
+    rules = rules_current(level=level)
+    evidence = judge_evidence(judge_name=judge_name, level=level)
+    if prompt_version is None and rubric_version is None:
+        prompt_version, rubric_version = _latest_scope(evidence, judge_version, rules)
+    prompt_version, rubric_version = prompt_version or "", rubric_version or ""
+    lock = JudgeLock.objects.filter(
+        judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version
+    ).first()
     status = status_rules.calibration_status(
         judge=judge_name,
         judge_version=judge_version,
-        evidence=judge_evidence(judge_name=judge_name, level=level),
-        rules=rules_current(level=level),
-        lock_reason=lock_reason_for(judge_name=judge_name, judge_version=judge_version),
+        evidence=evidence,
+        rules=rules,
+        lock_reason=lock_reason_for(
+            judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version
+        ),
         unlocked_by_hand=lock.reason if lock is not None and lock.overridden and not lock.locked else None,
         prompt_version=prompt_version,
         rubric_version=rubric_version,
     )
+    status["scope"] = {"prompt_version": prompt_version or None, "rubric_version": rubric_version or None}
     status["line"] = status_rules.gate_line(status)
     return status
 
@@ -335,7 +388,7 @@ def calibration_for_run(*, run: Run) -> list[dict]:
     configs = judge_configurations(run=run)
     primary = primary_judge(run=run)
     names = sorted(configs, key=lambda name: (name != primary, name))
-    prompt, rubric = run.versions.get("prompt"), run.versions.get("rubric")
+    prompt, rubric = run_scope(run=run)
     return [
         status_for(judge_name=name, judge_version=configs[name]["version"], prompt_version=prompt, rubric_version=rubric)
         for name in names
@@ -361,7 +414,7 @@ def gate_calibration(*, run: Run) -> dict:
 
 
 def judge_status(*, judge) -> dict:
-    """A judge's status in its current configuration, whatever prompt or rubric a run gives it."""
+    """A judge's status in its current configuration, in the prompt and rubric scope it was last measured in."""
     return status_for(judge_name=judge.name, judge_version=judge.version)
 
 
@@ -464,6 +517,7 @@ def corrected_for_run(*, run: Run) -> dict | None:
 def _figures(result: AgreementResult) -> dict:
     return {
         "n_items": result.n_items,
+        "n_unreadable": result.n_unreadable,
         "n_labels": result.n_labels,
         "kappa": result.kappa,
         "agreement": result.agreement,
@@ -481,13 +535,20 @@ def result_status(result: AgreementResult, level: AgreementLevel) -> str:
 
 
 def agreement_for_run(*, run: Run) -> dict | None:
-    """The agreement of the run's judge with the latest human-scored sample, for the report's
-    `agreement` key; None when people have not scored a sample for that judge configuration."""
+    """The agreement of the run's judge with the latest human-scored sample — judged with the run's prompt and
+    rubric if there is one, else with its rubric, else any — for the report's `agreement` key; None when
+    people have not scored a sample for that judge configuration."""
     name = primary_judge(run=run)
     if name is None:
         return None
     config = judge_configurations(run=run)[name]
-    pooled = _pooled_counting(judge_name=name, judge_version=config["version"]).first()
+    prompt, rubric = run_scope(run=run)
+    results = _pooled_counting(judge_name=name, judge_version=config["version"])
+    pooled = (
+        results.filter(prompt_version=prompt, rubric_version=rubric).first()
+        or results.filter(rubric_version=rubric).first()
+        or results.first()
+    )
     if pooled is None:
         return None
     level = level_current()
@@ -515,7 +576,7 @@ def agreement_for_run(*, run: Run) -> dict | None:
         "inter_annotator_alpha": inter and inter.get("alpha"),
         "level": {"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items},
         "status": result_status(pooled, level),
-        "locked": lock_reason_for(judge_name=name, judge_version=config["version"]) is not None,
+        "locked": lock_reason_for(judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric) is not None,
         "pending_labels": sample.agreement_stale,
         "scripted_demo": pooled.scripted_demo,
     }
@@ -523,7 +584,8 @@ def agreement_for_run(*, run: Run) -> dict | None:
 
 @dataclass
 class ConfigurationAgreement:
-    """The latest agreement of one judge configuration, for the overview and the CLI."""
+    """The latest agreement of one judge configuration in one scope (prompt and rubric versions), for the
+    overview and the CLI."""
 
     judge_name: str
     judge_version: str
@@ -532,36 +594,45 @@ class ConfigurationAgreement:
     status: str
     lock: JudgeLock | None
 
+    @property
+    def prompt_version(self) -> str:
+        return self.pooled.prompt_version
+
+    @property
+    def rubric_version(self) -> str:
+        return self.pooled.rubric_version
+
 
 def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement]:
-    """Per judge configuration, its results on the latest sample it was compared on."""
+    """Per judge configuration and scope (prompt × rubric), its results on the latest sample it was
+    compared on, beside the scope's lock."""
     level = level_current()
     results = AgreementResult.objects.counting().select_related("sample", "sample__run", "candidate").order_by(
         "judge_name", "judge_version", "-effective_at", "-sample_id", "candidate_id", "criterion"
     )
     if judge:
         results = results.filter(judge_name=judge)
-    latest_evidence: dict[tuple[str, str], tuple] = {}
-    grouped: dict[tuple[str, str], list[AgreementResult]] = {}
+    latest_evidence: dict[tuple[str, str, str, str], tuple] = {}
+    grouped: dict[tuple[str, str, str, str], list[AgreementResult]] = {}
     for result in results:
-        key = (result.judge_name, result.judge_version)
+        key = (result.judge_name, result.judge_version, result.prompt_version, result.rubric_version)
         latest_evidence.setdefault(key, (result.sample_id, result.candidate_id))
         if (result.sample_id, result.candidate_id) == latest_evidence[key]:
             grouped.setdefault(key, []).append(result)
-    locks = {(lock.judge_name, lock.judge_version): lock for lock in JudgeLock.objects.all()}
+    locks = {(lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version): lock for lock in JudgeLock.objects.all()}
     rows = []
-    for (name, version), group in grouped.items():
+    for key, group in grouped.items():
         pooled = next((r for r in group if r.criterion == ""), None)
         if pooled is None:
             continue
         rows.append(
             ConfigurationAgreement(
-                judge_name=name,
-                judge_version=version,
+                judge_name=key[0],
+                judge_version=key[1],
                 pooled=pooled,
                 per_criterion=[r for r in group if r.criterion],
                 status=result_status(pooled, level),
-                lock=locks.get((name, version)),
+                lock=locks.get(key),
             )
         )
     rows.sort(key=lambda row: (row.judge_name, -(row.pooled.effective_at or row.pooled.sample.created_at).timestamp()))
@@ -859,8 +930,20 @@ def agreement_history(*, judge_name: str, judge_version: str) -> list[dict]:
     return rows
 
 
-def lock_of(*, judge_name: str, judge_version: str) -> JudgeLock | None:
-    return JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).select_related("result").first()
+def locks_of(*, judge_name: str, judge_version: str) -> list[JudgeLock]:
+    """A judge configuration's locks, one per prompt × rubric scope it was measured in, latest change first."""
+    return list(
+        JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).select_related("result").order_by("-changed_at", "-id")
+    )
+
+
+def lock_get(*, judge_name: str, judge_version: str, prompt_version: str, rubric_version: str) -> JudgeLock:
+    """One scope's lock (404 without one): what a lead unlocks by hand."""
+    from django.shortcuts import get_object_or_404
+
+    return get_object_or_404(
+        JudgeLock, judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version or "", rubric_version=rubric_version or ""
+    )
 
 
 def calibrated_versions(*, judge_name: str) -> set[str]:

@@ -4,13 +4,12 @@ reviewers and leads."""
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS
 from calibration.forms import AdoptForm, CandidateForm, LevelForm, PolicyForm, SampleForm, UnlockForm
-from calibration.models import JudgeLock
 from calibration.services import candidates as candidate_services
 from calibration.services import labels as label_services
 from calibration.services import locks as lock_services
@@ -19,7 +18,6 @@ from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.pages import HtmxHttpRequest, render_partial
 from judgeapp.roles import READERS, Role, has_role, role_required
-
 
 # --- The annotator's queue (blind) ---------------------------------------------------------------------
 
@@ -182,16 +180,19 @@ def level_set(request: HtmxHttpRequest) -> HttpResponse:
 @require_POST
 @role_required(Role.LEAD)
 def lock_unlock(request: HtmxHttpRequest, judge_name: str, judge_version: str) -> HttpResponse:
-    lock = get_object_or_404(JudgeLock, judge_name=judge_name, judge_version=judge_version)
     form = UnlockForm(request.POST)
-    if not form.is_valid():
+    form.is_valid()  # the scope fields are optional; the reason is checked below
+    scope = {"prompt_version": form.cleaned_data.get("prompt_version", ""), "rubric_version": form.cleaned_data.get("rubric_version", "")}
+    lock = selectors.lock_get(judge_name=judge_name, judge_version=judge_version, **scope)
+    named = f"Judge {judge_name} ({judge_version}) with prompt {lock.prompt_version or '—'}, rubric {lock.rubric_version or '—'}"
+    if form.errors:
         messages.error(request, "Say why the judge may be trusted without a recalibration.")
     else:
         try:
             if lock_services.lock_unlock(lock=lock, actor=request.user, reason=form.cleaned_data["reason"]):
-                messages.success(request, f"Judge {judge_name} ({judge_version}) unlocked.")
+                messages.success(request, f"{named} unlocked.")
             else:
-                messages.info(request, f"Judge {judge_name} ({judge_version}) was not locked.")
+                messages.info(request, f"{named} was not locked.")
         except InputError as exc:
             messages.error(request, str(exc))
     return redirect("calibration:overview")

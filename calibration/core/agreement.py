@@ -42,6 +42,39 @@ class LabelPair:
     human: int | str
 
 
+def farthest_label(human: int | str, *, label_kind: str, scale: tuple[int, int] = (1, 5)) -> int | str:
+    """The judge value farthest from a person's label: what a judge reply with no usable verdict is compared
+    as, so that it counts as a disagreement and never as a match. On a scale the far end (the low end when
+    both are as far: 3 on 1–5 gives 1); pass/fail the opposite; A and B each other, a tie A."""
+    if label_kind == SCORE:
+        low, high = scale
+        return low if int(human) - low >= high - int(human) else high
+    if label_kind == PASS_FAIL:
+        return "fail" if human == "pass" else "pass"
+    return {"A": "B", "B": "A", "tie": "A"}[human]
+
+
+def item_pairs(item: Hashable, humans: dict[str, int | str], judged: int | str | None, *, label_kind: str, scale: tuple[int, int] = (1, 5)) -> list[LabelPair]:
+    """One item's labels beside the judge's verdict; with `judged` None (the judge's reply was unusable),
+    beside the value farthest from each label."""
+    return [
+        LabelPair(item, annotator, farthest_label(human, label_kind=label_kind, scale=scale) if judged is None else judged, human)
+        for annotator, human in humans.items()
+    ]
+
+
+def comparison_details(pairs: Sequence[LabelPair], *, unreadable: set, label_kind: str, scale: tuple[int, int] = (1, 5)) -> dict:
+    """What a result shows beside its figures: the judge × human table and the items furthest apart, both of
+    the verdicts the judge gave (an unusable reply has no verdict to put in a cell or a reasoning to show),
+    and the items whose reply was unusable."""
+    readable = [p for p in pairs if p.item not in unreadable]
+    return {
+        "confusion": confusion(readable, label_kind=label_kind, scale=scale),
+        "disagreements": largest_disagreements(readable, label_kind=label_kind),
+        "unreadable": sorted({p.item for p in pairs if p.item in unreadable}, key=str),
+    }
+
+
 def label_codes(label_kind: str, scale: tuple[int, int] = (1, 5)) -> list:
     """The possible labels, in order: scale points for scores, categories otherwise."""
     if label_kind == SCORE:

@@ -3,7 +3,12 @@
 The words (CONTRACT §3): `not calibrated` (no person has scored a sample of the judge), `too few labels`
 (n of the minimum), `labels unreliable` (the people's own agreement is unknown or below the floor),
 `calibrated` (figure, interval, n, date, prompt and rubric versions), `below level — locked`, and `stale`
-(the judge's configuration, prompt or rubric changed since the sample that calibrated it).
+(the judge's configuration or prompt changed since the sample that calibrated it).
+
+Evidence speaks for the scope it was judged in: a judge configuration × prompt version × rubric version.
+In a run's own scope it calibrates or locks; under another configuration or prompt on the same rubric it
+makes a calibration `stale`; on another rubric — another task — it is only mentioned, and the judge is
+`not calibrated` for this one.
 
 A sample's labels *count* — may lock or unlock a judge — only when the sample is large enough, its figure
 defined, and the people's reliability known and high enough: Krippendorff's alpha on the overlapping items
@@ -61,6 +66,7 @@ class Evidence:
     alpha_ci: list | None = None
     alpha_items: int = 0
     candidate: str = ""  # the adopted candidate's title, if the figures came from a candidate run
+    n_unreadable: int = 0  # labelled items of n_items whose judge reply gave no usable verdict
     extra: dict = field(default_factory=dict)
 
 
@@ -83,9 +89,20 @@ def counts(evidence: Evidence, rules: Rules) -> bool:
     return evidence.n_items >= rules.min_items and evidence.value is not None and reliability(evidence, rules)[0]
 
 
-def decisive(evidence: list[Evidence], judge_version: str, rules: Rules) -> Evidence | None:
-    """The evidence that decides a configuration's lock: its newest that counts (`evidence` newest first)."""
-    return next((e for e in evidence if e.judge_version == judge_version and counts(e, rules)), None)
+def in_scope(evidence: Evidence, *, judge_version: str, prompt_version: str, rubric_version: str) -> bool:
+    """Was this evidence judged with this configuration, prompt and rubric?"""
+    return (
+        evidence.judge_version == judge_version
+        and (evidence.prompt_version or "") == (prompt_version or "")
+        and (evidence.rubric_version or "") == (rubric_version or "")
+    )
+
+
+def unreadable_text(n_unreadable: int, n_items: int) -> str:
+    """'5 of 20 labelled items had no usable verdict (counted as disagreements)'; '' when none had."""
+    if not n_unreadable:
+        return ""
+    return f"{n_unreadable} of {n_items} labelled items had no usable verdict (counted as disagreements)"
 
 
 def _figure(value: float | None, ci: list | None) -> str:
@@ -100,21 +117,36 @@ def _figure(value: float | None, ci: list | None) -> str:
 def describe(evidence: Evidence) -> str:
     """'quadratic-weighted kappa 0.912 [0.85, 0.97] on 30 items (2025-01-02), prompt a1b2, rubric c3d4'."""
     source = f", from candidate {evidence.candidate}" if evidence.candidate else ""
+    unreadable = unreadable_text(evidence.n_unreadable, evidence.n_items)
     return (
         f"{evidence.metric_label} {_figure(evidence.value, evidence.ci)} on {evidence.n_items} items ({evidence.date[:10]}), "
         f"prompt {evidence.prompt_version or '—'}, rubric {evidence.rubric_version or '—'}{source}"
+        + (f"; {unreadable}" if unreadable else "")
     )
 
 
-def _changes(evidence: Evidence, *, judge_version: str, prompt_version: str | None, rubric_version: str | None) -> list[dict]:
+def _changes(evidence: Evidence, *, judge_version: str, prompt_version: str) -> list[dict]:
+    """What differs between the evidence's scope and the run's, on the same rubric."""
     changed = []
     if evidence.judge_version != judge_version:
         changed.append({"what": "judge", "calibrated": evidence.judge_version, "now": judge_version})
-    if prompt_version and evidence.prompt_version and evidence.prompt_version != prompt_version:
+    if (evidence.prompt_version or "") != (prompt_version or ""):
         changed.append({"what": "prompt", "calibrated": evidence.prompt_version, "now": prompt_version})
-    if rubric_version and evidence.rubric_version and evidence.rubric_version != rubric_version:
-        changed.append({"what": "rubric", "calibrated": evidence.rubric_version, "now": rubric_version})
     return changed
+
+
+def _reaches(evidence: Evidence, rules: Rules) -> bool:
+    return evidence.value is not None and evidence.value >= rules.threshold
+
+
+def _other_rubric_note(evidence: list[Evidence], rubric_version: str, rules: Rules) -> str:
+    """What people found of the judge on another rubric, said as not this rubric's: '' when nothing."""
+    others = [e for e in evidence if (e.rubric_version or "") != (rubric_version or "")]
+    shown = next((e for e in others if counts(e, rules)), None)
+    if shown is None:
+        return ""
+    found = "calibrated" if _reaches(shown, rules) else "below the level"
+    return f"{found} on rubric {shown.rubric_version or '—'}, not this one ({describe(shown)})"
 
 
 def calibration_status(
@@ -125,51 +157,62 @@ def calibration_status(
     rules: Rules,
     lock_reason: str | None = None,
     unlocked_by_hand: str | None = None,
-    prompt_version: str | None = None,
-    rubric_version: str | None = None,
+    prompt_version: str = "",
+    rubric_version: str = "",
 ) -> dict:
-    """The status of one judge configuration as used by a run (its prompt and rubric versions; None: any).
+    """The status of one judge configuration as a run uses it: with its prompt and rubric versions.
 
-    `evidence` is every pooled result of the judge, under any configuration, newest first. `lock_reason` is
-    why the configuration is locked (the lock rows decide it), or None.
+    `evidence` is every pooled result of the judge, under any configuration, prompt and rubric, newest first.
+    `lock_reason` is why the configuration is locked in this scope (the lock rows decide it), or None.
     """
     level = f"{rules.metric_name} ≥ {rules.threshold:.2f} on at least {rules.min_items} items"
     base = {"judge": judge, "judge_version": judge_version, "level": level, "changed": [], "evidence": None, "reliability": None}
-    own = [e for e in evidence if e.judge_version == judge_version]
-    chosen = decisive(evidence, judge_version, rules)
+    prompt_version, rubric_version = prompt_version or "", rubric_version or ""
+    same_rubric = [e for e in evidence if (e.rubric_version or "") == rubric_version]
+    own = [e for e in same_rubric if in_scope(e, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version)]
+    chosen = next((e for e in own if counts(e, rules)), None)
 
     if lock_reason:
-        shown = chosen or (own[0] if own else (evidence[0] if evidence else None))
+        same_prompt = [e for e in same_rubric if (e.prompt_version or "") == prompt_version]
+        shown = chosen or (own[0] if own else (same_prompt[0] if same_prompt else None))
         return _result(base, LOCKED, lock_reason, shown, rules)
     if chosen is not None:
-        changed = _changes(chosen, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version)
-        if changed:
-            what = ", ".join(f"{c['what']} {c['calibrated']} → {c['now']}" for c in changed)
-            return _result(base | {"changed": changed}, STALE, f"changed since its calibration sample: {what}; calibrated on {describe(chosen)}", chosen, rules)
         summary = describe(chosen)
-        if chosen.value is not None and chosen.value < rules.threshold and unlocked_by_hand:
+        if not _reaches(chosen, rules) and unlocked_by_hand:
             summary += f"; below the level, unlocked by a lead: {unlocked_by_hand}"
         return _result(base, CALIBRATED, summary, chosen, rules)
-    elsewhere = next((e for e in evidence if e.judge_version != judge_version and counts(e, rules)), None)
+    # Counting evidence of the same rubric under another configuration or prompt: the calibration is stale
+    # when it reached the level; below it, it is said beside this scope's own state.
+    elsewhere = next((e for e in same_rubric if counts(e, rules)), None)
+    note = ""
     if elsewhere is not None:
-        changed = _changes(elsewhere, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version)
-        what = ", ".join(f"{c['what']} {c['calibrated']} → {c['now']}" for c in changed)
-        return _result(
-            base | {"changed": changed}, STALE,
-            f"changed since its calibration sample: {what}; calibrated on {describe(elsewhere)}", elsewhere, rules,
-        )
-    latest = own[0] if own else (evidence[0] if evidence else None)
+        changed = _changes(elsewhere, judge_version=judge_version, prompt_version=prompt_version)
+        what = ", ".join(f"{c['what']} {c['calibrated'] or '—'} → {c['now'] or '—'}" for c in changed)
+        if _reaches(elsewhere, rules):
+            return _result(
+                base | {"changed": changed}, STALE,
+                f"changed since its calibration sample: {what}; calibrated on {describe(elsewhere)}", elsewhere, rules,
+            )
+        note = f"below the level before it changed ({what}): {describe(elsewhere)}"
+    note = note or _other_rubric_note(evidence, rubric_version, rules)
+    latest = own[0] if own else None
     if latest is None:
-        return _result(base, NOT_CALIBRATED, f"no person has scored a sample of {judge}'s verdicts", None, rules)
+        summary = f"no person has scored a sample of {judge}'s verdicts"
+        if note:
+            summary += f" with this configuration, prompt and rubric; {note}"
+        return _result(base, NOT_CALIBRATED, summary, None, rules)
+    note = f"; {note}" if note else ""
     if latest.n_items < rules.min_items:
+        unreadable = unreadable_text(latest.n_unreadable, latest.n_items)
         return _result(
             base, TOO_FEW_LABELS,
-            f"{latest.n_items} of the {rules.min_items} labelled items the level needs (sample {latest.sample_id[:8]})", latest, rules,
+            f"{latest.n_items} of the {rules.min_items} labelled items the level needs (sample {latest.sample_id[:8]})"
+            + (f"; {unreadable}" if unreadable else "") + note, latest, rules,
         )
     reliable, why = reliability(latest, rules)
     if not reliable:
-        return _result(base, LABELS_UNRELIABLE, f"{why}; {describe(latest)}", latest, rules)
-    return _result(base, TOO_FEW_LABELS, f"the figure is undefined on these labels (one category only); {describe(latest)}", latest, rules)
+        return _result(base, LABELS_UNRELIABLE, f"{why}; {describe(latest)}{note}", latest, rules)
+    return _result(base, TOO_FEW_LABELS, f"the figure is undefined on these labels (one category only); {describe(latest)}{note}", latest, rules)
 
 
 def _result(base: dict, status: str, summary: str, evidence: Evidence | None, rules: Rules) -> dict:
@@ -200,6 +243,8 @@ def _result(base: dict, status: str, summary: str, evidence: Evidence | None, ru
             "single_annotator": not evidence.overlap,
             "labels_count": reliable,
             "candidate": evidence.candidate or None,
+            "n_unreadable": evidence.n_unreadable,
+            "unreadable": unreadable_text(evidence.n_unreadable, evidence.n_items) or None,
             **evidence.extra,
         }
     return {

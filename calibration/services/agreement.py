@@ -4,6 +4,10 @@ Idempotent: the task compares the sample's labels version with the one its store
 for and does nothing when they match; a task that finds the labels changed while it computed throws its
 figures away (the change enqueued a newer task). Results are written per judge configuration × prompt
 version × rubric version × criterion, then the locks of the judge configurations involved are evaluated.
+
+A labelled item the judge was asked about but gave no usable verdict on (a parse failure, a reply cut at
+max_tokens, no reply) is compared as the value farthest from each of its labels: it counts toward the
+minimum and as a disagreement, never as a match, so failing to answer is no way out of a lock.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from calibration.core.agreement import LabelPair, confusion, inter_annotator, judge_human, largest_disagreements
+from calibration.core.agreement import comparison_details, inter_annotator, item_pairs, judge_human
 from calibration.core.labels import label_value
 from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
 from calibration.selectors import judge_configurations
+from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging import taskqueue
 
 log = logging.getLogger(__name__)
@@ -66,9 +71,10 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
         return False
     run = sample.run
     items = run_items(run=run)
+    unusable = set(judgeapp_selectors.run_unusable(run=run))
     configs = judge_configurations(run=run)
     criteria, labels = _groups(sample)
-    judges = sorted({judge for (_, _, judge) in items.verdicts} & set(configs))
+    judges = sorted(({judge for (_, _, judge) in items.verdicts} | {judge for (_, _, judge) in unusable}) & set(configs))
     resamples = bootstrap_resamples()
     seed = sample.seed or 0
 
@@ -87,22 +93,27 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
         )
         for judge in judges:
             pairs = []
+            unreadable = set()
             for item, by in in_group.items():
-                verdict = items.verdicts.get((item.case_key, item.criterion, judge))
+                key = (item.case_key, item.criterion, judge)
+                verdict = items.verdicts.get(key)
+                if verdict is None and key not in unusable:
+                    continue  # not judged by this judge (no output to judge, another juror's case)
                 if verdict is None:
-                    continue
-                judged = label_value(verdict, label_kind=sample.label_kind)
-                pairs.extend(LabelPair(item.pk, annotator, judged, human) for annotator, human in by.items())
+                    unreadable.add(item.pk)
+                judged = None if verdict is None else label_value(verdict, label_kind=sample.label_kind)
+                item_scale = items.scales.get(item.criterion, (1, 5))
+                pairs += item_pairs(item.pk, by, judged, label_kind=sample.label_kind, scale=item_scale)
             if not pairs:
                 continue
             figures = judge_human(pairs, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
+            details = comparison_details(pairs, unreadable=unreadable, label_kind=sample.label_kind, scale=scale)
             figures["details"] = {
-                "confusion": confusion(pairs, label_kind=sample.label_kind, scale=scale),
-                "disagreements": [
-                    {**row, "item": [key_of[row["item"]][0], key_of[row["item"]][1]]}
-                    for row in largest_disagreements(pairs, label_kind=sample.label_kind)
-                ],
+                **details,
+                "disagreements": [{**row, "item": list(key_of[row["item"]])} for row in details["disagreements"]],
+                "unreadable": [list(key_of[pk]) for pk in details["unreadable"]],
             }
+            figures["n_unreadable"] = len(unreadable)
             computed.append((judge, criterion, figures, human_only))
 
     with transaction.atomic():
@@ -122,6 +133,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                     "label_kind": sample.label_kind,
                     "scripted_demo": configs[judge]["scripted_demo"],
                     "n_items": figures["n_items"],
+                    "n_unreadable": figures["n_unreadable"],
                     "n_labels": figures["n_labels"],
                     "kappa": figures["kappa"],
                     "agreement": figures["agreement"],

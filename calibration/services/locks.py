@@ -1,11 +1,13 @@
 """The lock on the release gate: the level a lead sets, and whether each judge configuration reaches it.
 
-A judge configuration is locked when its decisive result (the latest sample with at least `min_items`
-labelled items, every criterion pooled) falls below the level, and unlocked when a recalibration — a
-sample from a run with a new prompt or rubric version, or a fresh sample — brings its decisive result back
-to the level. A new judge version is a new configuration: it is unlocked by its own sample reaching the
-level (until then it inherits its judge's lock, see selectors.lock_reason_for). A lead may also unlock a
-configuration by hand; that holds until new labels change its decisive result. Every lock, unlock and
+A lock is scoped: one per judge configuration × prompt version × rubric version, the scope a sample's runs
+were judged in; a sample's agreement decides its own scope's lock and nothing else. A scope is locked when
+its decisive result (the latest sample judged in it with at least `min_items` labelled items, every
+criterion pooled) falls below the level, and unlocked when a fresh sample in the same scope brings it back
+to the level. A run with a new prompt or rubric version is judged in a new scope, decided by its own
+samples. A new judge version is a new configuration: it is unlocked by its own sample reaching the level
+(until then it inherits its judge's lock in the same scope, see selectors.lock_reason_for). A lead may also
+unlock a scope by hand; that holds until new labels change its decisive result. Every lock, unlock and
 level change goes into the audit log.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from calibration.core.status import unreadable_text
 from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, CalibrationPolicy, JudgeLock, PolicyAction
 from calibration.selectors import decisive_result, level_current, policy_current
 from calibration.services.audit import calibration_audit
@@ -32,10 +35,11 @@ def _describe(level: AgreementLevel, result: AgreementResult) -> str:
     value = result.metric_value(level.metric)
     relation = "≥" if value >= level.threshold else "<"
     source = f", candidate {result.candidate.title} adopted" if result.candidate_id else ""
+    unreadable = unreadable_text(result.n_unreadable, result.n_items)
     return (
         f"{_metric_label(level, result)} {value:.2f} {relation} {level.threshold:.2f} on sample {result.sample.short_id} "
         f"of run {result.sample.run.run_id} ({result.n_items} items, prompt {result.prompt_version or '—'}, "
-        f"rubric {result.rubric_version or '—'}{source})"
+        f"rubric {result.rubric_version or '—'}{source})" + (f"; {unreadable}" if unreadable else "")
     )
 
 
@@ -55,29 +59,51 @@ def _detail(level: AgreementLevel, result: AgreementResult) -> dict:
         "threshold": level.threshold,
         "min_items": level.min_items,
         "n_items": result.n_items,
+        "n_unreadable": result.n_unreadable,
         "candidate": str(result.candidate.uuid) if result.candidate_id else None,
         "alpha": result.alpha,
     }
 
 
-def lock_evaluate(*, judge_name: str, judge_version: str, level: AgreementLevel | None = None) -> str | None:
-    """Bring one configuration's lock in line with its decisive result. Returns "locked", "unlocked" or None."""
+def _subject(judge_name: str, judge_version: str, prompt_version: str, rubric_version: str) -> str:
+    return (
+        f"judge {judge_name} configuration {judge_version[:12]} with prompt {prompt_version or '—'}, "
+        f"rubric {rubric_version or '—'}"
+    )
+
+
+def lock_evaluate(
+    *, judge_name: str, judge_version: str, prompt_version: str, rubric_version: str, level: AgreementLevel | None = None
+) -> str | None:
+    """Bring one scope's lock (a configuration with one prompt and one rubric version) in line with its
+    decisive result. Returns "locked", "unlocked" or None."""
     level = level or level_current()
-    result = decisive_result(judge_name=judge_name, judge_version=judge_version, level=level)
+    scope = {"judge_name": judge_name, "judge_version": judge_version, "prompt_version": prompt_version or "", "rubric_version": rubric_version or ""}
+    result = decisive_result(**scope, level=level)
     if result is None:
         return None  # no sample large enough yet: nothing to decide on
-    lock = JudgeLock.objects.select_for_update().filter(judge_name=judge_name, judge_version=judge_version).first()
+    lock = JudgeLock.objects.select_for_update().filter(**scope).first()
     same_evidence = lock is not None and lock.result_id == result.pk and lock.result_labels_version == result.labels_version
     if lock is not None and lock.overridden and same_evidence:
         return None  # a lead's unlock holds until new labels arrive
     reaches = result.metric_value(level.metric) >= level.threshold
     now = timezone.now()
-    subject = f"judge {judge_name} configuration {judge_version[:12]}"
+    subject = _subject(**scope)
     change = None
     if lock is None:
-        lock = JudgeLock(judge_name=judge_name, judge_version=judge_version, changed_at=now)
+        # A configuration's first decision in a scope where its judge is locked under another configuration
+        # lifts the lock it inherited (selectors.lock_reason_for): that is an unlock, audited as one.
+        inherited = (
+            JudgeLock.objects.filter(judge_name=judge_name, prompt_version=scope["prompt_version"], rubric_version=scope["rubric_version"])
+            .order_by("-changed_at", "-id")
+            .values_list("locked", flat=True)
+            .first()
+        )
+        lock = JudgeLock(**scope, changed_at=now)
         if not reaches:
             change = "locked"
+        elif inherited:
+            change = "unlocked"
     elif lock.locked != (not reaches):
         change = "locked" if not reaches else "unlocked"
     lock.locked = not reaches
@@ -97,17 +123,26 @@ def lock_evaluate(*, judge_name: str, judge_version: str, level: AgreementLevel 
     return change
 
 
-def locks_evaluate(*, configs=None) -> dict[tuple[str, str], str]:
-    """Evaluate the locks of the given (judge name, version) pairs, or of every configuration with a result."""
+def locks_evaluate(*, configs=None) -> dict[tuple[str, str, str, str], str]:
+    """Evaluate the lock of every scope (prompt × rubric) the given (judge name, version) configurations
+    were measured in, or of every scope with a result. {(name, version, prompt, rubric): change}."""
     level = level_current()
-    if configs is None:
-        configs = set(AgreementResult.objects.counting().values_list("judge_name", "judge_version").distinct())
+    scopes = AgreementResult.objects.counting().filter(criterion="")
+    if configs is not None:
+        configs = set(configs)
+        scopes = scopes.filter(judge_name__in={name for name, _ in configs}, judge_version__in={version for _, version in configs})
+    found = {
+        scope for scope in scopes.values_list("judge_name", "judge_version", "prompt_version", "rubric_version").distinct()
+        if configs is None or scope[:2] in configs
+    }
     changes = {}
     with transaction.atomic():
-        for judge_name, judge_version in sorted(set(configs)):
-            change = lock_evaluate(judge_name=judge_name, judge_version=judge_version, level=level)
+        for judge_name, judge_version, prompt_version, rubric_version in sorted(found):
+            change = lock_evaluate(
+                judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version, level=level
+            )
             if change:
-                changes[(judge_name, judge_version)] = change
+                changes[(judge_name, judge_version, prompt_version, rubric_version)] = change
     return changes
 
 
@@ -139,7 +174,7 @@ def level_set(*, metric: str, threshold: float, min_items: int, actor, reason: s
 
 
 def lock_unlock(*, lock: JudgeLock, actor, reason: str) -> bool:
-    """A lead lifts a lock by hand, with a reason. It holds until new labels change the decisive result."""
+    """A lead lifts one scope's lock by hand, with a reason. It holds until new labels change the decisive result."""
     reason = reason.strip()
     if not reason:
         raise InputError("say why the judge may be trusted without a recalibration")
@@ -155,10 +190,16 @@ def lock_unlock(*, lock: JudgeLock, actor, reason: str) -> bool:
         audit_log_create(
             action=AuditLog.Action.JUDGE_UNLOCKED,
             actor=actor,
-            subject=f"judge {lock.judge_name} configuration {lock.judge_version[:12]}",
+            subject=_subject(lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version),
             reason=reason,
             run=lock.result.sample.run if lock.result else None,
-            detail={"judge": lock.judge_name, "judge_version": lock.judge_version, "override": True},
+            detail={
+                "judge": lock.judge_name,
+                "judge_version": lock.judge_version,
+                "prompt_version": lock.prompt_version,
+                "rubric_version": lock.rubric_version,
+                "override": True,
+            },
         )
     return True
 

@@ -121,6 +121,20 @@ class RunHandler:
         """Every judge verdict of a finished run, one per (case, criterion, judge)."""
         raise NotImplementedError
 
+    def unusable(self, run: Run) -> list[tuple[str, str, str]]:
+        """The (case id, criterion name or "", judge name) a judge was asked about and gave no usable verdict
+        on (a parse failure, a reply cut at max_tokens, no reply): calibration counts a labelled one as a
+        disagreement, so a judge cannot stay out of a lock by failing to answer. A case the system under test
+        gave no output for has no judge unit and is not here. The default: the failed judge units; a kind whose
+        verdict is built from several units (both orders, a jury's pool) says which of its verdicts failed."""
+        from judgeapp.models import Purpose, UnitStatus
+
+        failed = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).order_by("stage", "id")
+        return [
+            (case_id, criterion or "", judge or "")
+            for case_id, criterion, judge in failed.values_list("case__case_id", "criterion__name", "judge__name").iterator(chunk_size=2000)
+        ]
+
 
 _REGISTRY: dict[str, RunHandler] = {}
 # Run kind -> the module whose import registers its handler (declared by the apps when Django starts). A

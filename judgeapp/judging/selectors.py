@@ -55,6 +55,17 @@ def run_verdicts(*, run: Run):
     return handler_for(run.kind).verdicts(run)
 
 
+def run_unusable(*, run: Run) -> list[tuple[str, str, str]]:
+    """The (case id, criterion, judge) of a finished run on which a judge gave no usable verdict (see
+    RunHandler.unusable), for calibration. A run judged elsewhere and imported (PandaLM) has none: its
+    verdicts are those it was published with."""
+    from judgeapp.judging.runkind import handler_for
+
+    if run.config.get("imported"):
+        return []
+    return handler_for(run.kind).unusable(run)
+
+
 def run_label_kind(*, run: Run) -> str | None:
     from judgeapp.judging.runkind import handler_for
 

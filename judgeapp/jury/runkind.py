@@ -20,7 +20,7 @@ from judgeapp.judging.replies import (
     run_prompt,
 )
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
-from judgeapp.jury.core import PooledCase, pool_replies, render_juror_prompt, summarize
+from judgeapp.jury.core import UNJUDGED, PooledCase, pool_replies, render_juror_prompt, summarize
 from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 
 POOLED_JUDGE = "jury"
@@ -76,6 +76,11 @@ class JuryHandler(RunHandler):
             if case.pooled in ("pass", "fail"):
                 verdicts.append(Verdict(case_id=case.case_id, criterion="", judge=POOLED_JUDGE, value=case.pooled))
         return verdicts
+
+    def unusable(self, run):
+        """Each juror's failed units, and the pooled judge's unjudged cases (too few jurors answered, or
+        their vote tied): the pool gave no verdict there."""
+        return super().unusable(run) + [(case.case_id, "", POOLED_JUDGE) for case in pooled_cases(run) if case.pooled == UNJUDGED]
 
     def plan(self, run, stage):
         if generates(run) and stage == 0:

@@ -47,20 +47,28 @@ class PairwiseHandler(RunHandler):
     page_template = "judgeapp/pairwise/run.html"
     label_kind = "pairwise"
 
-    def verdicts(self, run):
-        """One both-order verdict per case judged in both orders (never a single-order one)."""
+    def _judged_cases(self, run):
+        """(case id, the judge's name, its both-order verdict or None) of every case with a judge unit."""
         by_case: dict[str, dict[str, Judgment]] = defaultdict(dict)
-        units = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).select_related("case", "judge")
+        units = run.judgments.filter(purpose=Purpose.JUDGE).select_related("case", "judge")
         for unit in units.only(*UNIT_REPORT_FIELDS, "case__case_id", "judge__name").order_by("stage", "id"):
             by_case[unit.case.case_id][order_of(unit)] = unit
-        verdicts = []
         for case_id, units in by_case.items():
             case = case_from_replies(case_id, {order: usable_reply(units.get(order)) for order in ORDERS})
-            if case.verdict is None:
-                continue
-            judge = units["ab"].judge or run.judge
-            verdicts.append(Verdict(case_id=case_id, criterion="", judge=judge.name if judge else "", value=case.verdict))
-        return verdicts
+            judge = next(iter(units.values())).judge or run.judge
+            yield case_id, judge.name if judge else "", case.verdict
+
+    def verdicts(self, run):
+        """One both-order verdict per case judged in both orders (never a single-order one)."""
+        return [
+            Verdict(case_id=case_id, criterion="", judge=judge, value=verdict)
+            for case_id, judge, verdict in self._judged_cases(run)
+            if verdict is not None
+        ]
+
+    def unusable(self, run):
+        """The cases without a both-order verdict: either order (or both) gave no usable reply."""
+        return [(case_id, "", judge) for case_id, judge, verdict in self._judged_cases(run) if verdict is None]
 
     def plan(self, run, stage):
         sources = run.options.get("versions", {})

@@ -182,7 +182,7 @@ def scorecard(*, name: str, version: str) -> dict:
         "calls": _calls(name=name, runs=runs),
         "runs": shown,
         "runs_total": len(runs),
-        "lock": calibration_selectors.lock_of(judge_name=name, judge_version=version),
+        "locks": calibration_selectors.locks_of(judge_name=name, judge_version=version),
         "lock_history": list(locks[:50]),
         "versions": judge_versions(name=name),
         "adopted": calibration_selectors.adopted_candidate(judge_name=name),
@@ -303,7 +303,8 @@ def run_systems(run: Run) -> list[str]:
 
 
 def _run_judge_status(run: Run, cache: dict) -> dict | None:
-    """The calibration status of the judge a run's report stands on, in the configuration it used."""
+    """The calibration status of the judge a run's report stands on, in the configuration, prompt and rubric
+    it used."""
     judges = run.config.get("judges") or {}
     if not judges:
         return None
@@ -311,9 +312,11 @@ def _run_judge_status(run: Run, cache: dict) -> dict | None:
     version = (judges.get(name) or {}).get("version")
     if not version:
         return None
-    if (name, version) not in cache:
-        cache[(name, version)] = calibration_selectors.status_for(judge_name=name, judge_version=version)
-    return cache[(name, version)]
+    prompt, rubric = calibration_selectors.run_scope(run=run)
+    key = (name, version, prompt, rubric)
+    if key not in cache:
+        cache[key] = calibration_selectors.status_for(judge_name=name, judge_version=version, prompt_version=prompt, rubric_version=rubric)
+    return cache[key]
 
 
 def runs_dashboard(*, kind: str | None = None, outcome: str | None = None, system: str | None = None, limit: int = 50) -> list[dict]:

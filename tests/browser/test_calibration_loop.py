@@ -1,6 +1,6 @@
 """Headless Chromium walks the recalibration loop a team lives in: a locked judge blocks the gate; a lead
-runs a candidate prompt on the sample's labelled items, sees it beside the current judge, adopts it, and
-the gate passes (saying the run's prompt is not the calibrated one)."""
+runs a candidate prompt on the sample's labelled items, sees it beside the current judge, adopts it; the
+run judged with the old prompt stays locked (its scope's lock), and a run with the adopted prompt passes."""
 
 import pytest
 
@@ -19,7 +19,7 @@ N = 30
 MARKER = "Read each point of the scale literally before you score."
 
 
-def test_locked_judge_candidate_side_by_side_adopt_and_the_gate_passes(page, planted_run, planted_server, lead, screenshots):
+def test_locked_judge_candidate_side_by_side_adopt_and_a_run_with_the_adopted_prompt_passes(page, planted_run, planted_server, lead, screenshots):
     # The judge scores 'grade N' replies N; under the candidate's prompt it scores 6 - N, as the people do.
     planted_server.action = When(
         prompt_contains(MARKER), DemoBrain(quality=lambda reply, message="": 1 - planted_grade(reply)), DemoBrain(quality=planted_grade)
@@ -61,12 +61,19 @@ def test_locked_judge_candidate_side_by_side_adopt_and_the_gate_passes(page, pla
     page.wait_for_selector(".column.adopted")
     page.screenshot(path=screenshots / "loop-3-adopted.png", full_page=True)
 
+    # The run judged with the old prompt keeps that prompt's lock: the candidate's agreement speaks for its own prompt.
     page.goto(_gate_path(run.run_id))
     page.wait_for_selector("#gate-panel")
+    assert page.locator("#gate-panel").get_attribute("data-passed") == "false"
+    assert "below level — locked" in page.locator("#gate-calibration").inner_text()
+    page.screenshot(path=screenshots / "loop-4-old-prompt-still-locked.png", full_page=True)
+
+    adopted = planted_run(scores_for(N), run_id="with-adopted-prompt", prompt_text=candidate.run.versions["prompt"])
+    page.goto(_gate_path(adopted.run_id))
+    page.wait_for_selector("#gate-panel")
     assert page.locator("#gate-panel").get_attribute("data-passed") == "true"
-    assert "stale" in page.locator("#gate-calibration").inner_text()
-    assert "judge calibration stale" in page.locator("#gate-warnings").inner_text()
-    page.screenshot(path=screenshots / "loop-4-gate-passes.png", full_page=True)
+    assert "calibrated" in page.locator("#gate-calibration").inner_text()
+    page.screenshot(path=screenshots / "loop-5-adopted-prompt-passes.png", full_page=True)
 
 
 def _gate_path(run_id: str) -> str:

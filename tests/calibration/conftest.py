@@ -9,6 +9,7 @@ import re
 import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
+from fakejudge.server import Reply, When, prompt_contains
 from judgeapp.judging import runs
 from judgeapp.judging.content import prompt_register, rubric_store, testset_store
 from judgeapp.models import Executor, RunKind
@@ -47,14 +48,31 @@ def planted_server():
         yield server
 
 
+# A reply carrying this marker gets no usable verdict from the planted judge (see `unreadable_replies`).
+UNREADABLE = "(a reply the judge cannot read)"
+
+
+@pytest.fixture
+def unreadable_replies(planted_server):
+    """The planted judge answers a reply marked UNREADABLE with a sentence, never a score: a parse failure,
+    twice (the client's retry), so the unit fails."""
+    planted_server.action = When(prompt_contains(UNREADABLE), Reply("I would rather not score this one."), DemoBrain(quality=planted_grade))
+    return planted_server
+
+
 @pytest.fixture
 def planted_run(db, make_judge, make_system, planted_server):
-    """A finished pointwise run whose judge gave case i the score scores[i] (one criterion unless two_criteria)."""
+    """A finished pointwise run whose judge gave case i the score scores[i] (one criterion unless two_criteria);
+    the cases in `unreadable` are marked UNREADABLE (no usable verdict under `unreadable_replies`)."""
     created = {}
 
-    def make(scores, *, run_id="planted", judge=None, rubric=RUBRIC_ONE, title="", prompt_text=None):
+    def make(scores, *, run_id="planted", judge=None, rubric=RUBRIC_ONE, title="", prompt_text=None, unreadable=(), status="done"):
         rows = [
-            {"id": f"c{i:03d}", "input": f"Customer question number {i} about a refund.", "output": f"Reply with grade {s}: refunds take 5 days."}
+            {
+                "id": f"c{i:03d}",
+                "input": f"Customer question number {i} about a refund.",
+                "output": f"Reply with grade {s}: refunds take 5 days." + (f" {UNREADABLE}" if i in unreadable else ""),
+            }
             for i, s in enumerate(scores)
         ]
         testset = testset_store(data="\n".join(json.dumps(r) for r in rows).encode(), name="planted.jsonl")
@@ -79,7 +97,7 @@ def planted_run(db, make_judge, make_system, planted_server):
         )
         runs.run_execute_inline(run=run)
         run.refresh_from_db()
-        assert run.status == "done", run.error
+        assert run.status == status, run.error
         return run
 
     return make
@@ -99,7 +117,7 @@ def scores_for(n: int) -> list[int]:
     return [1 + i % 5 for i in range(n)]
 
 
-__all__ = ["RUBRIC_ONE", "RUBRIC_TWO", "SYSTEM_MODEL", "SYSTEM_NAME", "labels_csv", "scores_for"]
+__all__ = ["RUBRIC_ONE", "RUBRIC_TWO", "SYSTEM_MODEL", "SYSTEM_NAME", "UNREADABLE", "labels_csv", "scores_for"]
 
 
 @pytest.fixture

@@ -93,14 +93,16 @@ def test_a_sample_below_the_minimum_size_decides_nothing(planted_run, with_tasks
     assert selectors.agreement_for_run(run=run)["status"] == "too few items"
 
 
-def test_every_gate_that_relies_on_the_judge_is_blocked_and_a_new_prompt_version_that_reaches_the_level_unlocks(planted_run, with_tasks):
+def test_every_gate_in_the_scope_is_blocked_and_a_new_prompt_version_that_reaches_the_level_unlocks_its_own_runs(planted_run, with_tasks):
     old = planted_run(scores_for(N), run_id="old")
     other = planted_run(scores_for(N), run_id="other-testset-same-judge")
     with_tasks(old, disagreeing(scores_for(N)))
-    assert selectors.gate_lock_reasons(run=other)  # same judge configuration, another run: blocked too
+    assert selectors.gate_lock_reasons(run=other)  # same judge configuration, prompt and rubric, another run: blocked too
     recalibrated = planted_run(scores_for(N), run_id="new-prompt", prompt_text="prompt-v2")
     with_tasks(recalibrated, agreeing(scores_for(N)))
-    assert selectors.gate_lock_reasons(run=old) == [] and selectors.gate_lock_reasons(run=recalibrated) == []
+    assert selectors.gate_lock_reasons(run=recalibrated) == []
+    # The new prompt's sample speaks for the new prompt only: runs judged with the old one stay locked.
+    assert selectors.gate_lock_reasons(run=old) and selectors.gate_lock_reasons(run=other)
     assert selectors.agreement_for_run(run=recalibrated)["prompt_version"] == "prompt-v2"
 
 

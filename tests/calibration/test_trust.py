@@ -204,7 +204,9 @@ def candidate_prompt(run) -> str:
     return CANDIDATE_MARKER + "\n\n" + run.prompt.text
 
 
-def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlocks_the_gate_audited(planted_run, arrive, prompt_sensitive, lead):
+def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlocks_runs_with_its_prompt_audited(
+    planted_run, arrive, prompt_sensitive, lead
+):
     run, sample = locked_run(planted_run, arrive)
     assert gate_json(run.run_id)[0] == 1
     candidate = candidate_services.candidate_create(
@@ -224,14 +226,21 @@ def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlo
     assert JudgeLock.objects.get().locked
 
     candidate_services.candidate_adopt(candidate=candidate, actor=lead, reason="literal scale agrees with people")
-    assert JudgeLock.objects.get(judge_version=candidate.config_version).locked is False
+    adopted_prompt = candidate.run.versions["prompt"]
+    assert adopted_prompt != run.versions["prompt"]
+    assert JudgeLock.objects.get(judge_version=candidate.config_version, prompt_version=adopted_prompt).locked is False
     adopted = AuditLog.objects.get(action=AuditLog.Action.CANDIDATE_ADOPTED)
     assert adopted.actor == lead and adopted.detail["candidate"] == str(candidate.uuid) and adopted.detail["kappa"] == pytest.approx(1.0)
-    assert AuditLog.objects.filter(action=AuditLog.Action.JUDGE_UNLOCKED, reason__contains="adopted").exists()
+    # The run judged with the old prompt keeps what it was judged with: that prompt's lock.
+    assert JudgeLock.objects.get(prompt_version=run.versions["prompt"]).locked
+    assert not AuditLog.objects.filter(action=AuditLog.Action.JUDGE_UNLOCKED).exists()
     code, gate = gate_json(run.run_id)
-    assert code == 0 and gate["calibration"]["status"] == "stale"  # the run used the old prompt: said, not hidden
+    assert code == 1 and gate["calibration"]["status"] == "below level — locked"
     # Later runs of the judge use the adopted prompt, and are calibrated.
     assert selectors.adopted_prompt(judge_name="planted-judge").text == candidate_prompt(run)
+    later = planted_run(scores_for(N), run_id="adopted-prompt", prompt_text=adopted_prompt)
+    code, gate = gate_json(later.run_id)
+    assert code == 0 and gate["calibration"]["status"] == "calibrated" and "from candidate literal scale" in gate["calibration"]["summary"]
 
 
 def test_adopting_a_model_change_makes_the_judge_row_admin_owned_and_leaves_the_old_configuration_locked(

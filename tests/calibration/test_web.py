@@ -191,11 +191,14 @@ def test_a_lead_sets_the_level_and_unlocks_with_a_reason_both_audited(client, pl
     page = client.get(reverse("calibration:overview")).content.decode()
     assert "locked" in page and "planted-judge" in page and 'id="level-form"' in page
     lock = JudgeLock.objects.get(locked=True)
+    assert f'name="rubric_version" value="{lock.rubric_version}"' in page  # the form names the lock's scope
     unlock = reverse("calibration:lock_unlock", args=[lock.judge_name, lock.judge_version])
-    assert client.post(unlock, {"reason": ""}).status_code == 302
+    scope = {"prompt_version": lock.prompt_version, "rubric_version": lock.rubric_version}
+    assert client.post(unlock, {"reason": "", **scope}).status_code == 302
     lock.refresh_from_db()
     assert lock.locked  # no reason, no unlock
-    client.post(unlock, {"reason": "annotator misread the scale"})
+    assert client.post(unlock, {"reason": "x", **scope, "rubric_version": "another-rubric"}).status_code == 404
+    client.post(unlock, {"reason": "annotator misread the scale", **scope})
     lock.refresh_from_db()
     assert not lock.locked and lock.overridden
     client.post(reverse("calibration:level_set"), {"metric": "agreement", "threshold": 0.5, "min_items": 10, "reason": "pilot"})
