@@ -17,7 +17,7 @@ def scope_from_result(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("calibration", "0004_trust"),
+        ("calibration", "0005_checkup_floors"),
     ]
 
     operations = [

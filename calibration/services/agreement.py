@@ -159,9 +159,14 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
 
 
 def agreements_refresh() -> int:
-    """Compute every sample whose labels changed since its agreement was computed (a lost task, say)."""
+    """Compute every sample whose labels changed since its agreement was computed (a lost task, say), then
+    bring every lock in line with its evidence: a scope measured before locks were kept per prompt × rubric
+    (an install upgraded in place) gets its own lock here, at a worker's start or `manage.py agreement`."""
+    from calibration.services.locks import locks_evaluate
+
     count = 0
     for pk in Sample.objects.exclude(labels_version=0).values_list("pk", "labels_version", "agreement_version"):
         if pk[1] != pk[2] and agreement_compute(sample_pk=pk[0]):
             count += 1
+    locks_evaluate()
     return count

@@ -232,3 +232,16 @@ def test_a_pairwise_case_with_an_unreadable_order_and_a_jurys_unjudged_case_coun
     run_execute_inline(run=jury)
     # Juror c gave no verdict on case 2; with two answers of three the pool has none either.
     assert sorted(run_unusable(run=jury)) == [("c002", "", "juror-c"), ("c002", "", "jury")]
+
+
+def test_a_scope_without_its_lock_row_gets_one_at_the_next_refresh(planted_run, arrive):
+    """An install upgraded in place kept one lock per configuration; the refresh a worker runs at its start
+    (and `manage.py agreement`) gives every scope with below-level evidence its own lock."""
+    from calibration.services.agreement import agreements_refresh
+
+    on_a = planted_run(scores_for(N), run_id="on-a")
+    arrive(on_a, reversed_(scores_for(N)))
+    JudgeLock.objects.all().delete()  # as if the scope's lock had never been written
+    assert not selectors.gate_lock_reasons(run=on_a)
+    agreements_refresh()
+    assert JudgeLock.objects.get().locked and selectors.gate_lock_reasons(run=on_a)
