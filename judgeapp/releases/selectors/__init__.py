@@ -225,10 +225,11 @@ def release_notes(*, release: Release, now: dict | None = None) -> list[dict]:
             created_at__gt=release.created_at,
             detail__judge=judge,
         ).order_by("created_at", "id")
-        version = (release.measured_on or {}).get("judge")
+        measured = release.measured_on or {}
+        scope = {"judge_version": measured.get("judge"), "prompt_version": measured.get("prompt"), "rubric_version": measured.get("rubric")}
         for entry in events:
-            if version and entry.detail.get("judge_version") not in (None, version):
-                continue  # another configuration of the judge: not the one this release was gated by
+            if any(value and entry.detail.get(key) not in (None, "", value) for key, value in scope.items()):
+                continue  # another configuration, prompt or rubric: not how this release was judged
             if entry.action == AuditLog.Action.JUDGE_LOCKED:
                 notes.append((entry.created_at, f"judge {judge} locked: this release was gated by a judge now below level ({entry.reason})"))
             else:
