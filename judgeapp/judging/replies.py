@@ -101,3 +101,42 @@ def generated_output_record(unit: Judgment, result: UnitResult, *, slot: str = "
             slot=slot,
             defaults={"text": result.fields["raw_reply"], "source": Output.Source.SYSTEM, "system_id": unit.system_id},
         )
+
+
+# The flags a report lists (the count of every flagged place is kept beside them).
+FLAGS_LISTED = 100
+
+
+def flags_of(run) -> dict:
+    """The judged texts of a run that address the judge (judging/injection.py): each case's input and the
+    replies it judged (slot "" for pointwise and the jury, "A" and "B" for pairwise), read a batch at a time.
+    {"flags": [{case_id, kind, rule, rules, place, text}] (the first FLAGS_LISTED), "flags_summary": {flagged:
+    places flagged in all, cases, scanned: texts scanned}}. A system under test's reply is as hostile as a
+    customer's input."""
+    from judgeapp.judging.injection import case_flags
+
+    rows = (
+        Output.objects.filter(run=run)
+        .order_by("case__position", "slot")
+        .values_list("case__case_id", "case__input", "slot", "text")
+    )
+    flags, flagged, scanned, cases = [], 0, 0, 0
+    current, texts = None, []
+
+    def flush():
+        nonlocal flagged, scanned, cases
+        found = case_flags(current, texts)
+        flagged += len(found)
+        cases += bool(found)
+        scanned += len(texts)
+        flags.extend(found[: max(0, FLAGS_LISTED - len(flags))])
+
+    for case_id, case_input, slot, text in rows.iterator(chunk_size=ROWS_AT_ONCE):
+        if case_id != current:
+            if current is not None:
+                flush()
+            current, texts = case_id, [("input", case_input or "")]
+        texts.append((f"reply {slot}" if slot else "output", text or ""))
+    if current is not None:
+        flush()
+    return {"flags": flags, "flags_summary": {"flagged": flagged, "cases": cases, "scanned": scanned}}

@@ -10,6 +10,7 @@ from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.judging.parsing import JUROR_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import (
+    flags_of,
     generate_output,
     generated_output_record,
     generates,
@@ -164,5 +165,6 @@ class JuryHandler(RunHandler):
             },
             "warnings": warnings,
             "calibration": calibration_for_run(run=run),
+            **flags_of(run),
         }
         return (RunStatus.INVALID if invalid_reasons else RunStatus.DONE), report

@@ -1,7 +1,7 @@
 from .base import TimeStampedModel, content_hash, short_version
 from .content import Artifact, ArtifactSet, Case, Criterion, Goal, PromptTemplate, Rubric, TestSet
 from .endpoints import EndpointSource, Judge, StructuredOutput, System
-from .releases import BaselineRule, GateDecision, Release, ReleasePolicy, SkippedBaseline
+from .releases import BaselineRule, GateAction, GateDecision, Release, ReleasePolicy
 from .runs import (
     ACTIVE_UNIT_STATUSES,
     FINISHED_RUN_STATUSES,
@@ -44,7 +44,7 @@ __all__ = [
     "Run",
     "RunKind",
     "RunStatus",
-    "SkippedBaseline",
+    "GateAction",
     "StructuredOutput",
     "System",
     "TestSet",

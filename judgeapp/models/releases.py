@@ -87,7 +87,9 @@ class BaselineRule(models.TextChoices):
     REGRESSION = "regression", "the paired difference's 95% interval lies entirely below zero (a real regression)"
 
 
-class SkippedBaseline(models.TextChoices):
+class GateAction(models.TextChoices):
+    """What the gate does with something it cannot weigh: note it and pass, or block."""
+
     WARN = "warn", "note it and pass"
     BLOCK = "block", "block the release"
 
@@ -101,8 +103,12 @@ class ReleasePolicy(TimeStampedModel):
         help_text="When a run compared like for like with its baseline is blocked.",
     )
     skipped_baseline = models.CharField(
-        max_length=8, choices=SkippedBaseline.choices, default=SkippedBaseline.WARN,
+        max_length=8, choices=GateAction.choices, default=GateAction.WARN,
         help_text="A run with a baseline it cannot be compared with (no shared case, no outputs kept): note it, or block.",
+    )
+    injection_flags = models.CharField(
+        max_length=8, choices=GateAction.choices, default=GateAction.WARN,
+        help_text="A judged text that addresses the judge (prompt injection, judging/injection.py): note it on the gate, or block.",
     )
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reason = models.TextField(blank=True)
@@ -112,7 +118,10 @@ class ReleasePolicy(TimeStampedModel):
         verbose_name_plural = "release policies"
 
     def __str__(self):
-        return f"baseline rule: {self.baseline_rule}; a skipped baseline: {self.skipped_baseline}"
+        return (
+            f"baseline rule: {self.baseline_rule}; a skipped baseline: {self.skipped_baseline}; "
+            f"injection flags: {self.injection_flags}"
+        )
 
     def as_dict(self) -> dict:
-        return {"baseline_rule": self.baseline_rule, "skipped_baseline": self.skipped_baseline}
+        return {"baseline_rule": self.baseline_rule, "skipped_baseline": self.skipped_baseline, "injection_flags": self.injection_flags}

@@ -11,7 +11,7 @@ from django.db.models.functions import Length
 from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
-from judgeapp.judging.replies import generate_output, generated_output_record, rubric_text, run_prompt
+from judgeapp.judging.replies import flags_of, generate_output, generated_output_record, rubric_text, run_prompt
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 from judgeapp.pairwise.core import ORDERS, case_from_replies, order_prompt, summarize
@@ -202,6 +202,7 @@ class PairwiseHandler(RunHandler):
             },
             "warnings": warnings,
             "calibration": calibration_for_run(run=run),
+            **flags_of(run),
         }
         return (RunStatus.INVALID if summary["invalid"] else RunStatus.DONE), report
 

@@ -5,8 +5,8 @@ from django.conf import settings
 
 from calibration.selectors import run_preflight
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import PreflightForm, judges_callable
 from judgeapp.judging.files import parse_rubric, parse_testset
+from judgeapp.judging.forms import PreflightForm, judges_callable
 from judgeapp.models import System, UnitStatus
 from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files
 from judgeapp.releases.core import DEFAULT_THRESHOLD

@@ -9,6 +9,7 @@ from judgeapp.judging.parsing import score_spec
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import (
     criterion_spec,
+    flags_of,
     generate_output,
     generated_output_record,
     generates,
@@ -130,6 +131,7 @@ class PointwiseHandler(RunHandler):
         _add_excerpts(run, summary["lowest"])
         status = RunStatus.INVALID if summary["invalid"] else RunStatus.DONE
         report = {"run_id": run.run_id, "kind": run.kind, **summary, **report_context(run=run)}
+        report.update(flags_of(run))
         report["baseline"] = baseline_compare(run=run, mean=summary["mean"])
         report["gate"] = gate_evaluate(run=run, report=report, status=status)
         return status, report

@@ -12,11 +12,11 @@ from django.conf import settings
 from django.db import transaction
 
 from judgeapp.judging.batches import batched
-from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
 from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, parse_testset
+from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
     Executor,

@@ -3,7 +3,7 @@
 from django import forms
 
 from judgeapp.judging.selectors import run_find
-from judgeapp.models import BaselineRule, GateDecision, RunKind, SkippedBaseline
+from judgeapp.models import BaselineRule, GateAction, GateDecision, RunKind
 
 
 class GateDecisionForm(forms.Form):
@@ -22,7 +22,10 @@ class ReleasePolicyForm(forms.Form):
         help_text="Compared on the cases both test sets share, judged the same way.",
     )
     skipped_baseline = forms.ChoiceField(
-        choices=SkippedBaseline.choices, label="A baseline that cannot be compared (no shared case, no replies kept)",
+        choices=GateAction.choices, label="A baseline that cannot be compared (no shared case, no replies kept)",
+    )
+    injection_flags = forms.ChoiceField(
+        choices=GateAction.choices, label="Judged content that addresses the judge (prompt injection)",
     )
     reason = forms.CharField(required=False, max_length=2000, widget=forms.TextInput(), help_text="Kept in the audit log.")
 

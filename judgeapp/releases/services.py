@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from judgeapp.judging.audit import audit_actor_label, audit_log_create
 from judgeapp.judging.errors import InputError
-from judgeapp.models import AuditLog, BaselineRule, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus, SkippedBaseline
+from judgeapp.models import AuditLog, BaselineRule, GateAction, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus
 from judgeapp.releases.selectors import gate_evaluate, release_measured_on, release_policy_current
 from judgeapp.roles import Role, has_role
 
@@ -93,20 +93,25 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
     return release
 
 
-def release_policy_set(*, actor, baseline_rule: str, skipped_baseline: str, reason: str = "") -> ReleasePolicy:
+def release_policy_set(
+    *, actor, baseline_rule: str, skipped_baseline: str, injection_flags: str | None = None, reason: str = ""
+) -> ReleasePolicy:
     """A lead's new release policy, audited: what blocks a run compared with its baseline (the seed's rule,
-    or only a regression whose interval lies below zero), and whether a baseline that cannot be compared
-    blocks."""
+    or only a regression whose interval lies below zero), whether a baseline that cannot be compared blocks,
+    and whether judged content that addresses the judge blocks (left out: as it is now)."""
     if not has_role(actor, Role.LEAD):
         raise PermissionDenied("only a lead sets the release policy")
     if baseline_rule not in BaselineRule.values:
         raise InputError(f"baseline rule: must be one of {', '.join(BaselineRule.values)}")
-    if skipped_baseline not in SkippedBaseline.values:
-        raise InputError(f"a skipped baseline: must be one of {', '.join(SkippedBaseline.values)}")
+    previous = release_policy_current()
+    injection_flags = previous.injection_flags if injection_flags is None else injection_flags
+    for name, value in (("a skipped baseline", skipped_baseline), ("injection flags", injection_flags)):
+        if value not in GateAction.values:
+            raise InputError(f"{name}: must be one of {', '.join(GateAction.values)}")
     with transaction.atomic():
-        previous = release_policy_current()
         policy = ReleasePolicy.objects.create(
-            baseline_rule=baseline_rule, skipped_baseline=skipped_baseline, set_by=actor, reason=reason.strip()
+            baseline_rule=baseline_rule, skipped_baseline=skipped_baseline, injection_flags=injection_flags,
+            set_by=actor, reason=reason.strip(),
         )
         audit_log_create(
             actor=actor,

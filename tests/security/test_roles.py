@@ -104,6 +104,9 @@ EXPECTED: dict[str, Expected] = {
     "pointwise:judgments": Expected(READERS),
     "pointwise:export": Expected(READERS),
     "releases:releases": Expected(READERS),
+    "releases:compare": Expected(READERS),
+    # The lead's release policy: an empty form is a form error (400).
+    "releases:policy": Expected(POST_ONLY, statuses(302, 403, 403, 403, 400)),
     "releases:gate": Expected(READERS),
     # An empty decision or release form is refused (400) once the role check has let the lead through.
     "releases:decide": Expected(POST_ONLY, statuses(302, 403, 403, 403, 400)),

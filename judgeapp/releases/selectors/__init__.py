@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from judgeapp.judging.memo import shared_read
-from judgeapp.models import AuditLog, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus, SkippedBaseline
+from judgeapp.models import AuditLog, GateAction, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus
 from judgeapp.releases.core import DEFAULT_THRESHOLD, SKIPPED, gate_decision
 from judgeapp.releases.selectors.baseline import (  # noqa: F401 - what the views, the commands and the modes read
     BaselinePlan,
@@ -112,7 +112,7 @@ def gate_evaluate(
     if report:
         # A report written before runs kept their baseline comparison: compared now, from the stored scores.
         baseline = report["baseline"] if "baseline" in report else baseline_compare(run=run, mean=report.get("mean"))
-        skipped_blocks = policy.skipped_baseline == SkippedBaseline.BLOCK
+        skipped_blocks = policy.skipped_baseline == GateAction.BLOCK
         if baseline is None:
             notes.append(baseline_plan(run=run).reason)
         elif baseline["how"] == SKIPPED and not skipped_blocks:
@@ -130,6 +130,13 @@ def gate_evaluate(
         reasons += [f"the run is invalid: {details}" if r == "the run is invalid" and details else r for r in decided["reasons"]]
     elif not reasons:
         reasons.append("the run has no report")
+
+    injection = injection_line(report)
+    if injection:
+        if policy.injection_flags == GateAction.BLOCK:
+            reasons.append(injection)
+        else:
+            warnings.append("warning: " + injection)
 
     lock_reasons = [s["line"] for s in calibration["statuses"] if s["status"] == "below level — locked"]
     reasons += calibration["reasons"]
@@ -170,6 +177,20 @@ def gate_evaluate(
         "lead_decision": lead,
         "evaluated_at": timezone.now().isoformat(),
     }
+
+
+def injection_line(report: dict | None) -> str:
+    """The report's injection flags as one line of the gate ("" when the judged texts are clean)."""
+    summary = (report or {}).get("flags_summary") or {}
+    flags = (report or {}).get("flags") or []
+    if not summary.get("flagged"):
+        return ""
+    shown = ", ".join(f"{f['case_id']} ({f['place']}: {f['rule'].replace('_', ' ')})" for f in flags[:3])
+    more = summary["flagged"] - min(3, len(flags))
+    return (
+        f"judged content addresses the judge (prompt injection) in {summary['flagged']} place(s) of {summary['cases']} case(s): "
+        f"{shown}{f' and {more} more' if more > 0 else ''}"
+    )
 
 
 def release_measured_on(*, run: Run) -> dict:
