@@ -7,7 +7,8 @@ from judgeapp.judging import content
 from judgeapp.judging.runs import run_create, run_execute_inline
 from judgeapp.releases.selectors import gate_evaluate
 from judgeapp.releases.services import release_policy_set
-from tests.factories import GOOD_REPLY, RUBRIC_ONE, pointwise_run, testset_bytes
+from tests import factories
+from tests.factories import GOOD_REPLY, RUBRIC_ONE, pointwise_run
 from tests.pairwise.builders import jury_run, pairwise_run
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +23,7 @@ def steered(i: int) -> str:
 def test_a_pointwise_reply_that_addresses_the_judge_is_flagged_and_warns_on_the_gate(judge, lead, client):
     run = run_execute_inline(run=run_create(
         kind="pointwise", executor="inline", judge=judge,
-        testset=content.testset_store(data=testset_bytes(4, output=steered), name="t.jsonl"),
+        testset=content.testset_store(data=factories.testset_bytes(4, output=steered), name="t.jsonl"),
         rubric=content.rubric_store(data=RUBRIC_ONE, name="r.toml"),
         prompt=content.prompt_register(prompt="pointwise"), options={"threshold": 1.0},
     ))
