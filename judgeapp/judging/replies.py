@@ -107,36 +107,36 @@ def generated_output_record(unit: Judgment, result: UnitResult, *, slot: str = "
 FLAGS_LISTED = 100
 
 
-def flags_of(run) -> dict:
-    """The judged texts of a run that address the judge (judging/injection.py): each case's input and the
-    replies it judged (slot "" for pointwise and the jury, "A" and "B" for pairwise), read a batch at a time.
-    {"flags": [{case_id, kind, rule, rules, place, text}] (the first FLAGS_LISTED), "flags_summary": {flagged:
-    places flagged in all, cases, scanned: texts scanned}}. A system under test's reply is as hostile as a
-    customer's input."""
+def judged_flags(**texts: str) -> list[dict] | None:
+    """What the texts a unit judges say to the judge (judging/injection.py), by place ("input", "output",
+    "reply A", …): [{place, rule, rules, text}], or None when they are clean. Scanned where the unit is
+    judged, with its texts already read: a report of 100,000 cases reads the findings, never the texts."""
     from judgeapp.judging.injection import case_flags
 
+    found = case_flags("", [(place.replace("_", " "), text or "") for place, text in texts.items()])
+    return [{key: value for key, value in flag.items() if key not in ("case_id", "kind")} for flag in found] or None
+
+
+def flags_of(run) -> dict:
+    """The report's `flags` (the first FLAGS_LISTED, {case_id, kind, rule, rules, place, text}, in the test
+    set's order) and `flags_summary` {flagged: places flagged, cases: cases flagged, scanned: cases judged}:
+    the findings its judge units recorded, each (case, place) once."""
+    from judgeapp.judging.injection import KIND
+
+    judged = run.judgments.filter(purpose=Purpose.JUDGE)
     rows = (
-        Output.objects.filter(run=run)
-        .order_by("case__position", "slot")
-        .values_list("case__case_id", "case__input", "slot", "text")
+        judged.filter(flags__isnull=False)
+        .order_by("case__position", "id")
+        .values_list("case__case_id", "flags")
     )
-    flags, flagged, scanned, cases = [], 0, 0, 0
-    current, texts = None, []
-
-    def flush():
-        nonlocal flagged, scanned, cases
-        found = case_flags(current, texts)
-        flagged += len(found)
-        cases += bool(found)
-        scanned += len(texts)
-        flags.extend(found[: max(0, FLAGS_LISTED - len(flags))])
-
-    for case_id, case_input, slot, text in rows.iterator(chunk_size=ROWS_AT_ONCE):
-        if case_id != current:
-            if current is not None:
-                flush()
-            current, texts = case_id, [("input", case_input or "")]
-        texts.append((f"reply {slot}" if slot else "output", text or ""))
-    if current is not None:
-        flush()
-    return {"flags": flags, "flags_summary": {"flagged": flagged, "cases": cases, "scanned": scanned}}
+    seen, flags, cases = set(), [], set()
+    for case_id, found in rows.iterator(chunk_size=ROWS_AT_ONCE):
+        for flag in found or []:
+            if (case_id, flag["place"]) in seen:
+                continue
+            seen.add((case_id, flag["place"]))
+            cases.add(case_id)
+            if len(flags) < FLAGS_LISTED:
+                flags.append({"case_id": case_id, "kind": KIND, **flag})
+    scanned = judged.values("case_id").distinct().count()
+    return {"flags": flags, "flags_summary": {"flagged": len(seen), "cases": len(cases), "scanned": scanned}}

@@ -11,6 +11,7 @@ from judgeapp.judging.parsing import JUROR_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import (
     flags_of,
+    judged_flags,
     generate_output,
     generated_output_record,
     generates,
@@ -107,7 +108,7 @@ class JuryHandler(RunHandler):
             rubric=rubric_text(unit.run.rubric), input=unit.case.input, output=output.text, prompt=run_prompt(unit.run, "juror")
         )
         outcome = client_for(unit.judge).judge(user_message(text), JUROR_SPEC, max_tokens=max_tokens_for(unit.judge, "jury"))
-        return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)
+        return UnitResult.from_outcome(outcome, prompt=unit.run.prompt, flags=judged_flags(input=unit.case.input, output=output.text))
 
     def on_unit_done(self, unit, result):
         generated_output_record(unit, result)

@@ -178,6 +178,10 @@ class Judgment(TimeStampedModel):
         default=False, help_text="The judge's reply was cut at its max_tokens (finish_reason 'length') and not used."
     )
     transcript = models.JSONField(null=True, blank=True, help_text="A tool-using judge's whole conversation.")
+    flags = models.JSONField(
+        null=True, blank=True,
+        help_text="What the unit's judged texts say to the judge (judging/injection.py): [{place, rule, rules, text}]; null when clean.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -11,7 +11,7 @@ from django.db.models.functions import Length
 from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
-from judgeapp.judging.replies import flags_of, generate_output, generated_output_record, rubric_text, run_prompt
+from judgeapp.judging.replies import flags_of, generate_output, generated_output_record, judged_flags, rubric_text, run_prompt
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 from judgeapp.pairwise.core import ORDERS, case_from_replies, order_prompt, summarize
@@ -110,7 +110,8 @@ class PairwiseHandler(RunHandler):
             reply_b=outputs["B"], prompt=run_prompt(unit.run, "pairwise"),
         )
         outcome = client_for(unit.judge).judge(user_message(text), PAIRWISE_SPEC, max_tokens=max_tokens_for(unit.judge, "pairwise"))
-        return UnitResult.from_outcome(outcome, prompt=unit.run.prompt)
+        flags = judged_flags(input=unit.case.input, reply_A=outputs["A"], reply_B=outputs["B"])
+        return UnitResult.from_outcome(outcome, prompt=unit.run.prompt, flags=flags)
 
     def on_unit_done(self, unit, result):
         generated_output_record(unit, result, slot=unit.payload.get("slot", ""))

@@ -10,6 +10,7 @@ from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import (
     criterion_spec,
     flags_of,
+    judged_flags,
     generate_output,
     generated_output_record,
     generates,
@@ -90,7 +91,7 @@ class PointwiseHandler(RunHandler):
         outcome = client_for(unit.judge).judge(
             user_message(text), score_spec(low, high), max_tokens=max_tokens_for(unit.judge, "pointwise")
         )
-        return UnitResult.from_outcome(outcome)
+        return UnitResult.from_outcome(outcome, flags=judged_flags(input=unit.case.input, output=output))
 
     def on_unit_done(self, unit, result):
         generated_output_record(unit, result)
