@@ -28,7 +28,7 @@ def test_a_pointwise_reply_that_addresses_the_judge_is_flagged_and_warns_on_the_
         prompt=content.prompt_register(prompt="pointwise"), options={"threshold": 1.0},
     ))
     report = run.report
-    assert report["flags_summary"] == {"flagged": 1, "cases": 1, "scanned": 8}
+    assert report["flags_summary"] == {"flagged": 1, "cases": 1, "scanned": 4}
     [flag] = report["flags"]
     assert flag["case_id"] == "c001" and flag["place"] == "output" and flag["kind"] == "injection"
     assert flag["rules"] == ["ignore_instructions", "verdict_json"]
