@@ -4,7 +4,6 @@ from judgeapp.judging.parsing import (
     JUROR_SPEC,
     PAIRWISE_SPEC,
     ParseError,
-    extract_json_object,
     parse_winner_rationale,
     score_spec,
 )
@@ -64,9 +63,9 @@ def test_juror_verdict_is_pass_or_fail():
         JUROR_SPEC.parse('{"reasoning": "r", "verdict": "maybe"}')
 
 
-def test_first_decodable_object_wins_over_an_echoed_example():
+def test_an_echoed_format_example_after_the_answer_is_not_an_object():
     reply = '{"reasoning": "good", "score": 5}\nFormat was: {"reasoning": "...", "score": 1-5}'
-    assert extract_json_object(reply) == {"reasoning": "good", "score": 5}
+    assert score_spec().parse(reply) == {"reasoning": "good", "score": 5}
 
 
 def test_winner_rationale_form_parses():
