@@ -1,12 +1,6 @@
 import pytest
 
-from judgeapp.judging.parsing import (
-    JUROR_SPEC,
-    PAIRWISE_SPEC,
-    ParseError,
-    parse_winner_rationale,
-    score_spec,
-)
+from judgeapp.judging.parsing import JUROR_SPEC, PAIRWISE_SPEC, ParseError, parse_winner_rationale, score_spec
 
 
 def test_plain_json_reply_parses():
