@@ -49,12 +49,14 @@ def planted_server():
 
 @pytest.fixture
 def planted_run(db, make_judge, make_system, planted_server):
-    """A finished pointwise run whose judge gave case i the score scores[i] (one criterion unless two_criteria)."""
+    """A finished pointwise run whose judge gave case i the score scores[i] (one criterion unless two_criteria);
+    `addendum` is appended to every reply."""
     created = {}
 
-    def make(scores, *, run_id="planted", judge=None, rubric=RUBRIC_ONE, title="", prompt_text=None):
+    def make(scores, *, run_id="planted", judge=None, rubric=RUBRIC_ONE, title="", prompt_text=None, addendum=""):
         rows = [
-            {"id": f"c{i:03d}", "input": f"Customer question number {i} about a refund.", "output": f"Reply with grade {s}: refunds take 5 days."}
+            {"id": f"c{i:03d}", "input": f"Customer question number {i} about a refund.",
+             "output": f"Reply with grade {s}: refunds take 5 days.{addendum}"}
             for i, s in enumerate(scores)
         ]
         testset = testset_store(data="\n".join(json.dumps(r) for r in rows).encode(), name="planted.jsonl")
