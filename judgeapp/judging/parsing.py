@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgeapp.judging.jsonscan import FoundObject, json_objects
+from judgeapp.judging.jsonscan import json_objects
 from judgeapp.judging.prompts import judged_text_original
 from judgeapp.judging.regexes import linear_regex
 
@@ -79,13 +79,9 @@ def echoed(raw: str, value: dict, judged: Sequence[str]) -> bool:
         haystack = _squeezed(text)
         if any(form in haystack for form in forms):
             return True
-        if any(found.value == value for found in _objects_of(text)):
+        if any(found.value == value for found in json_objects(text)):
             return True
     return False
-
-
-def _objects_of(text: str) -> list[FoundObject]:
-    return json_objects(text) if "{" in text else []
 
 
 # --- Field validators: each returns the clean value or raises ParseError --------------------------------
