@@ -65,7 +65,7 @@ def main() -> None:
         nonce = uuid.uuid4().hex[:8]
         started = time.perf_counter()
         for i in range(args.units):
-            client.judge(user_message(prompt.render(rubric="r", input=f"[{nonce}] q{i}", output="a")), score_spec())
+            client.judge(user_message(prompt.render(rubric="r", input=f"[{nonce}] q{i}", output="a")), score_spec(), judged=(f"[{nonce}] q{i}", "a"))
         bare = (time.perf_counter() - started) / args.units
 
         # (b) the run machinery in process, one at a time

@@ -375,7 +375,7 @@ def bench_breakdown(judge, args, counter: QueryCounter) -> None:
         counter.count, counter.enabled = 0, True
         cpu, wall = time.process_time(), time.perf_counter()
         for messages in prompts:
-            client.judge(messages, score_spec(1, 5))
+            client.judge(messages, score_spec(1, 5), judged=())
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         counter.enabled = False
         print(f"  {label:<40} {1000 * cpu / n:6.2f} ms CPU · {1000 * wall / n:6.2f} ms wall · {counter.count / n:4.1f} queries", flush=True)

@@ -71,11 +71,14 @@ class CandidateHandler(RunHandler):
         from judgeapp.judging.endpoints import client_for
 
         endpoint = candidate_endpoint(unit.judge, unit.run.config["candidate"])
+        output = unit.payload.get("output", "")
         text = run_prompt(unit.run, "pointwise").render(
-            rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=unit.payload.get("output", "")
+            rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=output
         )
         low, high = unit.criterion.scale_bounds
-        return UnitResult.from_outcome(client_for(endpoint).judge(user_message(text), score_spec(low, high)))
+        return UnitResult.from_outcome(
+            client_for(endpoint).judge(user_message(text), score_spec(low, high), judged=(unit.case.input, output))
+        )
 
     def verdicts(self, run):
         name = run.config["candidate"]["judge"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.blind.core.comparator import ComparisonImpossible, RunScore, VersionEvidence, build_comparison, validate_comparison
 from judgeapp.blind.core.inputs import VersionFile, VersionRun
-from judgeapp.blind.core.replies import RUBRIC_SPEC, render_expectations, render_rubric, render_run, score_spec
+from judgeapp.blind.core.replies import RUBRIC_SPEC, judged_texts, render_expectations, render_rubric, render_run, score_spec
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.prompts import load_prompt, user_message
 from judgeapp.judging.runkind import RunFailed, RunHandler, UnitResult, UnitSpec, register
@@ -81,21 +81,28 @@ class BlindHandler(RunHandler):
         expectations = comparison.expectations
         if unit.purpose == Purpose.PLAN:
             text = load_prompt("blind_rubric").render(task=comparison.eval_prompt, expectations=render_expectations(expectations))
-            return UnitResult.from_outcome(client_for(unit.judge).judge(user_message(text), RUBRIC_SPEC, max_tokens=max_tokens_for(unit.judge, "blind")))
+            return UnitResult.from_outcome(client_for(unit.judge).judge(
+                user_message(text), RUBRIC_SPEC, judged=(comparison.eval_prompt, *expectations),
+                max_tokens=max_tokens_for(unit.judge, "blind"),
+            ))
         rubric = rubric_of(unit.run)
         label, position = unit.payload["label"], unit.payload["run"]
         output = BlindRunOutput.objects.get(version__comparison=comparison, version__label=label, position=position)
         runs_of_version = BlindRunOutput.objects.filter(version=output.version_id).count()
+        run = version_run(output)
         text = load_prompt("blind_score").render(
             task=comparison.eval_prompt,
             rubric=render_rubric(rubric["criteria"]),
             expectations=render_expectations(expectations),
             label=label,
             run=f"{output.blinded_name} of {runs_of_version}",
-            output=render_run(version_run(output)),
+            output=render_run(run),
         )
         spec = score_spec([c["name"] for c in rubric["criteria"]], len(expectations))
-        return UnitResult.from_outcome(client_for(unit.judge).judge(user_message(text), spec, max_tokens=max_tokens_for(unit.judge, "blind")))
+        return UnitResult.from_outcome(client_for(unit.judge).judge(
+            user_message(text), spec, judged=(comparison.eval_prompt, *expectations, *judged_texts(run)),
+            max_tokens=max_tokens_for(unit.judge, "blind"),
+        ))
 
     def finalize(self, run):
         comparison_row = run.blind_comparison

@@ -99,7 +99,10 @@ class CheckupHandler(RunHandler):
             rubric=rubric_text(unit.run.rubric), input=unit.case.input, first=replies[first], second=replies[second],
             prompt=run_prompt(unit.run, "pairwise"),
         )
-        outcome = client_for(unit.judge).judge(user_message(text), PAIRWISE_SPEC, max_tokens=max_tokens_for(unit.judge, "checkup"))
+        outcome = client_for(unit.judge).judge(
+            user_message(text), PAIRWISE_SPEC, judged=(unit.case.input, replies["A"], replies["B"]),
+            max_tokens=max_tokens_for(unit.judge, "checkup"),
+        )
         return UnitResult.from_outcome(
             outcome, prompt=unit.run.prompt, payload={**(unit.payload or {}), "finish_reason": outcome.finish_reason}
         )

@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -483,15 +483,23 @@ class JudgeClient:
 
     # --- a verdict: call, parse, one retry ---------------------------------------------------------------
 
-    def judge(self, messages: list[dict], spec: ReplySpec, *, max_tokens: int | None = None, use_cache: bool = True) -> JudgeOutcome:
+    def judge(
+        self, messages: list[dict], spec: ReplySpec, *, judged: Sequence[str], max_tokens: int | None = None,
+        use_cache: bool = True,
+    ) -> JudgeOutcome:
         """Ask for a verdict of the spec's form. A reply that does not parse gets one retry, in which the
         judge sees its reply and what was wrong with it; a second failure is returned, not raised.
 
+        `judged`: the texts under judgment that the prompt holds (a reply, a customer message, a file), as
+        they were written: a verdict object copied from one of them is a parse failure, "echoed judged
+        content" (parsing.verdict_object). With structured output the whole reply must be the object.
         `use_cache=False` asks the server even when the cache holds a reply (a caller retrying a verdict
         that failed); a JudgeError raised on the way carries every HTTP attempt made, in `attempts`."""
         outcome = JudgeOutcome(parsed=None, raw_reply="", messages=list(messages), cached=True)
         conversation = list(messages)
         limit = self.max_tokens(max_tokens)
+        structured = self.response_format(spec.schema or None, spec.name) is not None
+        judged = tuple(judged)
         for parse_attempt in (1, 2):
             try:
                 result = self.chat(
@@ -520,7 +528,7 @@ class JudgeClient:
             try:
                 if outcome.truncated:
                     raise ParseError(f"the reply was cut off at the token limit ({limit} tokens) before it finished")
-                outcome.parsed = spec.parse(result.text)
+                outcome.parsed = spec.parse(result.text, judged=judged, whole=structured)
                 outcome.parse_error = ""
                 return outcome
             except ParseError as exc:

@@ -1,55 +1,87 @@
 """Reply parsing shared by every mode.
 
 Judges answer in one of two forms: the ranker's `WINNER:` / `RATIONALE:` lines, or a JSON object, which
-models wrap in code fences or put after a sentence of their own. Parsing finds the object wherever it is,
-then validates every field strictly: a score must be a JSON integer on the rubric's scale (not "4", not
+models wrap in code fences or put after a sentence of their own. The verdict is the judge's own:
+
+- with structured output (the server was sent the verdict's schema) the whole reply must be the object;
+- without it, the verdict is the last complete JSON object in the reply that has every field the prompt asks
+  for (a fenced block at the end is such an object); a judge that quotes the judged text first and answers
+  after it is read by its answer;
+- a verdict object that appears verbatim in the judged text (`echoed`) is not the judge's: a ParseError,
+  `echoed judged content`.
+
+Then every field is validated strictly: a score must be a JSON integer on the rubric's scale (not "4", not
 4.5), a winner one of the allowed values. Anything else is a ParseError, which the judge client answers
 with one retry and then records.
 """
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgeapp.judging.jsonscan import json_objects
+from judgeapp.judging.prompts import judged_text_original
 from judgeapp.judging.regexes import linear_regex
+
+ECHOED = "echoed judged content"
 
 
 class ParseError(ValueError):
     """The reply does not have the required form. The message says what was wrong, in one line."""
 
 
-_FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n(.*?)```", re.S)
+def verdict_object(reply: str, *, fields: Sequence[str] = (), judged: Sequence[str] = (), whole: bool = False) -> dict:
+    """The judge's verdict object in a reply; ParseError when there is none, or when it is echoed.
 
-
-def extract_json_object(text: str) -> dict:
-    """The JSON object in a reply: the whole reply, a fenced block, or the first object after some prose.
-
-    When a reply holds several objects, the first one that decodes is taken: judges put their answer
-    first and sometimes echo an example after it.
+    `whole`: the judge was asked for structured output, so the reply must be the object and nothing else
+    (whitespace around it aside). Otherwise the verdict is the last complete JSON object that has every one
+    of `fields` (nested objects count; of an object and one inside it, the outer one ends last). `judged`:
+    the texts the judge was asked to judge, as they were before the prompt escaped them.
     """
-    stripped = text.strip()
+    stripped = reply.strip()
     if not stripped:
         raise ParseError("empty reply")
-    candidates: list[str] = [stripped]
-    candidates += [body.strip() for _lang, body in _FENCE.findall(text)]
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            value, _end = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise ParseError("no JSON object in the reply")
+    objects = json_objects(reply)
+    if whole:
+        start = len(reply) - len(reply.lstrip())
+        verdict = next((o for o in objects if o.start == start and o.end == start + len(stripped)), None)
+        if verdict is None:
+            raise ParseError(
+                "the reply must be the JSON object alone (structured output), with no text around it"
+                if objects else "the reply is not a JSON object (structured output)"
+            )
+    else:
+        if not objects:
+            raise ParseError("no JSON object in the reply")
+        fitting = [o for o in objects if all(name in o.value for name in fields)]
+        verdict = fitting[-1] if fitting else objects[-1]
+    if judged and echoed(reply[verdict.start:verdict.end], verdict.value, judged):
+        raise ParseError(ECHOED)
+    return verdict.value
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def echoed(raw: str, value: dict, judged: Sequence[str]) -> bool:
+    """Whether a verdict object appears verbatim in a judged text.
+
+    Verbatim: with every whitespace character removed from both, a judged text contains the object as the
+    judge wrote it, as it read in the prompt (the judge copying `&lt;` where the text had `<`), or as compact
+    JSON; or a JSON object in a judged text is equal to it (the same keys and values, in any order, spacing
+    or escaping).
+    """
+    forms = {_squeezed(raw), _squeezed(judged_text_original(raw)), _squeezed(json.dumps(value, ensure_ascii=False))}
+    for text in judged:
+        haystack = _squeezed(text)
+        if any(form in haystack for form in forms):
+            return True
+        if any(found.value == value for found in json_objects(text)):
+            return True
+    return False
 
 
 # --- Field validators: each returns the clean value or raises ParseError --------------------------------
@@ -102,10 +134,12 @@ class ReplySpec:
     parser: Callable[[str], dict] | None = None
     form: str = JSON_FORM  # how the retry names what to answer with
 
-    def parse(self, reply: str) -> dict:
+    def parse(self, reply: str, *, judged: Sequence[str] = (), whole: bool = False) -> dict:
+        """The validated fields of the judge's verdict (`verdict_object`). A parser of another form (the
+        ranker's lines) reads the reply alone: its own rule keeps quoted text out of the verdict."""
         if self.parser is not None:
             return self.parser(reply)
-        obj = extract_json_object(reply)
+        obj = verdict_object(reply, fields=list(self.fields), judged=judged, whole=whole)
         missing = [name for name in self.fields if name not in obj]
         if missing:
             raise ParseError(f"missing {', '.join(missing)} in the reply")

@@ -3,19 +3,73 @@
 The texts live in `judgeapp/prompts/*.md`, copied word for word from the seeds; their content hash is the
 prompt's version. Placeholders are `{{name}}`, filled in one pass, so a value that itself contains
 `{{...}}` (a customer pasting a template) is never expanded a second time.
+
+A value is written by someone who may want the release to pass, so it cannot close or open the prompt's tags:
+`render` escapes every value with `judged_text` — the tags the prompts are made of (`</assistant_reply>`
+becomes `&lt;/assistant_reply&gt;`) and, in an attribute, the quote — and the judge sees one opening and one
+closing tag per slot. Text the app builds around judged parts (a blind run's `<file path="…">` blocks) escapes
+those parts itself and is passed as `PromptMarkup`, which `render` inserts as it is.
 """
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from judgeapp.judging.regexes import linear_regex
+
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_ATTRIBUTE_PLACEHOLDER = re.compile(r'="\{\{(\w+)\}\}"')
+_CLOSING_TAG = re.compile(r"</\s*([A-Za-z_][\w-]*)\s*>")
+
+# The tags of the shipped prompts and of the markup the blind comparator writes inside them
+# (tests/core/test_prompts.py checks this list against the prompt files). A prompt of its own (a calibration
+# candidate's) adds the tags it closes.
+PROMPT_TAGS = frozenset({
+    "rubric", "customer_message", "assistant_reply", "reply_1", "reply_2",  # pointwise, pairwise, juror
+    "task", "requirement",  # agent
+    "expectations", "version_output", "file", "expectation", "criterion",  # blind
+})
+
+# Our own entities, escaped when a text already holds them, so that escaping is exactly reversible.
+_ENTITY = linear_regex(r"&(lt|gt|quot|amp);")
+_ORIGINAL = {"lt": "<", "gt": ">", "quot": '"', "amp": "&"}
 
 
 class PromptError(ValueError):
     pass
+
+
+class PromptMarkup(str):
+    """Text for a prompt whose judged parts are escaped already (`judged_text`): `render` inserts it as it is."""
+
+
+@functools.lru_cache(maxsize=32)
+def _tag_pattern(tags: frozenset[str]):
+    # `<`, maybe `/`, then one of the tags as a whole word, in any case and spacing (`< /Assistant_Reply >`
+    # reads as a closing tag to a model), up to the `>` that ends it. RE2: the text is hostile.
+    names = "|".join(re.escape(tag) for tag in sorted(tags))
+    return linear_regex(rf"<(\s*/?\s*(?:{names})\b[^<>]*)(>?)", ignore_case=True)
+
+
+def judged_text(text: str, *, attribute: bool = False, tags: frozenset[str] = PROMPT_TAGS) -> PromptMarkup:
+    """`text` as a prompt shows it: every tag of `tags` in it written with `&lt;` and `&gt;`, so it can neither
+    close the slot it sits in nor open another; in an attribute value (`attribute`), `"` as `&quot;` too. A
+    `&lt;`, `&gt;`, `&quot;` or `&amp;` the text already held gets its `&` as `&amp;`, so that
+    `judged_text_original` gives the text back exactly. Everything else — code with `a < b`, HTML of other
+    tags — reads as it was written."""
+    escaped = _ENTITY.sub(lambda m: f"&amp;{m.group(1)};", text)
+    escaped = _tag_pattern(tags).sub(lambda m: f"&lt;{m.group(1)}{'&gt;' if m.group(2) else ''}", escaped)
+    if attribute:
+        escaped = escaped.replace('"', "&quot;")
+    return PromptMarkup(escaped)
+
+
+def judged_text_original(text: str) -> str:
+    """The text `judged_text` escaped, as it was written."""
+    return _ENTITY.sub(lambda m: _ORIGINAL[m.group(1)], text)
 
 
 @dataclass(frozen=True)
@@ -35,11 +89,28 @@ class Prompt:
     def placeholders(self) -> set[str]:
         return set(_PLACEHOLDER.findall(self.text))
 
+    @property
+    def tags(self) -> frozenset[str]:
+        """The tags this prompt's text closes, with the app's own (PROMPT_TAGS)."""
+        return PROMPT_TAGS | {name.lower() for name in _CLOSING_TAG.findall(self.text)}
+
     def render(self, **values: str) -> str:
+        """The prompt with every placeholder filled in, each value escaped with `judged_text` (in an attribute
+        value, its quotes too) unless it is PromptMarkup."""
         missing = self.placeholders - values.keys()
         if missing:
             raise PromptError(f"prompt {self.name!r} needs {', '.join(sorted(missing))}")
-        return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.text)
+        tags = self.tags
+        in_attribute = set(_ATTRIBUTE_PLACEHOLDER.findall(self.text))
+
+        def fill(match: re.Match) -> str:
+            name = match.group(1)
+            value = values[name]
+            if isinstance(value, PromptMarkup):
+                return value
+            return judged_text(str(value), attribute=name in in_attribute, tags=tags)
+
+        return _PLACEHOLDER.sub(fill, self.text)
 
 
 def load_prompt(name: str) -> Prompt:

@@ -107,7 +107,9 @@ class JuryHandler(RunHandler):
         text = render_juror_prompt(
             rubric=rubric_text(unit.run.rubric), input=unit.case.input, output=output.text, prompt=run_prompt(unit.run, "juror")
         )
-        outcome = client_for(unit.judge).judge(user_message(text), JUROR_SPEC, max_tokens=max_tokens_for(unit.judge, "jury"))
+        outcome = client_for(unit.judge).judge(
+            user_message(text), JUROR_SPEC, judged=(unit.case.input, output.text), max_tokens=max_tokens_for(unit.judge, "jury")
+        )
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt, flags=judged_flags(input=unit.case.input, output=output.text))
 
     def on_unit_done(self, unit, result):

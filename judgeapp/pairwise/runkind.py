@@ -109,7 +109,10 @@ class PairwiseHandler(RunHandler):
             unit.order, rubric=rubric_text(unit.run.rubric), input=unit.case.input, reply_a=outputs["A"],
             reply_b=outputs["B"], prompt=run_prompt(unit.run, "pairwise"),
         )
-        outcome = client_for(unit.judge).judge(user_message(text), PAIRWISE_SPEC, max_tokens=max_tokens_for(unit.judge, "pairwise"))
+        outcome = client_for(unit.judge).judge(
+            user_message(text), PAIRWISE_SPEC, judged=(unit.case.input, outputs["A"], outputs["B"]),
+            max_tokens=max_tokens_for(unit.judge, "pairwise"),
+        )
         flags = judged_flags(input=unit.case.input, reply_A=outputs["A"], reply_B=outputs["B"])
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt, flags=flags)
 

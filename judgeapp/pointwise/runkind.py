@@ -89,7 +89,8 @@ class PointwiseHandler(RunHandler):
         )
         low, high = unit.criterion.scale_bounds
         outcome = client_for(unit.judge).judge(
-            user_message(text), score_spec(low, high), max_tokens=max_tokens_for(unit.judge, "pointwise")
+            user_message(text), score_spec(low, high), judged=(unit.case.input, output),
+            max_tokens=max_tokens_for(unit.judge, "pointwise"),
         )
         return UnitResult.from_outcome(outcome, flags=judged_flags(input=unit.case.input, output=output))
 

@@ -95,12 +95,12 @@ def tree_snapshot(root: Path) -> dict[str, bytes]:
 
 
 def agent_run(judge, workspace, *, requirements: bytes = REQUIREMENTS_MD, trace: bytes | None = TRACE, run_id=None,
-              executor="inline", workspace_name: str = ""):
+              executor="inline", workspace_name: str = "", task: str = TASK):
     """An agent run stored the way the app stores one (Django needed)."""
     from judgeapp.agent.services import agent_inputs_read, agent_run_create
 
     inputs = agent_inputs_read(
-        task=TASK.encode(), task_name="task.md", requirements=requirements, requirements_name="requirements.md",
+        task=task.encode(), task_name="task.md", requirements=requirements, requirements_name="requirements.md",
         trace=trace, trace_name="trace.jsonl" if trace is not None else "",
     )
     return agent_run_create(inputs=inputs, workspace=workspace, workspace_name=workspace_name, judge=judge,

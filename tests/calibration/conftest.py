@@ -63,15 +63,17 @@ def unreadable_replies(planted_server):
 @pytest.fixture
 def planted_run(db, make_judge, make_system, planted_server):
     """A finished pointwise run whose judge gave case i the score scores[i] (one criterion unless two_criteria);
-    the cases in `unreadable` are marked UNREADABLE (no usable verdict under `unreadable_replies`)."""
+    the cases in `unreadable` are marked UNREADABLE (no usable verdict under `unreadable_replies`); `addendum`
+    is appended to every reply."""
     created = {}
 
-    def make(scores, *, run_id="planted", judge=None, rubric=RUBRIC_ONE, title="", prompt_text=None, unreadable=(), status="done"):
+    def make(scores, *, run_id="planted", judge=None, rubric=RUBRIC_ONE, title="", prompt_text=None, unreadable=(), status="done",
+             addendum=""):
         rows = [
             {
                 "id": f"c{i:03d}",
                 "input": f"Customer question number {i} about a refund.",
-                "output": f"Reply with grade {s}: refunds take 5 days." + (f" {UNREADABLE}" if i in unreadable else ""),
+                "output": f"Reply with grade {s}: refunds take 5 days.{addendum}" + (f" {UNREADABLE}" if i in unreadable else ""),
             }
             for i, s in enumerate(scores)
         ]

@@ -16,11 +16,11 @@ client's `chat` in the app, a stub in the core's tests.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from judgeapp.judging.parsing import AGENT_SPEC, ParseError, extract_json_object
+from judgeapp.judging.parsing import AGENT_SPEC, ParseError, verdict_object
 from judgeapp.judging.prompts import load_prompt
 
 from .evidence import EvidenceCheck, check_evidence
@@ -98,10 +98,12 @@ class RequirementOutcome:
         }
 
 
-def read_verdict(reply: str) -> dict:
+def read_verdict(reply: str, *, judged: Sequence[str] = ()) -> dict:
     """{"verdict": "met" | "not_met", "evidence": text}; ParseError otherwise. Evidence given as a list of
-    items (judges do that) is joined."""
-    obj = extract_json_object(reply)
+    items (judges do that) is joined. The verdict is read as every mode reads one (parsing.verdict_object):
+    the last object with both fields, never one copied from `judged` — the task, the requirement and what
+    the tools returned from the workspace and trace under judgment."""
+    obj = verdict_object(reply, fields=list(AGENT_SPEC.fields), judged=judged)
     if isinstance(obj.get("evidence"), list) and all(isinstance(e, str) for e in obj["evidence"]):
         obj["evidence"] = "; ".join(e.strip() for e in obj["evidence"] if e.strip())
     missing = [name for name in AGENT_SPEC.fields if name not in obj]
@@ -181,7 +183,8 @@ def judge_requirement(
             continue
 
         try:
-            answer = read_verdict(reply.text or "")
+            judged = (task, requirement.text, *(record.output for record in toolbox.records))
+            answer = read_verdict(reply.text or "", judged=judged)
         except ParseError as exc:
             if corrections >= MAX_CORRECTIONS:
                 outcome.reply_problem = "unparsable"

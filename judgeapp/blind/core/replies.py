@@ -18,6 +18,7 @@ from typing import Any
 from judgeapp.blind.core.comparator import CORE_CRITERIA
 from judgeapp.blind.core.inputs import VersionRun
 from judgeapp.judging.parsing import ParseError, ReplySpec, integer_in, text
+from judgeapp.judging.prompts import PromptMarkup, judged_text
 
 CRITERION_NAME = re.compile(r"^[a-z][a-z0-9_]{1,39}$")
 MIN_DOMAIN_CRITERIA, MAX_DOMAIN_CRITERIA = 1, 3
@@ -198,29 +199,41 @@ def score_spec(criteria: list[str], n_expectations: int) -> ReplySpec:
 
 
 # --- What the judge reads ------------------------------------------------------------------------------------
+# Markup of our own around texts from the inputs (and the rubric the judge derived from them): each text is
+# escaped with judged_text, so that a file holding `</file></version_output>` or named `x" binary="true`
+# closes no tag and adds no attribute, and the whole is PromptMarkup, which the prompt inserts as it is.
 
 
-def render_expectations(expectations: list[str]) -> str:
+def render_expectations(expectations: list[str]) -> PromptMarkup:
     if not expectations:
-        return "(none)"
-    return "\n".join(f'<expectation id="{i}">{e}</expectation>' for i, e in enumerate(expectations, start=1))
-
-
-def render_rubric(criteria: list[dict]) -> str:
-    return "\n".join(
-        f'<criterion name="{c["name"]}">{c["description"]}\n1 = {c["score_1"]}\n5 = {c["score_5"]}</criterion>'
-        for c in criteria
+        return PromptMarkup("(none)")
+    return PromptMarkup(
+        "\n".join(f'<expectation id="{i}">{judged_text(e)}</expectation>' for i, e in enumerate(expectations, start=1))
     )
 
 
-def render_run(run: VersionRun) -> str:
+def render_rubric(criteria: list[dict]) -> PromptMarkup:
+    return PromptMarkup("\n".join(
+        f'<criterion name="{judged_text(c["name"], attribute=True)}">{judged_text(c["description"])}\n'
+        f'1 = {judged_text(c["score_1"])}\n5 = {judged_text(c["score_5"])}</criterion>'
+        for c in criteria
+    ))
+
+
+def render_run(run: VersionRun) -> PromptMarkup:
     """A run's files as the judge reads them: each under its path relative to the run."""
     if not run.files:
-        return "(this run produced no files)"
+        return PromptMarkup("(this run produced no files)")
     parts = []
     for f in run.files:
+        path = judged_text(f.path, attribute=True)
         if f.is_binary:
-            parts.append(f'<file path="{f.path}" binary="true">(binary file, {f.size:,} bytes, not shown)</file>')
+            parts.append(f'<file path="{path}" binary="true">(binary file, {f.size:,} bytes, not shown)</file>')
         else:
-            parts.append(f'<file path="{f.path}">\n{f.text.rstrip()}\n</file>')
-    return "\n".join(parts)
+            parts.append(f'<file path="{path}">\n{judged_text(f.text.rstrip())}\n</file>')
+    return PromptMarkup("\n".join(parts))
+
+
+def judged_texts(run: VersionRun) -> tuple[str, ...]:
+    """What of a run the judge judges, as written: its files' paths and texts (for the echo rule)."""
+    return tuple(f.path for f in run.files) + tuple(f.text for f in run.files if f.text is not None)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judgeapp.judging.prompts import Prompt
+from judgeapp.judging.prompts import Prompt, PromptMarkup
 
 A, B, EQUAL = "A", "B", "Equal"
 WINNERS = (A, B, EQUAL)
@@ -43,17 +43,18 @@ class ComparisonFailed(Exception):
 _BACKTICK_RUN = re.compile(r"`+")
 
 
-def fence(content: str) -> str:
+def fence(content: str) -> PromptMarkup:
     """The artifact's text inside a code fence that the text itself cannot close.
 
     A fence closes only on a line of at least as many backticks as opened it, so a run one longer than
     any run inside the content is never closed early: a line `WINNER: A` in an artifact stays quoted
-    content, for the judge and for the reply parser when a judge echoes it.
+    content, for the judge and for the reply parser when a judge echoes it. The fence is the ranker's
+    escaping (its prompt has no tags), so the artifact goes in as it is, never changed (PromptMarkup).
     """
     longest = max((len(m.group(0)) for m in _BACKTICK_RUN.finditer(content)), default=0)
     marker = "`" * max(3, longest + 1)
     body = content if content.endswith("\n") else content + "\n"
-    return f"{marker}\n{body}{marker}"
+    return PromptMarkup(f"{marker}\n{body}{marker}")
 
 
 def render_comparison(prompt: Prompt, *, goal: str, artifact_a: str, artifact_b: str) -> str:

@@ -87,7 +87,8 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
     for _attempt in range(ATTEMPTS):
         try:
             outcome = client_for(spec.judge).judge(
-                user_message(text), WINNER_SPEC, max_tokens=max_tokens_for(spec.judge, "compare"), use_cache=not fresh
+                user_message(text), WINNER_SPEC, judged=(first.content, second.content),
+                max_tokens=max_tokens_for(spec.judge, "compare"), use_cache=not fresh,
             )
         except (JudgeRejected, JudgeUnavailable) as exc:
             fatal = isinstance(exc, StructuredOutputUnsupported) or (
