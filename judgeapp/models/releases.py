@@ -83,8 +83,8 @@ class GateDecision(TimeStampedModel):
 
 
 class BaselineRule(models.TextChoices):
-    MEAN = "mean", "the mean is below the baseline's mean on the same cases (the seed's rule)"
-    REGRESSION = "regression", "the paired difference's 95% interval lies entirely below zero (a real regression)"
+    MEAN = "mean", "its mean is below the baseline's on the same cases (the seed's rule)"
+    REGRESSION = "regression", "a real regression: the difference's 95% interval is below zero"
 
 
 class GateAction(models.TextChoices):
