@@ -1,12 +1,13 @@
 """What every page refuses before its view runs, and what it answers when the disk fills (issue 26: hostile
 input at the edge gets one clear line).
 
-- A path, query parameter or upload's file name that is no text (a NUL, a lone surrogate: judging/text.py)
-  is a 400 with one line naming it, before any view reads it into a query (PostgreSQL would fail on it).
-  A form's own fields are its form's to refuse: Django's text fields refuse a NUL with a form error.
+- A path or query parameter that is no text (a NUL: judging/text.py) is a 400 with one line naming it,
+  before any view reads it into a query (PostgreSQL would fail on it). A form's own fields are its form's
+  to refuse: Django's text fields refuse a NUL with a form error (and an upload's file name keeps only its
+  printable characters; a file's content is its reader's: judging/files.py).
 - A disk that filled while a request stored something (a large upload's temp file, the database) is a
-  507 with one line instead of a server error; the services that store uploads say so beside their form
-  (judging/errors.py: refused_when_disk_full).
+  507 with one line instead of a server error, where no form can say it: the services that store uploads
+  say so beside their form (judging/errors.py: refused_when_disk_full).
 
 The API (`/api/`) answers both itself, as JSON and after its token check (judgeapp/api/views/base.py).
 """
@@ -35,27 +36,19 @@ class EdgeMiddleware:
 
     def __call__(self, request):
         if not _is_api(request):
-            try:
-                problem = request_problem(request, form_fields=False)  # reads a POST's uploads first
-            except Exception as exc:
-                if not disk_full(exc):
-                    raise
-                return _full(request, exc, nothing_stored=True)  # before any view: nothing was stored
+            problem = request_problem(request, form_fields=False)
             if problem:
                 logger.warning("refused %s %r: %s", request.method, request.path, problem)
                 return _line(400, f"Bad request: {problem}.")
         return self.get_response(request)
 
     def process_exception(self, request, exception):
+        """A full disk that no form could show (a large upload's temp file, say): 507, one line."""
         if _is_api(request) or not disk_full(exception):
             return None
-        return _full(request, exception, nothing_stored=False)
-
-
-def _full(request, exc: BaseException, *, nothing_stored: bool) -> HttpResponse:
-    logger.error("%s %r: the disk is full", request.method, request.path, exc_info=exc)
-    line = disk_full_line(exc, nothing_stored=nothing_stored)
-    return _line(507, line[0].upper() + line[1:] + ".")
+        logger.error("%s %r: the disk is full", request.method, request.path, exc_info=exception)
+        line = disk_full_line(exception, nothing_stored=False)
+        return _line(507, line[0].upper() + line[1:] + ".")
 
 
 def _is_api(request) -> bool:

@@ -107,27 +107,19 @@ def argv_problem(argv: list[str]) -> str | None:
         previous = argv[position - 1] if position else ""
         if previous.startswith("-") and text_problem(previous, from_os=True) is None:
             return f"{previous} holds {problem}"
-        return f"argument {position + 1} ('{printable(arg)}') holds {problem}"
+        shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") if "\x00" not in arg else printable(arg)
+        return f"argument {position + 1} ('{shown}') holds {problem}"
     return None
 
 
 def request_problem(request, *, form_fields: bool) -> str | None:
-    """A request's first part that is no text, as one line naming it, or None: its path, a query
-    parameter, an upload's file name and, with `form_fields`, a form field (the pages leave those to their
-    forms, whose text fields refuse a NUL themselves)."""
+    """A request's first part that is no text, as one line naming it, or None: its path, a query parameter
+    and, with `form_fields`, a form field (the pages leave those to their forms, whose text fields refuse a
+    NUL themselves). An upload's file name needs no check: Django keeps only its printable characters."""
     problem = text_problem(request.path)
     if problem:
         return f"the path holds {problem}"
     problem = fields_problem(((name, value) for name, values in request.GET.lists() for value in values), "query parameter")
-    if problem or request.method != "POST":
+    if problem or not form_fields or request.method != "POST":
         return problem
-    if form_fields:
-        problem = fields_problem(((name, value) for name, values in request.POST.lists() for value in values), "field")
-        if problem:
-            return problem
-    for field, uploads in request.FILES.lists():
-        for upload in uploads:
-            problem = text_problem(upload.name or "")
-            if problem:
-                return f"the file name of '{printable(field)}' ('{printable(upload.name)}') holds {problem}"
-    return None
+    return fields_problem(((name, value) for name, values in request.POST.lists() for value in values), "field")
