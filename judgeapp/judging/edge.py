@@ -47,8 +47,18 @@ class EdgeMiddleware:
         if _is_api(request) or not disk_full(exception):
             return None
         logger.error("%s %r: the disk is full", request.method, request.path, exc_info=exception)
+        uploads_discard(request)
         line = disk_full_line(exception, nothing_stored=False)
         return _line(507, line[0].upper() + line[1:] + ".")
+
+
+def uploads_discard(request) -> None:
+    """Close an upload the disk filled under: its temp file is deleted when closed, so no part of it stays
+    (not even until the request is collected). The uploads received whole Django closes at the request's end."""
+    for handler in request.upload_handlers:
+        upload = getattr(handler, "file", None)
+        if upload is not None:
+            upload.close()
 
 
 def _is_api(request) -> bool:

@@ -23,6 +23,7 @@ from ninja.security import HttpBearer
 
 from judgeapp.api.forms import PayloadTooLarge
 from judgeapp.api.services import IdempotencyConflict, api_token_authenticate
+from judgeapp.judging.edge import uploads_discard
 from judgeapp.judging.errors import DiskFull, InputError, disk_full, disk_full_line
 from judgeapp.judging.text import request_problem
 from judgeapp.models import ApiToken
@@ -121,6 +122,7 @@ def _validation_detail(exc: ValidationError) -> str:
 def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     if disk_full(exc):  # an upload's temp file, the database: 507, not a failure of the server's code
         logger.error("API %s %r: the disk is full", request.method, request.path, exc_info=exc)
+        uploads_discard(request)
         return error_response(507, disk_full_line(exc, nothing_stored=False))
     logger.exception("API %s %r failed", request.method, request.path, exc_info=exc)
     return error_response(500, "the server failed on this request; its log has the details")
