@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.text import printable, strings_check, text_refuse
+from judgeapp.judging.text import escapes_no_text, printable, strings_check, text_refuse
 
 # JSON arrays and objects (or TOML tables and arrays) deeper than this are refused: no file the app reads
 # needs more than a few levels, and the parsers recurse.
@@ -72,8 +72,8 @@ def json_load(text: str, where: str):
     except ValueError as exc:  # an integer of more than 4,300 digits
         raise InputError(f"{where}: not valid JSON ({str(exc).split(':')[0]})") from None
     _nesting_check(doc, where)
-    # `\u0000` and `\ud800` are valid JSON escapes, and no text a database can keep
-    strings_check(doc, where, None if " line " in where else text)
+    if escapes_no_text(text):  # `\u0000` and `\ud800` are valid JSON escapes, and no text a database can keep
+        strings_check(doc, where, None if " line " in where else text)
     return doc
 
 
@@ -88,7 +88,8 @@ def toml_load(text: str, where: str) -> dict:
     except ValueError as exc:
         raise InputError(f"{where}: not valid TOML ({str(exc).split(':')[0]})") from None
     _nesting_check(doc, where)
-    strings_check(doc, where, text)  # TOML's `\u0000` escape
+    if escapes_no_text(text):  # TOML's `\u0000` escape
+        strings_check(doc, where, text)
     return doc
 
 

@@ -55,6 +55,12 @@ def _path(parts: Iterable) -> str:
     return path
 
 
+def escapes_no_text(text: str) -> bool:
+    """Whether a JSON or TOML text has an escape that decodes to a NUL or a surrogate: the only way its
+    parsed strings can hold one (a raw NUL is refused before, and UTF-8 has no surrogates)."""
+    return ("\\u" in text or "\\U" in text) and _BAD_ESCAPE.search(text) is not None
+
+
 def strings_check(doc, where: str, text: str | None = None) -> None:
     """Every key and text value of a parsed JSON or TOML document can be stored; else InputError naming the
     field (`criteria[0].description`) and, when the document's text is given, the line of the escape."""
