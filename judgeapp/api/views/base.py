@@ -73,8 +73,8 @@ def token_check(request: HttpRequest) -> ApiToken:
 
 
 class BearerToken(HttpBearer):
-    """A token of a reviewer or a lead (CONTRACT §5: an annotator has nothing to do here), and a request
-    body within UPLOAD_MAX_BYTES. A lead's own endpoints check the lead role on top."""
+    """A token of a reviewer or a lead (CONTRACT §5: an annotator has nothing to do here), a request body
+    within UPLOAD_MAX_BYTES, and text that can be stored. A lead's own endpoints check the lead role on top."""
 
     def __call__(self, request: HttpRequest) -> ApiToken:
         token = token_check(request)
@@ -85,8 +85,8 @@ class BearerToken(HttpBearer):
             raise PayloadTooLarge(
                 f"the request's {int(length):,} bytes are over the limit of {settings.UPLOAD_MAX_BYTES:,} (UPLOAD_MAX_BYTES)"
             )
-        # A NUL or a lone surrogate in the path, a query parameter, a form field or a file name: one line
-        # (400) before any endpoint reads it into a query or a row (judging/text.py).
+        # A NUL or a lone surrogate in the path, a query parameter or a form field: one line (400) before
+        # any endpoint reads it into a query or a row (judging/text.py); a file's are its reader's.
         problem = request_problem(request, form_fields=True)
         if problem:
             raise InputError(problem)
