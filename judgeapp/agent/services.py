@@ -33,7 +33,7 @@ from judgeapp.agent.core import (
 from judgeapp.agent.runkind import TRACE_FILE, WORKSPACE_DIR, workspace_limits
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.content import prompt_register
-from judgeapp.judging.errors import InputError
+from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.runs import run_create, run_enqueue, run_id_check
 from judgeapp.models import Executor, Run, RunKind, content_hash, short_version
 
@@ -89,6 +89,7 @@ def _ingest(source: str | Path | bytes, name: str, dest: Path, mentioned: str):
     return ingest_archive(path, name or path.name, dest, limits=limits, mentioned=mentioned)
 
 
+@refused_when_disk_full
 def agent_run_create(
     *,
     inputs: AgentInputs,

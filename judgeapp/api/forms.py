@@ -15,7 +15,7 @@ from judgeapp.api import selectors
 from judgeapp.api.services import NAME_MAX
 from judgeapp.judging.content import InputFile
 from judgeapp.judging.errors import InputError
-from judgeapp.models import Rubric, TestSet
+from judgeapp.models import Rubric, RunKind, RunStatus, TestSet
 
 
 class PayloadTooLarge(Exception):
@@ -80,7 +80,11 @@ class ReleaseIn(Schema):
 
 
 class ErrorOut(Schema):
-    error: str = Field(..., description="bad_request, unauthorized, forbidden, not_found, conflict, payload_too_large, …")
+    error: str = Field(
+        ...,
+        description="bad_request, unauthorized, forbidden, not_found, method_not_allowed, conflict, payload_too_large, "
+        "server_error, insufficient_storage (docs/api.md, Errors)",
+    )
     detail: str = Field(..., description="one line that says what to fix")
 
 
@@ -93,8 +97,8 @@ class ProgressOut(Schema):
 
 class RunOut(Schema):
     run_id: str
-    kind: str
-    status: str
+    kind: RunKind
+    status: RunStatus
     finished: bool
     title: str
     system: str | None
@@ -117,7 +121,7 @@ class GateOut(Schema):
     model_config = ConfigDict(extra="allow")
 
     run_id: str
-    status: str
+    status: RunStatus
     finished: bool
     mean: float | None
     passed: bool

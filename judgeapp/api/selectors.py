@@ -14,6 +14,7 @@ from judgeapp.pointwise.services import report_current
 from judgeapp.releases.selectors import gate_as_decided
 
 RUNS_LIMIT_MAX = 200
+OFFSET_MAX = 1_000_000
 VERSION_PATTERN = re.compile(r"^(?:(?P<name>.+)@)?(?P<hash>[0-9a-f]{6,64})$")
 
 
@@ -66,9 +67,9 @@ def system_of(*, name: str) -> System:
 
 
 def runs_filtered(
-    *, system: System | None = None, kind: str | None = None, status: str | None = None, limit: int = 50
+    *, system: System | None = None, kind: str | None = None, status: str | None = None, limit: int = 50, offset: int = 0
 ) -> QuerySet[Run]:
-    """Runs newest first, of one system, kind or status."""
+    """Runs newest first, of one system, kind or status; `offset` of them skipped."""
     runs = Run.objects.select_related("judge", "system", "created_by")
     if system is not None:
         runs = runs.filter(system=system)
@@ -76,7 +77,8 @@ def runs_filtered(
         runs = runs.filter(kind=kind)
     if status:
         runs = runs.filter(status=status)
-    return runs.order_by("-created_at", "-id")[: max(1, min(limit, RUNS_LIMIT_MAX))]
+    offset = max(0, offset)
+    return runs.order_by("-created_at", "-id")[offset : offset + max(1, min(limit, RUNS_LIMIT_MAX))]
 
 
 def report_of(*, run: Run) -> dict:
@@ -133,9 +135,9 @@ def rubric_by_version(*, reference: str) -> Rubric:
     return _stored_version(Rubric, reference, "rubric")
 
 
-def testsets_recent(*, limit: int = 100) -> QuerySet[TestSet]:
-    return TestSet.objects.order_by("-created_at", "-id")[:limit]
+def testsets_recent(*, limit: int = 100, offset: int = 0) -> QuerySet[TestSet]:
+    return TestSet.objects.order_by("-created_at", "-id")[offset : offset + limit]
 
 
-def rubrics_recent(*, limit: int = 100) -> QuerySet[Rubric]:
-    return Rubric.objects.order_by("-created_at", "-id")[:limit]
+def rubrics_recent(*, limit: int = 100, offset: int = 0) -> QuerySet[Rubric]:
+    return Rubric.objects.order_by("-created_at", "-id")[offset : offset + limit]

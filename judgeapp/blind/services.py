@@ -22,7 +22,7 @@ from judgeapp.blind.core.inputs import LABELS, VersionContent, read_version_dir,
 from judgeapp.blind.core.leakage import KnownName, LeakageFlag, scan_inputs, version_names
 from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.content import prompt_register, source_path_fit
-from judgeapp.judging.errors import InputError
+from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import text_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.judging.selectors import leakage_known_names
@@ -196,6 +196,7 @@ def _check(versions: list[VersionInput], eval_prompt: str) -> None:
         raise InputError("the eval prompt is empty")
 
 
+@refused_when_disk_full
 def blind_compare_create(
     *,
     versions: list[VersionInput],

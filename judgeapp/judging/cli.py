@@ -33,7 +33,8 @@ from django.db import DatabaseError
 from judgeapp.judging import judges, shutdown
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.audit import cli_actor
-from judgeapp.judging.errors import InputError
+from judgeapp.judging.errors import InputError, disk_full, disk_full_line
+from judgeapp.judging.text import argv_problem
 from judgeapp.models import Judge, Run, RunStatus, System
 
 if TYPE_CHECKING:
@@ -64,6 +65,9 @@ class JudgeCommand(BaseCommand):
         JudgeCommand.process_ends_at_once = self.ends_at_once
         with shutdown.handled():
             try:
+                problem = argv_problem(argv[2:])
+                if problem:
+                    raise InputError(problem)
                 super().run_from_argv(argv)
             except InputError as exc:
                 self.stderr.write(f"error: {exc}")
@@ -236,6 +240,8 @@ _SCHEMA_BEHIND = re.compile(
 def failure_line(exc: Exception) -> str:
     """The one line that says what went wrong, after `error: `."""
     text = _first_line(exc)
+    if disk_full(exc):
+        return disk_full_line(exc, nothing_stored=False)
     if isinstance(exc, DatabaseError):
         return _database_failure(exc, text)
     return f"{type(exc).__name__}: {text} (an unexpected error; --traceback or JUDGEAPP_TRACEBACK=1 shows where)"

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.text import escapes_no_text, printable, strings_check, text_refuse
 
 # JSON arrays and objects (or TOML tables and arrays) deeper than this are refused: no file the app reads
 # needs more than a few levels, and the parsers recurse.
@@ -70,7 +71,10 @@ def json_load(text: str, where: str):
         raise InputError(f"{where}: nested more than {MAX_NESTING} levels deep") from None
     except ValueError as exc:  # an integer of more than 4,300 digits
         raise InputError(f"{where}: not valid JSON ({str(exc).split(':')[0]})") from None
-    return _nesting_check(doc, where)
+    _nesting_check(doc, where)
+    if escapes_no_text(text):  # `\u0000` and `\ud800` are valid JSON escapes, and no text a database can keep
+        strings_check(doc, where, None if " line " in where else text)
+    return doc
 
 
 def toml_load(text: str, where: str) -> dict:
@@ -83,7 +87,10 @@ def toml_load(text: str, where: str) -> dict:
         raise InputError(f"{where}: nested more than {MAX_NESTING} levels deep") from None
     except ValueError as exc:
         raise InputError(f"{where}: not valid TOML ({str(exc).split(':')[0]})") from None
-    return _nesting_check(doc, where)
+    _nesting_check(doc, where)
+    if escapes_no_text(text):  # TOML's `\u0000` escape
+        strings_check(doc, where, text)
+    return doc
 
 
 def text_check(value, where: str, what: str, *, max_length: int) -> str:
@@ -94,13 +101,16 @@ def text_check(value, where: str, what: str, *, max_length: int) -> str:
 
 
 def decode_text(data: bytes, name: str, *, max_bytes: int | None = None) -> str:
-    """UTF-8 text of a file, refusing empty, binary and over-long files."""
+    """UTF-8 text of a file, refusing empty, binary and over-long files, and a file name that is no text."""
+    text_refuse(name, f"the file name '{printable(name)}'")
     if max_bytes is not None and len(data) > max_bytes:
         raise InputError(f"{name}: {len(data):,} bytes is over the limit of {max_bytes:,} (ARTIFACT_MAX_BYTES)")
     if not data.strip():
         raise InputError(f"{name}: the file is empty")
-    if b"\x00" in data:  # anywhere: a NUL byte deep in a file is not text either
-        raise InputError(f"{name}: looks like a binary file (it has NUL bytes); expected text")
+    nul = data.find(b"\x00")
+    if nul >= 0:  # anywhere: a NUL byte deep in a file is not text either
+        line = data.count(b"\n", 0, nul) + 1
+        raise InputError(f"{name} line {line}: looks like a binary file (it has NUL bytes); expected text")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -236,6 +246,18 @@ def parse_outputs(data: bytes, name: str) -> dict[str, str]:
     if not outputs:
         raise InputError(f"{name}: no outputs")
     return outputs
+
+
+def unknown_ids_refuse(given, known: set[str], name: str, version: str = "") -> None:
+    """Refuse an outputs file with replies for ids the test set does not have (CONTRACT §2): one line with
+    the first ten of them and their count. `version`: pairwise's ` (version A)`."""
+    unknown = [case_id for case_id in given if case_id not in known]
+    if unknown:
+        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+        raise InputError(
+            f"{name}: {len(unknown)} output(s) for id(s) not in the test set: {shown}{version}; "
+            "remove them or judge them with the test set they belong to"
+        )
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
-from judgeapp.judging.errors import InputError
+from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.jury.core import Panelist, panel_check
@@ -56,6 +56,7 @@ def jury_panel_check(*, judges: list[Judge], system: System | None) -> tuple[lis
     return warnings, check
 
 
+@refused_when_disk_full
 def jury_run_create(
     *,
     testset: TestSet | InputFile,

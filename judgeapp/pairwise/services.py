@@ -9,8 +9,8 @@ from django.db import transaction
 
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
-from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import parse_outputs
+from judgeapp.judging.errors import InputError, refused_when_disk_full
+from judgeapp.judging.files import parse_outputs, unknown_ids_refuse
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import Executor, Judge, Output, Rubric, Run, RunKind, System, TestSet, content_hash, short_version
 from judgeapp.pairwise.core import sample_case_ids
@@ -38,6 +38,7 @@ def _sample_check(sample: int | None, seed: int | None, case_count: int) -> None
         raise InputError(f"--sample {sample} is more than the test set's {case_count} cases")
 
 
+@refused_when_disk_full
 def pairwise_run_create(
     *,
     testset: TestSet | InputFile,
@@ -79,13 +80,7 @@ def pairwise_run_create(
         if missing:
             shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
             raise InputError(f"{source.outputs.name}: no output for case(s) {shown} (version {slot})")
-        unknown = [c for c in by_id if c not in set(case_ids)]
-        if unknown:
-            shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
-            raise InputError(
-                f"{source.outputs.name}: output(s) for id(s) not in the test set: {shown} (version {slot}); "
-                "remove them or judge them with the test set they belong to"
-            )
+        unknown_ids_refuse(by_id, set(case_ids), source.outputs.name, f" (version {slot})")
         outputs[slot] = {c: by_id[c] for c in chosen}
     if version_a.outputs and version_b.outputs and outputs["A"] == outputs["B"]:
         warnings.append("versions A and B have identical outputs")

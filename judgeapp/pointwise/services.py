@@ -14,8 +14,8 @@ from django.db import transaction
 from judgeapp.judging.batches import batched
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
 from judgeapp.judging.csvsafe import csv_chunks
-from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, parse_testset
+from judgeapp.judging.errors import InputError, refused_when_disk_full
+from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, parse_testset, unknown_ids_refuse
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
@@ -80,17 +80,16 @@ def _spec_of(rubric: Rubric | InputFile) -> RubricSpec:
     return parse_rubric(rubric.data, rubric.name)
 
 
-def _outputs_check(outputs: InputFile, rows: list[CaseRow]) -> tuple[dict[str, str], list[str]]:
-    """One version's replies from an outputs file: one for every case of the test set."""
+def _outputs_check(outputs: InputFile, rows: list[CaseRow]) -> dict[str, str]:
+    """One version's replies from an outputs file: one for every case of the test set, none for an id it
+    does not have (CONTRACT §2: refused, with the ids)."""
     by_id = parse_outputs(outputs.data, outputs.name)
     missing = [row.case_id for row in rows if row.case_id not in by_id]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise InputError(f"{outputs.name}: no output for case(s) {shown} of the test set")
-    known = {row.case_id for row in rows}
-    unknown = [case_id for case_id in by_id if case_id not in known]
-    warnings = [f"{outputs.name}: {len(unknown)} output(s) for ids not in the test set were ignored"] if unknown else []
-    return {row.case_id: by_id[row.case_id] for row in rows}, warnings
+    unknown_ids_refuse(by_id, {row.case_id for row in rows}, outputs.name)
+    return {row.case_id: by_id[row.case_id] for row in rows}
 
 
 def pointwise_check(
@@ -111,7 +110,7 @@ def pointwise_check(
     if outputs is not None:
         if generate:
             raise InputError("give an outputs file or have the system generate the outputs, not both")
-        replies, warnings = _outputs_check(outputs, rows)
+        replies = _outputs_check(outputs, rows)
     with_output = len(rows) if replies is not None else sum(row.output is not None for row in rows)
     generates = system is not None and (generate or with_output == 0)
     if not generates and with_output < len(rows):
@@ -144,6 +143,7 @@ def baseline_run_get(*, run_id: str) -> Run:
     return run
 
 
+@refused_when_disk_full
 def pointwise_create(
     *,
     testset: TestSet | InputFile,

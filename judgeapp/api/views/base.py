@@ -14,7 +14,8 @@ from functools import wraps
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
+from django.http.multipartparser import MultiPartParserError
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -22,7 +23,9 @@ from ninja.security import HttpBearer
 
 from judgeapp.api.forms import PayloadTooLarge
 from judgeapp.api.services import IdempotencyConflict, api_token_authenticate
-from judgeapp.judging.errors import InputError
+from judgeapp.judging.edge import uploads_discard
+from judgeapp.judging.errors import DiskFull, InputError, disk_full, disk_full_line
+from judgeapp.judging.text import request_problem
 from judgeapp.models import ApiToken
 from judgeapp.roles import READERS, has_role
 
@@ -37,6 +40,7 @@ ERROR_CODES = {
     409: "conflict",
     413: "payload_too_large",
     500: "server_error",
+    507: "insufficient_storage",
 }
 NO_TOKEN = "send your API token as the header 'Authorization: Bearer <token>' (make one on /profile/ or with manage.py api-token create USERNAME)"
 
@@ -69,8 +73,8 @@ def token_check(request: HttpRequest) -> ApiToken:
 
 
 class BearerToken(HttpBearer):
-    """A token of a reviewer or a lead (CONTRACT §5: an annotator has nothing to do here), and a request
-    body within UPLOAD_MAX_BYTES. A lead's own endpoints check the lead role on top."""
+    """A token of a reviewer or a lead (CONTRACT §5: an annotator has nothing to do here), a request body
+    within UPLOAD_MAX_BYTES, and text that can be stored. A lead's own endpoints check the lead role on top."""
 
     def __call__(self, request: HttpRequest) -> ApiToken:
         token = token_check(request)
@@ -81,6 +85,11 @@ class BearerToken(HttpBearer):
             raise PayloadTooLarge(
                 f"the request's {int(length):,} bytes are over the limit of {settings.UPLOAD_MAX_BYTES:,} (UPLOAD_MAX_BYTES)"
             )
+        # A NUL or a lone surrogate in the path, a query parameter or a form field: one line (400) before
+        # any endpoint reads it into a query or a row (judging/text.py); a file's are its reader's.
+        problem = request_problem(request, form_fields=True)
+        if problem:
+            raise InputError(problem)
         return token
 
     def authenticate(self, request, token):  # pragma: no cover - __call__ does it all
@@ -111,7 +120,11 @@ def _validation_detail(exc: ValidationError) -> str:
 
 
 def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
-    logger.exception("API %s %s failed", request.method, request.path, exc_info=exc)
+    if disk_full(exc):  # an upload's temp file, the database: 507, not a failure of the server's code
+        logger.error("API %s %r: the disk is full", request.method, request.path, exc_info=exc)
+        uploads_discard(request)
+        return error_response(507, disk_full_line(exc, nothing_stored=False))
+    logger.exception("API %s %r failed", request.method, request.path, exc_info=exc)
     return error_response(500, "the server failed on this request; its log has the details")
 
 
@@ -122,6 +135,9 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 for exc_class, status in (
     (InputError, 400),
     (SuspiciousOperation, 400),
+    (MultiPartParserError, 400),
+    (UnreadablePostError, 400),
+    (DiskFull, 507),
     (PermissionDenied, 403),
     (Http404, 404),
     (IdempotencyConflict, 409),
@@ -163,9 +179,11 @@ def _framed(view):
         except Exception as exc:  # noqa: BLE001 - what ninja re-raises becomes JSON, never Django's debug page
             return _server_error(request, exc)
         if response.status_code == 405 and not response.get("Content-Type", "").startswith("application/json"):
-            return _unauthenticated(request) or error_response(
-                405, f"{request.method} is not allowed on {request.path}; allowed: {response.get('Allow', '')}"
-            )
+            allowed = response.get("Allow", "")
+            answer = _unauthenticated(request) or error_response(405, f"{request.method} is not allowed on {request.path}; allowed: {allowed}")
+            if answer.status_code == 405:
+                answer["Allow"] = allowed  # RFC 9110: a 405 names the methods the path takes
+            return answer
         return response
 
     return csrf_exempt(login_not_required(framed))

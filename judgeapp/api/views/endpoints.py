@@ -48,7 +48,7 @@ def judge_get(*, name: str | None = None) -> Judge:
     return judge
 
 ERRORS = {status: ErrorOut for status in (400, 401, 403, 404, 409, 413)}
-STARTED = {201: RunOut, 200: RunOut, **ERRORS}
+STARTED = {201: RunOut, 200: RunOut, **ERRORS, 507: ErrorOut}  # 507: the disk filled while the run was stored
 IDEMPOTENCY_KEY = Header(
     None,
     alias="Idempotency-Key",
@@ -250,24 +250,44 @@ def release_mark(request: HttpRequest, run_id: str, data: Form[ReleaseIn]):
 # --- Lists ---------------------------------------------------------------------------------------------
 
 
-def _runs(request: HttpRequest, *, system=None, kind: str | None, status: str | None, limit: int) -> list[dict]:
-    if kind and kind not in RunKind.values:
-        raise InputError(f"kind {kind!r}: one of {', '.join(RunKind.values)}")
-    if status and status not in RunStatus.values:
-        raise InputError(f"status {status!r}: one of {', '.join(RunStatus.values)}")
-    return [run_out(request, run) for run in selectors.runs_filtered(system=system, kind=kind, status=status, limit=limit)]
+def _runs(request: HttpRequest, *, system=None, kind: RunKind | None, status: RunStatus | None, limit: int, offset: int) -> list[dict]:
+    runs = selectors.runs_filtered(system=system, kind=kind, status=status, limit=limit, offset=offset)
+    return [run_out(request, run) for run in runs]
+
+
+# The lists' bounds, declared in the schema and answered 400 beyond them (a negative limit, a word).
+RUNS_LIMIT = Query(50, ge=1, le=selectors.RUNS_LIMIT_MAX, description=f"how many runs (1 to {selectors.RUNS_LIMIT_MAX})")
+VERSIONS_LIMIT = Query(100, ge=1, le=500, description="how many versions (1 to 500)")
+OFFSET = Query(0, ge=0, le=selectors.OFFSET_MAX, description=f"how many of the newest to skip (0 to {selectors.OFFSET_MAX:,})")
+KIND = Query(None, description="only runs of this kind")
+STATUS = Query(None, description="only runs in this status")
 
 
 @router.get("/runs", response={200: list[RunOut], **ERRORS}, url_name="runs", tags=["runs"])
-def runs(request: HttpRequest, system: str | None = None, kind: str | None = None, status: str | None = None, limit: int = 50):
+def runs(
+    request: HttpRequest,
+    system: str | None = Query(None, description="only this system's runs"),
+    kind: RunKind | None = KIND,
+    status: RunStatus | None = STATUS,
+    limit: int = RUNS_LIMIT,
+    offset: int = OFFSET,
+):
     """Runs, newest first (at most 200), of one system, kind or status."""
-    return _runs(request, system=selectors.system_of(name=system) if system else None, kind=kind, status=status, limit=limit)
+    system_row = selectors.system_of(name=system) if system else None
+    return _runs(request, system=system_row, kind=kind, status=status, limit=limit, offset=offset)
 
 
 @router.get("/systems/{name}/runs", response={200: list[RunOut], **ERRORS}, url_name="system_runs", tags=["runs"])
-def system_runs(request: HttpRequest, name: str, kind: str | None = None, status: str | None = None, limit: int = 50):
+def system_runs(
+    request: HttpRequest,
+    name: str,
+    kind: RunKind | None = KIND,
+    status: RunStatus | None = STATUS,
+    limit: int = RUNS_LIMIT,
+    offset: int = OFFSET,
+):
     """A system's runs, newest first."""
-    return _runs(request, system=selectors.system_of(name=name), kind=kind, status=status, limit=limit)
+    return _runs(request, system=selectors.system_of(name=name), kind=kind, status=status, limit=limit, offset=offset)
 
 
 def _endpoints(model_rows) -> list[dict]:
@@ -309,20 +329,20 @@ def systems(request: HttpRequest):
 
 
 @router.get("/testsets", response={200: list[VersionOut], **ERRORS}, url_name="testsets", tags=["versions"])
-def testsets(request: HttpRequest, limit: int = Query(100, le=500)):
+def testsets(request: HttpRequest, limit: int = VERSIONS_LIMIT, offset: int = OFFSET):
     """Stored test sets, newest first: a run can name one by `testset_version` instead of uploading it."""
     return [
         {"name": t.name, "version": t.version, "content_hash": t.content_hash, "created_at": t.created_at, "git_commit": t.git_commit, "cases": t.case_count}
-        for t in selectors.testsets_recent(limit=limit)
+        for t in selectors.testsets_recent(limit=limit, offset=offset)
     ]
 
 
 @router.get("/rubrics", response={200: list[VersionOut], **ERRORS}, url_name="rubrics", tags=["versions"])
-def rubrics(request: HttpRequest, limit: int = Query(100, le=500)):
+def rubrics(request: HttpRequest, limit: int = VERSIONS_LIMIT, offset: int = OFFSET):
     """Stored rubrics, newest first (`rubric_version`)."""
     return [
         {"name": r.name, "version": r.version, "content_hash": r.content_hash, "created_at": r.created_at, "git_commit": r.git_commit}
-        for r in selectors.rubrics_recent(limit=limit)
+        for r in selectors.rubrics_recent(limit=limit, offset=offset)
     ]
 
 
