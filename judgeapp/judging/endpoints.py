@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from judgeapp.judging.client import EndpointConfig, JudgeClient
 from judgeapp.judging.limiters import limiter_for_settings
+from judgeapp.judging.text import storable
 from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import CachedResponse, Judge, System
 
@@ -42,7 +43,8 @@ class DatabaseResponseCache:
         now = timezone.now()
         names = ("key", "response", "hits", "created_at", "updated_at")
         fields = [CachedResponse._meta.get_field(name) for name in names]
-        params = [field.get_db_prep_save(v, connection) for field, v in zip(fields, (key, value, 0, now, now))]
+        # A reply with a NUL or a lone surrogate is kept as storable() makes it (PostgreSQL's jsonb refuses both).
+        params = [field.get_db_prep_save(v, connection) for field, v in zip(fields, (key, storable(value), 0, now, now))]
         quote = connection.ops.quote_name
         columns = ", ".join(quote(field.column) for field in fields)
         with write_turn(), connection.cursor() as cursor:

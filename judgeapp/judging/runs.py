@@ -31,6 +31,7 @@ from judgeapp.judging.client import JudgeError, JudgeRejected, JudgeUnreachable,
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.limiters import before_waiting_for_a_slot
 from judgeapp.judging.runkind import RunFailed, UnitResult, UnitSpec, handler_for
+from judgeapp.judging.text import storable
 from judgeapp.judging.workers import claimer_is_dead, soft_time_limit, worker_identity
 from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import ACTIVE_UNIT_STATUSES, AuditLog, Executor, Judge, Judgment, Run, RunStatus, System, UnitStatus
@@ -475,6 +476,9 @@ def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.
         for unit, result in written:
             unit.status = UnitStatus.DONE if result.ok else UnitStatus.FAILED
             unit.claim_token, unit.lease_expires_at, unit.finished_at = None, None, now
+            # A reply is the judge's (or the system's) text: a NUL or a lone surrogate in it must not keep
+            # the batch from being recorded.
+            result.fields = storable(result.fields)
             for name, value in result.fields.items():
                 setattr(unit, name, value)
             fields.update(result.fields)

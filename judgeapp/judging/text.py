@@ -129,3 +129,22 @@ def request_problem(request, *, form_fields: bool) -> str | None:
     if problem or not form_fields or request.method != "POST":
         return problem
     return fields_problem(((name, value) for name, values in request.POST.lists() for value in values), "field")
+
+
+def storable(value):
+    """A judge's or a system's reply as it can be stored, deep in dicts and lists: a NUL becomes U+FFFD and a
+    lone surrogate `?`. Not refused like the edge's input — the judge wrote it, and its unit must still be
+    recorded (PostgreSQL refuses a NUL in text and in jsonb, and no driver encodes a lone surrogate)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            value = value.replace("\x00", "\ufffd")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            value = value.encode("utf-8", "replace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable(item) for item in value]
+    return value
