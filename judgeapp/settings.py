@@ -237,6 +237,14 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+# Failed logins and failed API tokens (judgeapp/throttle.py): an account or an address with this many
+# failures within the window is answered 429 until the window ends; 0 turns the throttle off.
+AUTH_FAILURE_LIMIT = env.int("AUTH_FAILURE_LIMIT", default=30)
+AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=900)
+# Proxies in front of the app that append to X-Forwarded-For (a TLS proxy, a load balancer): the client's
+# address is the entry the outermost of them wrote. 0 (the default): X-Forwarded-For is the client's own
+# to write, and REMOTE_ADDR is the address.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
