@@ -5,6 +5,8 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
 
+    # Numbered 0017: main has its own 0016 (0016_release_policy_injection_flags, from 0015 too). When both
+    # meet, this one depends on that one instead.
     dependencies = [
         ('judgeapp', '0015_release_as_decided'),
     ]
