@@ -60,7 +60,7 @@ def test_two_draws_at_the_same_moment_make_one_sample(planted_run, annotator, bo
     for seed in range(3):
         barrier, drawn, errors = threading.Barrier(2), [], []
 
-        def draw(seed=seed):
+        def draw(seed=seed, barrier=barrier, drawn=drawn, errors=errors):
             try:
                 barrier.wait(10)
                 drawn.append(sample_draw(run=run, size=6, seed=seed, overlap=2, annotators=[annotator, bob]).pk)

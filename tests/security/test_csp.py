@@ -14,11 +14,11 @@ TEMPLATE_DIRS = [ROOT / "templates", ROOT / "calibration" / "templates"]
 # type="application/json" is data, never run), an event-handler attribute, htmx's hx-on (eval), a <style>
 # element, a javascript: URL.
 REFUSED = {
-    "inline script": re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>", re.I),
-    "event-handler attribute": re.compile(r"<[^>]*\son[a-z]+\s*=", re.I),
-    "hx-on": re.compile(r"\b(?:data-)?hx-on", re.I),
-    "style element": re.compile(r"<style\b", re.I),
-    "javascript: URL": re.compile(r"javascript:", re.I),
+    "inline script": re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>", re.IGNORECASE),
+    "event-handler attribute": re.compile(r"<[^>]*\son[a-z]+\s*=", re.IGNORECASE),
+    "hx-on": re.compile(r"\b(?:data-)?hx-on", re.IGNORECASE),
+    "style element": re.compile(r"<style\b", re.IGNORECASE),
+    "javascript: URL": re.compile(r"javascript:", re.IGNORECASE),
 }
 
 
@@ -45,7 +45,7 @@ def test_no_template_holds_what_the_policy_refuses(what):
     found = []
     for folder in TEMPLATE_DIRS:
         for template in folder.rglob("*.html"):
-            text = re.sub(r"\{#.*?#\}|\{% comment %\}.*?\{% endcomment %\}", "", template.read_text(), flags=re.S)
+            text = re.sub(r"\{#.*?#\}|\{% comment %\}.*?\{% endcomment %\}", "", template.read_text(), flags=re.DOTALL)
             found += [f"{template.relative_to(ROOT)}: {m.group(0)[:80]}" for m in REFUSED[what].finditer(text)]
     assert found == [], f"{what} (refused by the Content-Security-Policy; use a static file or an htmx attribute)"
 
