@@ -89,7 +89,7 @@ def api_token_authenticate(*, token: str, address: str | None = None) -> ApiToke
         auth_failure_record(keys=keys)
         return None
     if row.revoked_at is not None or not row.user.is_active:
-        auth_failure_record(keys=keys[:1])
+        auth_failure_record(keys=keys[:1])  # the address alone (throttle_keys puts it first): nobody guessed this secret
         return None
     now = timezone.now()
     if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:

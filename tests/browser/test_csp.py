@@ -91,3 +91,19 @@ def test_the_login_page_and_its_lockout_page_report_no_violation(page, reviewer,
     assert "Too many failed logins" in page.locator("#locked-out").inner_text()
     page.screenshot(path=screenshots / "csp-locked-out.png", full_page=True)
     assert violations(page, seen) == []
+
+
+def test_the_admin_reports_no_violation(page, django_user_model, screenshots):
+    django_user_model.objects.create_superuser("root", password="pw-for-tests-1")
+    seen = watched(page)
+    page.goto("/admin/")  # its login is the app's page
+    page.wait_for_url("**/login/?next=/admin/")
+    page.fill("#id_username", "root")
+    page.fill("#id_password", "pw-for-tests-1")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/admin/")
+    for path in ["/admin/", "/admin/judgeapp/judge/add/", "/admin/auth/user/"]:
+        page.goto(path)
+        page.wait_for_load_state("networkidle")
+        assert violations(page, seen) == [], path
+    page.screenshot(path=screenshots / "csp-admin-users.png", full_page=True)
