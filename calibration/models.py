@@ -80,9 +80,21 @@ class Sample(TimeStampedModel):
     # so a task that finds them equal has nothing to do, and one that computed a stale version throws it away.
     labels_version = models.PositiveIntegerField(default=0)
     agreement_version = models.PositiveIntegerField(default=0)
+    repeat = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="0: the draw of its run, size and seed. A database from before a draw was made once (calibration "
+        "0007) may hold repeats of one, numbered 1, 2, … in the order they were drawn.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            # The same run, size and seed draw the same items: drawn twice (a double click, two reviewers at
+            # the same moment), it is one sample, with one set of assignments (services/samples.py).
+            models.UniqueConstraint(
+                fields=["run", "size", "seed", "repeat"], condition=Q(method="drawn"), name="sample_drawn_once_per_run_size_seed"
+            ),
+        ]
         indexes = [
             # "The latest human sample" of a run's judge: samples newest first.
             models.Index(fields=["-created_at"], name="sample_newest"),

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from calibration import selectors
@@ -122,6 +123,7 @@ def sample_new(request: HtmxHttpRequest) -> HttpResponse:
     form = SampleForm(request.POST or None, initial={"run": request.GET.get("run")})
     if request.method == "POST" and form.is_valid():
         run = judgeapp_selectors.run_get(run_id=form.cleaned_data["run"])
+        asked_at = timezone.now()
         try:
             sample = sample_draw(
                 run=run,
@@ -134,6 +136,13 @@ def sample_new(request: HtmxHttpRequest) -> HttpResponse:
         except InputError as exc:
             form.add_error(None, str(exc))
         else:
+            if sample.created_at < asked_at:
+                messages.info(
+                    request,
+                    f"Sample {sample.short_id} of this run, size and seed was drawn on {sample.created_at:%Y-%m-%d %H:%M} UTC: "
+                    "here it is, with its annotators. Another seed draws another sample.",
+                )
+                return redirect("calibration:sample_detail", sample_uuid=sample.uuid)
             held = len(selectors.sample_held_back(sample=sample))
             note = f"; {held} held back on leakage (see below)" if held else ""
             messages.success(request, f"Sample {sample.short_id} drawn: {sample.size - held} items in the annotators' queues{note}.")

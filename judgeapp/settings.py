@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -49,12 +50,14 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "csp",
     "judgeapp",
     "calibration",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     # A path, query parameter or upload name that is no text: 400, one line; a full disk: 507 (issue 26).
@@ -239,6 +242,14 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+# Failed logins and failed API tokens (judgeapp/throttle.py): an account or an address with this many
+# failures within the window is answered 429 until the window ends; 0 turns the throttle off.
+AUTH_FAILURE_LIMIT = env.int("AUTH_FAILURE_LIMIT", default=30)
+AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=900)
+# Proxies in front of the app that append to X-Forwarded-For (a TLS proxy, a load balancer): the client's
+# address is the entry the outermost of them wrote. 0 (the default): X-Forwarded-For is the client's own
+# to write, and REMOTE_ADDR is the address.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -258,6 +269,35 @@ STORAGES = {
         )
     },
 }
+
+# --- Content-Security-Policy (django-csp) ------------------------------------------------------------------
+# Scripts only from the app's own static files: no inline script, no event-handler attribute, no eval (the
+# htmx-config in templates/base.html turns off htmx's eval features and the style element it would inject).
+# Stylesheets only from static files, though a style attribute may set a width or a colour (progress bars,
+# histogram bars): CSS in an attribute runs nothing, and every URL it could load is held to 'self' above.
+# Images from here and data: URIs (Swagger UI's icons). No plugin, no <base>, forms post only here, and no
+# other site may frame a page. The same policy in development: a page that breaks under it breaks on the
+# laptop and in the browser tests, not first in production (django-csp leaves DEBUG's 404 and 500 pages
+# alone). CSP_REPORT_ONLY=true sends it as Content-Security-Policy-Report-Only instead: reported, not enforced.
+_CSP = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+if env.bool("CSP_REPORT_ONLY", default=False):
+    CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
+else:
+    CONTENT_SECURITY_POLICY = _CSP
 
 # --- Production hardening (python manage.py check --deploy) ---------------------------------------------
 if PRODUCTION:

@@ -1,4 +1,5 @@
-"""Production settings: the deploy checks pass, and the development secret key is refused."""
+"""Production settings: the deploy checks pass, the development secret key is refused, and every response
+carries the Content-Security-Policy."""
 
 import os
 import subprocess
@@ -37,3 +38,21 @@ def test_development_debug_is_on_for_the_pages_and_off_for_commands_that_judge()
     differing = manage("diffsettings")  # prints DEBUG only where it differs from Django's False
     assert differing.returncode == 0 and "DEBUG = True" not in differing.stdout
     assert "DEBUG = True" in manage("diffsettings", DJANGO_DEBUG="1").stdout
+
+
+def test_production_sends_the_content_security_policy():
+    ask = (
+        "from django.test import Client; "
+        "r = Client().get('/api/v1/openapi.json', secure=True, HTTP_HOST='judge.example.com'); "
+        "print(r.status_code); print(r.get('Content-Security-Policy')); print(r.get('Content-Security-Policy-Report-Only'))"
+    )
+    production = {"JUDGEAPP_ENV": "production", "SECRET_KEY": STRONG_KEY, "ALLOWED_HOSTS": "judge.example.com"}
+    status, enforced, reported = manage("shell", "-v", "0", "-c", ask, **production).stdout.split("\n")[:3]
+    assert status == "200" and reported == "None"
+    directives = dict(d.strip().split(" ", 1) for d in enforced.split(";"))
+    assert directives["default-src"] == directives["script-src"] == directives["style-src"] == "'self'"
+    assert directives["frame-ancestors"] == "'none'"
+    # CSP_REPORT_ONLY: reported, not enforced (to try a change of policy on a live site).
+    status, enforced, reported = manage("shell", "-v", "0", "-c", ask, **production, CSP_REPORT_ONLY="true").stdout.split("\n")[:3]
+    assert enforced == "None" and "script-src 'self'" in reported
+

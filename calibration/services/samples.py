@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from calibration.core.labels import PAIRWISE, parse_label
 from calibration.core.sampling import assign, queue_order, reply_order_swapped, stratified_sample
@@ -90,10 +90,18 @@ def annotators_check(usernames_or_users) -> list:
     return users
 
 
+def sample_drawn(*, run: Run, size: int, seed: int) -> Sample | None:
+    """The sample drawn from `run` with this size (as drawn) and seed, if there is one."""
+    return Sample.objects.filter(run=run, method=Sample.Method.DRAWN, size=size, seed=seed, repeat=0).first()
+
+
 @transaction.atomic
 def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators, created_by=None) -> Sample:
     """Draw `size` items of `run`, stratified by its judge's verdicts, and give each to `overlap`
-    annotators. The same run, size and seed always draw the same items."""
+    annotators. The same run, size and seed always draw the same items, so they make one sample: drawn
+    again (a double click, two reviewers at the same moment), the sample drawn first is returned as it is,
+    with its annotators and overlap. The size is the size drawn: asking for 100 items of a run with 40
+    judged ones draws the 40, the same sample as asking for 40."""
     annotators = annotators_check(annotators)
     if not annotators:
         raise InputError("choose at least one annotator")
@@ -113,19 +121,31 @@ def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators,
     if not candidates:
         raise InputError(f"run {run.run_id} has no judged item to sample")
     keys = stratified_sample(candidates, size=min(size, len(candidates)), seed=seed)
+    existing = sample_drawn(run=run, size=len(keys), seed=seed)
+    if existing is not None:
+        return existing
     strata = dict(candidates)
     # An item whose input or reply reveals a system, version or judge is held back: no annotator gets it,
     # and the sample's page shows it to the reviewer with its flags.
     leaks = items_leakage(run=run, case_ids={case_id for case_id, _ in keys})
-    sample = Sample.objects.create(
-        run=run,
-        label_kind=items.label_kind,
-        size=len(keys),
-        seed=seed,
-        overlap=overlap,
-        stratified_by=stratifier,
-        created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
-    )
+    try:
+        with transaction.atomic():
+            sample = Sample.objects.create(
+                run=run,
+                label_kind=items.label_kind,
+                size=len(keys),
+                seed=seed,
+                overlap=overlap,
+                stratified_by=stratifier,
+                created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
+            )
+    except IntegrityError:
+        # The same draw, committed by another request since the look above (the unique constraint waited for
+        # it): that sample is the one.
+        existing = sample_drawn(run=run, size=len(keys), seed=seed)
+        if existing is None:
+            raise
+        return existing
     rows = SampleItem.objects.bulk_create(
         SampleItem(
             sample=sample,

@@ -18,6 +18,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.audit import audit_log_create, cli_actor
 from judgeapp.models import ApiToken, AuditLog, IdempotencyKey, Run, content_hash
 from judgeapp.models.api import TOKEN_SCHEME, token_digest
+from judgeapp.throttle import Scope, auth_failure_record, auth_failures_check, throttle_keys
 
 PREFIX_BYTES = 6  # 12 hex digits: enough that two tokens never need the same prefix
 SECRET_BYTES = 32
@@ -67,17 +68,28 @@ def api_token_revoke(*, token: ApiToken, actor=None) -> bool:
     return True
 
 
-def api_token_authenticate(*, token: str) -> ApiToken | None:
-    """The active token this Bearer value is, with its user (active), or None. Marks its last use."""
+def api_token_authenticate(*, token: str, address: str | None = None) -> ApiToken | None:
+    """The active token this Bearer value is, with its user (active), or None. Marks its last use.
+
+    With `address` (the client's, as the API sees it) failures are throttled (judgeapp/throttle.py): a wrong
+    token counts against the address, and a wrong secret after a real prefix also against that token's
+    user; Throttled once either is locked, before the token is checked. A revoked token or an inactive
+    user's counts against the address alone: its secret was not guessed.
+    """
     scheme, _, rest = token.partition("_")
     prefix, _, secret = rest.partition("_")
-    if scheme != TOKEN_SCHEME or not prefix or not secret:
-        return None
-    row = ApiToken.objects.select_related("user").filter(prefix=prefix).first()
+    well_formed = scheme == TOKEN_SCHEME and bool(prefix) and bool(secret)
+    row = ApiToken.objects.select_related("user").filter(prefix=prefix).first() if well_formed else None
+    keys = []
+    if address is not None:
+        keys = throttle_keys(scope=Scope.API, address=address, account=f"user:{row.user_id}" if row is not None else None)
+        auth_failures_check(keys=keys)
     # compare_digest: the time taken says nothing about how much of the hash matched.
     if row is None or not hmac.compare_digest(row.secret_hash, token_digest(token)):
+        auth_failure_record(keys=keys)
         return None
     if row.revoked_at is not None or not row.user.is_active:
+        auth_failure_record(keys=keys[:1])  # the address alone (throttle_keys puts it first): nobody guessed this secret
         return None
     now = timezone.now()
     if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:

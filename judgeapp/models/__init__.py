@@ -85,3 +85,6 @@ __all__ += [
 from .api import ApiToken, IdempotencyKey  # noqa: E402
 
 __all__ += ["ApiToken", "IdempotencyKey"]
+from .throttle import AuthFailureCount  # noqa: E402
+
+__all__ += ["AuthFailureCount"]

@@ -9,7 +9,7 @@ from django.utils import timezone
 from judgeapp.judging.audit import audit_actor_label, audit_log_create
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, BaselineRule, GateAction, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus
-from judgeapp.releases.selectors import gate_evaluate, release_measured_on, release_policy_current
+from judgeapp.releases.selectors import gate_decision_in_force, gate_evaluate, release_measured_on, release_policy_current
 from judgeapp.roles import Role, has_role
 
 
@@ -20,11 +20,23 @@ def _check(run: Run, actor) -> None:
         raise InputError(f"run {run.run_id} is a {run.kind} run; releases are decided on pointwise runs")
 
 
+def _decisions_queue(run: Run) -> None:
+    """Lock the run's row until the transaction ends: the leads' decisions and the release of one run are
+    written one after the other. Two leads approving and blocking at the same moment could otherwise write
+    their decisions and audit entries interleaved (A's decision, B's decision, B's entry, A's entry), and the
+    decision in force (the latest) would not be the one the audit log names last. (SQLite writes one
+    transaction at a time anyway; there FOR UPDATE is left out.)"""
+    Run.objects.select_for_update().only("pk").get(pk=run.pk)
+
+
 def gate_decide(*, run: Run, actor, verdict: str, reason: str) -> GateDecision:
     """A lead approves or blocks the release of `run`, with a reason.
 
     A block always stands. An approval confirms a gate that passes on its own: it cannot open a gate that
     an invalid run, a low mean or a calibration lock keeps closed (a lead's earlier block it does lift).
+    Decisions on one run are serialised: the latest is the one in force and the last in the audit log. A
+    block after the run was released is recorded too: the release stands as it was decided, with the block
+    a dated note beside it.
     """
     _check(run, actor)
     reason = " ".join((reason or "").split())
@@ -36,6 +48,7 @@ def gate_decide(*, run: Run, actor, verdict: str, reason: str) -> GateDecision:
     if verdict == GateDecision.Verdict.APPROVED and not gate["passed"]:
         raise InputError("the gate does not pass, so the release cannot be approved: " + "; ".join(gate["reasons"]))
     with transaction.atomic():
+        _decisions_queue(run)
         decision = GateDecision.objects.create(
             run=run, verdict=verdict, reason=reason, decided_by=actor, actor_label=audit_actor_label(actor), gate=gate
         )
@@ -56,7 +69,9 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
 
     Only a valid run whose gate passes now (no lead block, no calibration lock) can be released; otherwise
     releasing it would lower the bar the next version is held to. The release keeps what its mean was
-    measured on and the gate as it stood (who decided, when): that decision is never recomputed.
+    measured on and the gate as it stood (who decided, when): that decision is never recomputed. A lead's
+    block that arrives while the release is being marked goes first or waits (the run's row is locked):
+    either the release sees the block and is refused, or the block comes after the release.
     """
     _check(run, actor)
     if run.system_id is None:
@@ -76,6 +91,14 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
     }
     try:
         with transaction.atomic():
+            _decisions_queue(run)
+            # The gate above was read before the lock: a block written since then closes it.
+            decision = gate_decision_in_force(run=run)
+            if decision is not None and decision.verdict == GateDecision.Verdict.BLOCKED:
+                raise InputError(
+                    f"the gate does not pass, so the run cannot be released: blocked by lead {decision.actor_label} "
+                    f"on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
+                )
             release = Release.objects.create(
                 system=run.system, run=run, mean=run.report["mean"], label=label, note=note.strip(), released_by=actor,
                 measured_on=release_measured_on(run=run), gate=decided,

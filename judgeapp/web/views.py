@@ -3,6 +3,9 @@
 import os
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth import views as auth_views
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
@@ -19,6 +22,47 @@ from judgeapp.judging.runkind import handler_for
 from judgeapp.models import AuditLog, Judge, Judgment, RunKind, System
 from judgeapp.web import selectors as web_selectors
 from judgeapp.roles import READERS, Role, has_role, role_required
+from judgeapp.throttle import (
+    Scope,
+    Throttled,
+    account_name,
+    auth_failure_record,
+    auth_failures_check,
+    client_address,
+    throttle_keys,
+    wait_words,
+)
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page, throttled per account and per address (judgeapp/throttle.py): a locked account
+    or address gets a page saying how long to wait, with status 429 and Retry-After, and its password is not
+    checked."""
+
+    def post(self, request, *args, **kwargs):
+        try:
+            auth_failures_check(keys=self._throttle_keys())
+        except Throttled as exc:
+            return self._locked_out(exc)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        # A wrong username or password counts; a form sent without one of them guessed nothing.
+        if form.has_error(NON_FIELD_ERRORS, "invalid_login"):
+            try:
+                auth_failure_record(keys=self._throttle_keys())
+            except Throttled as exc:
+                return self._locked_out(exc)
+        return super().form_invalid(form)
+
+    def _throttle_keys(self):
+        typed = self.request.POST.get(get_user_model().USERNAME_FIELD, "")
+        return throttle_keys(scope=Scope.LOGIN, address=client_address(self.request), account=account_name(typed))
+
+    def _locked_out(self, exc: Throttled) -> HttpResponse:
+        response = render(self.request, "registration/locked_out.html", {"wait": wait_words(exc.retry_after)}, status=429)
+        response["Retry-After"] = str(exc.retry_after)
+        return response
 
 
 def home(request: HtmxHttpRequest) -> HttpResponse:

@@ -127,8 +127,9 @@ EXPECTED: dict[str, Expected] = {
     "blind:reveal": Expected(POST_ONLY, READERS_POST),
     "blind:comparison_json": Expected(READERS),
 }
-# Django's admin is for staff, and none of these users is: its login page answers, the rest sends to it.
-ADMIN_EXPECTED = {"admin:login": EVERYONE}
+# Django's admin is for staff, and none of these users is: every page sends to its login, and its login to
+# the app's own login page (throttled: judgeapp/throttle.py).
+ADMIN_EXPECTED: dict = {}
 ADMIN_DEFAULT = statuses(302, 302, 302, 302, 302)
 
 

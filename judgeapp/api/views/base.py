@@ -28,6 +28,7 @@ from judgeapp.judging.errors import DiskFull, InputError, disk_full, disk_full_l
 from judgeapp.judging.text import request_problem
 from judgeapp.models import ApiToken
 from judgeapp.roles import READERS, has_role
+from judgeapp.throttle import Throttled, client_address
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ ERROR_CODES = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
+    429: "too_many_requests",
     500: "server_error",
     507: "insufficient_storage",
 }
@@ -52,20 +54,27 @@ def error_response(status: int, detail: str) -> JsonResponse:
     return response
 
 
+def throttled_response(exc: Throttled) -> JsonResponse:
+    response = error_response(429, str(exc))
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
 class Unauthorized(AuthenticationError):
     def __init__(self, detail: str):
         super().__init__(401, detail)
 
 
 def token_check(request: HttpRequest) -> ApiToken:
-    """The request's token, its user set as request.user; Unauthorized (401) without a valid one."""
+    """The request's token, its user set as request.user; Unauthorized (401) without a valid one, Throttled
+    (429) after too many wrong ones for its account or from its address (judgeapp/throttle.py)."""
     header = request.headers.get("Authorization", "")
     if not header.strip():
         raise Unauthorized(NO_TOKEN)
     scheme, _, value = header.strip().partition(" ")
     if scheme.lower() != "bearer" or not value.strip():
         raise Unauthorized("the Authorization header must read 'Bearer <token>'")
-    token = api_token_authenticate(token=value.strip())
+    token = api_token_authenticate(token=value.strip(), address=client_address(request))
     if token is None:
         raise Unauthorized("the token is not valid: unknown, revoked, or its user is inactive")
     request.user = token.user
@@ -147,15 +156,18 @@ for exc_class, status in (
     api.add_exception_handler(exc_class, lambda request, exc, status=status: error_response(status, str(exc) or ERROR_CODES[status]))
 api.add_exception_handler(ValidationError, lambda request, exc: error_response(400, _validation_detail(exc)))
 api.add_exception_handler(HttpError, _http_error)
+api.add_exception_handler(Throttled, lambda request, exc: throttled_response(exc))
 api.add_exception_handler(Exception, _server_error)
 
 
 def _unauthenticated(request: HttpRequest) -> HttpResponse | None:
-    """401 unless the request carries a valid token (for answers that no endpoint's auth gave)."""
+    """401 (or 429) unless the request carries a valid token (for answers that no endpoint's auth gave)."""
     try:
         token_check(request)
     except Unauthorized as exc:
         return error_response(401, str(exc))
+    except Throttled as exc:
+        return throttled_response(exc)
     return None
 
 
