@@ -68,7 +68,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('baseline_rule', models.CharField(choices=[('mean', "its mean is below the baseline's on the same cases (the seed's rule)"), ('regression', "a real regression: the difference's 95% interval is below zero")], default='mean', help_text='When a run compared like for like with its baseline is blocked.', max_length=12)),
+                ('baseline_rule', models.CharField(choices=[('mean', "its mean is below the baseline's on the same cases (the default)"), ('regression', "a real regression: the difference's 95% interval is below zero")], default='mean', help_text='When a run compared like for like with its baseline is blocked.', max_length=12)),
                 ('skipped_baseline', models.CharField(choices=[('warn', 'note it and pass'), ('block', 'block the release')], default='warn', help_text='A run with a baseline it cannot be compared with (no shared case, no outputs kept): note it, or block.', max_length=8)),
                 ('reason', models.TextField(blank=True)),
                 ('set_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),

@@ -83,7 +83,7 @@ class GateDecision(TimeStampedModel):
 
 
 class BaselineRule(models.TextChoices):
-    MEAN = "mean", "its mean is below the baseline's on the same cases (the seed's rule)"
+    MEAN = "mean", "its mean is below the baseline's on the same cases (the default)"
     REGRESSION = "regression", "a real regression: the difference's 95% interval is below zero"
 
 

@@ -144,11 +144,7 @@ class GateCommand(JudgeCommand):
 
     def handle(self, *args, **options):
         report_path = output_path_check(options["report"], "--report") if options.get("report") else None
-        run = Run.objects.select_related("system").filter(run_id=options["run_id"]).first()
-        if run is None:
-            raise InputError(f"no run {options['run_id']!r}")
-        if run.kind != RunKind.POINTWISE:
-            raise InputError(f"run {run.run_id} is a {run.get_kind_display()} run; the release gate reads pointwise runs")
+        run = _pointwise_run(options["run_id"], what="the release gate reads pointwise runs")
         gate = gate_as_decided(run=run)
         if report_path:
             write_text_atomic(report_path, json_text({**report_current(run=run), "gate": gate}))
@@ -214,19 +210,21 @@ class CompareRunsCommand(JudgeCommand):
     def handle(self, *args, **options):
         if options["limit"] < 0:
             raise InputError("--limit must be 0 (all rows) or more")
-        run, baseline = (_pointwise_run(options[key]) for key in ("run_id", "baseline_id"))
+        what = "only pointwise runs are compared case by case"
+        run, baseline = (_pointwise_run(options[key], what=what) for key in ("run_id", "baseline_id"))
         comparison = runs_comparison(run=run, other=baseline, criterion=options.get("criterion"))
         if options.get("criterion") and options["criterion"] not in comparison["criteria"]:
             raise InputError(f"no criterion {options['criterion']!r} in either run (they have: {', '.join(comparison['criteria']) or 'none'})")
         self.stdout.write(comparison_markdown(comparison, limit=options["limit"] or None), ending="")
 
 
-def _pointwise_run(run_id: str) -> Run:
-    run = Run.objects.select_related("testset", "rubric").filter(run_id=run_id).first()
+def _pointwise_run(run_id: str, *, what: str) -> Run:
+    """The pointwise run a command names; `what` says why another kind is refused."""
+    run = Run.objects.select_related("system", "testset", "rubric").filter(run_id=run_id).first()
     if run is None:
         raise InputError(f"no run {run_id!r}")
     if run.kind != RunKind.POINTWISE:
-        raise InputError(f"run {run.run_id} is a {run.get_kind_display()} run; only pointwise runs are compared case by case")
+        raise InputError(f"run {run.run_id} is a {run.get_kind_display()} run; {what}")
     return run
 
 
