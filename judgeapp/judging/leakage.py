@@ -27,11 +27,14 @@ import json
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import resources
 from itertools import permutations
+
+from judgeapp.judging.model_names import MODEL_NAME, PROVIDER_NAME, default_finder
+from judgeapp.judging.regexes import linear_regex
 
 
 class Kind:
@@ -90,9 +93,11 @@ def format_flag(flag: LeakageFlag | dict) -> str:
 
 # --- Normalisation ---------------------------------------------------------------------------------------
 
-# `&#105;`, `&#x69;`, `&amp;`: only entities closed by `;` (a bare `&not` inside "R&notice" is prose).
-_ENCODED = re.compile(r"&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|(?:%[0-9A-Fa-f]{2})+")
-_SEPARATORS = "-_/.\\\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+# `&#105;`, `&#x69;`, `&amp;`. Numeric entities with or without their `;` (a browser shows `&#67laude` as
+# "Claude"); named ones only when closed by `;` (a bare `&not` inside "R&notice" is prose).
+_ENCODED = re.compile(r"&(?:#\d{1,7};?|#[xX][0-9A-Fa-f]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)|(?:%[0-9A-Fa-f]{2})+")
+# `*`, `|`, `·` and `•` as well: `s*t*e*p*w*i*s*e`, a name spelt with a separator between every letter.
+_SEPARATORS = "-_/.\\*|\u00b7\u2022\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 # Every separator and white-space character becomes a space (same length: no shift); runs of spaces then
 # collapse to one, the only step that moves text.
 _TO_SPACE = {ord(c): " " for c in _SEPARATORS + "\t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\x1c\x1d\x1e\x1f\x85"}
@@ -247,6 +252,12 @@ def compact(text: str) -> str:
     return compact_text(fold_text(text)).text.strip()
 
 
+@lru_cache(maxsize=1024)
+def _name_key(name: str) -> str:
+    """A known name's key for its flag: worked out once, not once a match."""
+    return compact(name)
+
+
 # --- Names -----------------------------------------------------------------------------------------------
 
 # Names too generic to mean an identity: matching them would stop every comparison.
@@ -263,6 +274,7 @@ MIN_NAME_LENGTH = 2  # `v2` is a name; a single letter (`a`, `b`) is not
 MIN_SQUEEZED_LENGTH = 8  # a name matched with its separators dropped (`support-bot-\nv2` hyphenated apart)
 MIN_REVERSED_LENGTH = 6
 MIN_PARTIAL_LENGTH = 4
+MIN_SPACED_LENGTH = 3  # `s t e p w i s e`; two letters spaced (`a b`) are too common, but `v 2` counts
 SNIPPET_CHARS = 160
 
 
@@ -350,6 +362,7 @@ class _NameRule:
     rule: str
     regex: re.Pattern | None = None  # on the compact text
     squeezed: str = ""  # on the compact text without its spaces
+    spaced: str = ""  # on the compact text, as it is
     needles: tuple[str, ...] = ()  # words the text must hold for the regex to run
 
 
@@ -360,7 +373,9 @@ class NameMatcher:
     - squeezed: for names of 8 letters or more, the name with its separators dropped, found in the text
       with its separators dropped (`sup-\\nport bot v2`), starting and ending on a word's edge;
     - reordered: the words of a name of two or three words in another order (`stepwise acme`);
-    - reversed: a name of 6 letters or more spelt backwards (`2v-tob-troppus`).
+    - reversed: a name of 6 letters or more spelt backwards (`2v-tob-troppus`);
+    - letters spaced: a separator between every letter (`s-t-e-p-w-i-s-e`, `A.C.M.E.`, and for `v2`: `v 2`, `V_2`,
+      `v.2`, `V-2`), for names of 3 characters or more, or of 2 with a digit.
     """
 
     def __init__(self, names: Iterable[KnownName]):
@@ -383,13 +398,17 @@ class NameMatcher:
                                             needles=tuple(tokens)))
             if len(squeezed) >= MIN_REVERSED_LENGTH and squeezed[::-1] != squeezed:
                 self.rules.append(_NameRule(name, "spelt backwards", squeezed=squeezed[::-1]))
+            if len(squeezed) >= MIN_SPACED_LENGTH or (len(squeezed) >= 2 and any(c.isdigit() for c in squeezed)):
+                self.rules.append(_NameRule(name, "letters spaced", spaced=" ".join(squeezed)))
 
     def finditer(self, compact_view: Normalized):
         """(start, end, KnownName, rule) in the compact text, longest names first, no overlaps."""
         text = compact_view.text
         squeezed_text = text.replace(" ", "")
         squeezed_origin = None
-        taken: list[tuple[int, int]] = []
+        # The characters already inside a reported name: a mask, so that checking a match costs its length, not the
+        # number of names found before it (a long text full of one name would make that quadratic).
+        taken = bytearray(len(text))
         for rule in self.rules:
             spans: list[tuple[int, int]] = []
             if rule.regex is not None:
@@ -407,10 +426,17 @@ class NameMatcher:
                     if not before.isalnum() and not after.isalnum():
                         spans.append((first, last + 1))
                     start = squeezed_text.find(rule.squeezed, start + 1)
+            elif rule.spaced:
+                start = text.find(rule.spaced)
+                while start >= 0:
+                    end = start + len(rule.spaced)
+                    if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+                        spans.append((start, end))
+                    start = text.find(rule.spaced, end)
             for start, end in spans:
-                if any(s <= start < e or start <= s < end for s, e in taken):
+                if 1 in taken[start:end]:
                     continue  # inside a longer name already reported
-                taken.append((start, end))
+                taken[start:end] = b"\x01" * (end - start)
                 yield start, end, rule.name, rule.rule
 
 
@@ -420,27 +446,9 @@ def _token_regex(tokens: list[str]) -> re.Pattern:
 
 # --- What a text must not hold ---------------------------------------------------------------------------
 
-# Provider and model-family names, bare (`Claude`, `OpenAI`), as a flag class of their own. `GPT` before
-# "partition" or "disk" is a partition table, not a model.
-_PROVIDER = re.compile(
-    r"(?<![^\W_])(?:anthropic|open[ _-]?ai|claude|chat[ -]?gpt|gpt(?![ -]?(?:partition|disk|label|table|header))"
-    r"|llama|ollama|vllm|meta[ -]ai|gemini|gemma|bard|deepmind|mistral|mixtral|qwen|deepseek|grok|xai|(?-i:Cohere))(?![^\W_])",
-    re.I,
-)
-_PROVIDER_NEEDLES = ("anthropic", "open", "claude", "chat", "gpt", "llama", "vllm", "meta", "gemini", "gemma", "bard",
-                     "deepmind", "mistral", "mixtral", "qwen", "deepseek", "grok", "xai", "cohere")
-# A model-name tail (`-3.5-sonnet`, `2.5-7b`) never ends in the sentence's full stop.
-_TAIL = r"(?:[\w.-]*\w)?"
-_MODEL = re.compile(
-    r"(?<![\w-])(?:"
-    rf"gpt-?(?:3\.5|4(?:\.\d)?|4o|5){_TAIL}|o[134]-(?:mini|preview|pro)"
-    rf"|claude[ \t-](?:\d{_TAIL}|instant|opus|sonnet|haiku){_TAIL}|claude-\w{_TAIL}"
-    rf"|llama[ \t-]?\d{_TAIL}|qwen[ \t-]?\d{_TAIL}|mistral[ \t-](?:\d+(?:\.\d+)?b|small|medium|large|nemo|tiny){_TAIL}"
-    rf"|mixtral-{_TAIL}|gemini[ \t-](?:\d|pro|flash|ultra|nano){_TAIL}|gemma[ \t-]?\d{_TAIL}|deepseek-{_TAIL}"
-    rf"|phi-\d{_TAIL}|command-r{_TAIL}"
-    r")(?![\w-])",
-    re.I,
-)
+# Provider, model-family, model and assistant names: the list and its rules are in
+# judgeapp/judging/data/model_names.toml, read by judgeapp/judging/model_names.py.
+_MODEL_NAME_KINDS = {PROVIDER_NAME: Kind.PROVIDER, MODEL_NAME: Kind.MODEL_NAME}
 # A path segment does not end in the sentence's full stop or comma.
 _SEGMENT = r"[\w.-]*[\w-]"
 _PATH_CHARS = r"[^\s'\"`<>()\[\]{},;]*[^\s'\"`<>()\[\]{},;.:]"
@@ -488,11 +496,26 @@ _TRANSCRIPT_CHECKS = (
         r"|<start_of_turn>|<end_of_turn>|<\|(?:user|assistant|system|endoftext)\|>|</?(?:assistant|human)>"
     ), "chat-template tokens", "transcript: chat-template tokens",
      ("<|", "inst]", "<start_of_turn>", "<end_of_turn>", "<assistant", "</assistant", "<human", "</human")),
+    # LangChain: message dicts (`{"type": "human", "data": {…}}`, lower case as LangChain writes them, so that a game's
+    # `"type": "AI"` player is not one), message objects and their reprs (`HumanMessage(content=…)`, `AIMessageChunk(…)`),
+    # serialised ids (`"AIMessage"`) and prompt templates built from messages (`from_messages([("human", …)`).
+    (linear_regex(rf"{_Q}type{_Q}\s*:\s*{_Q}(?:human|ai|HumanMessageChunk|AIMessageChunk){_Q}"),
+     "chat messages with types (LangChain)", "transcript: message type field", ("type",)),
+    (linear_regex(
+        r"\b(?:Human|AI|System|Tool|Function|Chat|Remove)Message(?:Chunk)?\(\s*(?:content\s*=|[\"'\[])"
+        rf"|{_Q}(?:Human|AI|System|Tool|Function)Message(?:Chunk)?{_Q}"
+        rf"|\bfrom_messages\(\s*\[\s*\(\s*{_Q}(?:system|human|ai|user|assistant|placeholder){_Q}"
+    ), "chat message objects (LangChain)", "transcript: message objects", ("message",)),
+    # LlamaIndex: `ChatMessage(role=MessageRole.USER, …)`, `<MessageRole.ASSISTANT: 'assistant'>`.
+    (linear_regex(r"\bMessageRole\.(?:USER|ASSISTANT|SYSTEM|TOOL|FUNCTION|CHATBOT|MODEL|DEVELOPER)\b"),
+     "chat message roles (LlamaIndex)", "transcript: message role", ("messagerole.",)),
 )
 _TOOL_CHECKS = (
     (re.compile(
         rf"{_Q}(?:tool_calls|tool_call_id|tool_use_id|function_call)\s*{_Q}\s*:"
-        rf"|{_Q}type{_Q}\s*:\s*{_Q}(?:tool_use|tool_result|function_call|function)\s*{_Q}"
+        rf"|{_Q}type{_Q}\s*:\s*{_Q}(?:tool_use|tool_result|server_tool_use|web_search_tool_result|mcp_tool_use|mcp_tool_result"
+        r"|function_call_output|function_call|custom_tool_call_output|custom_tool_call|computer_call_output|computer_call"
+        rf"|web_search_call|file_search_call|code_interpreter_call|mcp_call|mcp_list_tools|function)\s*{_Q}"
         rf"|{_Q}name{_Q}\s*:\s*{_Q}[\w.-]+{_Q}\s*,\s*{_Q}(?:arguments|input|parameters){_Q}\s*:"
         r"|\b(?:tool_calls|function_call)\s*=\s*[\[{(A-Z]",
         re.I,
@@ -515,7 +538,34 @@ _TOOL_CHECKS = (
         r"|\b(?i:call(?:ed|ing)|invok(?:ed|ing))\s+(?i:the\s+)?(?i:tool|function)\s+(?:`[^`\n]+`|\"[\w.-]+\"|'[\w.-]+'|[a-z]\w*_\w+|\w+\()"
         r"|\b(?i:I|we)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?(?i:called|invoked|ran|executed)\s+(?i:the\s+)?`?[A-Za-z_]\w*\([^)\n]*\)"
     ), "a tool call told in prose", "tool call: in prose", ("tool", "function", "(")),
+    # The same with the narrator left out, as an agent's step log reads: "Then called get_weather()", "Next, invoked
+    # `read_file`", "First ran `search_docs`", "I'm calling get_weather() now". The verb opens a line or a clause or
+    # follows a narrator's word (not "a function called `rotate`", "the helper is called get_secret()", "the on-call
+    # ran `rotate.sh`"), and the tool looks like code: a call, or in backticks a snake_case, dotted or camelCase name,
+    # or any name followed by "tool" or "function".
+    (linear_regex(
+        r"(?:(?:^[ \t>*-]*|[.;:!?,(][ \t]*|\b(?i:I|we|I've|we've|I have|we have|I had|we had|then|first|next|also|just"
+        r"|finally|again|and)[ \t]+)(?i:called|invoked|ran|executed|triggered)"
+        r"|\b(?i:I'm|I’m|I am|we're|we’re|we are|now)[ \t]+(?i:calling|invoking|running|executing))"
+        r"[ \t]+(?i:the[ \t]+)?"
+        r"(?:`[A-Za-z_]\w*(?:[.:]\w+)+`|`[A-Za-z]*_\w*`|`[a-z]+[A-Z]\w*`|`[\w.:\-]+`[ \t]+(?i:tool|function)\b"
+        r"|`?[A-Za-z_][\w.]*\([^)\n]{0,200}\))",
+        multiline=True,
+    ), "a tool call told in prose", "tool call: in prose", ("called", "invoked", "ran", "executed", "triggered", "calling",
+                                                             "invoking", "running", "executing")),
 )
+# `version 2` where a version is named `v2`: only where the text names its writer ("this is version 2", "I am
+# version 2", "generated by version 2", a signature "— Version 2", "version 2 here"), not "version 2 of the API"
+# or "version 2.1" (the scanner checks the number and the word after).
+_VERSION_WORD = linear_regex(
+    r"(?:\b(?:this is|i am|i'm|i’m|it is|it's|it’s|here is|here's|here’s)"
+    r"|\b(?:written|generated|produced|drafted|created|answered|authored|sent|signed) by|\bsigned[,:]?|^[ \t]*(?:[—–]|--))"
+    r"[ \t]+(?:the[ \t]+)?(?P<word>version[ \t_.\-]*(?P<number>\d+)(?P<decimals>(?:\.\d+)*))(?P<of>[ \t]+(?:of|for|in|on)\b)?"
+    r"|\b(?P<word2>version[ \t_.\-]*(?P<number2>\d+)(?P<decimals2>(?:\.\d+)*))[ \t,]+(?:here|speaking|signing off|reporting)\b",
+    ignore_case=True, multiline=True,
+)
+_VERSION_WORD_GROUPS = tuple(_VERSION_WORD.groupindex[g] for g in ("number", "decimals", "of", "number2", "decimals2"))
+_VERSION_NAME = re.compile(r"v(\d+)")
 _REACT = re.compile(r"^[ \t]*(?P<step>Thought|Action|Action Input|Observation)[ \t]*:", re.M)
 _RAW_OUTPUT = re.compile(
     rf"{_Q}(?:finish_reason|stop_reason|prompt_tokens|completion_tokens|input_tokens|output_tokens|system_fingerprint){_Q}\s*:"
@@ -528,8 +578,6 @@ TRANSCRIPT_FILE = re.compile(r"(?:^|/)[^/]*(?:transcript|chat[-_]?log|conversati
 # (regex, kind, describe, key, rule, needles): a text must contain one of the needles (lower case) for
 # the regex to run, a cheap test that spares most texts most regexes.
 _CHECKS = (
-    (_MODEL, Kind.MODEL_NAME, lambda m: f"names the model {m.group(0)!r}", lambda m: m.group(0).lower(), "model name",
-     ("gpt", "o1-", "o3-", "o4-", "claude", "llama", "qwen", "mistral", "mixtral", "gemini", "gemma", "deepseek", "phi-", "command-r")),
     (_SKILL_PATH, Kind.SKILL_PATH, lambda m: f"gives the skill path {m.group(0)!r}", lambda m: m.group(0), "skill path", ("skill",)),
     (_FILE_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", ("/",)),
     (_WINDOWS_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", (":\\",)),
@@ -560,11 +608,16 @@ class Collector:
         self._places: dict[tuple[str, str], int] = {}
         self._order: dict[tuple, tuple[int, int]] = {}
 
-    def add(self, *, input: str, place: str, line_no: int | None, kind: str, detail: str, snippet: str, key: str, rule: str) -> None:
+    def add(self, *, input: str, place: str, line_no: int | None, kind: str, detail: str, snippet: str | Callable[[], str],
+            key: str, rule: str) -> None:
+        """`snippet` may be a function that makes it: it is called for a flag's first line only (a long line with
+        the same name thousands of times is cut once, not once a match)."""
         slot = (input, place, kind, key)
         if slot in self._flags:
             self._flags[slot][1].add(line_no)
             return
+        if callable(snippet):
+            snippet = snippet()
         # Flags are listed by input and file in reading order, then by line.
         self._order[slot] = (self._places.setdefault((input, place), len(self._places)), line_no or 0)
         if line_no is None:
@@ -590,7 +643,15 @@ class Scanner:
     calibration sample)."""
 
     def __init__(self, names: Iterable[KnownName] = ()):
+        names = list(names)
         self.names = NameMatcher(names)
+        self.model_names = default_finder()
+        # Versions named `v2` are also looked for as `version 2` (see _VERSION_WORD).
+        self.version_numbers: dict[str, KnownName] = {}
+        for name in names:
+            numbered = _VERSION_NAME.fullmatch(compact(name.text).replace(" ", ""))
+            if numbered and usable_name(name.text):
+                self.version_numbers.setdefault(str(int(numbered.group(1))), name)
 
     def scan_text(self, collector: Collector, text: str, *, input: str, place: str) -> None:
         starts = [0] + [m.end() for m in re.finditer("\n", text)]
@@ -600,32 +661,44 @@ class Scanner:
 
         def add(start: int, end: int, view: Normalized, **flag) -> None:
             original_start = view.at(start)
-            original_end = max(original_start + 1, view.at(max(start, end - 1)) + 1)
             index = bisect_right(starts, original_start) - 1
-            line_end = text.find("\n", starts[index])
-            line = text[starts[index] : line_end if line_end >= 0 else len(text)]
-            snippet = _snippet(line, original_start - starts[index], min(len(line), original_end - starts[index]))
+
+            def snippet() -> str:
+                original_end = max(original_start + 1, view.at(max(start, end - 1)) + 1)
+                line_end = text.find("\n", starts[index])
+                line = text[starts[index] : line_end if line_end >= 0 else len(text)]
+                return _snippet(line, original_start - starts[index], min(len(line), original_end - starts[index]))
+
             collector.add(input=input, place=place, line_no=index + 1 if numbered else None, snippet=snippet, **flag)
 
         squashed = compact_text(folded)
         for start, end, known, rule in self.names.finditer(squashed):
             add(start, end, squashed, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
-                key=compact(known.text), rule=f"{known.rule}, {rule}")
+                key=_name_key(known.text), rule=f"{known.rule}, {rule}")
         body = folded.text
         lower = body.lower()
-        models = []
+        if self.version_numbers and "version" in lower:
+            for match in _VERSION_WORD.finditer(body):
+                # Groups by number: RE2's matches read a group by its name slowly.
+                number, decimals, of, number2, decimals2 = (match[group] for group in _VERSION_WORD_GROUPS)
+                known = self.version_numbers.get(str(int(number or number2)))
+                if known is None or decimals or decimals2 or of:
+                    continue  # another version, `version 2.1`, `version 2 of the API`
+                add(*match.span(), folded, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
+                    key=_name_key(known.text), rule=f"{known.rule}, version word")
         for regex, kind, describe, key, rule, needles in _CHECKS:
             if not any(needle in lower for needle in needles):
                 continue
             for match in regex.finditer(body):
-                if kind == Kind.MODEL_NAME:
-                    models.append(match.span())
                 add(*match.span(), folded, kind=kind, detail=describe(match), key=key(match), rule=rule)
-        for match in _PROVIDER.finditer(body) if any(needle in lower for needle in _PROVIDER_NEEDLES) else ():
-            if any(s <= match.start() < e for s, e in models):
-                continue  # `gpt` inside `gpt-4o`, already a model name
-            add(*match.span(), folded, kind=Kind.PROVIDER, detail=f"names the provider or model family {match.group(0)!r}",
-                key=compact(match.group(0)).replace(" ", ""), rule="provider name")
+        for hit in self.model_names.finditer(body):
+            written = body[hit.start : hit.end]
+            if hit.kind == MODEL_NAME:
+                add(hit.start, hit.end, folded, kind=Kind.MODEL_NAME, detail=f"names the model {written!r}", key=written.lower(),
+                    rule=hit.rule)
+            else:
+                add(hit.start, hit.end, folded, kind=Kind.PROVIDER, detail=f"names the provider or model family {written!r}",
+                    key=hit.entry.key, rule=hit.rule)
         for regex, what, rule, needles in _TRANSCRIPT_CHECKS:
             if not any(needle in lower for needle in needles):
                 continue
@@ -655,12 +728,14 @@ class Scanner:
         squashed = compact_text(fold_text(path))
         for _start, _end, known, rule in self.names.finditer(squashed):
             collector.add(input=input, place=where, line_no=None, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
-                          snippet=path, key=compact(known.text), rule=f"{known.rule}, {rule}")
+                          snippet=path, key=_name_key(known.text), rule=f"{known.rule}, {rule}")
         folded = fold_text(path).text
+        for hit in self.model_names.finditer(folded):
+            kind = _MODEL_NAME_KINDS[hit.kind]
+            detail = "names a model" if kind == Kind.MODEL_NAME else "names a provider or model family"
+            collector.add(input=input, place=where, line_no=None, kind=kind, detail=detail, snippet=path, key=kind, rule=hit.rule)
         for regex, kind, detail, rule in (
             (_SKILL_PATH, Kind.SKILL_PATH, "is a skill path", "skill path"),
-            (_MODEL, Kind.MODEL_NAME, "names a model", "model name"),
-            (_PROVIDER, Kind.PROVIDER, "names a provider or model family", "provider name"),
             (_LABEL_WORD, Kind.LABEL_KEY, "uses a label key", "label key"),
             (TRANSCRIPT_FILE, Kind.TRANSCRIPT, "is named as a transcript or chat log", "transcript: file name"),
         ):
