@@ -7,14 +7,20 @@ Plain Python, no Django.
 A person reading "Th&#105;s is v&#50;", "Сlaude" (a Cyrillic С) or "acme —\nstepwise" sees the name at
 once, so every text is normalised before matching:
 
-- HTML entities (`&#105;`, `&amp;`) and percent-encoding (`%43laude`) are decoded, twice (double encoding);
+- HTML entities (`&#105;`, `&amp;`; numeric ones with or without their `;`: `&#67laude`) and percent-encoding
+  (`%43laude`) are decoded, twice (double encoding);
 - Unicode compatibility forms are folded (NFKC: fullwidth `ｖ２`, ligatures, superscripts), accents dropped,
   format characters removed (zero-width space and joiners, soft hyphens, bidi controls);
 - common homoglyphs are folded to the Latin letter they imitate (Unicode's confusables, as shipped by the
   `confusable-homoglyphs` package: Cyrillic `а`, Greek `ο`, mathematical `𝐚`…), and case is ignored;
-- for names, the separators `- _ / . \\ —` and every run of spaces and line breaks count as one space, so
+- for names, the separators `- _ / . \\ — * | · •` and every run of spaces and line breaks count as one space, so
   `support-bot-v2`, `Support_Bot_V2`, `acme/stepwise`, `acme—stepwise` and a name broken over two lines
-  are the same name.
+  are the same name, and a name spelt with a separator between every letter (`s-t-e-p-w-i-s-e`, `V_2`) is found.
+
+Model, model-family and assistant names come from one list, judgeapp/judging/data/model_names.toml
+(judgeapp/judging/model_names.py matches them). Every pattern that reads a text either runs on RE2 or cannot
+backtrack (literals, bounded classes), and no step compares a match with every other: a scan is linear in
+the text (tests/security/test_leakage_speed.py).
 
 Every match is mapped back to the original text: a flag names its rule, its place (the line of the
 original text where the match starts) and the original line as its snippet.
@@ -452,9 +458,40 @@ _MODEL_NAME_KINDS = {PROVIDER_NAME: Kind.PROVIDER, MODEL_NAME: Kind.MODEL_NAME}
 # A path segment does not end in the sentence's full stop or comma.
 _SEGMENT = r"[\w.-]*[\w-]"
 _PATH_CHARS = r"[^\s'\"`<>()\[\]{},;]*[^\s'\"`<>()\[\]{},;.:]"
-_SKILL_PATH = re.compile(
-    rf"(?<![\w-])(?:[\w.~-]+/)*skills/{_SEGMENT}(?:/{_SEGMENT})*/?|(?<![\w-])(?:[\w.~-]+/)*SKILL\.md\b", re.I
-)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A match of a _NotAfterWord pattern: what the scanner reads of a match (span and text)."""
+
+    start: int
+    end: int
+    text: str
+
+    def span(self) -> tuple[int, int]:
+        return self.start, self.end
+
+    def group(self, index: int = 0) -> str:
+        return self.text
+
+
+class _NotAfterWord:
+    """An RE2 pattern for text that must not follow a letter, a digit, `_` or `-`. RE2 has no look-behind, so the
+    character before is matched too and left out of what `finditer` and `search` give."""
+
+    def __init__(self, pattern: str, **flags):
+        self.regex = linear_regex(rf"(?:^|[^\w\-])({pattern})", **flags)
+
+    def finditer(self, text: str):
+        for match in self.regex.finditer(text):
+            yield _Found(match.start(1), match.end(1), match[1])
+
+    def search(self, text: str) -> _Found | None:
+        return next(self.finditer(text), None)
+
+
+# On RE2: a run of `skill/skill/skill/…` made the backtracking engine try every way to split it (minutes for 200 KB).
+_SKILL_PATH = _NotAfterWord(rf"(?:[\w.~-]+/)*skills/{_SEGMENT}(?:/{_SEGMENT})*/?|(?:[\w.~-]+/)*SKILL\.md\b", ignore_case=True)
 # Each alternative starts with a literal, so that the regex engine jumps from one candidate to the next
 # (a leading look-behind made it try every position: 30 times slower on text full of slashes).
 _FILE_PATH = re.compile(
@@ -469,15 +506,17 @@ _LABEL_WORD = re.compile(
     r"|config(?:uration)?[_-](?:name|id|label)|(?:version|variant)[_-]label)(?![\w-])",
     re.I,
 )
-_LABEL_LINE = re.compile(
+# The line patterns run on RE2: `^[ \t]*-?[ \t]*…` on a line of spaces made the backtracking engine try every way to
+# share them between the two runs (20 seconds for 10 KB of spaces).
+_LABEL_LINE = linear_regex(
     r"^[ \t]*[-*]?[ \t]*[\"']?(?P<key>config|configuration|config_name|configuration_name|variant|skill|skill_name|skill_path"
     r"|system_name|model_name|model_id|judge|judge_name|version_label|run_config)[\"']?[ \t]*[:=][ \t]*\S",
-    re.I | re.M,
+    ignore_case=True, multiline=True,
 )
-_SPEAKER = re.compile(
+_SPEAKER = linear_regex(
     r"^[ \t]*(?:>[ \t]*)?\**[ \t]*(?P<role>user|human|assistant|ai|system|bot|claude|chatgpt|gpt|model|tool)[ \t]*\**[ \t]*:"
     r"|^[ \t]*#{1,6}[ \t]*\**(?P<heading>user|human|assistant)\**[ \t]*$",
-    re.I | re.M,
+    ignore_case=True, multiline=True,
 )
 _ASSISTANT_ROLES = {"assistant", "ai", "bot", "claude", "chatgpt", "gpt", "model"}
 _USER_ROLES = {"user", "human"}
@@ -489,7 +528,7 @@ _TRANSCRIPT_CHECKS = (
      "transcript: role attribute", ("role",)),
     (re.compile(rf"{_Q}(?:speaker|author|sender|from|who)\s*{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I),
      "chat turns with speakers", "transcript: speaker field", ("speaker", "author", "sender", "from", "who")),
-    (re.compile(rf"^[ \t]*-?[ \t]*(?:role|speaker)[ \t]*:[ \t]*{_ROLE_VALUES}[ \t]*$", re.I | re.M),
+    (linear_regex(rf"^[ \t]*-?[ \t]*(?:role|speaker)[ \t]*:[ \t]*{_ROLE_VALUES}[ \t]*$", ignore_case=True, multiline=True),
      "chat turns with roles (YAML)", "transcript: role line", ("role", "speaker")),
     (re.compile(
         r"<\|im_start\|>|<\|im_end\|>|<\|im_sep\|>|\[/?INST\]|<\|start_header_id\|>|<\|eot_id\|>|<\|begin_of_text\|>"
@@ -521,11 +560,11 @@ _TOOL_CHECKS = (
         re.I,
     ), "a tool-call record", "tool call: structured",
      ("tool_call", "tool_use", "tool_result", "function_call", "type", "name")),
-    (re.compile(
+    (linear_regex(
         r"</?(?:function_calls|invoke|tool_call|tool_use|tool_result|parameter name)\b"
         r"|^[ \t]*(?:⏺|●|⎿)?[ \t]*(?:Bash|Read|Write|Edit|MultiEdit|Glob|Grep|WebFetch|WebSearch|Task|TodoWrite|NotebookEdit)\("
         r"|^[ \t]*(?:Tool call|Tool result|Calling tool|Tool use|Function call)[ \t]*[:(]",
-        re.I | re.M,
+        ignore_case=True, multiline=True,
     ), "an agent's tool log", "tool call: agent log", ("</", "<function", "<invoke", "<tool", "<parameter", "(", "tool", "function")),
     # A tool call told in prose, as an agent narrates its own steps: "I called the `search_docs` tool",
     # "invoking the function get_weather", "then I ran read_file(...)". The tool's name must look like code

@@ -25,13 +25,17 @@ PROVIDER_NAME = "provider_name"
 MODEL_NAME = "model_name"
 
 # Between the letters of a name spelt out (`C-l-a-u-d-e`, `c.l.a.u.d.e`, `G*e*m*i*n*i`): one to three of these.
-_LETTER_SEPARATORS = r"[\s\-_./\\·•*|~+\x{2010}-\x{2015}\x{2212}]"
+_LETTER_SEPARATORS = r"[\s\-_./\\*|~+]"
 # Between a name and its version: `gpt-4o`, `Gemini 2.5`, `claude_3`, `GPT‑4` (a non-breaking hyphen).
-_VERSION_SEPARATORS = r"[ \t\-_\x{2010}-\x{2015}]"
+_VERSION_SEPARATORS = r"[ \t\-_]"
 # A version: a digit, or a letter and a digit (`4o`, `3.5-sonnet`, `r1`, `k2`), and at most 40 more characters, so that
 # a match cannot swallow a text.
 _DEFAULT_VERSIONS = r"(?:\d|[a-z]\d)(?:[\w.\-]{0,40}\w)?"
 MIN_SPACED_LENGTH = 3  # `G P T`; `o 1` is too common
+# The view the patterns read: `_` is a word character to RE2's `\b`, so it becomes a space (`claude_outputs/` holds a
+# whole word); the separators and apostrophes outside ASCII become their ASCII kin (`C·l·a·u·d·e`, `I’m`).
+_ASCII_VIEW = str.maketrans({"_": " ", "\u00b7": ".", "\u2022": "*", "\u2019": "'", "\u2212": "-",
+                             **{chr(c): "-" for c in range(0x2010, 0x2016)}})
 _WORD_WINDOW = 40  # how far before and after a name its neighbouring words are looked for
 
 
@@ -85,12 +89,14 @@ def _as_entry(raw: dict) -> ModelName:
 class ModelNameFinder:
     """Every model, family or assistant name in a text, by the entries given (the names file by default).
 
-    Two RE2 passes. The first finds names: with a version that fits the entry, or a suffix (a model name); after a
-    version (`3.7 Sonnet`); spelt with a separator between every letter; or alone, for entries whose bare name
-    is a leak, in the case the entry asks for. The second finds the names that are only leaks where the text names
-    them as a model (`I am Sonnet`, `OpenAI's o3`, `the o3 model`). The constraints are in the patterns, so that a
-    text full of a harmless word (`o3 o3 o3…`, `Sonnet 18`) yields no candidate to look at; what is left to plain
-    string work is the word before or after a bare name (`Claude Monet`, `a Gemini`) and a spelt-out version.
+    A few RE2 passes, each small (one big pattern costs RE2 several times more for every match): names with a
+    version that fits the entry or a suffix (model names: `gpt-4o-mini`, `Mistral Large`); names after a version
+    (`3.7 Sonnet`); names spelt with a separator between every letter and a version (`G P T - 4 o`); bare names,
+    for entries whose bare name is a leak, in the case the entry asks for, plain or spelt out; and the names that
+    are only leaks where the text names them as a model (`I am Sonnet`, `OpenAI's o3`, `the o3 model`). A hit
+    inside a model name is dropped. The constraints are in the patterns, so that a text full of a harmless word
+    (`o3 o3 o3…`, `Sonnet 18`) yields nothing to look at; what is left to plain string work is the word before or
+    after a bare name (`Claude Monet`, `a Gemini`) and a spelt-out version.
     """
 
     def __init__(self, entries: list[ModelName], *, context_before: list[str], context_after: list[str]):
@@ -98,105 +104,126 @@ class ModelNameFinder:
         self._longest_key = max((len(key) for key in self.entries), default=0)
         self._versions = {entry.key: linear_regex(entry.versions or _DEFAULT_VERSIONS, ignore_case=True) for entry in entries}
         by_length = sorted(entries, key=lambda e: -len(e.name))
-        bare_entries = [e for e in by_length if e.bare]
-        context_entries = [e for e in by_length if not e.bare]
         any_case = "|".join(_bare_pattern(e.name) for e in by_length)
         spaced_any = "|".join(_spaced_pattern(e.name) for e in by_length if len(e.key) >= MIN_SPACED_LENGTH)
-        models = "|".join(
-            f"(?:{_bare_pattern(e.name)}){_VERSION_SEPARATORS}{{0,2}}(?:{_version_pattern(e)})" for e in by_length
-        )
+        models = "|".join(f"{_bare_pattern(e.name)}{_VERSION_SEPARATORS}{{0,2}}(?:{_version_pattern(e)})" for e in by_length)
+        bare_entries = [e for e in by_length if e.bare]
         bare = "|".join(
             [_bare_pattern(e.name, e.case) for e in bare_entries]
             + [_spaced_pattern(e.name, e.case) for e in bare_entries if len(e.key) >= MIN_SPACED_LENGTH]
         )
-        self.names = linear_regex(
-            r"\b(?:"
-            rf"(?P<pre>\d\.\d){_VERSION_SEPARATORS}(?P<pname>{any_case})\b"
-            rf"|(?P<model>{models})\b"
-            rf"|(?P<smodel>{spaced_any})(?P<stail>(?:{_LETTER_SEPARATORS}{{1,3}}[a-z0-9]){{1,12}})\b"
-            rf"|(?P<bare>{bare})\b"
-            r")",
-            ignore_case=True,
-        )
-        contextual = "|".join(_bare_pattern(e.name, e.case) for e in context_entries) or "[^\\x00-\\x{10FFFF}]"
+        contextual = "|".join(_bare_pattern(e.name, e.case) for e in by_length if not e.bare) or "[^\\x00-\\x{10FFFF}]"
+        self._models = linear_regex(rf"\b(?:{models})\b", ignore_case=True)
+        self._after_version = linear_regex(rf"\b\d\.\d{_VERSION_SEPARATORS}(?:{any_case})\b", ignore_case=True)
+        self._spaced_models = linear_regex(rf"\b(?:{spaced_any})(?:{_LETTER_SEPARATORS}{{1,3}}[a-z0-9]){{1,12}}\b", ignore_case=True)
+        self._bare = linear_regex(rf"\b(?:{bare})\b", ignore_case=True)
         before = "|".join(_phrase(w) for w in context_before)
         after = "|".join(_phrase(w) for w in context_after)
-        self.named = linear_regex(
-            rf"\b(?:(?:{before})[ \t]+(?P<cname>{contextual})|(?P<cname2>{contextual})[ \t]+(?:{after}))\b",
-            ignore_case=True,
+        self._named = linear_regex(
+            rf"\b(?:(?:{before})[ \t]+({contextual})|({contextual})[ \t]+(?:{after}))\b", ignore_case=True,
         )
-        # RE2's match objects take group numbers only for start, end and span (and reading a group by its name costs
-        # more than the match: numbers keep a text full of names fast).
-        groups = self.names.groupindex
-        self._pre, self._pname, self._model, self._smodel, self._stail, self._bare = (
-            groups["pre"], groups["pname"], groups["model"], groups["smodel"], groups["stail"], groups["bare"])
-        self._cname, self._cname2 = self.named.groupindex["cname"], self.named.groupindex["cname2"]
 
     def finditer(self, text: str) -> list[NameHit]:
         """The names in `text`, in order."""
-        # `_` is a word character to RE2's `\b`; a name beside one (`claude_outputs/`) is still a whole word.
-        scan = text.replace("_", " ")
-        hits = [hit for match in self.names.finditer(scan) if (hit := self._name_hit(scan, match)) is not None]
-        starts = [hit.start for hit in hits]
-        named = []
-        for match in self.named.finditer(scan):
-            start, end = match.span(self._cname)
+        scan = text.translate(_ASCII_VIEW)
+        # RE2 runs on bytes of the same length as the text (every other character a `?`): names are ASCII, and the
+        # match positions need no translating back (translating them costs more than the match).
+        data = scan.encode("ascii", "replace")
+        models = [hit for match in self._models.finditer(data) if (hit := self._model_hit(scan, *match.span())) is not None]
+        models += [hit for match in self._after_version.finditer(data) if (hit := self._after_version_hit(scan, *match.span()))]
+        models += [hit for match in self._spaced_models.finditer(data) if (hit := self._model_hit(scan, *match.span(), spaced=True))]
+        hits = _Spans()
+        for hit in sorted(models, key=lambda hit: hit.start):
+            hits.add(hit)
+        for match in self._bare.finditer(data):
+            start, end = match.span()
+            if not hits.overlaps(start, end) and (hit := self._bare_hit(scan, start, end)) is not None:
+                hits.add(hit)
+        for match in self._named.finditer(data):
+            start, end = match.span(1)
             if start < 0:
-                start, end = match.span(self._cname2)
-            before = bisect_right(starts, start) - 1
-            if before >= 0 and hits[before].end > start:
-                continue  # `OpenAI's o3-mini`: already the model name `o3-mini`
-            entry = self.entries[squeeze(scan[start:end])]
-            named.append(NameHit(start, end, entry.kind, f"{_kind_word(entry.kind)} name, named as a model", entry))
-        return sorted(hits + named, key=lambda hit: hit.start) if named else hits
+                start, end = match.span(2)
+            if not hits.overlaps(start, end):
+                entry = self.entries[squeeze(scan[start:end])]
+                hits.add(NameHit(start, end, entry.kind, f"{_kind_word(entry.kind)} name, named as a model", entry))
+        return hits.in_order()
 
-    def _name_hit(self, scan: str, match) -> NameHit | None:
-        start, end = match.span(self._model)
-        if start >= 0:  # a name with its version or suffix: the pattern has checked they fit
-            written = squeeze(scan[start:end])
-            for length in range(min(len(written), self._longest_key), 0, -1):
-                entry = self.entries.get(written[:length])
-                if entry is not None:
-                    return NameHit(start, end, MODEL_NAME, "model name", entry)
-            return None
-        start, end = match.span(self._pre)
-        if start >= 0:  # `3.7 Sonnet`
-            name_start, name_end = match.span(self._pname)
-            entry = self.entries[squeeze(scan[name_start:name_end])]
-            if self._versions[entry.key].fullmatch(scan[start:end]):
-                return NameHit(start, name_end, MODEL_NAME, "model name", entry)
-            return self._bare_hit(scan, entry, name_start, name_end, "") if entry.bare else None
-        start, end = match.span(self._smodel)
-        if start >= 0:  # `G P T - 4 o`, `C l a u d e`
-            entry = self.entries[squeeze(scan[start:end])]
-            tail_start, tail_end = match.span(self._stail)
-            token = squeeze(scan[tail_start:tail_end])
-            if token in entry.suffixes or (
-                (token[0].isdigit() or (len(token) > 1 and token[1].isdigit())) and self._versions[entry.key].fullmatch(token)
-            ):
-                return NameHit(start, tail_end, MODEL_NAME, "model name, letters spaced", entry)
-            return self._bare_hit(scan, entry, start, end, ", letters spaced") if entry.bare else None
-        start, end = match.span(self._bare)
+    def _split(self, written: str) -> tuple[ModelName | None, int]:
+        """The entry whose name `written` starts with, and where the name ends in it (`G P T - 4 o`: gpt, 5)."""
+        letters = squeeze(written)
+        for length in range(min(len(letters), self._longest_key), 0, -1):
+            entry = self.entries.get(letters[:length])
+            if entry is not None:
+                seen = 0
+                for index, char in enumerate(written):
+                    seen += char.isalnum()
+                    if seen == length:
+                        return entry, index + 1
+        return None, 0
+
+    def _model_hit(self, scan: str, start: int, end: int, *, spaced: bool = False) -> NameHit | None:
+        """A name and its version or suffix (the pattern has checked they fit, but for a name spelt out)."""
         written = scan[start:end]
-        entry = self.entries.get(written.lower()) or self.entries[squeeze(written)]
-        spaced = len(entry.key) >= MIN_SPACED_LENGTH and sum(not c.isalnum() for c in written) >= len(entry.key) - 1
-        return self._bare_hit(scan, entry, start, end, ", letters spaced" if spaced else "")
+        entry, name_end = self._split(written)
+        if entry is None:
+            return None
+        if spaced:
+            token = squeeze(written[name_end:])
+            fits = token in entry.suffixes or (
+                (token[0].isdigit() or (len(token) > 1 and token[1].isdigit())) and self._versions[entry.key].fullmatch(token)
+            )
+            if not fits:
+                return None  # a bare name spelt out, for the bare pass
+        return NameHit(start, end, MODEL_NAME, "model name, letters spaced" if spaced else "model name", entry)
 
-    def _bare_hit(self, text: str, entry: ModelName, start: int, end: int, how: str) -> NameHit | None:
+    def _after_version_hit(self, scan: str, start: int, end: int) -> NameHit | None:
+        """`3.7 Sonnet`: a model name if the version fits the name."""
+        entry = self.entries[squeeze(scan[start + 4 : end])]
+        return NameHit(start, end, MODEL_NAME, "model name", entry) if self._versions[entry.key].fullmatch(scan[start : start + 3]) else None
+
+    def _bare_hit(self, text: str, start: int, end: int) -> NameHit | None:
         """The name alone: flagged in the case it must have, unless a neighbouring word makes it another thing."""
-        if entry.case != "any":
-            letters = "".join(c for c in text[start:end] if c.isalnum())
-            if entry.case == "capitalised" and not letters[:1].isupper():
-                return None
-            if entry.case == "exact" and letters != "".join(c for c in entry.name if c.isalnum()):
-                return None
-            if entry.case == "lower" and letters != letters.lower():
-                return None
+        written = text[start:end]
+        entry = self.entries.get(written.lower()) or self.entries[squeeze(written)]
+        letters = written if written.isalnum() else "".join(c for c in written if c.isalnum())
+        if entry.case == "capitalised" and not letters[:1].isupper():
+            return None
+        if entry.case == "exact" and letters != "".join(c for c in entry.name if c.isalnum()):
+            return None
+        if entry.case == "lower" and letters != letters.lower():
+            return None
         if entry.not_before and _word_after(text, end) in entry.not_before:
             return None
         if entry.not_after and _word_before(text, start) in entry.not_after:
             return None
-        return NameHit(start, end, entry.kind, f"{_kind_word(entry.kind)} name{how}", entry)
+        spaced = len(letters) >= MIN_SPACED_LENGTH and len(written) - len(letters) >= len(letters) - 1
+        return NameHit(start, end, entry.kind, f"{_kind_word(entry.kind)} name{', letters spaced' if spaced else ''}", entry)
+
+
+class _Spans:
+    """Hits that do not overlap, kept in order of their start."""
+
+    def __init__(self):
+        self._starts: list[int] = []
+        self._hits: list[NameHit] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        index = bisect_right(self._starts, start)
+        return (index > 0 and self._hits[index - 1].end > start) or (index < len(self._hits) and self._hits[index].start < end)
+
+    def add(self, hit: NameHit) -> None:
+        if self.overlaps(hit.start, hit.end):
+            return
+        index = bisect_right(self._starts, hit.start)
+        if index == len(self._starts):  # the usual case: in order
+            self._starts.append(hit.start)
+            self._hits.append(hit)
+        else:
+            self._starts.insert(index, hit.start)
+            self._hits.insert(index, hit)
+
+    def in_order(self) -> list[NameHit]:
+        return self._hits
 
 
 def _kind_word(kind: str) -> str:
@@ -240,8 +267,8 @@ def _literal(text: str) -> str:
 
 
 def _phrase(words: str) -> str:
-    """Context words as a pattern: any white space between them, either apostrophe (`I’m`)."""
-    return "".join("[ \\t]+" if c == " " else "['’]" if c in "'’" else _literal(c) for c in words.lower())
+    """Context words as a pattern, any white space between them (the view has `’` as `'`)."""
+    return "".join("[ \\t]+" if c == " " else _literal(c) for c in words.lower().replace("\u2019", "'"))
 
 
 def _normal_word(word: str) -> str:
