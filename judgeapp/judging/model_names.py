@@ -1,13 +1,13 @@
 """Model, model-family and assistant names in a text: the list in judgeapp/judging/data/model_names.toml and where
 a text holds one (judgeapp/judging/leakage.py flags them). Plain Python, no Django.
 
-One RE2 pattern (linear in the text, whatever it holds) finds every candidate: each name as a whole word,
-also with a separator between every letter (`C-l-a-u-d-e`, `G P T - 4 o`), with a version or a suffix after
-it (`gpt-4o-mini`, `Gemini 2.5 Flash`, `o3-mini`) or a version before it (`3.7 Sonnet`). Then plain string
-work on a few characters around each candidate decides what it is, by the entry's fields: a model name
-(with a version that fits), a bare name (in the case it must have, unless the word before or after makes it
-something else: `Claude Monet`, `a Gemini`, `the copilot`), or, for names that are ordinary words
-(`Sonnet`, `o3`, `Phi`), nothing unless the text names it as a model (`I am Sonnet`, `the o3 model`).
+RE2 (linear in the text, whatever it holds) finds the candidates: each name as a whole word, also with a
+separator between every letter (`C-l-a-u-d-e`, `G P T - 4 o`), with a version or a suffix after it
+(`gpt-4o-mini`, `Gemini 2.5 Flash`, `o3-mini`) or a version before it (`3.7 Sonnet`). Plain string work on a few
+characters around each candidate then decides what it is, by the entry's fields: a model name (with a version
+that fits), a bare name (in the case it must have, unless the word before or after makes it something else:
+`Claude Monet`, `a Gemini`, `the copilot`), or, for names that are ordinary words (`Sonnet`, `o3`, `Phi`),
+nothing unless the text names it as a model (`I am Sonnet`, `the o3 model`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ it, and clean outputs that reveal nothing (tests/security/test_leakage_corpus.py
 The scene every text is scanned in: four versions compared blind, `out/v1`, `out/v2` (README's example),
 `acme/stepwise` and `acme/concise-runbook`; a configured system `support-bot-v2` (model `gpt-4o-mini`) and a judge
 `judge-a` (model `fake-judge`); the task is tests/security/leakage_corpus.py's TASK. A leaky text is put in
-one run of version B; every one must raise a flag of its kind.
+one run of version B; every one must raise a flag of its kind. Round two (issue 26) added names spelt with a
+separator between every letter, version words, numeric entities without `;`, LangChain and LlamaIndex
+transcripts, tool calls told without a narrator and current model and assistant names, with a near miss for each
+(the names file is judgeapp/judging/data/model_names.toml).
 """
 
 VERSIONS = ["out/v1", "out/v2", "acme/stepwise", "acme/concise-runbook"]
