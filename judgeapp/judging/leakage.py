@@ -7,14 +7,20 @@ Plain Python, no Django.
 A person reading "Th&#105;s is v&#50;", "Сlaude" (a Cyrillic С) or "acme —\nstepwise" sees the name at
 once, so every text is normalised before matching:
 
-- HTML entities (`&#105;`, `&amp;`) and percent-encoding (`%43laude`) are decoded, twice (double encoding);
+- HTML entities (`&#105;`, `&amp;`; numeric ones with or without their `;`: `&#67laude`) and percent-encoding
+  (`%43laude`) are decoded, twice (double encoding);
 - Unicode compatibility forms are folded (NFKC: fullwidth `ｖ２`, ligatures, superscripts), accents dropped,
   format characters removed (zero-width space and joiners, soft hyphens, bidi controls);
 - common homoglyphs are folded to the Latin letter they imitate (Unicode's confusables, as shipped by the
   `confusable-homoglyphs` package: Cyrillic `а`, Greek `ο`, mathematical `𝐚`…), and case is ignored;
-- for names, the separators `- _ / . \\ —` and every run of spaces and line breaks count as one space, so
+- for names, the separators `- _ / . \\ — * | · •` and every run of spaces and line breaks count as one space, so
   `support-bot-v2`, `Support_Bot_V2`, `acme/stepwise`, `acme—stepwise` and a name broken over two lines
-  are the same name.
+  are the same name, and a name spelt with a separator between every letter (`s-t-e-p-w-i-s-e`, `V_2`) is found.
+
+Model, model-family and assistant names come from one list, judgeapp/judging/data/model_names.toml
+(judgeapp/judging/model_names.py matches them). Every pattern that reads a text either runs on RE2 or cannot
+backtrack (literals, bounded classes), and no step compares a match with every other: a scan is linear in
+the text (tests/security/test_leakage_speed.py).
 
 Every match is mapped back to the original text: a flag names its rule, its place (the line of the
 original text where the match starts) and the original line as its snippet.
@@ -27,11 +33,14 @@ import json
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import resources
 from itertools import permutations
+
+from judgeapp.judging.model_names import MODEL_NAME, PROVIDER_NAME, default_finder
+from judgeapp.judging.regexes import linear_regex
 
 
 class Kind:
@@ -90,9 +99,11 @@ def format_flag(flag: LeakageFlag | dict) -> str:
 
 # --- Normalisation ---------------------------------------------------------------------------------------
 
-# `&#105;`, `&#x69;`, `&amp;`: only entities closed by `;` (a bare `&not` inside "R&notice" is prose).
-_ENCODED = re.compile(r"&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|(?:%[0-9A-Fa-f]{2})+")
-_SEPARATORS = "-_/.\\\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+# `&#105;`, `&#x69;`, `&amp;`. Numeric entities with or without their `;` (a browser shows `&#67laude` as
+# "Claude"); named ones only when closed by `;` (a bare `&not` inside "R&notice" is prose).
+_ENCODED = re.compile(r"&(?:#\d{1,7};?|#[xX][0-9A-Fa-f]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)|(?:%[0-9A-Fa-f]{2})+")
+# `*`, `|`, `·` and `•` as well: `s*t*e*p*w*i*s*e`, a name spelt with a separator between every letter.
+_SEPARATORS = "-_/.\\*|\u00b7\u2022\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 # Every separator and white-space character becomes a space (same length: no shift); runs of spaces then
 # collapse to one, the only step that moves text.
 _TO_SPACE = {ord(c): " " for c in _SEPARATORS + "\t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\x1c\x1d\x1e\x1f\x85"}
@@ -247,6 +258,12 @@ def compact(text: str) -> str:
     return compact_text(fold_text(text)).text.strip()
 
 
+@lru_cache(maxsize=1024)
+def _name_key(name: str) -> str:
+    """A known name's key for its flag: worked out once, not once a match."""
+    return compact(name)
+
+
 # --- Names -----------------------------------------------------------------------------------------------
 
 # Names too generic to mean an identity: matching them would stop every comparison.
@@ -263,6 +280,7 @@ MIN_NAME_LENGTH = 2  # `v2` is a name; a single letter (`a`, `b`) is not
 MIN_SQUEEZED_LENGTH = 8  # a name matched with its separators dropped (`support-bot-\nv2` hyphenated apart)
 MIN_REVERSED_LENGTH = 6
 MIN_PARTIAL_LENGTH = 4
+MIN_SPACED_LENGTH = 3  # `s t e p w i s e`; two letters spaced (`a b`) are too common, but `v 2` counts
 SNIPPET_CHARS = 160
 
 
@@ -350,6 +368,7 @@ class _NameRule:
     rule: str
     regex: re.Pattern | None = None  # on the compact text
     squeezed: str = ""  # on the compact text without its spaces
+    spaced: str = ""  # on the compact text, as it is
     needles: tuple[str, ...] = ()  # words the text must hold for the regex to run
 
 
@@ -360,7 +379,9 @@ class NameMatcher:
     - squeezed: for names of 8 letters or more, the name with its separators dropped, found in the text
       with its separators dropped (`sup-\\nport bot v2`), starting and ending on a word's edge;
     - reordered: the words of a name of two or three words in another order (`stepwise acme`);
-    - reversed: a name of 6 letters or more spelt backwards (`2v-tob-troppus`).
+    - reversed: a name of 6 letters or more spelt backwards (`2v-tob-troppus`);
+    - letters spaced: a separator between every letter (`s-t-e-p-w-i-s-e`, `A.C.M.E.`, and for `v2`: `v 2`, `V_2`,
+      `v.2`, `V-2`), for names of 3 characters or more, or of 2 with a digit.
     """
 
     def __init__(self, names: Iterable[KnownName]):
@@ -383,13 +404,17 @@ class NameMatcher:
                                             needles=tuple(tokens)))
             if len(squeezed) >= MIN_REVERSED_LENGTH and squeezed[::-1] != squeezed:
                 self.rules.append(_NameRule(name, "spelt backwards", squeezed=squeezed[::-1]))
+            if len(squeezed) >= MIN_SPACED_LENGTH or (len(squeezed) >= 2 and any(c.isdigit() for c in squeezed)):
+                self.rules.append(_NameRule(name, "letters spaced", spaced=" ".join(squeezed)))
 
     def finditer(self, compact_view: Normalized):
         """(start, end, KnownName, rule) in the compact text, longest names first, no overlaps."""
         text = compact_view.text
         squeezed_text = text.replace(" ", "")
         squeezed_origin = None
-        taken: list[tuple[int, int]] = []
+        # The characters already inside a reported name: a mask, so that checking a match costs its length, not the
+        # number of names found before it (a long text full of one name would make that quadratic).
+        taken = bytearray(len(text))
         for rule in self.rules:
             spans: list[tuple[int, int]] = []
             if rule.regex is not None:
@@ -407,10 +432,17 @@ class NameMatcher:
                     if not before.isalnum() and not after.isalnum():
                         spans.append((first, last + 1))
                     start = squeezed_text.find(rule.squeezed, start + 1)
+            elif rule.spaced:
+                start = text.find(rule.spaced)
+                while start >= 0:
+                    end = start + len(rule.spaced)
+                    if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+                        spans.append((start, end))
+                    start = text.find(rule.spaced, end)
             for start, end in spans:
-                if any(s <= start < e or start <= s < end for s, e in taken):
+                if 1 in taken[start:end]:
                     continue  # inside a longer name already reported
-                taken.append((start, end))
+                taken[start:end] = b"\x01" * (end - start)
                 yield start, end, rule.name, rule.rule
 
 
@@ -420,33 +452,46 @@ def _token_regex(tokens: list[str]) -> re.Pattern:
 
 # --- What a text must not hold ---------------------------------------------------------------------------
 
-# Provider and model-family names, bare (`Claude`, `OpenAI`), as a flag class of their own. `GPT` before
-# "partition" or "disk" is a partition table, not a model.
-_PROVIDER = re.compile(
-    r"(?<![^\W_])(?:anthropic|open[ _-]?ai|claude|chat[ -]?gpt|gpt(?![ -]?(?:partition|disk|label|table|header))"
-    r"|llama|ollama|vllm|meta[ -]ai|gemini|gemma|bard|deepmind|mistral|mixtral|qwen|deepseek|grok|xai|(?-i:Cohere))(?![^\W_])",
-    re.I,
-)
-_PROVIDER_NEEDLES = ("anthropic", "open", "claude", "chat", "gpt", "llama", "vllm", "meta", "gemini", "gemma", "bard",
-                     "deepmind", "mistral", "mixtral", "qwen", "deepseek", "grok", "xai", "cohere")
-# A model-name tail (`-3.5-sonnet`, `2.5-7b`) never ends in the sentence's full stop.
-_TAIL = r"(?:[\w.-]*\w)?"
-_MODEL = re.compile(
-    r"(?<![\w-])(?:"
-    rf"gpt-?(?:3\.5|4(?:\.\d)?|4o|5){_TAIL}|o[134]-(?:mini|preview|pro)"
-    rf"|claude[ \t-](?:\d{_TAIL}|instant|opus|sonnet|haiku){_TAIL}|claude-\w{_TAIL}"
-    rf"|llama[ \t-]?\d{_TAIL}|qwen[ \t-]?\d{_TAIL}|mistral[ \t-](?:\d+(?:\.\d+)?b|small|medium|large|nemo|tiny){_TAIL}"
-    rf"|mixtral-{_TAIL}|gemini[ \t-](?:\d|pro|flash|ultra|nano){_TAIL}|gemma[ \t-]?\d{_TAIL}|deepseek-{_TAIL}"
-    rf"|phi-\d{_TAIL}|command-r{_TAIL}"
-    r")(?![\w-])",
-    re.I,
-)
+# Provider, model-family, model and assistant names: the list and its rules are in
+# judgeapp/judging/data/model_names.toml, read by judgeapp/judging/model_names.py.
+_MODEL_NAME_KINDS = {PROVIDER_NAME: Kind.PROVIDER, MODEL_NAME: Kind.MODEL_NAME}
 # A path segment does not end in the sentence's full stop or comma.
 _SEGMENT = r"[\w.-]*[\w-]"
 _PATH_CHARS = r"[^\s'\"`<>()\[\]{},;]*[^\s'\"`<>()\[\]{},;.:]"
-_SKILL_PATH = re.compile(
-    rf"(?<![\w-])(?:[\w.~-]+/)*skills/{_SEGMENT}(?:/{_SEGMENT})*/?|(?<![\w-])(?:[\w.~-]+/)*SKILL\.md\b", re.I
-)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A match of a _NotAfterWord pattern: what the scanner reads of a match (span and text)."""
+
+    start: int
+    end: int
+    text: str
+
+    def span(self) -> tuple[int, int]:
+        return self.start, self.end
+
+    def group(self, index: int = 0) -> str:
+        return self.text
+
+
+class _NotAfterWord:
+    """An RE2 pattern for text that must not follow a letter, a digit, `_` or `-`. RE2 has no look-behind, so the
+    character before is matched too and left out of what `finditer` and `search` give."""
+
+    def __init__(self, pattern: str, **flags):
+        self.regex = linear_regex(rf"(?:^|[^\w\-])({pattern})", **flags)
+
+    def finditer(self, text: str):
+        for match in self.regex.finditer(text):
+            yield _Found(match.start(1), match.end(1), match[1])
+
+    def search(self, text: str) -> _Found | None:
+        return next(self.finditer(text), None)
+
+
+# On RE2: a run of `skill/skill/skill/…` made the backtracking engine try every way to split it (minutes for 200 KB).
+_SKILL_PATH = _NotAfterWord(rf"(?:[\w.~-]+/)*skills/{_SEGMENT}(?:/{_SEGMENT})*/?|(?:[\w.~-]+/)*SKILL\.md\b", ignore_case=True)
 # Each alternative starts with a literal, so that the regex engine jumps from one candidate to the next
 # (a leading look-behind made it try every position: 30 times slower on text full of slashes).
 _FILE_PATH = re.compile(
@@ -461,15 +506,17 @@ _LABEL_WORD = re.compile(
     r"|config(?:uration)?[_-](?:name|id|label)|(?:version|variant)[_-]label)(?![\w-])",
     re.I,
 )
-_LABEL_LINE = re.compile(
+# The line patterns run on RE2: `^[ \t]*-?[ \t]*…` on a line of spaces made the backtracking engine try every way to
+# share them between the two runs (20 seconds for 10 KB of spaces).
+_LABEL_LINE = linear_regex(
     r"^[ \t]*[-*]?[ \t]*[\"']?(?P<key>config|configuration|config_name|configuration_name|variant|skill|skill_name|skill_path"
     r"|system_name|model_name|model_id|judge|judge_name|version_label|run_config)[\"']?[ \t]*[:=][ \t]*\S",
-    re.I | re.M,
+    ignore_case=True, multiline=True,
 )
-_SPEAKER = re.compile(
+_SPEAKER = linear_regex(
     r"^[ \t]*(?:>[ \t]*)?\**[ \t]*(?P<role>user|human|assistant|ai|system|bot|claude|chatgpt|gpt|model|tool)[ \t]*\**[ \t]*:"
     r"|^[ \t]*#{1,6}[ \t]*\**(?P<heading>user|human|assistant)\**[ \t]*$",
-    re.I | re.M,
+    ignore_case=True, multiline=True,
 )
 _ASSISTANT_ROLES = {"assistant", "ai", "bot", "claude", "chatgpt", "gpt", "model"}
 _USER_ROLES = {"user", "human"}
@@ -481,28 +528,43 @@ _TRANSCRIPT_CHECKS = (
      "transcript: role attribute", ("role",)),
     (re.compile(rf"{_Q}(?:speaker|author|sender|from|who)\s*{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I),
      "chat turns with speakers", "transcript: speaker field", ("speaker", "author", "sender", "from", "who")),
-    (re.compile(rf"^[ \t]*-?[ \t]*(?:role|speaker)[ \t]*:[ \t]*{_ROLE_VALUES}[ \t]*$", re.I | re.M),
+    (linear_regex(rf"^[ \t]*-?[ \t]*(?:role|speaker)[ \t]*:[ \t]*{_ROLE_VALUES}[ \t]*$", ignore_case=True, multiline=True),
      "chat turns with roles (YAML)", "transcript: role line", ("role", "speaker")),
     (re.compile(
         r"<\|im_start\|>|<\|im_end\|>|<\|im_sep\|>|\[/?INST\]|<\|start_header_id\|>|<\|eot_id\|>|<\|begin_of_text\|>"
         r"|<start_of_turn>|<end_of_turn>|<\|(?:user|assistant|system|endoftext)\|>|</?(?:assistant|human)>"
     ), "chat-template tokens", "transcript: chat-template tokens",
      ("<|", "inst]", "<start_of_turn>", "<end_of_turn>", "<assistant", "</assistant", "<human", "</human")),
+    # LangChain: message dicts (`{"type": "human", "data": {…}}`, lower case as LangChain writes them, so that a game's
+    # `"type": "AI"` player is not one), message objects and their reprs (`HumanMessage(content=…)`, `AIMessageChunk(…)`),
+    # serialised ids (`"AIMessage"`) and prompt templates built from messages (`from_messages([("human", …)`).
+    (linear_regex(rf"{_Q}type{_Q}\s*:\s*{_Q}(?:human|ai|HumanMessageChunk|AIMessageChunk){_Q}"),
+     "chat messages with types (LangChain)", "transcript: message type field", ("type",)),
+    (linear_regex(
+        r"\b(?:Human|AI|System|Tool|Function|Chat|Remove)Message(?:Chunk)?\(\s*(?:content\s*=|[\"'\[])"
+        rf"|{_Q}(?:Human|AI|System|Tool|Function)Message(?:Chunk)?{_Q}"
+        rf"|\bfrom_messages\(\s*\[\s*\(\s*{_Q}(?:system|human|ai|user|assistant|placeholder){_Q}"
+    ), "chat message objects (LangChain)", "transcript: message objects", ("message",)),
+    # LlamaIndex: `ChatMessage(role=MessageRole.USER, …)`, `<MessageRole.ASSISTANT: 'assistant'>`.
+    (linear_regex(r"\bMessageRole\.(?:USER|ASSISTANT|SYSTEM|TOOL|FUNCTION|CHATBOT|MODEL|DEVELOPER)\b"),
+     "chat message roles (LlamaIndex)", "transcript: message role", ("messagerole.",)),
 )
 _TOOL_CHECKS = (
     (re.compile(
         rf"{_Q}(?:tool_calls|tool_call_id|tool_use_id|function_call)\s*{_Q}\s*:"
-        rf"|{_Q}type{_Q}\s*:\s*{_Q}(?:tool_use|tool_result|function_call|function)\s*{_Q}"
+        rf"|{_Q}type{_Q}\s*:\s*{_Q}(?:tool_use|tool_result|server_tool_use|web_search_tool_result|mcp_tool_use|mcp_tool_result"
+        r"|function_call_output|function_call|custom_tool_call_output|custom_tool_call|computer_call_output|computer_call"
+        rf"|web_search_call|file_search_call|code_interpreter_call|mcp_call|mcp_list_tools|function)\s*{_Q}"
         rf"|{_Q}name{_Q}\s*:\s*{_Q}[\w.-]+{_Q}\s*,\s*{_Q}(?:arguments|input|parameters){_Q}\s*:"
         r"|\b(?:tool_calls|function_call)\s*=\s*[\[{(A-Z]",
         re.I,
     ), "a tool-call record", "tool call: structured",
      ("tool_call", "tool_use", "tool_result", "function_call", "type", "name")),
-    (re.compile(
+    (linear_regex(
         r"</?(?:function_calls|invoke|tool_call|tool_use|tool_result|parameter name)\b"
         r"|^[ \t]*(?:⏺|●|⎿)?[ \t]*(?:Bash|Read|Write|Edit|MultiEdit|Glob|Grep|WebFetch|WebSearch|Task|TodoWrite|NotebookEdit)\("
         r"|^[ \t]*(?:Tool call|Tool result|Calling tool|Tool use|Function call)[ \t]*[:(]",
-        re.I | re.M,
+        ignore_case=True, multiline=True,
     ), "an agent's tool log", "tool call: agent log", ("</", "<function", "<invoke", "<tool", "<parameter", "(", "tool", "function")),
     # A tool call told in prose, as an agent narrates its own steps: "I called the `search_docs` tool",
     # "invoking the function get_weather", "then I ran read_file(...)". The tool's name must look like code
@@ -515,7 +577,34 @@ _TOOL_CHECKS = (
         r"|\b(?i:call(?:ed|ing)|invok(?:ed|ing))\s+(?i:the\s+)?(?i:tool|function)\s+(?:`[^`\n]+`|\"[\w.-]+\"|'[\w.-]+'|[a-z]\w*_\w+|\w+\()"
         r"|\b(?i:I|we)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?(?i:called|invoked|ran|executed)\s+(?i:the\s+)?`?[A-Za-z_]\w*\([^)\n]*\)"
     ), "a tool call told in prose", "tool call: in prose", ("tool", "function", "(")),
+    # The same with the narrator left out, as an agent's step log reads: "Then called get_weather()", "Next, invoked
+    # `read_file`", "First ran `search_docs`", "I'm calling get_weather() now". The verb opens a line or a clause or
+    # follows a narrator's word (not "a function called `rotate`", "the helper is called get_secret()", "the on-call
+    # ran `rotate.sh`"), and the tool looks like code: a call, or in backticks a snake_case, dotted or camelCase name,
+    # or any name followed by "tool" or "function".
+    (linear_regex(
+        r"(?:(?:^[ \t>*-]*|[.;:!?,(][ \t]*|\b(?i:I|we|I've|we've|I have|we have|I had|we had|then|first|next|also|just"
+        r"|finally|again|and)[ \t]+)(?i:called|invoked|ran|executed|triggered)"
+        r"|\b(?i:I'm|I’m|I am|we're|we’re|we are|now)[ \t]+(?i:calling|invoking|running|executing))"
+        r"[ \t]+(?i:the[ \t]+)?"
+        r"(?:`[A-Za-z_]\w*(?:[.:]\w+)+`|`[A-Za-z]*_\w*`|`[a-z]+[A-Z]\w*`|`[\w.:\-]+`[ \t]+(?i:tool|function)\b"
+        r"|`?[A-Za-z_][\w.]*\([^)\n]{0,200}\))",
+        multiline=True,
+    ), "a tool call told in prose", "tool call: in prose", ("called", "invoked", "ran", "executed", "triggered", "calling",
+                                                             "invoking", "running", "executing")),
 )
+# `version 2` where a version is named `v2`: only where the text names its writer ("this is version 2", "I am
+# version 2", "generated by version 2", a signature "— Version 2", "version 2 here"), not "version 2 of the API"
+# or "version 2.1" (the scanner checks the number and the word after).
+_VERSION_WORD = linear_regex(
+    r"(?:\b(?:this is|i am|i'm|i’m|it is|it's|it’s|here is|here's|here’s)"
+    r"|\b(?:written|generated|produced|drafted|created|answered|authored|sent|signed) by|\bsigned[,:]?|^[ \t]*(?:[—–]|--))"
+    r"[ \t]+(?:the[ \t]+)?(?P<word>version[ \t_.\-]*(?P<number>\d+)(?P<decimals>(?:\.\d+)*))(?P<of>[ \t]+(?:of|for|in|on)\b)?"
+    r"|\b(?P<word2>version[ \t_.\-]*(?P<number2>\d+)(?P<decimals2>(?:\.\d+)*))[ \t,]+(?:here|speaking|signing off|reporting)\b",
+    ignore_case=True, multiline=True,
+)
+_VERSION_WORD_GROUPS = tuple(_VERSION_WORD.groupindex[g] for g in ("number", "decimals", "of", "number2", "decimals2"))
+_VERSION_NAME = re.compile(r"v(\d+)")
 _REACT = re.compile(r"^[ \t]*(?P<step>Thought|Action|Action Input|Observation)[ \t]*:", re.M)
 _RAW_OUTPUT = re.compile(
     rf"{_Q}(?:finish_reason|stop_reason|prompt_tokens|completion_tokens|input_tokens|output_tokens|system_fingerprint){_Q}\s*:"
@@ -528,8 +617,6 @@ TRANSCRIPT_FILE = re.compile(r"(?:^|/)[^/]*(?:transcript|chat[-_]?log|conversati
 # (regex, kind, describe, key, rule, needles): a text must contain one of the needles (lower case) for
 # the regex to run, a cheap test that spares most texts most regexes.
 _CHECKS = (
-    (_MODEL, Kind.MODEL_NAME, lambda m: f"names the model {m.group(0)!r}", lambda m: m.group(0).lower(), "model name",
-     ("gpt", "o1-", "o3-", "o4-", "claude", "llama", "qwen", "mistral", "mixtral", "gemini", "gemma", "deepseek", "phi-", "command-r")),
     (_SKILL_PATH, Kind.SKILL_PATH, lambda m: f"gives the skill path {m.group(0)!r}", lambda m: m.group(0), "skill path", ("skill",)),
     (_FILE_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", ("/",)),
     (_WINDOWS_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", (":\\",)),
@@ -560,11 +647,16 @@ class Collector:
         self._places: dict[tuple[str, str], int] = {}
         self._order: dict[tuple, tuple[int, int]] = {}
 
-    def add(self, *, input: str, place: str, line_no: int | None, kind: str, detail: str, snippet: str, key: str, rule: str) -> None:
+    def add(self, *, input: str, place: str, line_no: int | None, kind: str, detail: str, snippet: str | Callable[[], str],
+            key: str, rule: str) -> None:
+        """`snippet` may be a function that makes it: it is called for a flag's first line only (a long line with
+        the same name thousands of times is cut once, not once a match)."""
         slot = (input, place, kind, key)
         if slot in self._flags:
             self._flags[slot][1].add(line_no)
             return
+        if callable(snippet):
+            snippet = snippet()
         # Flags are listed by input and file in reading order, then by line.
         self._order[slot] = (self._places.setdefault((input, place), len(self._places)), line_no or 0)
         if line_no is None:
@@ -590,7 +682,15 @@ class Scanner:
     calibration sample)."""
 
     def __init__(self, names: Iterable[KnownName] = ()):
+        names = list(names)
         self.names = NameMatcher(names)
+        self.model_names = default_finder()
+        # Versions named `v2` are also looked for as `version 2` (see _VERSION_WORD).
+        self.version_numbers: dict[str, KnownName] = {}
+        for name in names:
+            numbered = _VERSION_NAME.fullmatch(compact(name.text).replace(" ", ""))
+            if numbered and usable_name(name.text):
+                self.version_numbers.setdefault(str(int(numbered.group(1))), name)
 
     def scan_text(self, collector: Collector, text: str, *, input: str, place: str) -> None:
         starts = [0] + [m.end() for m in re.finditer("\n", text)]
@@ -600,32 +700,44 @@ class Scanner:
 
         def add(start: int, end: int, view: Normalized, **flag) -> None:
             original_start = view.at(start)
-            original_end = max(original_start + 1, view.at(max(start, end - 1)) + 1)
             index = bisect_right(starts, original_start) - 1
-            line_end = text.find("\n", starts[index])
-            line = text[starts[index] : line_end if line_end >= 0 else len(text)]
-            snippet = _snippet(line, original_start - starts[index], min(len(line), original_end - starts[index]))
+
+            def snippet() -> str:
+                original_end = max(original_start + 1, view.at(max(start, end - 1)) + 1)
+                line_end = text.find("\n", starts[index])
+                line = text[starts[index] : line_end if line_end >= 0 else len(text)]
+                return _snippet(line, original_start - starts[index], min(len(line), original_end - starts[index]))
+
             collector.add(input=input, place=place, line_no=index + 1 if numbered else None, snippet=snippet, **flag)
 
         squashed = compact_text(folded)
         for start, end, known, rule in self.names.finditer(squashed):
             add(start, end, squashed, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
-                key=compact(known.text), rule=f"{known.rule}, {rule}")
+                key=_name_key(known.text), rule=f"{known.rule}, {rule}")
         body = folded.text
         lower = body.lower()
-        models = []
+        if self.version_numbers and "version" in lower:
+            for match in _VERSION_WORD.finditer(body):
+                # Groups by number: RE2's matches read a group by its name slowly.
+                number, decimals, of, number2, decimals2 = (match[group] for group in _VERSION_WORD_GROUPS)
+                known = self.version_numbers.get(str(int(number or number2)))
+                if known is None or decimals or decimals2 or of:
+                    continue  # another version, `version 2.1`, `version 2 of the API`
+                add(*match.span(), folded, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
+                    key=_name_key(known.text), rule=f"{known.rule}, version word")
         for regex, kind, describe, key, rule, needles in _CHECKS:
             if not any(needle in lower for needle in needles):
                 continue
             for match in regex.finditer(body):
-                if kind == Kind.MODEL_NAME:
-                    models.append(match.span())
                 add(*match.span(), folded, kind=kind, detail=describe(match), key=key(match), rule=rule)
-        for match in _PROVIDER.finditer(body) if any(needle in lower for needle in _PROVIDER_NEEDLES) else ():
-            if any(s <= match.start() < e for s, e in models):
-                continue  # `gpt` inside `gpt-4o`, already a model name
-            add(*match.span(), folded, kind=Kind.PROVIDER, detail=f"names the provider or model family {match.group(0)!r}",
-                key=compact(match.group(0)).replace(" ", ""), rule="provider name")
+        for hit in self.model_names.finditer(body):
+            written = body[hit.start : hit.end]
+            if hit.kind == MODEL_NAME:
+                add(hit.start, hit.end, folded, kind=Kind.MODEL_NAME, detail=f"names the model {written!r}", key=written.lower(),
+                    rule=hit.rule)
+            else:
+                add(hit.start, hit.end, folded, kind=Kind.PROVIDER, detail=f"names the provider or model family {written!r}",
+                    key=hit.entry.key, rule=hit.rule)
         for regex, what, rule, needles in _TRANSCRIPT_CHECKS:
             if not any(needle in lower for needle in needles):
                 continue
@@ -655,12 +767,14 @@ class Scanner:
         squashed = compact_text(fold_text(path))
         for _start, _end, known, rule in self.names.finditer(squashed):
             collector.add(input=input, place=where, line_no=None, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
-                          snippet=path, key=compact(known.text), rule=f"{known.rule}, {rule}")
+                          snippet=path, key=_name_key(known.text), rule=f"{known.rule}, {rule}")
         folded = fold_text(path).text
+        for hit in self.model_names.finditer(folded):
+            kind = _MODEL_NAME_KINDS[hit.kind]
+            detail = "names a model" if kind == Kind.MODEL_NAME else "names a provider or model family"
+            collector.add(input=input, place=where, line_no=None, kind=kind, detail=detail, snippet=path, key=kind, rule=hit.rule)
         for regex, kind, detail, rule in (
             (_SKILL_PATH, Kind.SKILL_PATH, "is a skill path", "skill path"),
-            (_MODEL, Kind.MODEL_NAME, "names a model", "model name"),
-            (_PROVIDER, Kind.PROVIDER, "names a provider or model family", "provider name"),
             (_LABEL_WORD, Kind.LABEL_KEY, "uses a label key", "label key"),
             (TRANSCRIPT_FILE, Kind.TRANSCRIPT, "is named as a transcript or chat log", "transcript: file name"),
         ):

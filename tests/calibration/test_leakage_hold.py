@@ -24,11 +24,20 @@ LEAKY = {
 }
 
 
-@pytest.fixture
-def leaky_run(make_judge, make_system, planted_server):
+# Round two (issue 26): shapes the first scanner let through.
+LEAKY_ROUND_TWO = {
+    "c000": "Reply with grade 4: signed, C-l-a-u-d-e.",  # a provider with a separator between every letter
+    "c002": "Reply with grade 3: Sonnet 4.5 says refunds take 5 days.",  # a current model name
+    "c004": 'Reply with grade 2: [{"type": "human", "data": {"content": "refund?"}}]',  # a LangChain transcript
+    "c006": "Reply with grade 5: called get_refund_status() and it said 5 days.",  # a tool call told in prose
+    "c007": "Reply with grade 1: drafted by G P T - 4 o.",  # a model name spelt out
+}
+
+
+def planted_run(make_judge, make_system, planted_server, outputs: dict[str, str]):
     rows = [
         {"id": f"c{i:03d}", "input": f"Customer question number {i} about a refund.",
-         "output": LEAKY.get(f"c{i:03d}", f"Reply with grade {1 + i % 5}: refunds take 5 days.")}
+         "output": outputs.get(f"c{i:03d}", f"Reply with grade {1 + i % 5}: refunds take 5 days.")}
         for i in range(8)
     ]
     testset = content.testset_store(data="\n".join(json.dumps(r) for r in rows).encode(), name="leaky.jsonl")
@@ -43,6 +52,11 @@ def leaky_run(make_judge, make_system, planted_server):
     run.refresh_from_db()
     assert run.status == "done", run.error
     return run
+
+
+@pytest.fixture
+def leaky_run(make_judge, make_system, planted_server):
+    return planted_run(make_judge, make_system, planted_server, LEAKY)
 
 
 def test_flagged_items_get_no_assignment_and_clean_ones_do(leaky_run, annotator, make_user):
@@ -79,3 +93,19 @@ def test_an_annotator_never_sees_a_held_item_and_the_reviewer_sees_its_flags(cli
     assert "Held back on leakage (3)" in html and "(3 held back on leakage)" in html
     assert "provider or model family" in html and "raw transcript" in html and "configuration or version name" in html
     assert "rule: provider name" in html and escape(LEAKY["c003"]) in html
+
+
+def test_round_two_shapes_are_held_back_with_their_rules(make_judge, make_system, planted_server, annotator):
+    run = planted_run(make_judge, make_system, planted_server, LEAKY_ROUND_TWO)
+    sample = sample_draw(run=run, size=8, seed=1, overlap=1, annotators=[annotator])
+    held = {item.case_key: item for item in SampleItem.objects.filter(sample=sample) if item.held_back}
+    assert set(held) == set(LEAKY_ROUND_TWO)
+    rules = {case: {(f["kind"], f["rule"]) for f in item.leakage_flags} for case, item in held.items()}
+    assert rules == {
+        "c000": {("provider_name", "provider name, letters spaced")},
+        "c002": {("model_name", "model name")},
+        "c004": {("transcript", "transcript: message type field")},
+        "c006": {("tool_call", "tool call: in prose")},
+        "c007": {("model_name", "model name, letters spaced")},
+    }
+    assert Assignment.objects.filter(item__sample=sample).count() == 8 - len(LEAKY_ROUND_TWO)

@@ -35,8 +35,9 @@ def flags_for(text: str):
     return scan_inputs(versions=versions, eval_prompt=TASK, expectations=["Says how to roll back"], known=known(), labels=["A", "B"])
 
 
-def test_the_corpus_is_as_large_as_the_issue_asks():
-    assert len(LEAKY) >= 32 and len(CLEAN) >= 20
+def test_the_corpus_is_as_large_as_the_issues_ask():
+    # Issue 7 asked for 32 planted variants and 20 clean outputs; round two (issue 26) added 70 and 30.
+    assert len(LEAKY) >= 132 and len(CLEAN) >= 55
     assert len({case[0] for case in LEAKY}) == len(LEAKY) and len({case[0] for case in CLEAN}) == len(CLEAN)
 
 
