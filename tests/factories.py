@@ -46,3 +46,19 @@ def pointwise_run(*, judge, n=4, rubric=RUBRIC_ONE, executor=Executor.INLINE, sy
         prompt=prompt_register(prompt="pointwise"),
         options={"generate": generate, **options},
     )
+
+
+def judge_locked(run, *, reason: str = "quadratic-weighted kappa 0.12 < 0.60 on sample 1a2b3c4d (30 items)"):
+    """The run's judge locked in the run's scope (judge configuration × prompt × rubric) as calibration's lock
+    service leaves it after a sample below the level: the lock row the gate reads and its audit entry."""
+    from django.utils import timezone
+
+    from calibration.models import JudgeLock
+    from judgeapp.judging.audit import SYSTEM, audit_log_create
+    from judgeapp.models import AuditLog
+
+    scope = {"judge_name": run.judge.name, "judge_version": run.judge.version,
+             "prompt_version": run.versions.get("prompt") or "", "rubric_version": run.versions.get("rubric") or ""}
+    JudgeLock.objects.create(**scope, locked=True, reason=reason, changed_at=timezone.now())
+    audit_log_create(action=AuditLog.Action.JUDGE_LOCKED, actor=SYSTEM, subject=f"judge {run.judge.name}", reason=reason,
+                     run=run, detail={"judge": scope["judge_name"], **{k: v for k, v in scope.items() if k != "judge_name"}})

@@ -128,3 +128,20 @@ class WorkerProcess:
             self.proc.wait(timeout=10)
         finally:
             self._log.close()
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (for a server a test starts)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    """Whether something accepts connections on this loopback port."""
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0

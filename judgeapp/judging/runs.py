@@ -338,9 +338,8 @@ def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
         # A server no unit of this run has reached (a wrong base URL, a server that is down): every other unit
         # would wait through the same retries to fail the same way, so the run fails now, and a command exits 2
         # (CONTRACT §3), not 1 as an invalid run would. Once the server has answered in this run, a lost
-        # connection (a restart) fails only its unit. A panel of judges (a jury) leaves an unreachable juror
-        # out, as it leaves out any juror that fails (the seed's Jury), so its run goes on.
-        if len(unit.run.config.get("judges") or {}) <= 1 and not endpoint_has_replied(unit=unit):
+        # connection (a restart) fails only its unit, and a panel leaves an unreachable judge out.
+        if not handler.leaves_out_failed_judges and not endpoint_has_replied(unit=unit):
             run_failure = str(exc)
         result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except JudgeError as exc:

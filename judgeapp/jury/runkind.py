@@ -62,6 +62,7 @@ def pooled_cases(run, panel: list[Judge] | None = None) -> list[PooledCase]:
 @register
 class JuryHandler(RunHandler):
     kind = RunKind.JURY
+    leaves_out_failed_judges = True
     page_template = "judgeapp/jury/run.html"
     label_kind = "pass_fail"
 

@@ -12,7 +12,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline
 from judgeapp.models import Executor, Run, RunKind
 from judgeapp.pointwise import services as pointwise_services
-from judgeapp.pointwise.core import baseline_line
+from judgeapp.pointwise.core import baseline_line, one_line
 from judgeapp.pointwise.services import output_path_check, report_current
 from judgeapp.releases.core import DEFAULT_THRESHOLD
 from judgeapp.releases.selectors import gate_as_decided, runs_comparison
@@ -262,9 +262,9 @@ def comparison_markdown(comparison: dict, *, limit: int | None = None) -> str:
         ]
         for row in rows:
             lines.append(
-                f"| {_cell(row['case_id'])} | {_cell(row['criterion'])} | {_score(row['score'])} | {_score(row['other_score'])} | "
+                f"| {one_line(row['case_id'])} | {one_line(row['criterion'])} | {_score(row['score'])} | {_score(row['other_score'])} | "
                 f"{_difference(row['diff'])} | "
-                f"{_cell(reasons.get(row['judgment'] or '', ''))} | {_cell(reasons.get(row['other_judgment'] or '', ''))} |"
+                f"{one_line(reasons.get(row['judgment'] or '', ''))} | {one_line(reasons.get(row['other_judgment'] or '', ''))} |"
             )
         if limit and len(comparison["rows"]) > limit:
             lines.append(f"\n{len(comparison['rows']) - limit} more rows (--limit 0 prints them all).")
@@ -279,6 +279,3 @@ def _score(value) -> str:
     return "—" if value is None else f"{value:g}"
 
 
-def _cell(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split()).replace("|", "\\|")
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -250,7 +250,7 @@ def _agreement_line(agreement: dict | None) -> str:
     return (", ".join(parts) or "no figure") + where + status
 
 
-def _one_line(text: str, limit: int = 160) -> str:
+def one_line(text: str, limit: int = 160) -> str:
     text = " ".join(str(text).split()).replace("|", "\\|")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -291,18 +291,18 @@ def report_markdown(report: dict) -> str:
         f"**Mean {_fmt(report.get('mean'))}**{_fmt_ci(report.get('mean_ci95'))} over {report.get('judged', 0)} "
         f"of {report.get('total', 0)} judgments · threshold {gate.get('threshold', '—')}",
         "",
-        f"Baseline: {_one_line(baseline_line(gate.get('baseline', report.get('baseline'))), 400)}",
+        f"Baseline: {one_line(baseline_line(gate.get('baseline', report.get('baseline'))), 400)}",
         "",
     ]
     if report.get("invalid"):
         lines += ["**The run is invalid:** " + "; ".join(report.get("invalid_reasons") or []), ""]
     if gate.get("reasons"):
-        lines += ["Blocked because:", *[f"- {_one_line(r, 300)}" for r in gate["reasons"]], ""]
+        lines += ["Blocked because:", *[f"- {one_line(r, 300)}" for r in gate["reasons"]], ""]
     calibration = gate.get("calibration")
     if calibration:
-        lines += [f"Judge calibration: **{calibration['status']}** — {_one_line(calibration['summary'], 300)}", ""]
+        lines += [f"Judge calibration: **{calibration['status']}** — {one_line(calibration['summary'], 300)}", ""]
     for warning in gate.get("warnings") or []:
-        lines.append(f"> {_one_line(warning, 300)}")
+        lines.append(f"> {one_line(warning, 300)}")
     corrected = report.get("corrected")
     if corrected:
         lines += [
@@ -311,11 +311,11 @@ def report_markdown(report: dict) -> str:
             "",
         ]
     for note in gate.get("notes") or []:
-        lines.append(f"> {_one_line(note, 300)}")
+        lines.append(f"> {one_line(note, 300)}")
     if gate.get("notes"):
         lines.append("")
     for warning in report.get("warnings") or []:
-        lines.append(f"> ⚠ {_one_line(warning, 300)}")
+        lines.append(f"> ⚠ {one_line(warning, 300)}")
     if report.get("warnings"):
         lines.append("")
 
@@ -338,14 +338,14 @@ def report_markdown(report: dict) -> str:
     if worse:
         lines += ["Cases that got worse than the baseline, worst first:", "", "| case | this run | baseline | difference |", "|---|---|---|---|"]
         for case in worse:
-            lines.append(f"| {_one_line(case['case_id'], 80)} | {_fmt(case['candidate'])} | {_fmt(case['baseline'])} | {case['diff']:+.2f} |")
+            lines.append(f"| {one_line(case['case_id'], 80)} | {_fmt(case['candidate'])} | {_fmt(case['baseline'])} | {case['diff']:+.2f} |")
         lines.append("")
 
     lowest = report.get("lowest") or []
     if lowest:
         lines += ["Lowest-scoring cases:", "", "| case | criterion | score | judge's reasoning |", "|---|---|---|---|"]
         for item in lowest:
-            lines.append(f"| {item['case_id']} | {item['criterion']} | {item['score']} | {_one_line(item.get('reasoning', ''))} |")
+            lines.append(f"| {item['case_id']} | {item['criterion']} | {item['score']} | {one_line(item.get('reasoning', ''))} |")
         lines.append("")
 
     rate = report.get("parse_failure_rate") or 0.0

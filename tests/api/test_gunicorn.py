@@ -14,21 +14,10 @@ from pathlib import Path
 import pytest
 
 from judgeapp.api.services import api_token_create
-from tests.helpers import database_url_for_subprocess, wait_for
+from tests.helpers import database_url_for_subprocess, free_port, listening, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 @pytest.fixture

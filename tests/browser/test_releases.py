@@ -6,11 +6,9 @@ import json
 import pytest
 
 from judgeapp.judging import content, runs
-from judgeapp.judging.audit import SYSTEM, audit_log_create
-from judgeapp.models import AuditLog
 from judgeapp.releases.services import release_mark
 from tests.browser.conftest import log_in
-from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_TWO
+from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_TWO, judge_locked
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -27,20 +25,16 @@ def finished(judge, system, replies, name):
 
 
 def test_releases_keep_their_decision_and_the_comparison_shows_regressions_first(
-    page, transactional_db, lead, make_judge, make_system, monkeypatch, screenshots
+    page, transactional_db, lead, make_judge, make_system, screenshots
 ):
-    import calibration.selectors
-
     judge = make_judge("qwen-judge", model="qwen2.5-7b-instruct", family="qwen")
     system = make_system("support-bot")
     v1 = finished(judge, system, [GOOD_REPLY] * 5 + [BAD_REPLY] * 3, "support-v1")
     release_mark(run=v1, actor=lead, label="v1.0")
     v2 = finished(judge, system, [GOOD_REPLY] * 8, "support-v2")
     release_mark(run=v2, actor=lead, label="v2.0")
-    # Later, people's labels lock the judge.
-    audit_log_create(action=AuditLog.Action.JUDGE_LOCKED, actor=SYSTEM, subject=f"judge {judge.name}",
-                     reason="quadratic-weighted kappa 0.12 < 0.60 on sample 1a2b3c4d", detail={"judge": judge.name, "judge_version": judge.version})
-    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge not calibrated: kappa 0.12 < 0.60")
+    # Later, people's labels lock the judge (in the scope every run here is judged in).
+    judge_locked(v2)
     candidate = finished(judge, system, [BAD_REPLY, GOOD_REPLY, BAD_REPLY] + [GOOD_REPLY] * 5, "support-v3")
 
     log_in(page, "leo")

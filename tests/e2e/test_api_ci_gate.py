@@ -5,7 +5,6 @@ passing gate, 1 on a blocked one, and the same run back for a retried Idempotenc
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,21 +14,10 @@ import pytest
 from judgeapp.models import Output, Run, RunStatus
 from tests import factories
 from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE
-from tests.helpers import database_url_for_subprocess, wait_for
+from tests.helpers import database_url_for_subprocess, free_port, listening, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def child_env() -> dict:

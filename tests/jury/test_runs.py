@@ -111,6 +111,21 @@ def test_a_five_judge_panel_with_one_server_down_pools_the_other_four(panel, fak
     assert all(c["left_out"] == ["juror-llama"] for c in run.report["cases"])
 
 
+def test_a_juror_whose_server_cannot_be_reached_is_left_out_and_the_run_goes_on(panel, fake_judge):
+    """A run of one judge fails at once when its server cannot be reached; a panel leaves that juror out."""
+    from judgeapp.models import Judge
+    from tests.helpers import free_port
+
+    judges = panel(5)
+    fake_judge.action = DemoBrain(quality=oracle)
+    Judge.objects.filter(pk=judges[0].pk).update(base_url=f"http://127.0.0.1:{free_port()}/v1")
+    run = jury_run(judges=[Judge.objects.get(pk=j.pk) for j in judges], n=2)
+    runs.run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE, run.error
+    assert all(c["left_out"] == ["juror-llama"] for c in run.report["cases"])
+
+
 def test_with_only_two_answers_left_the_case_is_unjudged(panel, fake_judge):
     judges = panel(3)
     fake_judge.action = down(judges[1].model, DemoBrain(quality=oracle))

@@ -7,14 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from judgeapp.judging import runs
-from judgeapp.judging.audit import SYSTEM, audit_log_create
-from judgeapp.judging import content
+from judgeapp.judging import content, runs
 from judgeapp.models import AuditLog, Purpose, Release, UnitStatus
 from judgeapp.releases.core import BASELINE_RESAMPLES, BASELINE_SEED, ScorePair, baseline_reasons, paired_difference
 from judgeapp.releases.selectors import gate_as_decided, gate_evaluate, release_notes
 from judgeapp.releases.services import release_mark, release_policy_set
-from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE, RUBRIC_TWO
+from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE, RUBRIC_TWO, judge_locked
 
 pytestmark = pytest.mark.django_db
 
@@ -234,9 +232,7 @@ def test_worse_cases_come_worst_first_and_a_given_mean_is_compared_as_given():
 # --- History as it was decided ------------------------------------------------------------------------------
 
 
-def test_an_earlier_releases_decision_is_unchanged_by_a_later_release_and_a_lock(judge, system, lead, monkeypatch, client):
-    import calibration.selectors
-
+def test_an_earlier_releases_decision_is_unchanged_by_a_later_release_and_a_lock(judge, system, lead, client):
     first = released(judge, cases(range(4), reply=lambda i: BAD_REPLY if i == 0 else GOOD_REPLY), system=system, lead=lead, label="v1.0")
     stored = Release.objects.get(run=first)
     decided = json.loads(json.dumps(stored.gate))
@@ -245,10 +241,8 @@ def test_an_earlier_releases_decision_is_unchanged_by_a_later_release_and_a_lock
     # A better v2.0 is released later: v1.0's gate is not compared with it (it came after v1.0's run).
     released(judge, cases(range(4)), system=system, lead=lead, label="v2.0")
     assert gate_evaluate(run=first)["passed"] is True
-    # Then the judge is locked by calibration.
-    audit_log_create(action=AuditLog.Action.JUDGE_LOCKED, actor=SYSTEM, subject=f"judge {judge.name}",
-                     reason="kappa 0.12 < 0.60", detail={"judge": judge.name, "judge_version": judge.version})
-    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge not calibrated: kappa 0.12 < 0.60")
+    # Then the judge is locked by calibration, in the scope v1.0 was judged in.
+    judge_locked(first)
     stored.refresh_from_db()
     assert stored.gate == decided
     as_decided = gate_as_decided(run=first)
@@ -267,12 +261,11 @@ def test_an_earlier_releases_decision_is_unchanged_by_a_later_release_and_a_lock
     assert "superseded by v2.0" in row and "this release was gated by a judge now below level" in row
 
 
-def test_gate_json_of_a_released_run_gives_the_stored_decision_and_now_apart(judge, system, lead, monkeypatch, capsys):
-    import calibration.selectors
+def test_gate_json_of_a_released_run_gives_the_stored_decision_and_now_apart(judge, system, lead, capsys):
     from django.core.management import call_command
 
     run = released(judge, cases(range(4)), system=system, lead=lead, label="v1.0")
-    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge not calibrated: kappa 0.12 < 0.60")
+    judge_locked(run)
     call_command("gate", run.run_id, "--json")
     gate = json.loads(capsys.readouterr().out)
     assert gate["passed"] is True and gate["released"]["label"] == "v1.0" and gate["decided_by"] == "leo"

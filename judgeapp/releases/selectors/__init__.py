@@ -217,17 +217,16 @@ def gate_as_decided(*, run: Run) -> dict:
     now = gate_evaluate(run=run)
     if release is None or not release.gate:
         return now
-    notes = release_notes(release=release, now=now)
     return {
         **release.gate,
         "released": {"label": release.label, "at": release.created_at.isoformat(), "by": release.gate.get("decided_by")},
-        "since": [{"at": note["at"], "text": note["text"]} for note in notes],
+        "since": release_notes(release=release, now=now),
         "now": now,
     }
 
 
 def release_notes(*, release: Release, now: dict | None = None) -> list[dict]:
-    """What happened after a release was marked, oldest first, each {at, date, text}: a later release of the
+    """What happened after a release was marked, oldest first, each {at (ISO), text}: a later release of the
     system, its judge locked or unlocked, a lead's later decision on the run, and the gate if asked today
     when it no longer passes. Shown beside the stored decision, never in its place."""
     notes = []
@@ -265,7 +264,7 @@ def release_notes(*, release: Release, now: dict | None = None) -> list[dict]:
     if not now["passed"]:
         notes.append((timezone.now(), "asked today, the gate would block: " + "; ".join(now["reasons"][:2])))
     notes.sort(key=lambda note: note[0])
-    return [{"at": at.isoformat(), "date": at, "text": text} for at, text in notes]
+    return [{"at": at.isoformat(), "text": text} for at, text in notes]
 
 
 def _gate_word(gate: dict) -> dict:
@@ -284,7 +283,6 @@ def releases_overview(*, limit: int = 200) -> list[dict]:
             "release": release,
             "ci": ci if ci and None not in ci else None,
             "gate": _gate_word(release.gate) if release.gate else None,
-            "decided": release.gate or None,
             "notes": release_notes(release=release),
             "baseline": report.get("baseline"),
         })
