@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from fakejudge import PerConversation, Reply, Status, When
 from judgeapp.judging import runs
+from judgeapp.judging.runs import lifecycle, sequential
 from judgeapp.models import AuditLog, Judgment, Output, Run, RunStatus, UnitStatus
 from tests.factories import RUBRIC_TWO, pointwise_run
 
@@ -52,9 +53,9 @@ def test_planned_units_are_inserted_once_with_every_default_of_the_model(judge):
 
     run = pointwise_run(judge=judge, n=1)
     first = [UnitSpec(key=f"u{i}", payload={"i": i, "text": "é\"'"}) for i in range(3)]
-    runs._units_create(run, 0, first)
+    lifecycle._units_create(run, 0, first)
     before = {u.key: (u.uuid, u.payload) for u in run.judgments.all()}
-    runs._units_create(run, 0, [UnitSpec(key="u1", payload={"changed": True}), UnitSpec(key="u3", order="ab", judge_id=judge.pk)])
+    lifecycle._units_create(run, 0, [UnitSpec(key="u1", payload={"changed": True}), UnitSpec(key="u3", order="ab", judge_id=judge.pk)])
     units = {u.key: u for u in run.judgments.all()}
     assert sorted(units) == ["u0", "u1", "u2", "u3"]
     assert (units["u1"].uuid, units["u1"].payload) == before["u1"] and units["u1"].payload["text"] == "é\"'"
@@ -272,7 +273,7 @@ def test_a_sequential_runs_lease_is_short_and_renewed_while_it_works(transaction
             runs.run_finish(run_pk=run.pk, status=RunStatus.DONE, report={})
 
     monkeypatch.setitem(_REGISTRY, "slow-test", Slow())
-    monkeypatch.setattr(runs, "RUN_LEASE_SECONDS", 1.0)
+    monkeypatch.setattr(sequential, "RUN_LEASE_SECONDS", 1.0)
     run = Run.objects.create(run_id="seq", kind="slow-test", executor="inline", status=RunStatus.RUNNING)
     assert runs.run_sequential_execute(run_pk=run.pk) is True
     assert seen["first"] - timezone.now() < timezone.timedelta(seconds=2)

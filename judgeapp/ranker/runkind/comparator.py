@@ -16,7 +16,7 @@ from judgeapp.judging.client import JudgeRejected, JudgeUnavailable, JudgeUnreac
 from judgeapp.judging.parsing import WINNER_SPEC
 from judgeapp.judging.prompts import Prompt, user_message
 from judgeapp.judging.runkind import UnitResult
-from judgeapp.judging.runs import RUN_FATAL_STATUSES
+from judgeapp.judging.runs.units import RUN_FATAL_STATUSES
 from judgeapp.judging.workers import worker_identity
 from judgeapp.models import Artifact, Comparison, Goal, Judge, Judgment, PromptTemplate, Purpose, Run, UnitStatus
 from judgeapp.ranker.core import ComparisonFailed, combine_orders, render_comparison, swap

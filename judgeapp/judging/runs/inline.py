@@ -1,0 +1,241 @@
+"""A run in the calling process (the CLI): the same claims and records as a worker, on a thread pool."""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import logging
+import threading
+import time
+import uuid
+
+from django.conf import settings
+from django.db import connections
+
+from judgeapp.judging import shutdown
+from judgeapp.judging.client import openai_preload
+from judgeapp.judging.runkind import UnitResult, handler_for
+from judgeapp.judging.runs.lifecycle import Progress, run_advance, run_fail, run_interrupt, run_start
+from judgeapp.judging.runs.sequential import run_sequential_execute
+from judgeapp.judging.runs.units import (
+    RECORD_EVERY_SECONDS,
+    _RunWatch,
+    claims_give_back,
+    judgments_claim,
+    judgments_record,
+    unit_judge,
+)
+from judgeapp.judging.workers import soft_time_limit, worker_identity
+from judgeapp.models import Judgment, Run, UnitStatus
+
+log = logging.getLogger(__name__)
+
+LANE_UNITS_AT_ONCE = 4  # a command's batch: this many units per lane (_execute_units)
+
+
+
+def run_execute_inline(*, run: Run, concurrency: int = 1, progress: Progress | None = None) -> Run:
+    """Run every stage in this process: the same claims and records as a worker, on a thread pool.
+
+    With concurrency 1 everything happens in the calling thread (and its database transaction). When the
+    command is asked to stop (judgeapp/judging/shutdown.py) no new unit is claimed; the units in flight
+    finish and are recorded; then the run is failed "interrupted by SIGTERM before it finished" and
+    `shutdown.Interrupted` is raised. A run that finished meanwhile is returned as it is.
+    """
+    _stop_if_asked(run)
+    handler = handler_for(run.kind)
+    _preload(handler)
+    run_start(run_pk=run.pk)
+    run.refresh_from_db()
+    if handler.sequential:
+        run_sequential_execute(run_pk=run.pk, progress=progress)
+        run.refresh_from_db()
+        if not run.is_finished:
+            _stop_if_asked(run)
+        return run
+    worker = worker_identity()
+    while True:
+        run.refresh_from_db()
+        if run.is_finished:
+            return run
+        _stop_if_asked(run)
+        # As many lanes as there are units to start with, up to the concurrency (a count that stops there).
+        lanes = Judgment.objects.filter(run=run, stage=run.stage, status=UnitStatus.PENDING)[:concurrency].count()
+        if not lanes:
+            # Nothing pending and the run is not finished: the stage's last units are claimed elsewhere, or
+            # nothing advanced it yet.
+            run_advance(run_pk=run.pk)
+            run.refresh_from_db()
+            if not run.is_finished and not Judgment.objects.filter(run=run, stage=run.stage, status=UnitStatus.PENDING).exists():
+                return run
+            continue
+        _execute_units(worker=worker, concurrency=concurrency, lanes=lanes, run=run, progress=progress)
+
+
+def _preload(handler) -> None:
+    """Import what the run will need (the judge client's library, the report's) in a thread, while the
+    units are planned and the first ones judged: a command starts without them (bench/startup.py)."""
+
+    threading.Thread(target=modules_preload, args=([handler],), name="judgeapp-preload", daemon=True).start()
+
+
+def modules_preload(handlers) -> None:
+    """Import the judge client's library and what these run kinds' reports need (`preload_modules`)."""
+    openai_preload()
+    for name in sorted({name for handler in handlers for name in handler.preload_modules}):
+        importlib.import_module(name)
+
+
+def _stop_if_asked(run: Run) -> None:
+    """Where stopping is safe (no claim held, no transaction open): fail the run and raise, if asked."""
+    signum = shutdown.requested()
+    if signum is not None:
+        run_interrupt(run_pk=run.pk, signal_name=shutdown.requested_name())
+        raise shutdown.Interrupted(signum)
+
+
+class _Claims:
+    """The pending units of a run's stage, claimed from the database a batch at a time (the next ids, then
+    one claim for them) by whichever lane runs out of work first, then handed out one by one. Nothing is
+    held of the units not yet claimed: a run of 100,000 units is not a list of their ids here."""
+
+    def __init__(self, run: Run, size: int):
+        self.watch = _RunWatch(run.pk)
+        self.pending = Judgment.objects.filter(run_id=run.pk, stage=run.stage, status=UnitStatus.PENDING)
+        self.size = size
+        self.ready: collections.deque[tuple[Judgment, uuid.UUID]] = collections.deque()
+        self.lock = threading.Lock()
+        self.stopped = False
+
+    def next(self, worker: str) -> tuple[Judgment, uuid.UUID] | None:
+        with self.lock:
+            if self.stopped or shutdown.requested() is not None or not self.watch.still_running():
+                return None
+            while not self.ready:
+                batch = list(self.pending.order_by("id").values_list("pk", flat=True)[: self.size])
+                if not batch:
+                    return None
+                # Another process may claim some of them first: the claim takes what is still free, and the
+                # next read finds the pending units after them.
+                token, units = judgments_claim(ids=batch, worker=worker)
+                self.ready.extend((unit, token) for unit in units)
+            return self.ready.popleft()
+
+    def release(self) -> None:
+        """Give back what was claimed and not started (a stop request, a failed run)."""
+        with self.lock:
+            self.stopped = True
+            left, self.ready = list(self.ready), collections.deque()
+        by_token: dict[uuid.UUID, list[int]] = {}
+        for unit, token in left:
+            by_token.setdefault(token, []).append(unit.pk)
+        for token, pks in by_token.items():
+            claims_give_back(pks=pks, token=token)
+
+
+class _Recorder:
+    """Results wait here and are written a batch at a time (judgments_record), by the lane that fills the
+    batch, while the other lanes go on judging."""
+
+    def __init__(self, run: Run, size: int, progress: Progress | None):
+        self.run_pk = run.pk
+        self.finished = run.done_units + run.failed_units
+        self.size = size
+        self.progress = progress
+        self.buffer: list[tuple[Judgment, UnitResult, uuid.UUID]] = []
+        self.lock = threading.Lock()
+        self.writing = threading.Lock()
+        self.last = time.monotonic()
+        self.run_failure: str | None = None
+
+    def add(self, unit: Judgment, result: UnitResult, token: uuid.UUID, run_failure: str | None) -> None:
+        with self.lock:
+            self.buffer.append((unit, result, token))
+            if run_failure and not self.run_failure:
+                self.run_failure = run_failure
+            due = len(self.buffer) >= self.size or time.monotonic() - self.last >= RECORD_EVERY_SECONDS or run_failure
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        with self.writing:
+            with self.lock:
+                items, self.buffer, self.last = self.buffer, [], time.monotonic()
+            if not items:
+                return
+            by_token: dict[uuid.UUID, list[tuple[Judgment, UnitResult]]] = {}
+            for unit, result, token in items:
+                by_token.setdefault(token, []).append((unit, result))
+            for token, results in by_token.items():
+                judgments_record(results=results, token=token)
+            self.finished += len(items)
+            if self.progress:
+                total = Run.objects.filter(pk=self.run_pk).values_list("total_units", flat=True).first() or 0
+                self.progress(self.finished, total)
+
+
+def _forget_queries() -> None:
+    """With DEBUG (a developer's command) Django keeps the last 9,000 statements of each connection: a lane's
+    would hold tens of megabytes of prompts. A capture in progress (force_debug_cursor: a test, a bench)
+    keeps them."""
+    connection = connections["default"]
+    if connection.queries_logged and not connection.force_debug_cursor and len(connection.queries_log) > 100:
+        connection.queries_log.clear()
+
+
+def _execute_units(*, worker: str, concurrency: int, lanes: int, run: Run, progress: Progress | None) -> None:
+    """Claim, judge and record the pending units of the run's stage on `lanes` threads (in the calling
+    thread when the concurrency is 1), claiming and recording in batches; a stop request ends the
+    claiming, not the units in flight (what was claimed and not started goes back to pending)."""
+    # No other process judges this run's units, so nobody waits on a larger batch: four units a lane are
+    # claimed in one round trip and recorded in one transaction (64 for 16 lanes: 15% more judgments a
+    # second than 16 at zero latency, bench/overhead.py); the recorder still writes every
+    # RECORD_EVERY_SECONDS, so progress moves as often with a slow judge.
+    size = max(settings.UNIT_BATCH_SIZE, LANE_UNITS_AT_ONCE * lanes)
+    claims = _Claims(run, size)
+    recorder = _Recorder(run, size, progress)
+
+    def lane(identity: str) -> None:
+        while recorder.run_failure is None:
+            _forget_queries()
+            claimed = claims.next(identity)
+            if claimed is None:
+                return
+            unit, token = claimed
+            try:
+                result, run_failure = unit_judge(unit)
+            except soft_time_limit():  # not raised in process; kept for symmetry with the worker's path
+                result, run_failure = UnitResult.failure(f"time limit of {settings.UNIT_SOFT_TIME_LIMIT}s exceeded"), None
+            recorder.add(unit, result, token, run_failure)
+
+    def finish() -> None:
+        claims.release()
+        recorder.flush()
+        if recorder.run_failure:
+            run_fail(run_pk=run.pk, error=recorder.run_failure)
+
+    if concurrency <= 1:
+        try:
+            lane(worker)
+        finally:
+            finish()
+        return
+
+    errors: list[BaseException] = []
+
+    def threaded_lane() -> None:
+        try:
+            lane(f"{worker}:{threading.get_ident()}")
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=threaded_lane, daemon=True) for _ in range(lanes)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    finish()
+    if errors:
+        raise errors[0]
