@@ -204,6 +204,9 @@ UNIT_HARD_TIME_LIMIT = UNIT_SOFT_TIME_LIMIT + 30
 # Units claimed in one round trip and recorded in one transaction (judging/runs.py: judgments_claim,
 # judgments_record); a Celery task judges a batch of at most this many.
 UNIT_BATCH_SIZE = env.int("UNIT_BATCH_SIZE", default=16)
+# A claim on a unit, a sequential run, a ranklist or a judge's slot lasts this long unless its holder renews it
+# (judgeapp/judging/leases.py); the holder renews it every third of it while it works.
+LEASE_SECONDS = env.int("LEASE_SECONDS", default=60)
 RUN_SOFT_TIME_LIMIT = env.int("RUN_SOFT_TIME_LIMIT", default=6 * 3600)
 RUN_HARD_TIME_LIMIT = RUN_SOFT_TIME_LIMIT + 60
 WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=8)
