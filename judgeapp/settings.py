@@ -201,7 +201,7 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # A judgment is a few judge calls with retries; a whole sequential run (a batch rank) takes longer.
 UNIT_SOFT_TIME_LIMIT = env.int("UNIT_SOFT_TIME_LIMIT", default=600)
 UNIT_HARD_TIME_LIMIT = UNIT_SOFT_TIME_LIMIT + 30
-# Units claimed in one round trip and recorded in one transaction (judging/runs.py: judgments_claim,
+# Units claimed in one round trip and recorded in one transaction (judging/runs/units.py: judgments_claim,
 # judgments_record); a Celery task judges a batch of at most this many.
 UNIT_BATCH_SIZE = env.int("UNIT_BATCH_SIZE", default=16)
 # A claim on a unit, a sequential run, a ranklist or a judge's slot lasts this long unless its holder renews it

@@ -91,7 +91,7 @@ class RunHandler:
     # The run page's body for this kind (templates/judgeapp/<mode>/run.html), included by the web shell.
     page_template: ClassVar[str] = "judgeapp/web/run_generic.html"
     # A panel of judges leaves out a judge that fails (the seed's Jury), so one judge's server that cannot
-    # be reached does not fail the run; a run of one judge fails at once (judging/runs.py: unit_judge).
+    # be reached does not fail the run; a run of one judge fails at once (judging/runs/units.py: unit_judge).
     leaves_out_failed_judges: ClassVar[bool] = False
     # Heavy modules finalize needs (scipy.stats: half a second): imported in a thread while the units are
     # judged, not on the run's wall clock after its last unit.
