@@ -67,9 +67,8 @@ def broker_identity() -> str:
     """Which broker answers now: a Redis server's run_id (new each time the server starts, and a Redis
     without persistence starts empty: every message it held is gone), else the broker's URL. Raises
     BrokerDown when the broker cannot be reached."""
-    from django.conf import settings
-
-    url = settings.CELERY_BROKER_URL
+    app = _app()
+    url = app.conf.broker_url
     if url.startswith(("redis://", "rediss://")):
         import redis
 
@@ -80,6 +79,6 @@ def broker_identity() -> str:
             raise BrokerDown(f"the broker cannot be reached ({exc})") from exc
         finally:
             client.close()
-    with _broker_errors(), _app().connection_for_write() as connection:
+    with _broker_errors(), app.connection_for_write() as connection:
         connection.ensure_connection(max_retries=1)
     return url
