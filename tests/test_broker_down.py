@@ -26,45 +26,30 @@ NOTICE = "queued — will start when the broker is back"
 
 
 class Broker:
-    """Points the Celery app at a closed port (`down`), or back at the configured broker (`back`)."""
+    """Points this process's Celery app at a port nothing listens on (`down`), or back at the configured
+    broker with tasks run in this process (`back`)."""
 
-    def __init__(self, monkeypatch):
-        from judgeapp.celery import app
-
-        self.app, self.monkeypatch = app, monkeypatch
-        self.configured = {key: app.conf[key] for key in ("broker_url", "broker_transport", "broker_transport_options")}
-
-    def _point(self, **conf) -> None:
-        for key, value in conf.items():
-            self.monkeypatch.setitem(self.app.conf, key, value)
-        # The app keeps a connection pool and a producer pool per broker: new ones for the new URL.
-        self.app._pool = None
-        self.app.amqp._producer_pool = None
-
-    def down(self) -> None:
+    def __init__(self, celery_broker, monkeypatch):
+        self.point, self.monkeypatch = celery_broker, monkeypatch
         # A port this test holds and never listens on: refused, and no other process can take it meanwhile.
         self.closed_port = socket.socket()
         self.closed_port.bind(("127.0.0.1", 0))
-        port = self.closed_port.getsockname()[1]
-        self._point(broker_url=f"redis://127.0.0.1:{port}/0", broker_transport=None, broker_transport_options={})
+
+    def down(self) -> None:
+        self.point(f"redis://127.0.0.1:{self.closed_port.getsockname()[1]}/0")
 
     def back(self) -> None:
-        self._point(**self.configured)
-        self.monkeypatch.setitem(self.app.conf, "task_always_eager", True)
+        from judgeapp.celery import app
 
-    def restore(self) -> None:
-        if hasattr(self, "closed_port"):
-            self.closed_port.close()
-        self.app._pool = None
-        self.app.amqp._producer_pool = None
+        self.point(None)
+        self.monkeypatch.setitem(app.conf, "task_always_eager", True)
 
 
 @pytest.fixture
-def broker(monkeypatch):
-    broker = Broker(monkeypatch)
+def broker(celery_broker, monkeypatch):
+    broker = Broker(celery_broker, monkeypatch)
     yield broker
-    monkeypatch.undo()
-    broker.restore()
+    broker.closed_port.close()
 
 
 def warnings_logged(caplog) -> list[logging.LogRecord]:
