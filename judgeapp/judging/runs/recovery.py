@@ -62,8 +62,8 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
     Run.objects.filter(pk__in=awaiting).update(awaiting_broker=False)
 
     for run in Run.objects.filter(status=RunStatus.QUEUED, executor=Executor.CELERY).only("pk", "run_id", "created_at"):
-        started_long_ago = run.created_at < now - timezone.timedelta(seconds=60)
-        if (redispatch_pending or run.pk in awaiting or started_long_ago) and run_task_send(run=run, task=taskqueue.START_RUN):
+        created_a_minute_ago = run.created_at < now - timezone.timedelta(seconds=60)
+        if (redispatch_pending or run.pk in awaiting or created_a_minute_ago) and run_task_send(run=run, task=taskqueue.START_RUN):
             counts["started"] += 1
 
     stall_cutoff = now - timezone.timedelta(seconds=STALL_SECONDS)
