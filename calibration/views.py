@@ -272,6 +272,8 @@ def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Candidate {candidate.title} queued: {candidate.run.run_id} judges the sample's labelled items.")
+            if candidate.run.broker_notice:
+                messages.warning(request, f"{candidate.run.run_id}: {candidate.run.broker_notice}.")
             return redirect("calibration:candidates", sample_uuid=sample.uuid)
     context = {"sample": sample, "run": run, "form": form, "items": len(selectors.labelled_items(sample=sample))}
     return render(request, "calibration/candidate_new.html", context, status=400 if form.errors else 200)

@@ -10,8 +10,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "judgeapp.settings")
 app = Celery("judgeapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Every package with a tasks module (the run machinery's, the ranker's inserts, calibration's agreement):
-# imported by a worker when it starts, not by Django (judgeapp/judging/taskqueue.py imports a task's module
-# when it sends). So are the worker's signal handlers (CELERY_IMPORTS in the settings).
+# imported by a worker when it starts, not by Django (judgeapp/judging/taskqueue.py sends a task by its
+# name). So are the worker's signal handlers (CELERY_IMPORTS in the settings).
 app.autodiscover_tasks(["judgeapp.judging", "judgeapp.ranker", "calibration"])
 
 

@@ -9,15 +9,13 @@ application = get_wsgi_application()
 def _warm_up() -> None:
     """Load the URL configuration (the API's schemas alone take most of a second) and compile the run
     pages' templates while the web process starts, not during someone's first request: the first view of a
-    report is then as fast as the next. Celery and the task modules too: the first run started from a page
-    sends a task, and a command loads them only when it sends one (judgeapp/judging/taskqueue.py)."""
+    report is then as fast as the next. Celery too: the first run started from a page sends a task, and a
+    command loads it only when it sends one (judgeapp/judging/taskqueue.py)."""
     from django.template.loader import get_template
     from django.urls import get_resolver
 
-    from judgeapp.judging import taskqueue
+    import judgeapp.celery  # noqa: F401 - loaded now, not on the first run's send
     from judgeapp.judging.runkind import handlers_all
-
-    taskqueue.tasks_load()
 
     resolver = get_resolver()
     resolver.url_patterns  # noqa: B018 - the property imports every urls module

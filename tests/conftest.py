@@ -136,6 +136,31 @@ def annotator(make_user):
 
 
 @pytest.fixture
+def celery_broker(monkeypatch):
+    """`celery_broker(url)` points this process's Celery app (what the test sends) at another broker until
+    the test ends; `celery_broker(None)` points it back at the configured one. The app keeps a connection
+    pool and a producer pool per broker: both are made anew each time."""
+    from judgeapp.celery import app
+
+    configured = {key: app.conf[key] for key in ("broker_url", "broker_transport", "broker_transport_options")}
+
+    def forget_pools() -> None:
+        # Not closed: kombu keeps one pool per broker for the process, and hands a closed one out again.
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    def point(url: str | None) -> None:
+        conf = configured if url is None else {"broker_url": url, "broker_transport": None, "broker_transport_options": {}}
+        for key, value in conf.items():
+            monkeypatch.setitem(app.conf, key, value)
+        forget_pools()
+
+    yield point
+    monkeypatch.undo()
+    forget_pools()
+
+
+@pytest.fixture
 def worker_factory(transactional_db, tmp_path):
     """Start real Celery worker processes against the test database; all are stopped at the end."""
     started: list[WorkerProcess] = []

@@ -6,12 +6,24 @@ import pytest
 from django.utils import timezone
 
 from fakejudge import PerConversation, Reply, Status, When
-from judgeapp.judging import runs
+from judgeapp.judging import runs, taskqueue
 from judgeapp.judging.runs import lifecycle, sequential
 from judgeapp.models import AuditLog, Judgment, Output, Run, RunStatus, UnitStatus
 from tests.factories import RUBRIC_TWO, pointwise_run
 
 pytestmark = pytest.mark.django_db
+
+
+def units_sent(monkeypatch) -> list[int]:
+    """The ids of the units sent to the workers from now on (nothing reaches a broker)."""
+    sent: list[int] = []
+
+    def send(name, *args, **options):
+        if name == taskqueue.EXECUTE_JUDGMENTS:
+            sent.extend(args[0])
+
+    monkeypatch.setattr(taskqueue, "send", send)
+    return sent
 
 
 def test_pointwise_run_judges_every_case_and_criterion_once(judge, fake_judge):
@@ -96,9 +108,7 @@ def test_an_expired_lease_can_be_taken_over(judge):
 
 
 def test_recovery_releases_the_claims_of_a_dead_process(judge, monkeypatch):
-    from judgeapp.judging import tasks
-    sent = []
-    monkeypatch.setattr(tasks.execute_judgments, "apply_async", lambda args, **kw: sent.extend(args[0]))
+    sent = units_sent(monkeypatch)
     run = pointwise_run(judge=judge, n=2, executor="celery")
     runs.run_start(run_pk=run.pk)
     first, second = run.judgments.order_by("pk")
@@ -115,24 +125,24 @@ def test_recovery_releases_the_claims_of_a_dead_process(judge, monkeypatch):
 
 def test_a_recovery_pass_that_fails_after_releasing_claims_is_followed_by_one_that_sends_them(judge, monkeypatch):
     """The worker's recovery thread: a pass that released a dead worker's claims and then could not send
-    them (the broker hiccupped) is followed by a full pass; else the units stayed pending with no message
+    them (the database hiccupped) is followed by a full pass; else the units stayed pending with no message
     until their run counted as stalled, minutes later."""
     import socket
     import threading
 
     from django.db import connections
 
-    from judgeapp.judging import signals, tasks
+    from judgeapp.judging import signals
 
     sent, failures = [], []
 
-    def apply_async(args, **kw):
+    def send(name, batch, **options):
         if not failures:
-            failures.append("broker down")
-            raise ConnectionError("broker down")
-        sent.extend(args[0])
+            failures.append("database down")
+            raise ConnectionError("database down")
+        sent.extend(batch)
 
-    monkeypatch.setattr(tasks.execute_judgments, "apply_async", apply_async)
+    monkeypatch.setattr(taskqueue, "send", send)
     monkeypatch.setattr(connections, "close_all", lambda: None)  # the test's transaction stays open
     run = pointwise_run(judge=judge, n=2, executor="celery")
     runs.run_start(run_pk=run.pk)
@@ -148,7 +158,7 @@ def test_a_recovery_pass_that_fails_after_releasing_claims_is_followed_by_one_th
             stop.set()
         return ok
 
-    signals.recovery_loop(recover, stop, 0)
+    signals.recovery_loop(recover, stop, 0, broker_identity=lambda: "the same broker")
     first.refresh_from_db()
     assert failures and first.status == UnitStatus.PENDING
     assert passes == [True, True, False]  # full at start, full again after the failure, then the usual pass
@@ -156,10 +166,9 @@ def test_a_recovery_pass_that_fails_after_releasing_claims_is_followed_by_one_th
 
 
 def test_recovery_leaves_a_live_claim_alone(judge, monkeypatch):
-    from judgeapp.judging import tasks
     from judgeapp.judging.workers import worker_identity
 
-    monkeypatch.setattr(tasks.execute_judgments, "apply_async", lambda args, **kw: None)
+    units_sent(monkeypatch)
     run = pointwise_run(judge=judge, n=1, executor="celery")
     runs.run_start(run_pk=run.pk)
     unit = run.judgments.get()
@@ -287,17 +296,17 @@ def test_a_batch_waiting_for_a_busy_judge_gives_back_its_unstarted_units_for_oth
     it is on and sends the rest of its batch back to the queue, where a process with nothing to do takes it."""
     import threading
 
-    from judgeapp.judging import endpoints, tasks
+    from judgeapp.judging import endpoints
 
     judge = make_judge(max_concurrency=1)
     sent: list[int] = []
     given_back = threading.Event()
 
-    def send(args, **kwargs):
-        sent.extend(args[0])
+    def send(name, batch, **options):
+        sent.extend(batch)
         given_back.set()
 
-    monkeypatch.setattr(tasks.execute_judgments, "apply_async", send)
+    monkeypatch.setattr(taskqueue, "send", send)
     run = pointwise_run(judge=judge, n=3, executor="celery")
     runs.run_start(run_pk=run.pk)
     first, *rest = run.judgments.order_by("pk")
@@ -325,10 +334,7 @@ def test_a_batch_waiting_for_a_busy_judge_gives_back_its_unstarted_units_for_oth
 
 
 def test_a_batch_with_free_slots_judges_all_its_units_itself(judge, fake_judge, monkeypatch):
-    from judgeapp.judging import tasks
-
-    sent: list[int] = []
-    monkeypatch.setattr(tasks.execute_judgments, "apply_async", lambda args, **kw: sent.extend(args[0]))
+    sent = units_sent(monkeypatch)
     run = pointwise_run(judge=judge, n=3, executor="celery")
     runs.run_start(run_pk=run.pk)
     sent.clear()

@@ -39,7 +39,9 @@ def agreement_enqueue(*, sample_id: int) -> None:
     def send():
         try:
             taskqueue.send(taskqueue.COMPUTE_AGREEMENT, sample_id)
-        except Exception:  # noqa: BLE001 - the labels are stored; a worker's start-up or `agreement` catches up
+        except taskqueue.BrokerDown as exc:  # the labels are stored; a worker's start-up or `agreement` catches up
+            log.warning("could not enqueue the agreement of sample %s; it stays pending: %s", sample_id, exc)
+        except Exception:  # noqa: BLE001 - as above, with the traceback of what went wrong
             log.warning("could not enqueue the agreement of sample %s; it stays pending", sample_id, exc_info=True)
 
     transaction.on_commit(send)

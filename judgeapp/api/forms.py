@@ -111,6 +111,7 @@ class RunOut(Schema):
     progress: ProgressOut
     versions: dict[str, Any]
     error: str
+    notice: str = Field("", description='why a run in flight waits: "queued — will start when the broker is back"')
     urls: dict[str, str]
 
 

@@ -37,15 +37,38 @@ def _recover(redispatch_pending: bool) -> bool:
         connections.close_all()
 
 
-def recovery_loop(recover, stop: threading.Event, interval: float) -> None:
-    """`recover(redispatch_pending)` now and then every `interval` seconds until `stop` is set. The first
-    pass sends every pending unit again (what a killed worker had prefetched may be lost), and so does the
-    pass after one that failed: a failed pass may have released a dead worker's claims and not sent them,
-    and the next pass, finding no dead claim, would leave those units pending without a message until
-    their run counted as stalled (minutes)."""
+def _broker_identity() -> str | None:
+    """The broker's identity (taskqueue.broker_identity), or None when it cannot be reached (logged)."""
+    from judgeapp.judging import taskqueue
+
+    try:
+        return taskqueue.broker_identity()
+    except taskqueue.BrokerDown as exc:
+        log.warning("recovery: %s; every pending unit is sent again when it is back", exc)
+        return None
+
+
+def recovery_loop(recover, stop: threading.Event, interval: float, broker_identity=_broker_identity) -> None:
+    """`recover(redispatch_pending)` now and then every `interval` seconds until `stop` is set.
+
+    A pass sends every pending unit and starts every queued run again (a full pass) when messages may have
+    been lost: the first pass (what a killed worker had prefetched may be lost); the pass after one that
+    failed (it may have released a dead worker's claims and not sent them, and the next pass, finding no
+    dead claim, would leave those units pending without a message until their run counted as stalled,
+    minutes later); and the first pass after the broker came back, whether it was out of reach (the sends
+    made meanwhile failed) or restarted (a Redis without persistence comes back empty, and its run_id is
+    new). While the broker is out of reach no pass is made: every send would fail."""
     full = True
+    known_broker = None
     while True:
-        full = not recover(full)
+        broker = broker_identity()
+        if broker is None:
+            full = True
+        else:
+            if broker != known_broker:
+                full = True
+                known_broker = broker
+            full = not recover(full)
         if stop.wait(interval):
             return
 

@@ -71,6 +71,10 @@ class Run(TimeStampedModel):
     claim_token = models.UUIDField(null=True, blank=True)
     claimed_by = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # A message the run needs (its start, its sequential task, its pending units) could not be sent: the
+    # broker was down. The workers' recovery sends it at its next pass after the broker is back, and the
+    # run's page and the API say why the run waits.
+    awaiting_broker = models.BooleanField(default=False)
 
     class Meta:
         # No default ordering: the counters of a running run are updated after every unit, and every read
@@ -98,6 +102,15 @@ class Run(TimeStampedModel):
         if not self.total_units:
             return 0
         return min(100, round(100 * (self.done_units + self.failed_units) / self.total_units))
+
+    @property
+    def broker_notice(self) -> str:
+        """Why a run in flight waits, when it waits for the broker; else ""."""
+        if not self.awaiting_broker or self.is_finished:
+            return ""
+        if self.status == RunStatus.QUEUED:
+            return "queued — will start when the broker is back"
+        return "waiting for the broker: its units are sent when the broker is back"
 
     @property
     def options(self) -> dict:

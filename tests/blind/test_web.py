@@ -35,9 +35,9 @@ def inbox(tmp_path, settings):
 @pytest.fixture
 def no_celery(monkeypatch):
     """Runs started from the browser go to Celery; here they are executed in-process by the test."""
-    from judgeapp.judging import tasks
+    from judgeapp.judging import taskqueue
     sent = []
-    monkeypatch.setattr(tasks.start_run, "delay", lambda pk: sent.append(pk))
+    monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: sent.append(pk))
     return sent
 
 

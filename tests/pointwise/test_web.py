@@ -41,9 +41,9 @@ def test_the_form_offers_the_test_sets_and_rubrics_in_evals(client, reviewer, ju
 
 
 def test_picking_files_from_evals_queues_a_celery_run(client, reviewer, judge, monkeypatch, django_capture_on_commit_callbacks):
-    from judgeapp.judging import tasks
+    from judgeapp.judging import taskqueue
     sent = []
-    monkeypatch.setattr(tasks.start_run, "delay", lambda pk: sent.append(pk))
+    monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: sent.append(pk))
     client.force_login(reviewer)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
@@ -60,8 +60,8 @@ def test_picking_files_from_evals_queues_a_celery_run(client, reviewer, judge, m
 
 
 def test_uploaded_files_are_stored_by_content_hash(client, reviewer, judge, monkeypatch):
-    from judgeapp.judging import tasks
-    monkeypatch.setattr(tasks.start_run, "delay", lambda pk: None)
+    from judgeapp.judging import taskqueue
+    monkeypatch.setattr(taskqueue, "send", lambda name, *args, **options: None)
     client.force_login(reviewer)
     response = client.post(
         reverse("pointwise:new"),

@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from fakejudge import Status
-from judgeapp.judging import runs, tasks
+from judgeapp.judging import runs, taskqueue
 from judgeapp.judging.errors import InputError
 from judgeapp.models import Artifact, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
 from judgeapp.ranker import tasks as ranker_tasks
@@ -25,9 +25,7 @@ GOAL = "depth of the incident analysis"
 def sent(monkeypatch):
     """What would have gone to Celery: (task name, args)."""
     calls = []
-    for name in ("start_run", "execute_sequential_run", "ranklist_work"):
-        task = getattr(tasks, name, None) or getattr(ranker_tasks, name)
-        monkeypatch.setattr(task, "delay", lambda *args, _name=name: calls.append((_name, args)))
+    monkeypatch.setattr(taskqueue, "send", lambda name, *args, **options: calls.append((name.rsplit(".", 1)[-1], args)))
     return calls
 
 

@@ -48,7 +48,9 @@ def judge_get(*, name: str | None = None) -> Judge:
     return judge
 
 ERRORS = {status: ErrorOut for status in (400, 401, 403, 404, 409, 413)}
-STARTED = {201: RunOut, 200: RunOut, **ERRORS, 507: ErrorOut}  # 507: the disk filled while the run was stored
+# 202: the run is stored and queued, but the broker was down: the workers start it when the broker is back.
+# 507: the disk filled while the run was stored.
+STARTED = {201: RunOut, 202: RunOut, 200: RunOut, **ERRORS, 507: ErrorOut}
 IDEMPOTENCY_KEY = Header(
     None,
     alias="Idempotency-Key",
@@ -86,6 +88,7 @@ def run_out(request: HttpRequest, run: Run) -> dict:
         },
         "versions": run.versions,
         "error": run.error,
+        "notice": run.broker_notice,
         "urls": urls,
     }
 
@@ -95,7 +98,9 @@ def _started(request: HttpRequest, *, endpoint: str, key: str | None, fields, fi
     _sync_judges(request)
     fingerprint = services.request_fingerprint(endpoint=endpoint, fields=fields.model_dump(), files=files)
     run, created = services.run_start_idempotent(user=request.user, key=key, request_hash=fingerprint, create=create)
-    return Status(201 if created else 200, run_out(request, run))
+    if not created:
+        return Status(200, run_out(request, run))
+    return Status(202 if run.awaiting_broker else 201, run_out(request, run))
 
 
 # --- Starting runs -------------------------------------------------------------------------------------
@@ -110,8 +115,9 @@ def pointwise_start(
     rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
     idempotency_key: str | None = IDEMPOTENCY_KEY,
 ):
-    """Start a pointwise evaluation (the gate is decided when it finishes). 201 with the run, queued; 200
-    with the same run for a retried Idempotency-Key."""
+    """Start a pointwise evaluation (the gate is decided when it finishes). 201 with the run, queued; 202
+    when the broker is down (the run is stored and starts when the broker is back: its `notice` says so);
+    200 with the same run for a retried Idempotency-Key."""
     files = forms.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
 
     def create() -> Run:

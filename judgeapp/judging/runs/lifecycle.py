@@ -144,8 +144,27 @@ def _stage_plan(handler, run: Run, stage: int) -> int | None:
 
 
 def run_enqueue(*, run: Run) -> None:
-    """Start a Celery run once the transaction that created it commits."""
-    transaction.on_commit(lambda: taskqueue.send(taskqueue.START_RUN, run.pk))
+    """Start a Celery run once the transaction that created it commits. With the broker down the run stays
+    queued, marked `awaiting_broker` (and so is `run`): the workers' recovery starts it when the broker is back."""
+    transaction.on_commit(lambda: run_task_send(run=run, task=taskqueue.START_RUN))
+
+
+def run_task_send(*, run: Run, task: str) -> bool:
+    """Send the run's `task` (taskqueue's START_RUN or EXECUTE_SEQUENTIAL_RUN). False when the broker is
+    down: the run is marked `awaiting_broker` for the recovery, and a line says so (sending twice is
+    harmless: run_start is idempotent, and a sequential run is claimed once)."""
+    try:
+        taskqueue.send(task, run.pk)
+    except taskqueue.BrokerDown as exc:
+        _broker_wait(run, f"{task.rsplit('.', 1)[-1]} not sent", exc)
+        return False
+    return True
+
+
+def _broker_wait(run: Run, what: str, exc: Exception) -> None:
+    log.warning("run %s waits for the broker (%s): %s; the workers send it when the broker is back", run.run_id, what, exc)
+    Run.objects.filter(pk=run.pk).update(awaiting_broker=True)
+    run.awaiting_broker = True
 
 
 def run_start(*, run_pk: int) -> bool:
@@ -161,7 +180,7 @@ def run_start(*, run_pk: int) -> bool:
         if handler.sequential:
             run.save()
             if run.executor == Executor.CELERY:
-                transaction.on_commit(lambda: taskqueue.send(taskqueue.EXECUTE_SEQUENTIAL_RUN, run.pk))
+                transaction.on_commit(lambda: run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN))
             return True
         try:
             planned = _stage_plan(handler, run, 0) or 0
@@ -189,8 +208,9 @@ def batch_size_for(run: Run, pending: int) -> int:
 
 
 def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
-    """Send the pending units of the run's current stage (or of `only`), a batch of ids per task."""
-    execute_judgments = taskqueue.task(taskqueue.EXECUTE_JUDGMENTS)
+    """Send the pending units of the run's current stage (or of `only`), a batch of ids per task; how many
+    units were sent. With the broker down the rest stay pending and the run is marked `awaiting_broker`: the
+    workers' recovery sends them when the broker is back (never a unit's failure, whoever dispatched)."""
     run = Run.objects.select_related("judge").get(pk=run_pk)
     if run.status != RunStatus.RUNNING or run.executor != Executor.CELERY:
         return 0
@@ -203,18 +223,24 @@ def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
     units.update(enqueued_at=timezone.now())
     size = batch_size_for(run, pending)
     sent = 0
-    # The ids are read a page at a time (a run of 100,000 units is not one list of them).
-    with execute_judgments.app.producer_or_acquire() as producer:
-        for batch in batched(ids_in_order(units), size):
-            # The task's time limits grow with its batch: its units are judged one after another.
-            execute_judgments.apply_async(
-                (batch,),
-                producer=producer,
-                soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT * len(batch),
-                time_limit=settings.UNIT_HARD_TIME_LIMIT * len(batch),
-            )
-            sent += len(batch)
+    try:
+        # One broker connection for the run's batches; the ids are read a page at a time (a run of 100,000
+        # units is not one list of them).
+        with taskqueue.producer() as producer:
+            for batch in batched(ids_in_order(units), size):
+                # The task's time limits grow with its batch: its units are judged one after another.
+                taskqueue.send(
+                    taskqueue.EXECUTE_JUDGMENTS,
+                    batch,
+                    producer=producer,
+                    soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT * len(batch),
+                    time_limit=settings.UNIT_HARD_TIME_LIMIT * len(batch),
+                )
+                sent += len(batch)
+    except taskqueue.BrokerDown as exc:
+        _broker_wait(run, f"{pending - sent} of {pending} units not sent", exc)
     return sent
+
 
 def run_advance(*, run_pk: int) -> None:
     """When the current stage has no active unit: plan the next stage, or finalize the run."""

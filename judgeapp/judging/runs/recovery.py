@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from judgeapp.judging import taskqueue
 from judgeapp.judging.runkind import handler_for
-from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch
+from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_task_send
 from judgeapp.judging.workers import claimer_is_dead
 from judgeapp.models import ACTIVE_UNIT_STATUSES, Executor, Judgment, Run, RunStatus, UnitStatus
 
@@ -25,13 +25,15 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
 
     - units claimed by a dead process (same host) or whose lease ran out go back to pending;
     - a sequential run whose holder died is sent again;
+    - a run `awaiting_broker` (a message it needed could not be sent) is sent what it waits for: its start,
+      its sequential task or its pending units;
     - queued Celery runs are started (their start message may have been lost);
     - pending units are sent again: all of them when `redispatch_pending` (a worker starting: the broker
-      may have lost what a killed worker had prefetched), else only those of runs that stalled;
+      may have lost what a killed worker had prefetched; the broker restarted or was out of reach), else
+      only those of runs that stalled;
     - a run whose stage has no active unit left is advanced (a crash between the last unit and the report).
     Sending a unit twice is harmless: only one claim succeeds.
     """
-    execute_sequential_run, start_run = taskqueue.task(taskqueue.EXECUTE_SEQUENTIAL_RUN), taskqueue.task(taskqueue.START_RUN)
 
     now = timezone.now()
     counts = {"released": 0, "dispatched": 0, "started": 0, "advanced": 0, "resumed": 0}
@@ -51,28 +53,32 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
     for run in in_flight.filter(claim_token__isnull=False).only("pk", "claimed_by", "lease_expires_at", "claim_token", "executor"):
         if (run.lease_expires_at and run.lease_expires_at < now) or claimer_is_dead(run.claimed_by):
             if Run.objects.filter(pk=run.pk, claim_token=run.claim_token).update(claim_token=None, claimed_by="", lease_expires_at=None):
-                if run.executor == Executor.CELERY:
-                    execute_sequential_run.delay(run.pk)
+                if run.executor == Executor.CELERY and run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN):
                     counts["resumed"] += 1
 
-    for run in Run.objects.filter(status=RunStatus.QUEUED, executor=Executor.CELERY).only("pk", "created_at"):
-        if redispatch_pending or run.created_at < now - timezone.timedelta(seconds=60):
-            start_run.delay(run.pk)
+    # The mark is cleared before the sends: a send that fails meanwhile (here or in a worker) marks its run
+    # again, for the next pass.
+    awaiting = set(Run.objects.filter(awaiting_broker=True).values_list("pk", flat=True))
+    Run.objects.filter(pk__in=awaiting).update(awaiting_broker=False)
+
+    for run in Run.objects.filter(status=RunStatus.QUEUED, executor=Executor.CELERY).only("pk", "run_id", "created_at"):
+        created_a_minute_ago = run.created_at < now - timezone.timedelta(seconds=60)
+        if (redispatch_pending or run.pk in awaiting or created_a_minute_ago) and run_task_send(run=run, task=taskqueue.START_RUN):
             counts["started"] += 1
 
     stall_cutoff = now - timezone.timedelta(seconds=STALL_SECONDS)
     for run in in_flight.filter(executor=Executor.CELERY):
         handler = handler_for(run.kind)
         if handler.sequential:
-            if run.claim_token is None and (redispatch_pending or run.updated_at < stall_cutoff):
-                execute_sequential_run.delay(run.pk)
+            wanted = redispatch_pending or run.pk in awaiting or run.updated_at < stall_cutoff
+            if run.claim_token is None and wanted and run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN):
                 counts["resumed"] += 1
             continue
         active = Judgment.objects.filter(run=run, stage=run.stage, status__in=ACTIVE_UNIT_STATUSES)
         if not active.exists():
             run_advance(run_pk=run.pk)
             counts["advanced"] += 1
-        elif redispatch_pending or run.pk in released_runs or run.updated_at < stall_cutoff:
+        elif redispatch_pending or run.pk in released_runs or run.pk in awaiting or run.updated_at < stall_cutoff:
             # All the pending units, not only the released ones: a killed worker's prefetched messages
             # may be lost with it (sending a unit twice is harmless, one claim wins).
             counts["dispatched"] += run_dispatch(run_pk=run.pk)

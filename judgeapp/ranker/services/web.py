@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 
 from judgeapp.judging import taskqueue
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.runs import run_enqueue
+from judgeapp.judging.runs import run_enqueue, run_task_send
 from judgeapp.models import Executor, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
 from judgeapp.ranker.services.compare import compare_create
 from judgeapp.ranker.services.ranklists import insertion_register, rank_create, unplaced_requeue
+
+log = logging.getLogger(__name__)
 
 
 def rank_submit(**kwargs) -> Run:
@@ -34,7 +38,13 @@ def insertion_submit(*, ranklist: Ranklist, candidate, requested_by: str) -> tup
 
 
 def ranklist_work_enqueue(*, ranklist: Ranklist) -> None:
-    transaction.on_commit(lambda: taskqueue.send(taskqueue.RANKLIST_WORK, ranklist.pk))
+    def send() -> None:
+        try:
+            taskqueue.send(taskqueue.RANKLIST_WORK, ranklist.pk)
+        except taskqueue.BrokerDown as exc:  # the inserts are stored; Resume hands them to a worker later
+            log.warning("ranklist %s: its queued inserts wait for the broker: %s", ranklist.pk, exc)
+
+    transaction.on_commit(send)
 
 
 def ranklist_resume(*, ranklist: Ranklist) -> str:
@@ -49,7 +59,7 @@ def ranklist_resume(*, ranklist: Ranklist) -> str:
                 status=RunStatus.RUNNING, error="", finished_at=None, executor=Executor.CELERY
             )
             if resumed:
-                transaction.on_commit(lambda: taskqueue.send(taskqueue.EXECUTE_SEQUENTIAL_RUN, run.pk))
+                transaction.on_commit(lambda: run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN))
         return "The batch rank goes on from where it stopped."
     if not ranklist.insertions.filter(status=InsertionStatus.PENDING).exists():
         raise InputError("nothing to resume: no candidate is waiting or unplaced")
