@@ -12,6 +12,7 @@ from django.utils import timezone
 from judgeapp.judging.client import EndpointConfig, JudgeClient
 from judgeapp.judging.limiters import limiter_for_settings
 from judgeapp.judging.text import storable
+from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import CachedResponse, Judge, System
 
 
@@ -46,7 +47,7 @@ class DatabaseResponseCache:
         params = [field.get_db_prep_save(v, connection) for field, v in zip(fields, (key, storable(value), 0, now, now))]
         quote = connection.ops.quote_name
         columns = ", ".join(quote(field.column) for field in fields)
-        with connection.cursor() as cursor:
+        with write_turn(), connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {quote(CachedResponse._meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}) "
                 f"ON CONFLICT ({quote(fields[0].column)}) DO NOTHING",

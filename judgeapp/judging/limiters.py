@@ -31,6 +31,7 @@ from judgeapp.judging.errors import ServiceUnavailable
 from judgeapp.judging.leases import SLOT, lease_seconds
 from judgeapp.judging.outages import through_outage
 from judgeapp.judging.workers import claimer_is_dead, worker_identity
+from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import JudgeSlot
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,9 @@ class _Every:
 class DatabaseSlotLimiter(SlotLimiter):
     """Slots as JudgeSlot rows (judge, slot number), leased with the one lease (judging/leases.py: `SLOT`): a
     call takes a free or lapsed row with a conditional UPDATE and gives it back after. The backend on SQLite
-    and on any database whose broker is not Redis."""
+    and on any database whose broker is not Redis. On SQLite a slot's take and release queue for the write lock on
+    the write turn (judging/writeturn.py), not in SQLite's busy handler: a release that slept there kept its
+    slot idle."""
 
     def __init__(self):
         self._ensured: set[tuple[str, int]] = set()
@@ -151,7 +154,9 @@ class DatabaseSlotLimiter(SlotLimiter):
             free = list(rows.filter(SLOT.free()).values_list("pk", flat=True))
             random.shuffle(free)
             for pk in free[:4]:
-                if SLOT.take(JudgeSlot.objects.filter(pk=pk), holder=holder, seconds=seconds)[1]:
+                with write_turn():  # on SQLite: see judging/writeturn.py for why, and what it measured
+                    taken = SLOT.take(JudgeSlot.objects.filter(pk=pk), holder=holder, seconds=seconds)[1]
+                if taken:
                     return Slot(name=name, holder=holder, seconds=seconds, pk=pk)
             # Every slot busy (or the races for the free ones lost). Once a second, look for the rows' holders:
             # a slot whose holder is dead is taken back, and rows that are gone (a flushed database) made again.
@@ -173,7 +178,8 @@ class DatabaseSlotLimiter(SlotLimiter):
         return freed
 
     def _give_back(self, slot: Slot) -> None:
-        SLOT.release(JudgeSlot.objects.filter(pk=slot.pk), slot.holder)
+        with write_turn():
+            SLOT.release(JudgeSlot.objects.filter(pk=slot.pk), slot.holder)
 
 
 class RedisSlotLimiter(SlotLimiter):

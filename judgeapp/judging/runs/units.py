@@ -20,6 +20,7 @@ from judgeapp.judging.runkind import RunFailed, UnitResult, handler_for
 from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_fail
 from judgeapp.judging.text import storable
 from judgeapp.judging.workers import soft_time_limit, worker_identity
+from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import ACTIVE_UNIT_STATUSES, Judge, Judgment, Run, RunStatus, System, UnitStatus
 
 log = logging.getLogger(__name__)
@@ -35,11 +36,12 @@ def judgments_claim(*, ids: list[int], worker: str) -> tuple[uuid.UUID, list[Jud
     now = timezone.now()
     # The lease covers the batch judged one unit after another; a dead process on this host is found at once.
     lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT * len(ids) + 60)
-    claimed = Judgment.objects.filter(
-        Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
-        pk__in=ids,
-        run__status=RunStatus.RUNNING,
-    ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
+    with write_turn():
+        claimed = Judgment.objects.filter(
+            Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
+            pk__in=ids,
+            run__status=RunStatus.RUNNING,
+        ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
     if not claimed:
         return token, []
     units = list(Judgment.objects.filter(pk__in=ids, claim_token=token).select_related("case", "criterion").order_by("id"))
@@ -257,7 +259,7 @@ def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.
     if not results:
         return 0
     now = timezone.now()
-    with transaction.atomic():
+    with write_turn(), transaction.atomic():
         # Locks the rows (PostgreSQL; SQLite's IMMEDIATE transaction holds the write lock already), so a
         # recovery cannot release a unit between this check and the write.
         held = set(
