@@ -27,7 +27,6 @@ from judgeapp.models import JudgeSlot, RunStatus, UnitStatus
 from tests.factories import pointwise_run
 from tests.helpers import ROOT, database_url_for_subprocess, free_port, listening, wait_for
 
-BACKENDS = ["database", "redis"]
 DEAD_HERE = f"{socket.gethostname()}:999999:1:1:dead"  # no such pid on this host
 ELSEWHERE = "another-machine:4242:1:1:away"  # a holder this host cannot check: trusted until its lease ends
 
@@ -64,16 +63,13 @@ def redis_server():
     server.kill()
 
 
-@pytest.fixture
-def limiter_of(request):
-    """The backend named by the test's parameter: a fresh limiter each call (as another process would have)."""
-
-    def make(kind: str):
-        if kind == "redis":
-            return RedisSlotLimiter(request.getfixturevalue("redis_server").url)
-        return DatabaseSlotLimiter()
-
-    return make
+@pytest.fixture(params=["database", "redis"])
+def new_limiter(request):
+    """A fresh limiter of the backend the test is run with, each call (as another process would have its own)."""
+    if request.param == "redis":
+        url = request.getfixturevalue("redis_server").url
+        return lambda: RedisSlotLimiter(url)
+    return DatabaseSlotLimiter
 
 
 def hold(limiter, name: str, holders: list[str], *, seconds: float = 3600) -> None:
@@ -92,8 +88,7 @@ def free_every_slot(limiter, name: str) -> None:
         JudgeSlot.objects.filter(judge_name=name).update(holder="", leased_until=None)
 
 
-@pytest.mark.parametrize("kind", BACKENDS)
-def test_the_limit_holds_across_threads(kind, limiter_of, transactional_db):
+def test_the_limit_holds_across_threads(new_limiter, transactional_db):
     """Each thread has its own limiter (its own database connection or Redis client), as separate workers do."""
     from django.db import connections
 
@@ -103,7 +98,7 @@ def test_the_limit_holds_across_threads(kind, limiter_of, transactional_db):
         def call(i):
             try:
                 config = EndpointConfig(name=name, model="m", base_url=server.url, max_concurrency=3)
-                JudgeClient(config, limiter=limiter_of(kind)).chat([{"role": "user", "content": f"q{i}"}])
+                JudgeClient(config, limiter=new_limiter()).chat([{"role": "user", "content": f"q{i}"}])
             finally:
                 connections.close_all()
 
@@ -139,7 +134,7 @@ for t in threads: t.join()
 
 
 @pytest.mark.slow  # three Django processes start (6 s on two busy cores)
-@pytest.mark.parametrize("kind", BACKENDS)
+@pytest.mark.parametrize("kind", ["database", "redis"])
 def test_the_limit_holds_across_processes(kind, transactional_db, request):
     """Three processes of three calls each against a judge whose limit is 2: on SQLite (the test database
     here, unless DATABASE_URL names another) the database backend is what holds them."""
@@ -168,9 +163,8 @@ def test_the_limit_holds_across_processes(kind, transactional_db, request):
         assert server.max_in_flight == 2
 
 
-@pytest.mark.parametrize("kind", BACKENDS)
-def test_the_slot_of_a_dead_holder_on_this_host_is_taken_back_at_once(kind, limiter_of, db):
-    limiter = limiter_of(kind)
+def test_the_slot_of_a_dead_holder_on_this_host_is_taken_back_at_once(new_limiter, db):
+    limiter = new_limiter()
     name = f"dead-{uuid.uuid4().hex[:6]}"
     hold(limiter, name, [f"{DEAD_HERE}{i}" for i in range(2)])
     started = time.monotonic()
@@ -178,9 +172,8 @@ def test_the_slot_of_a_dead_holder_on_this_host_is_taken_back_at_once(kind, limi
         assert time.monotonic() - started < 1
 
 
-@pytest.mark.parametrize("kind", BACKENDS)
-def test_a_lapsed_slot_held_elsewhere_is_taken(kind, limiter_of, db):
-    limiter = limiter_of(kind)
+def test_a_lapsed_slot_held_elsewhere_is_taken(new_limiter, db):
+    limiter = new_limiter()
     name = f"lapsed-{uuid.uuid4().hex[:6]}"
     hold(limiter, name, [ELSEWHERE], seconds=-1)
     started = time.monotonic()
@@ -188,20 +181,19 @@ def test_a_lapsed_slot_held_elsewhere_is_taken(kind, limiter_of, db):
         assert time.monotonic() - started < 1
 
 
-@pytest.mark.parametrize("kind", BACKENDS)
-def test_live_holders_keep_their_slots_and_a_waiter_gets_one_when_they_let_go(kind, limiter_of, transactional_db):
+def test_live_holders_keep_their_slots_and_a_waiter_gets_one_when_they_let_go(new_limiter, transactional_db):
     """One slot held by this (live) process, the other by another machine whose lease runs: the waiter waits,
     and has a slot as soon as they are given back."""
     from django.db import connections
 
-    limiter = limiter_of(kind)
+    limiter = new_limiter()
     name = f"live-{uuid.uuid4().hex[:6]}"
     hold(limiter, name, [f"{worker_identity()}:live", ELSEWHERE])
     got = threading.Event()
 
     def wait_for_a_slot():
         try:
-            with limiter_of(kind)(name, 2):
+            with new_limiter()(name, 2):
                 got.set()
         finally:
             connections.close_all()

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db.models import BooleanField, ExpressionWrapper
 
 from judgeapp.judging.errors import ServiceUnavailable
 from judgeapp.judging.leases import SLOT, lease_seconds
@@ -137,34 +138,27 @@ class DatabaseSlotLimiter(SlotLimiter):
     slot idle."""
 
     def __init__(self):
-        self._ensured: set[tuple[str, int]] = set()
         self._dead_check = _Every(1.0)
 
-    def _ensure_slots(self, name: str, max_concurrency: int) -> None:
-        JudgeSlot.objects.bulk_create([JudgeSlot(judge_name=name, slot=i) for i in range(max_concurrency)], ignore_conflicts=True)
-        self._ensured.add((name, max_concurrency))
-
     def _take(self, name: str, max_concurrency: int, holder: str, seconds: float) -> Slot | None:
-        if (name, max_concurrency) not in self._ensured:
-            self._ensure_slots(name, max_concurrency)
         rows = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency)
-        for _ in range(2):  # again at once after recreating missing rows or taking back dead holders' slots
+        for _ in range(2):  # again at once after making missing rows or taking back dead holders' slots
+            slots = list(rows.annotate(free=ExpressionWrapper(SLOT.free(), output_field=BooleanField())).values_list("pk", "free"))
+            if len(slots) < max_concurrency:  # a judge's first call, or a flushed database: make its rows
+                JudgeSlot.objects.bulk_create([JudgeSlot(judge_name=name, slot=i) for i in range(max_concurrency)], ignore_conflicts=True)
+                continue
             # Every caller reads the same free slots; trying them in a random order keeps callers from racing
             # for the same row (each lost race is another write).
-            free = list(rows.filter(SLOT.free()).values_list("pk", flat=True))
+            free = [pk for pk, is_free in slots if is_free]
             random.shuffle(free)
             for pk in free[:4]:
                 with write_turn():  # on SQLite: see judging/writeturn.py for why, and what it measured
                     taken = SLOT.take(JudgeSlot.objects.filter(pk=pk), holder=holder, seconds=seconds)[1]
                 if taken:
                     return Slot(name=name, holder=holder, seconds=seconds, pk=pk)
-            # Every slot busy (or the races for the free ones lost). Once a second, look for the rows' holders:
-            # a slot whose holder is dead is taken back, and rows that are gone (a flushed database) made again.
-            if free or not self._dead_check.due(name):
-                return None
-            if rows.count() < max_concurrency:
-                self._ensure_slots(name, max_concurrency)
-            elif not self._take_back_from_the_dead(rows, name):
+            # Every slot busy (or the races for the free ones lost). Once a second, a slot whose holder is a dead
+            # process of this host is taken back.
+            if free or not (self._dead_check.due(name) and self._take_back_from_the_dead(rows, name)):
                 return None
         return None
 
