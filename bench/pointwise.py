@@ -16,7 +16,7 @@ inside database calls per judgment (lock and CPU waits included; `--by-statement
 The judge's limit is C whatever the pool: with P = C a slot stands idle while its process claims, records
 and fetches the next task; with P > C the extra processes do that bookkeeping while the others wait on
 the judge, and the judge still never sees more than C calls at once (the fake judge's own count of calls
-in flight is printed: "max in flight at the judge"). Waiters sleep on the limiter's gate, using no CPU.
+in flight is printed: "max in flight at the judge"). A waiter polls the limiter every few tens of ms.
 `--pool 16` gives the figure for a pool the size of the limit.
 
 The fake judge runs in its own process (its threads must not share this process's GIL). Queries are

@@ -150,12 +150,12 @@ JUDGE_TIMEOUT_SECONDS = env.float("JUDGE_TIMEOUT_SECONDS", default=60.0)
 JUDGE_MAX_ATTEMPTS = env.int("JUDGE_MAX_ATTEMPTS", default=5)
 JUDGE_MAX_CONCURRENCY = env.int("JUDGE_MAX_CONCURRENCY", default=8)
 JUDGE_BACKOFF_SECONDS = env.float("JUDGE_BACKOFF_SECONDS", default=0.5)  # first retry's wait; doubles each time
-# How a judge's max_concurrency is held across processes: "host" (lock files: one machine), "redis" (the
-# broker's Redis: many machines) or "database" (slot rows: many machines, no Redis). Default: host on
-# SQLite, redis when the broker is Redis, database otherwise.
+# How a judge's max_concurrency is held across processes (judgeapp/judging/limiters.py): "redis" (the
+# broker's Redis) or "database" (slot rows). Default: redis when the broker is Redis, database otherwise.
+# "host" (the lock files of earlier versions) is still accepted and means database.
 JUDGE_LIMITER = env.str("JUDGE_LIMITER", default="")
 if JUDGE_LIMITER not in ("", "host", "redis", "database"):
-    raise ImproperlyConfigured("JUDGE_LIMITER must be host, redis or database")
+    raise ImproperlyConfigured("JUDGE_LIMITER must be redis or database")
 JUDGE_LIMITER_REDIS_URL = env.str("JUDGE_LIMITER_REDIS_URL", default="")
 
 # --- Celery ---------------------------------------------------------------------------------------------
@@ -207,6 +207,9 @@ UNIT_BATCH_SIZE = env.int("UNIT_BATCH_SIZE", default=16)
 # A claim on a unit, a sequential run, a ranklist or a judge's slot lasts this long unless its holder renews it
 # (judgeapp/judging/leases.py); the holder renews it every third of it while it works.
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=60)
+# How long work waits for the database or Redis to come back (retrying with backoff) before it gives its units
+# back to pending, never failing them (judgeapp/judging/outages.py).
+SERVICE_OUTAGE_SECONDS = env.int("SERVICE_OUTAGE_SECONDS", default=600)
 RUN_SOFT_TIME_LIMIT = env.int("RUN_SOFT_TIME_LIMIT", default=6 * 3600)
 RUN_HARD_TIME_LIMIT = RUN_SOFT_TIME_LIMIT + 60
 WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=8)

@@ -18,6 +18,8 @@ os.environ["JUDGE_MODEL"] = ""
 os.environ.pop("OPENAI_BASE_URL", None)
 os.environ.pop("OPENAI_API_KEY", None)
 os.environ.setdefault("JUDGE_BACKOFF_SECONDS", "0.05")
+# A test that leaves a service out of reach gives up in a minute, not after the production wait of ten.
+os.environ.setdefault("SERVICE_OUTAGE_SECONDS", "60")
 
 from judgeapp.settings import *  # noqa: E402,F403
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import tenacity
 
+from judgeapp.judging.errors import ServiceUnavailable
 from judgeapp.judging.lazy import LazyModule
 from judgeapp.judging.parsing import ParseError, ReplySpec
 
@@ -170,7 +171,9 @@ class MemoryCache:
             self._data[key] = value
 
 
-Limiter = Callable[[str, int], Any]  # (judge name, max concurrency) -> context manager
+# (judge name, max concurrency, seconds= the longest the call holds its slot) -> context manager. A limiter
+# whose own service fails raises ServiceUnavailable, which the client passes on untouched: not the judge's.
+Limiter = Callable[..., Any]
 
 
 class ThreadLimiter:
@@ -181,7 +184,7 @@ class ThreadLimiter:
         self._lock = threading.Lock()
 
     @contextmanager
-    def __call__(self, name: str, max_concurrency: int) -> Iterator[None]:
+    def __call__(self, name: str, max_concurrency: int, *, seconds: float | None = None) -> Iterator[None]:
         with self._lock:
             semaphore = self._semaphores.setdefault(
                 (name, max_concurrency), threading.BoundedSemaphore(max(1, max_concurrency))
@@ -376,7 +379,7 @@ class JudgeClient:
         def attempt() -> Any:
             nonlocal attempts
             attempts += 1
-            with self.limiter(self.config.name, self.config.max_concurrency):
+            with self.limiter(self.config.name, self.config.max_concurrency, seconds=self.config.timeout):
                 started = time.monotonic()
                 response = chat_completion_post(_openai_client(self.config), {"model": self.config.model, "messages": messages, **params})
                 return response, time.monotonic() - started
@@ -390,6 +393,8 @@ class JudgeClient:
         )
         try:
             response, elapsed = retrying(attempt)
+        except ServiceUnavailable:
+            raise  # the limiter's database or Redis stayed out of reach: the service's fault, never the judge's
         except Exception as exc:  # noqa: BLE001 - every failure becomes one of our three, with one line
             error = self._translate(exc, attempts, response_format)
             error.attempts = attempts

@@ -65,3 +65,10 @@ def refused_when_disk_full(service):
             raise
 
     return storing
+
+
+class ServiceUnavailable(Exception):
+    """A service the work needs (the database, Redis) stayed out of reach for longer than the work waits for
+    it (`judging/outages.py`: through_outage). Never the judge's failure: whoever holds a unit gives it back
+    to pending, to be judged when the service returns; nothing is recorded against the judge. `str()` is one
+    line: what was being done, and the service's last error."""

@@ -1,51 +1,41 @@
-"""A judge's max_concurrency across threads, processes and machines: the slot limiters the judge client
-takes a slot from for every call (judgeapp/judging/client.py takes any context manager `limiter(name, n)`).
+"""A judge's max_concurrency across threads, processes and machines: the slot limiter the judge client takes a
+slot from for every call (judgeapp/judging/client.py: `with limiter(name, max_concurrency, seconds=...)`).
 
-Three kinds, one chosen by `limiter_kind()` for the deployment: lock files on one host (SQLite), a Redis
-sorted set (a Redis broker), or database rows (anything else). All wait the same way (`_take_or_wait`).
+One interface, `SlotLimiter`: `acquire(name, max_concurrency)` gives a `Slot`, `release(slot)` gives it back.
+One backend per deployment, chosen by `limiter_kind()`: `RedisSlotLimiter` when the broker is Redis (the
+workers reach it anyway; no database write per call), else `DatabaseSlotLimiter` (JudgeSlot rows, leased with
+judging/leases.py). A slot is leased for twice the longest its call may take: a holder that dies loses it
+within that time, and at once on its own host (its process is gone).
+
+Waiting for a busy judge is a plain poll with a short jittered pause. A service error while taking or giving
+back a slot (the database or Redis out of reach) is not the judge's: `judging/outages.py` retries it until
+the service returns and, past its bound, raises ServiceUnavailable, which the judge client passes on
+untouched. A slot whose release could not be written lapses by its lease.
 """
 
+from __future__ import annotations
+
 import contextvars
-import fcntl
 import logging
-import os
 import random
-import re
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from contextlib import contextmanager
-from pathlib import Path
+from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Q
-from django.utils import timezone
+from django.db.models import BooleanField, ExpressionWrapper
 
+from judgeapp.judging.errors import ServiceUnavailable
+from judgeapp.judging.leases import SLOT, lease_seconds
+from judgeapp.judging.outages import through_outage
 from judgeapp.judging.workers import claimer_is_dead, worker_identity
+from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import JudgeSlot
 
 log = logging.getLogger(__name__)
-
-
-def _safe(name: str) -> str:
-    return re.sub(r'[^A-Za-z0-9_-]', '_', name)
-
-
-_lock_dirs: dict[str, Path] = {}
-
-
-def lock_dir() -> Path:
-    """DATA_DIR/locks, created on first use (not on every call: a call's slot took 17 mkdir and path
-    objects when every slot file's path was built afresh)."""
-    data_dir = str(settings.DATA_DIR)
-    directory = _lock_dirs.get(data_dir)
-    if directory is None:
-        directory = Path(data_dir) / "locks"
-        directory.mkdir(parents=True, exist_ok=True)
-        _lock_dirs[data_dir] = directory
-    return directory
-
 
 _before_waiting: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("judgeapp_before_waiting", default=None)
 
@@ -53,8 +43,8 @@ _before_waiting: contextvars.ContextVar[Callable[[], None] | None] = contextvars
 @contextmanager
 def before_waiting_for_a_slot(callback: Callable[[], None]):
     """Inside this block, a call that finds every slot of its judge busy runs `callback()` before it waits
-    in line (each time it has to wait). A worker's batch gives back its unstarted units there: held by a
-    process that waits for a slot, they would idle while another process has none to judge."""
+    (once per call that waits). A worker's batch gives back its unstarted units there: held by a process that
+    waits for a slot, they would idle while another process has none to judge."""
     reset = _before_waiting.set(callback)
     try:
         yield
@@ -62,29 +52,70 @@ def before_waiting_for_a_slot(callback: Callable[[], None]):
         _before_waiting.reset(reset)
 
 
-def _take_or_wait(take, gate: Path, poll_seconds: float):
-    """`take()` once; while it gives None (every slot busy), wait in line: the waiters of this machine
-    queue on an exclusive `flock` of `gate` and sleep in the kernel (no CPU, the GIL released); the one
-    holding it calls `take()` every `poll_seconds` and hands the gate on when it has a slot. The kernel
-    drops the gate of a waiter that dies. Every limiter waits this way."""
-    taken = take()
-    if taken is not None:
-        return taken
-    callback = _before_waiting.get()
-    if callback is not None:
-        callback()
-    fd = os.open(gate, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        while (taken := take()) is None:
-            time.sleep(poll_seconds)
-        return taken
-    finally:
-        os.close(fd)  # closing drops the lock: the next waiter takes over
+@dataclass(frozen=True)
+class Slot:
+    """A slot held: whose (`holder`, unique per call), of which judge, the database row it is (`pk`; None on
+    Redis) and how long its lease runs."""
+
+    name: str
+    holder: str
+    seconds: float
+    pk: int | None = None
+
+
+class SlotLimiter:
+    """Take one of a judge's `max_concurrency` slots before a call and give it back after. A backend says how
+    to take a free slot (`_take`, None when every one is busy) and give one back (`_give_back`); waiting and
+    outages are handled here, the same for both."""
+
+    # A waiter looks again after this long (jittered). With several waiters polling, a freed slot is taken
+    # within a fraction of it (a few ms against a 0.2 s call). 50 ms saved no measurable CPU (each take and
+    # release is a query anyway), and a slot would stand idle longer.
+    poll_seconds = 0.02
+
+    def acquire(self, name: str, max_concurrency: int, *, seconds: float | None = None) -> Slot:
+        """A slot of judge `name`, waiting while all `max_concurrency` are busy. `seconds`: the longest the call
+        may hold it (its deadline); the lease runs twice that (LEASE_SECONDS when not given)."""
+        holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
+        lease = 2 * seconds if seconds else lease_seconds()
+        limit = max(1, max_concurrency)
+        what = f"taking a slot of judge {name!r}"
+        called_back = False
+        while (slot := through_outage(lambda: self._take(name, limit, holder, lease), what=what)) is None:
+            if not called_back:
+                called_back = True
+                callback = _before_waiting.get()
+                if callback is not None:
+                    callback()
+            time.sleep(self.poll_seconds * random.uniform(0.5, 1.5))
+        return slot
+
+    def release(self, slot: Slot) -> None:
+        """Give the slot back. While the service is out of reach this waits for it, for at most the slot's
+        lease (by then the slot has lapsed anyway), and never raises: the call it guarded has its reply."""
+        try:
+            through_outage(lambda: self._give_back(slot), what=f"giving back a slot of judge {slot.name!r}", give_up_after=slot.seconds)
+        except ServiceUnavailable as exc:
+            log.warning("%s; the slot lapses by its lease", exc)
+
+    @contextmanager
+    def __call__(self, name: str, max_concurrency: int, *, seconds: float | None = None):
+        slot = self.acquire(name, max_concurrency, seconds=seconds)
+        try:
+            yield slot
+        finally:
+            self.release(slot)
+
+    def _take(self, name: str, max_concurrency: int, holder: str, seconds: float) -> Slot | None:
+        raise NotImplementedError
+
+    def _give_back(self, slot: Slot) -> None:
+        raise NotImplementedError
 
 
 class _Every:
-    """True at most once per `seconds` for each key (checking for dead holders costs queries)."""
+    """True at most once per `seconds` for each key: looking for dead holders costs a query and a look at
+    each holder's process, not worth doing on every poll."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds
@@ -100,147 +131,62 @@ class _Every:
             return True
 
 
-class DatabaseSlotLimiter:
-    """A judge's max_concurrency across processes and machines: a call leases one of the judge's slot
-    rows with a conditional UPDATE and gives it back after. A crashed holder's lease runs out by itself;
-    on the same host, a slot whose holder's process is gone is taken back as soon as a caller waits for one.
-    Waiting as every limiter (`_take_or_wait`): one waiter per machine polls."""
-
-    poll_seconds = 0.01
+class DatabaseSlotLimiter(SlotLimiter):
+    """Slots as JudgeSlot rows (judge, slot number), leased with the one lease (judging/leases.py: `SLOT`): a
+    call takes a free or lapsed row with a conditional UPDATE and gives it back after. The backend on SQLite
+    and on any database whose broker is not Redis. On SQLite a slot's take and release queue for the write lock on
+    the write turn (judging/writeturn.py), not in SQLite's busy handler: a release that slept there kept its
+    slot idle."""
 
     def __init__(self):
-        self._ensured: set[tuple[str, int]] = set()
-        self._lock = threading.Lock()
         self._dead_check = _Every(1.0)
 
-    def _release_dead_holders(self, name: str, max_concurrency: int) -> bool:
-        """Free the slots of holders that were on this host and are dead (a SIGKILLed worker never gives its
-        slots back, and their lease is UNIT_HARD_TIME_LIMIT long: its successor would wait that long)."""
-        if not self._dead_check.due(name):
-            return False
-        held = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).exclude(holder="")
-        released = 0
-        for slot_id, holder in held.values_list("id", "holder"):
-            if claimer_is_dead(holder):
-                released += JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
-        if released:
-            log.warning("judge %s: took back %d slot(s) held by dead processes", name, released)
-        return bool(released)
-
-    def _ensure_slots(self, name: str, max_concurrency: int, *, force: bool = False) -> None:
-        with self._lock:
-            if (name, max_concurrency) in self._ensured and not force:
-                return
-        JudgeSlot.objects.bulk_create(
-            [JudgeSlot(judge_name=name, slot=i) for i in range(max_concurrency)], ignore_conflicts=True
-        )
-        with self._lock:
-            self._ensured.add((name, max_concurrency))
-
-    def _take(self, name: str, max_concurrency: int, holder: str, lease) -> int | None:
-        """Lease a free slot row, or None when every slot is busy."""
-        for _ in range(3):  # again at once after recreating missing rows or freeing dead holders' slots
-            now = timezone.now()
-            free = Q(holder="") | Q(leased_until__lt=now)
+    def _take(self, name: str, max_concurrency: int, holder: str, seconds: float) -> Slot | None:
+        rows = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency)
+        for _ in range(2):  # again at once after making missing rows or taking back dead holders' slots
+            slots = list(rows.annotate(free=ExpressionWrapper(SLOT.free(), output_field=BooleanField())).values_list("pk", "free"))
+            if len(slots) < max_concurrency:  # a judge's first call, or a flushed database: make its rows
+                JudgeSlot.objects.bulk_create([JudgeSlot(judge_name=name, slot=i) for i in range(max_concurrency)], ignore_conflicts=True)
+                continue
             # Every caller reads the same free slots; trying them in a random order keeps callers from racing
-            # for the same row (each lost race is another write on a hot table).
-            candidates = list(JudgeSlot.objects.filter(free, judge_name=name, slot__lt=max_concurrency).values_list("id", flat=True))
-            random.shuffle(candidates)
-            for candidate in candidates[:4]:
-                if JudgeSlot.objects.filter(free, id=candidate).update(holder=holder, leased_until=now + lease):
-                    return candidate
-            # Every slot busy, or the rows are gone (a flushed database): make sure they exist.
-            if JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency).count() < max_concurrency:
-                self._ensure_slots(name, max_concurrency, force=True)
-            elif not self._release_dead_holders(name, max_concurrency):
+            # for the same row (each lost race is another write).
+            free = [pk for pk, is_free in slots if is_free]
+            random.shuffle(free)
+            for pk in free[:4]:
+                with write_turn():  # on SQLite: see judging/writeturn.py for why, and what it measured
+                    taken = SLOT.take(JudgeSlot.objects.filter(pk=pk), holder=holder, seconds=seconds)[1]
+                if taken:
+                    return Slot(name=name, holder=holder, seconds=seconds, pk=pk)
+            # Every slot busy (or the races for the free ones lost). Once a second, a slot whose holder is a dead
+            # process of this host is taken back.
+            if free or not (self._dead_check.due(name) and self._take_back_from_the_dead(rows, name)):
                 return None
         return None
 
-    @contextmanager
-    def __call__(self, name: str, max_concurrency: int):
-        self._ensure_slots(name, max_concurrency)
-        holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
-        lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT)
-        slot_id = _take_or_wait(
-            lambda: self._take(name, max_concurrency, holder, lease), lock_dir() / f"judge-{_safe(name)}.db-gate", self.poll_seconds
-        )
-        try:
-            yield
-        finally:
-            JudgeSlot.objects.filter(id=slot_id, holder=holder).update(holder="", leased_until=None)
-
-
-class HostSlotLimiter:
-    """A judge's max_concurrency across the processes of one machine: a call holds an exclusive `flock` on
-    one of the judge's slot files under DATA_DIR/locks. The kernel drops a dead process's locks at once,
-    and no database write is made. The default on SQLite, whose database is one machine's anyway (there,
-    two slot writes per call were a large part of a judgment's cost: every write takes the database lock).
-
-    A caller first tries every slot once; when all are taken it waits in line (`_take_or_wait`), so a
-    pool larger than the limit costs no CPU while it waits, and a freed slot is taken within a poll."""
-
-    poll_seconds = 0.002
-
-    def __init__(self, directory: Path | None = None):
-        self.directory = directory
-        self._slot_paths: dict[tuple[Path, str, int], list[str]] = {}
-
-    def _path(self, name: str, suffix: str) -> Path:
-        return (self.directory or lock_dir()) / f"judge-{_safe(name)}.{suffix}"
-
-    def _slot_path(self, name: str, slot: int) -> Path:
-        return self._path(name, f"{slot}.lock")
-
-    def _slot_paths_of(self, name: str, max_concurrency: int) -> list[str]:
-        """The judge's slot files, one per slot (built once per judge and limit)."""
-        key = (self.directory or lock_dir(), name, max_concurrency)
-        paths = self._slot_paths.get(key)
-        if paths is None:
-            paths = self._slot_paths[key] = [str(self._slot_path(name, slot)) for slot in range(max(1, max_concurrency))]
-        return paths
-
     @staticmethod
-    def _take_one(paths: list[str], opened: list[int]) -> int | None:
-        """The first slot file of `paths` this caller could lock, or None. A file is opened when first
-        tried and kept in `opened` for the caller's next try: the first free slot costs one open, not
-        one per slot."""
-        for position, path in enumerate(paths):
-            if position == len(opened):
-                opened.append(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-            try:
-                fcntl.flock(opened[position], fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue
-            return opened[position]
-        return None
+    def _take_back_from_the_dead(rows, name: str) -> int:
+        """Free the slots held by a dead process of this host (a SIGKILLed worker never gives its slot back):
+        its successor must not wait for the lease."""
+        freed = sum(SLOT.release(rows.filter(pk=pk), claim) for pk, claim in SLOT.lapsed(rows))
+        if freed:
+            log.warning("judge %s: took back %d slot(s) whose holder is gone", name, freed)
+        return freed
 
-    @contextmanager
-    def __call__(self, name: str, max_concurrency: int):
-        paths = list(self._slot_paths_of(name, max_concurrency))
-        random.shuffle(paths)  # callers that start together try different slots first
-        opened: list[int] = []
-        held = None
-        try:
-            held = _take_or_wait(lambda: self._take_one(paths, opened), self._path(name, "gate"), self.poll_seconds)
-        finally:
-            for fd in opened:
-                if fd != held:
-                    os.close(fd)
-        try:
-            yield
-        finally:
-            fcntl.flock(held, fcntl.LOCK_UN)
-            os.close(held)
+    def _give_back(self, slot: Slot) -> None:
+        with write_turn():
+            SLOT.release(JudgeSlot.objects.filter(pk=slot.pk), slot.holder)
 
 
-class RedisSlotLimiter:
-    """A judge's max_concurrency across machines, kept in the Redis the workers already use as their broker:
-    a sorted set per judge of holder -> lease deadline. One script call takes a slot atomically after
-    dropping expired leases (on Redis's own clock, so machines' clocks don't matter); a slot held by a dead
-    process on this host is taken back when a caller finds every slot busy. No database write. Waiting as
-    every limiter (`_take_or_wait`): one waiter per machine polls."""
+class RedisSlotLimiter(SlotLimiter):
+    """Slots as a Redis sorted set per judge (holder -> lease deadline), in the Redis the workers use as their
+    broker. One script takes a slot atomically after dropping lapsed leases (on Redis's clock, so the
+    machines' clocks don't matter); a slot held by a dead process of this host is taken back when a caller
+    finds every slot busy. No database write per call.
 
-    poll_seconds = 0.002
+    Redis's own client retries are turned off: the outage policy (judging/outages.py) is the one that waits.
+    A Redis restarted without persistence has forgotten the slots held at the time: for the length of the
+    calls then in flight, the judge may see up to twice its limit."""
+
     _ACQUIRE = """
     local t = redis.call('TIME')
     local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -255,7 +201,7 @@ class RedisSlotLimiter:
     def __init__(self, url: str):
         import redis
 
-        self.redis = redis.Redis.from_url(url)
+        self.redis = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=5, retry=None)
         self._acquire = self.redis.register_script(self._ACQUIRE)
         self._dead_check = _Every(1.0)
 
@@ -263,49 +209,39 @@ class RedisSlotLimiter:
     def key(name: str) -> str:
         return f"judgeapp:judge-slots:{name}"
 
-    def _release_dead_holders(self, key: str) -> bool:
-        if not self._dead_check.due(key):
-            return False
-        dead = [h for h in (m.decode() for m in self.redis.zrange(key, 0, -1)) if claimer_is_dead(h)]
-        return bool(dead) and bool(self.redis.zrem(key, *dead))
-
-    def _take(self, key: str, args: list) -> bool | None:
-        """True with a slot, None when every slot is busy (after freeing dead holders' slots, if any)."""
-        if self._acquire(keys=[key], args=args) or (self._release_dead_holders(key) and self._acquire(keys=[key], args=args)):
-            return True
+    def _take(self, name: str, max_concurrency: int, holder: str, seconds: float) -> Slot | None:
+        key = self.key(name)
+        args = [max_concurrency, seconds, holder]
+        if self._acquire(keys=[key], args=args) or (self._take_back_from_the_dead(key) and self._acquire(keys=[key], args=args)):
+            return Slot(name=name, holder=holder, seconds=seconds)
         return None
 
-    @contextmanager
-    def __call__(self, name: str, max_concurrency: int):
-        key = self.key(name)
-        holder = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
-        args = [max(1, max_concurrency), settings.UNIT_HARD_TIME_LIMIT, holder]
-        _take_or_wait(lambda: self._take(key, args), lock_dir() / f"judge-{_safe(name)}.redis-gate", self.poll_seconds)
-        try:
-            yield
-        finally:
-            self.redis.zrem(key, holder)
+    def _take_back_from_the_dead(self, key: str) -> bool:
+        if not self._dead_check.due(key):
+            return False
+        dead = [holder for holder in (member.decode() for member in self.redis.zrange(key, 0, -1)) if claimer_is_dead(holder)]
+        return bool(dead) and bool(self.redis.zrem(key, *dead))
+
+    def _give_back(self, slot: Slot) -> None:
+        self.redis.zrem(self.key(slot.name), slot.holder)
 
 
-def limiter_kind(*, configured: str | None = None, engine: str | None = None, broker_url: str | None = None) -> str:
-    """host on SQLite (its database is one machine's), redis when Redis is the broker, else database.
-    JUDGE_LIMITER=host|redis|database overrides. The arguments default to the settings."""
+def limiter_kind(*, configured: str | None = None, broker_url: str | None = None) -> str:
+    """redis when Redis is the broker, else database; JUDGE_LIMITER=redis|database overrides. The arguments
+    default to the settings."""
     configured = settings.JUDGE_LIMITER if configured is None else configured
-    engine = settings.DATABASES["default"]["ENGINE"] if engine is None else engine
     broker_url = settings.CELERY_BROKER_URL if broker_url is None else broker_url
+    if configured == "host":
+        log.warning("JUDGE_LIMITER=host is deprecated (its lock files are gone): the database limiter is used")
+        return "database"
     if configured:
         return configured
-    if engine.endswith("sqlite3"):
-        return "host"
     if broker_url.startswith(("redis://", "rediss://")):
         return "redis"
     return "database"
 
 
-def limiter_for_settings():
-    kind = limiter_kind()
-    if kind == "host":
-        return HostSlotLimiter()
-    if kind == "redis":
+def limiter_for_settings() -> SlotLimiter:
+    if limiter_kind() == "redis":
         return RedisSlotLimiter(settings.JUDGE_LIMITER_REDIS_URL or settings.CELERY_BROKER_URL)
     return DatabaseSlotLimiter()

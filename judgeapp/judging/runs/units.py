@@ -13,7 +13,9 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from judgeapp.judging.client import JudgeError, JudgeRejected, JudgeUnreachable, StructuredOutputUnsupported
+from judgeapp.judging.errors import ServiceUnavailable
 from judgeapp.judging.limiters import before_waiting_for_a_slot
+from judgeapp.judging.outages import is_service_error
 from judgeapp.judging.runkind import RunFailed, UnitResult, handler_for
 from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_fail
 from judgeapp.judging.text import storable
@@ -133,9 +135,11 @@ def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
         result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except JudgeError as exc:
         result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
-    except soft_time_limit():
-        raise
+    except (ServiceUnavailable, *soft_time_limit()):
+        raise  # a service out of reach is not the unit's failure: the caller gives the unit back
     except Exception as exc:  # noqa: BLE001 - a bug must fail this unit visibly, not loop through recovery
+        if is_service_error(exc):  # the database or Redis failed under the handler (a read, the response cache)
+            raise ServiceUnavailable(f"judging unit {unit.key}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from exc
         log.exception("unit %s of run %s failed", unit.key, unit.run.run_id)
         result = UnitResult.failure(f"internal error: {type(exc).__name__}: {exc}")
     # When the judgment finished, not when its batch is recorded (a command's batch of 64 waits seconds).
@@ -174,9 +178,9 @@ def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
     end = len(units)  # the units after `end` were given back
     index = 0
 
-    def give_back_the_rest() -> None:
+    def give_back(start: int) -> None:
         nonlocal end
-        rest = [u.pk for u in units[index + 1 : end]]
+        rest = [u.pk for u in units[start:end]]
         if not rest:
             return
         try:
@@ -184,13 +188,13 @@ def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
         except Exception:  # noqa: BLE001 - the units are still this caller's: it judges them itself
             log.exception("giving back %d units of run %s failed", len(rest), units[0].run_id)
             return
-        end = index + 1
+        end = start
         try:
             run_dispatch(run_pk=units[0].run_id, only=rest)
         except Exception:  # noqa: BLE001 - pending without a message: recovery sends a stalled run's units again
             log.exception("sending %d given-back units of run %s failed", len(rest), units[0].run_id)
 
-    with before_waiting_for_a_slot(give_back_the_rest):
+    with before_waiting_for_a_slot(lambda: give_back(index + 1)):
         while index < end:
             unit = units[index]
             if index and not watch.still_running():
@@ -203,7 +207,14 @@ def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
                 limit = settings.UNIT_SOFT_TIME_LIMIT
                 done.append((unit, UnitResult.failure(f"time limit of {limit}s exceeded")))
                 judgments_record(results=done, token=token)
-                give_back_the_rest()
+                give_back(index + 1)
+                return len(units)
+            except ServiceUnavailable as exc:
+                # The database or Redis stayed out of reach past the wait: this unit and the rest go back to
+                # pending, unjudged and not failed (what cannot be given back now lapses by its lease).
+                log.warning("run %s: %s; %d unit(s) given back", units[0].run_id, exc, end - index)
+                judgments_record(results=done, token=token)
+                give_back(index)
                 return len(units)
             done.append((unit, result))
             if run_failure:
