@@ -207,6 +207,9 @@ UNIT_BATCH_SIZE = env.int("UNIT_BATCH_SIZE", default=16)
 # A claim on a unit, a sequential run, a ranklist or a judge's slot lasts this long unless its holder renews it
 # (judgeapp/judging/leases.py); the holder renews it every third of it while it works.
 LEASE_SECONDS = env.int("LEASE_SECONDS", default=60)
+# While the database refuses connections, claiming, recording and the response cache try again with a backoff
+# for this long (judgeapp/judging/dbretry.py), then give up: a database fault never fails a judgment.
+DATABASE_RETRY_SECONDS = env.int("DATABASE_RETRY_SECONDS", default=600)
 RUN_SOFT_TIME_LIMIT = env.int("RUN_SOFT_TIME_LIMIT", default=6 * 3600)
 RUN_HARD_TIME_LIMIT = RUN_SOFT_TIME_LIMIT + 60
 WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=8)
