@@ -42,7 +42,7 @@ def test_a_holders_lease_is_renewed_while_it_judges_and_lapses_within_one_lease_
     assert len(fake_judge.chat_requests) == 2
 
     # A holder on another host that goes silent: its last renewal is the end of its claim, one lease later.
-    other, (unit,) = _started(judge, 1)
+    _, (unit,) = _started(judge, 1)
     token = runs.judgment_claim(judgment_id=unit, worker="another-host:1:1")
     with Heartbeat(UNIT, Judgment.objects.filter(pk=unit), token):
         time.sleep(1.4)  # renewed past its first lease
