@@ -213,7 +213,8 @@ class _Recorder:
                 self.settled(token, len(results))
             self.finished += len(items)
             if self.progress:
-                total = Run.objects.filter(pk=self.run_pk).values_list("total_units", flat=True).first() or 0
+                totals = Run.objects.filter(pk=self.run_pk).values_list("total_units", flat=True)
+                total = database_retry(totals.first, what="reading the run's progress") or 0
                 self.progress(self.finished, total)
 
 
