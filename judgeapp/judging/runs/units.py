@@ -1,5 +1,6 @@
-"""A unit's work: claim a batch of units (one conditional UPDATE, one token, a lease), judge each one, record
-the results where the claim still holds, give back what was not started."""
+"""A unit's work: claim a batch of units (one conditional UPDATE, one token, a lease renewed while they are
+judged), judge each one, record the results where the claim still holds, give back what was not started. A
+database that refuses meanwhile is waited for (judging/dbretry.py), never counted against the judge."""
 
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ def _share_inputs(units: list[Judgment]) -> None:
 
 
 def judgment_claim(*, judgment_id: int, worker: str) -> uuid.UUID | None:
+    """Claim one unit: its token, or None when it is not free."""
     token, units = judgments_claim(ids=[judgment_id], worker=worker)
     return token if units else None
 
