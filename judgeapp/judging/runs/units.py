@@ -291,7 +291,10 @@ def _results_write(results: list[tuple[Judgment, UnitResult]], token: uuid.UUID)
             for name, value in result.fields.items():
                 setattr(unit, name, value)
             fields.update(result.fields)
-        Judgment.objects.bulk_update([unit for unit, _ in written], sorted(fields))
+        # One UPDATE per row, in this transaction: bulk_update's CASE per field per row took 4-5 ms a judgment
+        # to build (16 fields x 16 rows, SQLite and PostgreSQL), these 0.5-1.5 ms.
+        for unit, _ in written:
+            Judgment.objects.filter(pk=unit.pk).update(**{name: getattr(unit, name) for name in fields})
         counts: dict[int, list[int]] = {}
         for unit, result in written:
             handler_for(unit.run.kind).on_unit_done(unit, result)
