@@ -4,6 +4,7 @@ for, never counted against the judge, and no judge call is paid twice."""
 
 import threading
 import time
+import uuid
 
 import pytest
 from django.db import OperationalError, connection, connections
@@ -51,6 +52,51 @@ def test_a_holders_lease_is_renewed_while_it_judges_and_lapses_within_one_lease_
     assert Judgment.objects.get(pk=unit).lease_expires_at <= silent_at + timezone.timedelta(seconds=1)
     wait_for(lambda: runs.runs_recover()["released"] == 1, 2, message="the silent holder's unit to be released")
     assert runs.judgment_claim(judgment_id=unit, worker="w2") is not None
+
+
+def test_a_commands_claimed_batch_keeps_its_lease_while_it_waits_for_a_lane(judge, fake_judge, settings):
+    settings.LEASE_SECONDS = 1
+    fake_judge.latency = 0.4
+    run = pointwise_run(judge=judge, n=12)  # one batch of 12 claimed at once, judged 2 at a time: 2.4 s
+    probe: list = []
+
+    def another_worker():
+        wait_for(lambda: Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).exists(), 10, message="the claim")
+        time.sleep(1.5)  # past the first lease: the batch's last units are still waiting
+        last = Judgment.objects.filter(run=run).order_by("-pk").values_list("pk", flat=True).first()
+        probe.append(runs.judgment_claim(judgment_id=last, worker="another-host:1:1"))
+        connections.close_all()
+
+    prober = threading.Thread(target=another_worker)
+    prober.start()
+    runs.run_execute_inline(run=run, concurrency=2)
+    prober.join(10)
+    assert probe == [None]
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE and (run.done_units, run.failed_units) == (12, 0)
+    assert len(fake_judge.chat_requests) == 12
+
+
+def test_a_holder_that_lost_its_lease_starts_no_further_unit(judge, fake_judge, settings):
+    settings.LEASE_SECONDS = 1
+    fake_judge.latency = 0.8
+    run, ids = _started(judge, 4)
+    worker = threading.Thread(target=lambda: (runs.judgments_execute(ids=ids), connections.close_all()))
+    worker.start()
+    try:
+        wait_for(lambda: len(fake_judge.chat_requests) == 2, 10, message="the second unit's call")
+        # Another holder takes the batch over (as after a lapse): the heartbeat finds it gone within a third of a lease.
+        other = uuid.uuid4()
+        taken = Judgment.objects.filter(pk__in=ids, status=UnitStatus.CLAIMED).update(claim_token=other, claimed_by="another-host:1:1")
+    finally:
+        worker.join(10)
+    assert len(fake_judge.chat_requests) == 2  # the unit in flight finished; no other was started
+    # What the other holder took stays its own (the lost holder's result for it is dropped); a unit recorded
+    # before the takeover stays recorded.
+    assert set(Judgment.objects.filter(claim_token=other).values_list("status", flat=True)) == {UnitStatus.CLAIMED}
+    assert Judgment.objects.filter(claim_token=other).count() == taken >= 3
+    run.refresh_from_db()
+    assert run.done_units == Judgment.objects.filter(pk__in=ids, status=UnitStatus.DONE).count() == 4 - taken
 
 
 def _failing(matches, times: int, tripped: threading.Event | None = None):
