@@ -2,11 +2,13 @@
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Self
 from urllib.parse import quote
 
 from django.db import connection
@@ -14,15 +16,23 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def database_url_for_subprocess() -> str:
-    """DATABASE_URL of the database this test process uses (the test database), for a child process."""
+def database_url_for_subprocess(*, port: int | None = None) -> str:
+    """DATABASE_URL of the database this test process uses (the test database), for a child process;
+    `port`: reached through that loopback port instead (a TcpProxy's)."""
     s = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{Path(s['NAME']).resolve()}"
     user = quote(s.get("USER") or "")
     password = f":{quote(s['PASSWORD'])}" if s.get("PASSWORD") else ""
     auth = f"{user}{password}@" if user else ""
-    return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+    address = f"127.0.0.1:{port}" if port else f"{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}"
+    return f"postgres://{auth}{address}/{s['NAME']}"
+
+
+def database_address() -> tuple[str, int]:
+    """The (host, port) of the test database's server (PostgreSQL)."""
+    s = connection.settings_dict
+    return s.get("HOST") or "127.0.0.1", int(s.get("PORT") or 5432)
 
 
 def chats_at_once(client, n: int, label: str = "q") -> None:
@@ -145,3 +155,91 @@ def listening(port: int) -> bool:
 
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+class TcpProxy:
+    """A loopback TCP proxy to `target` that a test cuts and restores: while cut, every connection through it
+    is dropped and new ones are refused, as a database server that goes away does, seen only by the
+    processes pointed at the proxy (a worker's DATABASE_URL; the test itself keeps its own connection).
+
+        with TcpProxy(database_address()) as proxy:
+            worker_factory(DATABASE_URL=database_url_for_subprocess(port=proxy.port))
+            proxy.cut(); time.sleep(5); proxy.restore()
+    """
+
+    def __init__(self, target: tuple[str, int]):
+        self.target = target
+        self.port = free_port()
+        self._listener = None
+        self._open: set = set()
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Self:
+        self.restore()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.cut()
+
+    def restore(self) -> None:
+        """Accept connections again, on the same port."""
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(128)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), name="tcp-proxy", daemon=True).start()
+
+    def cut(self) -> None:
+        """Drop every connection and refuse new ones until `restore`."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            try:
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+            except OSError:
+                pass
+            listener.close()
+        with self._lock:
+            open_sockets, self._open = list(self._open), set()
+        for sock in open_sockets:
+            self._drop(sock)
+
+    def _accept(self, listener) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # cut
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._listener is not listener:  # cut meanwhile
+                    self._drop(client)
+                    self._drop(upstream)
+                    return
+                self._open.update((client, upstream))
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), name="tcp-proxy-pipe", daemon=True).start()
+
+    def _pipe(self, source, sink) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for sock in (source, sink):
+            with self._lock:
+                self._open.discard(sock)
+            self._drop(sock)
+
+    @staticmethod
+    def _drop(sock) -> None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        sock.close()

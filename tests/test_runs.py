@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from fakejudge import PerConversation, Reply, Status, When
 from judgeapp.judging import runs, taskqueue
-from judgeapp.judging.runs import lifecycle, sequential
+from judgeapp.judging.runs import lifecycle
 from judgeapp.models import AuditLog, Judgment, Output, Run, RunStatus, UnitStatus
 from tests.factories import RUBRIC_TWO, pointwise_run
 
@@ -263,7 +263,7 @@ def test_run_id_must_be_safe_for_a_directory(judge):
     assert Run.objects.count() == 1
 
 
-def test_a_sequential_runs_lease_is_short_and_renewed_while_it_works(transactional_db, monkeypatch):
+def test_a_sequential_runs_lease_is_short_and_renewed_while_it_works(transactional_db, monkeypatch, settings):
     """Another machine must be able to take over a dead holder's run within minutes, not hours."""
     import time
 
@@ -282,7 +282,7 @@ def test_a_sequential_runs_lease_is_short_and_renewed_while_it_works(transaction
             runs.run_finish(run_pk=run.pk, status=RunStatus.DONE, report={})
 
     monkeypatch.setitem(_REGISTRY, "slow-test", Slow())
-    monkeypatch.setattr(sequential, "RUN_LEASE_SECONDS", 1.0)
+    settings.LEASE_SECONDS = 1
     run = Run.objects.create(run_id="seq", kind="slow-test", executor="inline", status=RunStatus.RUNNING)
     assert runs.run_sequential_execute(run_pk=run.pk) is True
     assert seen["first"] - timezone.now() < timezone.timedelta(seconds=2)

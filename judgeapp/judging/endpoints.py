@@ -5,54 +5,44 @@ concurrency limiter (judgeapp/judging/limiters.py)."""
 import threading
 
 from django.conf import settings
-from django.db import connections
 from django.db.models import F
-from django.utils import timezone
 
 from judgeapp.judging.client import EndpointConfig, JudgeClient
 from judgeapp.judging.limiters import limiter_for_settings
+from judgeapp.judging.outages import through_outage
 from judgeapp.judging.text import storable
 from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import CachedResponse, Judge, System
 
 
 class DatabaseResponseCache:
-    """The response cache, shared by every worker on every machine through the database."""
+    """The response cache, shared by every worker on every machine through the database.
+
+    A judge reply is stored as soon as it has been paid for, and read before every call: a unit judged again
+    (its claim lost while the database was out of reach, its worker killed) costs no second call. So neither
+    fails the judge call when the database refuses: both wait for it to come back (judging/outages.py). A read that gave
+    up on the database as a miss would pay again exactly when the reply is most likely stored (a unit taken
+    over after a fault); a write that gave up would lose a paid reply."""
 
     def get(self, key: str) -> dict | None:
-        # A plain SELECT: it runs before every judge call, and building the ORM query cost as much as running it.
-        connection = connections[CachedResponse.objects.db]
-        quote = connection.ops.quote_name
-        field = CachedResponse._meta.get_field("response")
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {quote(field.column)} FROM {quote(CachedResponse._meta.db_table)} WHERE {quote(CachedResponse._meta.get_field('key').column)} = %s",
-                [key],
-            )
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        response = field.from_db_value(row[0], None, connection)
-        CachedResponse.objects.filter(key=key).update(hits=F("hits") + 1)
-        return response
+        return through_outage(self._get, key, what="reading the response cache")
 
     def set(self, key: str, value: dict) -> None:
-        # One INSERT in autocommit: bulk_create(ignore_conflicts=True) wraps it in BEGIN and COMMIT, three
-        # statements for every judgment.
-        connection = connections[CachedResponse.objects.db]
-        now = timezone.now()
-        names = ("key", "response", "hits", "created_at", "updated_at")
-        fields = [CachedResponse._meta.get_field(name) for name in names]
+        through_outage(self._set, key, value, what="storing a judge reply in the response cache")
+
+    @staticmethod
+    def _get(key: str) -> dict | None:
+        cached = CachedResponse.objects.filter(key=key)
+        response = cached.values_list("response", flat=True).first()
+        if response is not None:
+            cached.update(hits=F("hits") + 1)
+        return response
+
+    @staticmethod
+    def _set(key: str, value: dict) -> None:
         # A reply with a NUL or a lone surrogate is kept as storable() makes it (PostgreSQL's jsonb refuses both).
-        params = [field.get_db_prep_save(v, connection) for field, v in zip(fields, (key, storable(value), 0, now, now))]
-        quote = connection.ops.quote_name
-        columns = ", ".join(quote(field.column) for field in fields)
-        with write_turn(), connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {quote(CachedResponse._meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}) "
-                f"ON CONFLICT ({quote(fields[0].column)}) DO NOTHING",
-                params,
-            )
+        with write_turn():
+            CachedResponse.objects.bulk_create([CachedResponse(key=key, response=storable(value))], ignore_conflicts=True)
 
 
 # The longest reply each kind of call asks for, when the judge names no max_tokens of its own: room for the

@@ -20,8 +20,8 @@ from django.db import IntegrityError, transaction
 
 from judgeapp.judging.audit import SYSTEM, audit_log_create
 from judgeapp.judging.errors import InputError
-from judgeapp.models import AuditLog, EndpointSource, Judge, StructuredOutput, System, content_hash
 from judgeapp.judging.files import text_check, toml_load
+from judgeapp.models import AuditLog, EndpointSource, Judge, StructuredOutput, System, content_hash
 
 _KEYS = {"model", "family", "base_url", "api_key_env", "max_concurrency", "structured_output", "timeout_seconds", "max_tokens"}
 MAX_TOKENS_LIMIT = 1_000_000

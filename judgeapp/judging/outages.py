@@ -61,15 +61,17 @@ def _fresh_connection(exc: BaseException) -> bool:
     return True
 
 
-def through_outage(call: Callable[[], T], *, what: str, give_up_after: float | None = None, sleep: Callable[[float], None] = time.sleep) -> T:
-    """`call()`, retried through a service outage for at most `give_up_after` seconds (SERVICE_OUTAGE_SECONDS);
-    then ServiceUnavailable, saying `what` was being done."""
+def through_outage(
+    call: Callable[..., T], /, *args, what: str, give_up_after: float | None = None, sleep: Callable[[float], None] = time.sleep, **kwargs
+) -> T:
+    """`call(*args, **kwargs)`, retried through a service outage for at most `give_up_after` seconds
+    (SERVICE_OUTAGE_SECONDS); then ServiceUnavailable, saying `what` was being done."""
     limit = settings.SERVICE_OUTAGE_SECONDS if give_up_after is None else give_up_after
     started = logged = None
     pause = FIRST_PAUSE_SECONDS
     while True:
         try:
-            result = call()
+            result = call(*args, **kwargs)
         except Exception as exc:
             if not is_service_error(exc):
                 raise

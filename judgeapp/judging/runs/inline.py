@@ -14,6 +14,8 @@ from django.db import connections
 
 from judgeapp.judging import shutdown
 from judgeapp.judging.client import openai_preload
+from judgeapp.judging.leases import UNIT, Heartbeat
+from judgeapp.judging.outages import through_outage
 from judgeapp.judging.runkind import UnitResult, handler_for
 from judgeapp.judging.runs.lifecycle import Progress, run_advance, run_fail, run_interrupt, run_start
 from judgeapp.judging.runs.sequential import run_sequential_execute
@@ -97,7 +99,12 @@ def _stop_if_asked(run: Run) -> None:
 class _Claims:
     """The pending units of a run's stage, claimed from the database a batch at a time (the next ids, then
     one claim for them) by whichever lane runs out of work first, then handed out one by one. Nothing is
-    held of the units not yet claimed: a run of 100,000 units is not a list of their ids here."""
+    held of the units not yet claimed: a run of 100,000 units is not a list of their ids here.
+
+    Each claimed batch has its lease renewed (a Heartbeat) until its last unit is recorded or given back
+    (`settled`): a batch waiting behind slow lanes never needs a lease as long as its wait. When a batch's
+    heartbeat is lost (the database out of reach for a whole lease, its units taken over), no further unit is
+    handed out: the lanes record what they have and the rest is given back (`release`)."""
 
     def __init__(self, run: Run, size: int):
         self.watch = _RunWatch(run.pk)
@@ -106,23 +113,49 @@ class _Claims:
         self.ready: collections.deque[tuple[Judgment, uuid.UUID]] = collections.deque()
         self.lock = threading.Lock()
         self.stopped = False
+        self.beats: dict[uuid.UUID, Heartbeat] = {}  # by the token of a claimed batch
+        self.unsettled: dict[uuid.UUID, int] = {}  # a batch's units not yet recorded or given back
 
     def next(self, worker: str) -> tuple[Judgment, uuid.UUID] | None:
         with self.lock:
             if self.stopped or shutdown.requested() is not None or not self.watch.still_running():
                 return None
+            if any(beat.lost.is_set() for beat in self.beats.values()):
+                log.warning("run %s: the lease on a claimed batch was lost; no further unit is started", self.watch.run_pk)
+                self.stopped = True
+                return None
             while not self.ready:
-                batch = list(self.pending.order_by("id").values_list("pk", flat=True)[: self.size])
+                batch = through_outage(self._next_ids, what="reading the pending units")
                 if not batch:
                     return None
                 # Another process may claim some of them first: the claim takes what is still free, and the
                 # next read finds the pending units after them.
                 token, units = judgments_claim(ids=batch, worker=worker)
+                if units:
+                    held = Judgment.objects.filter(pk__in=[unit.pk for unit in units])
+                    self.beats[token] = Heartbeat(UNIT, held, token, name="cli-units").__enter__()
+                    self.unsettled[token] = len(units)
                 self.ready.extend((unit, token) for unit in units)
             return self.ready.popleft()
 
+    def _next_ids(self) -> list[int]:
+        return list(self.pending.order_by("id").values_list("pk", flat=True)[: self.size])
+
+    def settled(self, token: uuid.UUID, count: int) -> None:
+        """`count` units of the batch claimed under `token` were recorded (or dropped, or given back): after
+        its last, its lease is no longer renewed."""
+        with self.lock:
+            if token not in self.unsettled:
+                return
+            self.unsettled[token] -= count
+            if self.unsettled[token] > 0:
+                return
+            del self.unsettled[token]
+            beat = self.beats.pop(token)
+        beat.__exit__(None, None, None)
+
     def release(self) -> None:
-        """Give back what was claimed and not started (a stop request, a failed run)."""
+        """Give back what was claimed and not started (a stop request, a failed run, a lost lease)."""
         with self.lock:
             self.stopped = True
             left, self.ready = list(self.ready), collections.deque()
@@ -131,14 +164,23 @@ class _Claims:
             by_token.setdefault(token, []).append(unit.pk)
         for token, pks in by_token.items():
             claims_give_back(pks=pks, token=token)
+            self.settled(token, len(pks))
+
+    def close(self) -> None:
+        """Stop every heartbeat left (a lane that raised never settled its unit)."""
+        with self.lock:
+            beats, self.beats, self.unsettled = list(self.beats.values()), {}, {}
+        for beat in beats:
+            beat.__exit__(None, None, None)
 
 
 class _Recorder:
     """Results wait here and are written a batch at a time (judgments_record), by the lane that fills the
     batch, while the other lanes go on judging."""
 
-    def __init__(self, run: Run, size: int, progress: Progress | None):
+    def __init__(self, run: Run, size: int, progress: Progress | None, settled):
         self.run_pk = run.pk
+        self.settled = settled  # _Claims.settled: a batch's recorded units
         self.finished = run.done_units + run.failed_units
         self.size = size
         self.progress = progress
@@ -168,9 +210,11 @@ class _Recorder:
                 by_token.setdefault(token, []).append((unit, result))
             for token, results in by_token.items():
                 judgments_record(results=results, token=token)
+                self.settled(token, len(results))
             self.finished += len(items)
             if self.progress:
-                total = Run.objects.filter(pk=self.run_pk).values_list("total_units", flat=True).first() or 0
+                totals = Run.objects.filter(pk=self.run_pk).values_list("total_units", flat=True)
+                total = through_outage(totals.first, what="reading the run's progress") or 0
                 self.progress(self.finished, total)
 
 
@@ -193,7 +237,7 @@ def _execute_units(*, worker: str, concurrency: int, lanes: int, run: Run, progr
     # RECORD_EVERY_SECONDS, so progress moves as often with a slow judge.
     size = max(settings.UNIT_BATCH_SIZE, LANE_UNITS_AT_ONCE * lanes)
     claims = _Claims(run, size)
-    recorder = _Recorder(run, size, progress)
+    recorder = _Recorder(run, size, progress, claims.settled)
 
     def lane(identity: str) -> None:
         while recorder.run_failure is None:
@@ -203,14 +247,17 @@ def _execute_units(*, worker: str, concurrency: int, lanes: int, run: Run, progr
                 return
             unit, token = claimed
             try:
-                result, run_failure = unit_judge(unit)
+                result, run_failure = through_outage(unit_judge, unit, what=f"judging unit {unit.key}")
             except soft_time_limit():  # not raised in process; kept for symmetry with the worker's path
                 result, run_failure = UnitResult.failure(f"time limit of {settings.UNIT_SOFT_TIME_LIMIT}s exceeded"), None
             recorder.add(unit, result, token, run_failure)
 
     def finish() -> None:
-        claims.release()
-        recorder.flush()
+        try:
+            claims.release()
+            recorder.flush()
+        finally:
+            claims.close()
         if recorder.run_failure:
             run_fail(run_pk=run.pk, error=recorder.run_failure)
 

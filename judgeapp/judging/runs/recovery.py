@@ -7,9 +7,9 @@ import logging
 from django.utils import timezone
 
 from judgeapp.judging import taskqueue
+from judgeapp.judging.leases import UNIT
 from judgeapp.judging.runkind import handler_for
 from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_task_send
-from judgeapp.judging.workers import claimer_is_dead
 from judgeapp.models import ACTIVE_UNIT_STATUSES, Executor, Judgment, Run, RunStatus, UnitStatus
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,8 @@ STALL_SECONDS = 300
 def runs_recover(*, redispatch_pending: bool = False) -> dict:
     """Put a crashed worker's work back in the queue.
 
-    - units claimed by a dead process (same host) or whose lease ran out go back to pending;
+    - units claimed by a dead process (same host) or whose lease ran out (its holder silent for a whole
+      lease) go back to pending;
     - a sequential run whose holder died is sent again;
     - a run `awaiting_broker` (a message it needed could not be sent) is sent what it waits for: its start,
       its sequential task or its pending units;
@@ -39,22 +40,20 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
     counts = {"released": 0, "dispatched": 0, "started": 0, "advanced": 0, "resumed": 0}
     in_flight = Run.objects.filter(status=RunStatus.RUNNING)
 
-    released_runs: set[int] = set()
-    for unit in Judgment.objects.filter(status=UnitStatus.CLAIMED, run__status=RunStatus.RUNNING).only(
-        "pk", "run_id", "claim_token", "claimed_by", "lease_expires_at"
-    ):
-        if (unit.lease_expires_at and unit.lease_expires_at < now) or claimer_is_dead(unit.claimed_by):
-            if Judgment.objects.filter(pk=unit.pk, claim_token=unit.claim_token, status=UnitStatus.CLAIMED).update(
-                status=UnitStatus.PENDING, claim_token=None, claimed_by="", lease_expires_at=None
-            ):
-                counts["released"] += 1
-                released_runs.add(unit.run_id)
+    claimed = Judgment.objects.filter(status=UnitStatus.CLAIMED)
+    released = [
+        pk
+        for pk, claim in UNIT.lapsed(claimed.filter(run__status=RunStatus.RUNNING))
+        if UNIT.release(claimed.filter(pk=pk), claim, status=UnitStatus.PENDING)
+    ]
+    counts["released"] = len(released)
+    released_runs = set(Judgment.objects.filter(pk__in=released).values_list("run_id", flat=True)) if released else set()
 
-    for run in in_flight.filter(claim_token__isnull=False).only("pk", "claimed_by", "lease_expires_at", "claim_token", "executor"):
-        if (run.lease_expires_at and run.lease_expires_at < now) or claimer_is_dead(run.claimed_by):
-            if Run.objects.filter(pk=run.pk, claim_token=run.claim_token).update(claim_token=None, claimed_by="", lease_expires_at=None):
-                if run.executor == Executor.CELERY and run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN):
-                    counts["resumed"] += 1
+    for pk, claim in UNIT.lapsed(in_flight):
+        if UNIT.release(Run.objects.filter(pk=pk), claim):
+            run = Run.objects.only("pk", "run_id", "executor").get(pk=pk)
+            if run.executor == Executor.CELERY and run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN):
+                counts["resumed"] += 1
 
     # The mark is cleared before the sends: a send that fails meanwhile (here or in a worker) marks its run
     # again, for the next pass.

@@ -1,5 +1,6 @@
-"""A unit's work: claim a batch of units (one conditional UPDATE, one token, a lease), judge each one, record
-the results where the claim still holds, give back what was not started."""
+"""A unit's work: claim a batch of units (one conditional UPDATE, one token, a lease renewed while they are
+judged), judge each one, record the results where the claim still holds, give back what was not started. A
+database that refuses meanwhile is waited for (judging/outages.py), never counted against the judge."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import time
 import uuid
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from judgeapp.judging.client import JudgeError, JudgeRejected, JudgeUnreachable, StructuredOutputUnsupported
 from judgeapp.judging.errors import ServiceUnavailable
+from judgeapp.judging.leases import UNIT, Heartbeat
 from judgeapp.judging.limiters import before_waiting_for_a_slot
-from judgeapp.judging.outages import is_service_error
+from judgeapp.judging.outages import is_service_error, through_outage
 from judgeapp.judging.runkind import RunFailed, UnitResult, handler_for
 from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_fail
 from judgeapp.judging.text import storable
@@ -29,24 +31,30 @@ log = logging.getLogger(__name__)
 RUN_FATAL_STATUSES = (401, 403, 404)
 
 def judgments_claim(*, ids: list[int], worker: str) -> tuple[uuid.UUID, list[Judgment]]:
-    """Claim the units of `ids` that are still free in one conditional UPDATE (one token for the batch);
-    return the token and the units this caller now holds, with what executing them reads (the run and its
-    inputs once for the batch, not once per unit)."""
-    token = uuid.uuid4()
-    now = timezone.now()
-    # The lease covers the batch judged one unit after another; a dead process on this host is found at once.
-    lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT * len(ids) + 60)
-    with write_turn():
-        claimed = Judgment.objects.filter(
-            Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
-            pk__in=ids,
-            run__status=RunStatus.RUNNING,
-        ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
+    """Claim the units of `ids` that are still free in one conditional UPDATE (one token for the batch, a lease
+    of LEASE_SECONDS that its holder renews while it judges them: `judgments_execute`); return the token and the
+    units this caller now holds, with what executing them reads (the run and its inputs once for the batch,
+    not once per unit). The database out of reach is waited for (judging/outages.py)."""
+    token, claimed = through_outage(_units_take, ids, worker, what=f"claiming {len(ids)} units")
     if not claimed:
         return token, []
+    units = through_outage(_units_claimed, ids, token, what=f"reading {claimed} claimed units")
+    return token, units
+
+
+def _units_take(ids: list[int], worker: str) -> tuple[uuid.UUID, int]:
+    # Free: pending, or claimed by a holder whose lease ran out.
+    free = Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=timezone.now())
+    with write_turn():
+        return UNIT.take(
+            Judgment.objects.filter(pk__in=ids, run__status=RunStatus.RUNNING), holder=worker, free=free, status=UnitStatus.CLAIMED
+        )
+
+
+def _units_claimed(ids: list[int], token: uuid.UUID) -> list[Judgment]:
     units = list(Judgment.objects.filter(pk__in=ids, claim_token=token).select_related("case", "criterion").order_by("id"))
     _share_inputs(units)
-    return token, units
+    return units
 
 
 def _share_inputs(units: list[Judgment]) -> None:
@@ -67,17 +75,9 @@ def _share_inputs(units: list[Judgment]) -> None:
 
 
 def judgment_claim(*, judgment_id: int, worker: str) -> uuid.UUID | None:
-    token = uuid.uuid4()
-    now = timezone.now()
-    lease = timezone.timedelta(seconds=settings.UNIT_HARD_TIME_LIMIT + 60)
-    claimed = (
-        Judgment.objects.filter(
-            Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=now),
-            pk=judgment_id,
-            run__status=RunStatus.RUNNING,
-        ).update(status=UnitStatus.CLAIMED, claim_token=token, claimed_by=worker, lease_expires_at=now + lease)
-    )
-    return token if claimed else None
+    """Claim one unit: its token, or None when it is not free."""
+    token, units = judgments_claim(ids=[judgment_id], worker=worker)
+    return token if units else None
 
 
 # While a batch is judged, the run's status is read again before a unit when this long has passed since
@@ -94,7 +94,8 @@ class _RunWatch:
 
     def still_running(self) -> bool:
         if self.running and time.monotonic() - self.checked >= RUN_STATUS_CHECK_SECONDS:
-            self.running = Run.objects.filter(pk=self.run_pk, status=RunStatus.RUNNING).exists()
+            running = Run.objects.filter(pk=self.run_pk, status=RunStatus.RUNNING)
+            self.running = through_outage(running.exists, what="reading a run's status")
             self.checked = time.monotonic()
         return self.running
 
@@ -104,9 +105,13 @@ def claims_give_back(*, pks: list[int], token: uuid.UUID) -> None:
     pending units (none stays claimed)."""
     if not pks:
         return
-    held = Judgment.objects.filter(pk__in=pks, claim_token=token, status=UnitStatus.CLAIMED)
-    held.filter(run__status=RunStatus.RUNNING).update(status=UnitStatus.PENDING, claim_token=None, claimed_by="", lease_expires_at=None)
-    held.update(status=UnitStatus.CANCELLED, claim_token=None, lease_expires_at=None)
+    through_outage(_claims_give_back, pks, token, what=f"giving back {len(pks)} units")
+
+
+def _claims_give_back(pks: list[int], token: uuid.UUID) -> None:
+    held = Judgment.objects.filter(pk__in=pks, status=UnitStatus.CLAIMED)
+    UNIT.release(held.filter(run__status=RunStatus.RUNNING), token, status=UnitStatus.PENDING)
+    UNIT.release(held, token, status=UnitStatus.CANCELLED)
 
 
 def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
@@ -136,10 +141,13 @@ def unit_judge(unit: Judgment) -> tuple[UnitResult, str | None]:
     except JudgeError as exc:
         result = UnitResult.failure(str(exc), attempts=min(exc.attempts, 32767))
     except (ServiceUnavailable, *soft_time_limit()):
-        raise  # a service out of reach is not the unit's failure: the caller gives the unit back
+        raise  # a service that stayed out of reach: the caller gives the unit back, not failed
     except Exception as exc:  # noqa: BLE001 - a bug must fail this unit visibly, not loop through recovery
-        if is_service_error(exc):  # the database or Redis failed under the handler (a read, the response cache)
-            raise ServiceUnavailable(f"judging unit {unit.key}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from exc
+        if is_service_error(exc):
+            # The database or Redis failed under the handler (a read, the response cache): not the unit's
+            # failure. The caller waits for the service and judges the unit again (through_outage), its judge
+            # reply answered from the response cache.
+            raise
         log.exception("unit %s of run %s failed", unit.key, unit.run.run_id)
         result = UnitResult.failure(f"internal error: {type(exc).__name__}: {exc}")
     # When the judgment finished, not when its batch is recorded (a command's batch of 64 waits seconds).
@@ -167,14 +175,27 @@ def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
     Returns how many units this caller claimed. A unit another caller holds is skipped; a unit the soft
     time limit cut off fails with the reason, and the units after it go back to pending and are sent again.
 
+    The claim's lease is renewed while the batch is judged (a Heartbeat): it never has to cover the batch,
+    and a holder gone silent loses its units within one lease. A holder that could not renew (its database
+    out of reach for a whole lease, or its units taken over) starts no further unit: it records what it has
+    judged (the claims still its own) and gives the rest back.
+
     When a call finds every slot of its judge busy (more worker processes than the judge's limit), the
     units after it go back to pending and are sent again at once, for the processes that have nothing to
     judge: this one would hold them while it waits for its slot."""
     token, units = judgments_claim(ids=ids, worker=worker or worker_identity())
+    if not units:
+        return 0
+    with Heartbeat(UNIT, Judgment.objects.filter(pk__in=[unit.pk for unit in units]), token, name="units") as beat:
+        _units_judge(units, token, beat)
+    return len(units)
+
+
+def _units_judge(units: list[Judgment], token: uuid.UUID, beat: Heartbeat) -> None:
     done: list[tuple[Judgment, UnitResult]] = []
     run_failure = None
     last_record = time.monotonic()
-    watch = _RunWatch(units[0].run_id) if units else None
+    watch = _RunWatch(units[0].run_id)
     end = len(units)  # the units after `end` were given back
     index = 0
 
@@ -197,25 +218,27 @@ def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
     with before_waiting_for_a_slot(lambda: give_back(index + 1)):
         while index < end:
             unit = units[index]
-            if index and not watch.still_running():
+            if index and (beat.lost.is_set() or not watch.still_running()):
+                if beat.lost.is_set():
+                    log.warning("run %s: the lease on %d units was lost; giving back the ones not started", unit.run.run_id, end - index)
                 judgments_record(results=done, token=token)
                 claims_give_back(pks=[u.pk for u in units[index:end]], token=token)
-                return len(units)
+                return
             try:
-                result, run_failure = unit_judge(unit)
+                result, run_failure = through_outage(unit_judge, unit, what=f"judging unit {unit.key}")
             except soft_time_limit():
                 limit = settings.UNIT_SOFT_TIME_LIMIT
                 done.append((unit, UnitResult.failure(f"time limit of {limit}s exceeded")))
                 judgments_record(results=done, token=token)
                 give_back(index + 1)
-                return len(units)
+                return
             except ServiceUnavailable as exc:
                 # The database or Redis stayed out of reach past the wait: this unit and the rest go back to
                 # pending, unjudged and not failed (what cannot be given back now lapses by its lease).
                 log.warning("run %s: %s; %d unit(s) given back", units[0].run_id, exc, end - index)
                 judgments_record(results=done, token=token)
                 give_back(index)
-                return len(units)
+                return
             done.append((unit, result))
             if run_failure:
                 break
@@ -226,7 +249,6 @@ def judgments_execute(*, ids: list[int], worker: str | None = None) -> int:
     judgments_record(results=done, token=token)
     if run_failure:
         run_fail(run_pk=units[0].run_id, error=run_failure)
-    return len(units)
 
 
 def judgment_record(*, unit: Judgment, token: uuid.UUID, result: UnitResult) -> bool:
@@ -238,26 +260,26 @@ def judgment_record(*, unit: Judgment, token: uuid.UUID, result: UnitResult) -> 
 _RECORD_FIELDS = ("status", "claim_token", "lease_expires_at", "finished_at")
 
 
-def _units_write(units: list[Judgment], names: list[str]) -> None:
-    """One parametrised UPDATE per row, sent as one executemany: Django's bulk_update builds a CASE per
-    field per row, and compiling it cost more than the judge call it records."""
-    connection = connections[Judgment.objects.db]
-    fields = [Judgment._meta.get_field(name) for name in names]
-    quote = connection.ops.quote_name
-    assignments = ", ".join(f"{quote(field.column)} = %s" for field in fields)
-    sql = f"UPDATE {quote(Judgment._meta.db_table)} SET {assignments} WHERE {quote(Judgment._meta.pk.column)} = %s"
-    rows = [[field.get_db_prep_save(getattr(unit, field.attname), connection) for field in fields] + [unit.pk] for unit in units]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
-
-
 def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.UUID) -> int:
     """Write the results of the units this caller still holds under `token` (the others were released
-    and are someone else's now), run each handler's side effects, move the run's counters: one
-    transaction and a handful of statements for the whole batch. Then advance each run whose stage is
-    complete. Returns how many results were written."""
+    and are someone else's now: their results are dropped, and their new holder's judge call is answered
+    from the response cache), run each handler's side effects, move the run's counters: one transaction
+    and a handful of statements for the whole batch. Then advance each run whose stage is complete.
+    Returns how many results were written.
+
+    While the database is out of reach the results wait here, in memory, until it is back (judging/outages.py): a
+    database fault never fails a unit, and nothing is judged again."""
     if not results:
         return 0
+    written = through_outage(_results_write, results, token, what=f"recording {len(results)} results")
+    for run_pk, stage in sorted({(unit.run_id, unit.stage) for unit, _ in results}):
+        through_outage(_stage_advance_if_complete, run_pk, stage, what=f"advancing run {run_pk}")
+    return written
+
+
+def _results_write(results: list[tuple[Judgment, UnitResult]], token: uuid.UUID) -> int:
+    """One transaction: a committed write is whole, so a retry after a lost connection finds the units it
+    wrote no longer held and writes nothing twice."""
     now = timezone.now()
     with write_turn(), transaction.atomic():
         # Locks the rows (PostgreSQL; SQLite's IMMEDIATE transaction holds the write lock already), so a
@@ -280,14 +302,19 @@ def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.
             for name, value in result.fields.items():
                 setattr(unit, name, value)
             fields.update(result.fields)
-        _units_write([unit for unit, _ in written], sorted(fields))
-        counts: dict[tuple[int, int], list[int]] = {}
+        # One UPDATE per row, in this transaction: bulk_update's CASE per field per row took 4-5 ms a judgment
+        # to build (16 fields x 16 rows, SQLite and PostgreSQL), these 0.5-1.5 ms.
+        for unit, _ in written:
+            Judgment.objects.filter(pk=unit.pk).update(**{name: getattr(unit, name) for name in fields})
+        counts: dict[int, list[int]] = {}
         for unit, result in written:
             handler_for(unit.run.kind).on_unit_done(unit, result)
-            counts.setdefault((unit.run_id, unit.stage), [0, 0])[0 if result.ok else 1] += 1
-        for (run_pk, _stage), (ok, failed) in counts.items():
+            counts.setdefault(unit.run_id, [0, 0])[0 if result.ok else 1] += 1
+        for run_pk, (ok, failed) in counts.items():
             Run.objects.filter(pk=run_pk).update(done_units=F("done_units") + ok, failed_units=F("failed_units") + failed, updated_at=now)
-    for run_pk, stage in counts:
-        if not Judgment.objects.filter(run_id=run_pk, stage=stage, status__in=ACTIVE_UNIT_STATUSES).exists():
-            run_advance(run_pk=run_pk)
     return len(written)
+
+
+def _stage_advance_if_complete(run_pk: int, stage: int) -> None:
+    if not Judgment.objects.filter(run_id=run_pk, stage=stage, status__in=ACTIVE_UNIT_STATUSES).exists():
+        run_advance(run_pk=run_pk)

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from judgeapp.judging.accounting import counts_of
 from judgeapp.judging.client import JudgeUnavailable
+from judgeapp.judging.leases import UNIT, Heartbeat
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS
 from judgeapp.judging.workers import worker_identity
 from judgeapp.models import (
@@ -104,21 +105,23 @@ def ranklist_work(
             time.sleep(POLL_SECONDS)
             continue
         try:
-            ranklist = Ranklist.objects.select_related("run", "artifact_set", "goal", "judge", "prompt").get(pk=ranklist_pk)
-            if not repaired:
-                ranklist_files_repair(ranklist)  # a crash may have fallen between a commit and a file write
-                repaired = True
-            queue = (
-                Insertion.objects.filter(ranklist=ranklist, status=InsertionStatus.PENDING)
-                .select_related("artifact", "artifact__artifact_set")
-                .order_by("sequence")
-            )
-            if ranklist.strategy == Strategy.TOURNAMENT:
-                waiting = list(queue)
-                status = _tournament_round(ranklist, waiting, token) if waiting else None
-            else:
-                insertion = queue.first()
-                status = _insertion_make(ranklist, insertion, token) if insertion is not None else None
+            # Renewed while the insertion runs: a judge call may outlast the lease.
+            with Heartbeat(UNIT, Ranklist.objects.filter(pk=ranklist_pk), token, name="ranklist"):
+                ranklist = Ranklist.objects.select_related("run", "artifact_set", "goal", "judge", "prompt").get(pk=ranklist_pk)
+                if not repaired:
+                    ranklist_files_repair(ranklist)  # a crash may have fallen between a commit and a file write
+                    repaired = True
+                queue = (
+                    Insertion.objects.filter(ranklist=ranklist, status=InsertionStatus.PENDING)
+                    .select_related("artifact", "artifact__artifact_set")
+                    .order_by("sequence")
+                )
+                if ranklist.strategy == Strategy.TOURNAMENT:
+                    waiting = list(queue)
+                    status = _tournament_round(ranklist, waiting, token) if waiting else None
+                else:
+                    insertion = queue.first()
+                    status = _insertion_make(ranklist, insertion, token) if insertion is not None else None
         except LeaseLost:
             continue  # another holder took over; it makes the same insertion
         finally:
