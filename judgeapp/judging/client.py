@@ -50,9 +50,11 @@ httpcore2 = LazyModule("httpcore2")  # the sockets below httpx2
 
 
 def openai_preload() -> None:
-    """Import `openai` now: a run starts this in a thread while its units are planned, so that its first
-    calls do not all wait on the import."""
+    """Import `openai` now, with the chat resource a client loads on its first `create` (its pydantic models:
+    a tenth of a second under load): a run starts this in a thread while its units are planned, and a worker
+    before it forks its pool processes (judging/signals.py), so that no first call waits on the import."""
     openai.OpenAI  # noqa: B018 - the proxy imports the module
+    from openai.resources.chat import Chat  # noqa: F401
 
 RETRY_AFTER_CAP_SECONDS = 120.0
 # The wait before a retry without Retry-After: this, doubling each time, never above the cap.
