@@ -286,16 +286,16 @@ def _openai_client(config: EndpointConfig) -> tuple[openai.OpenAI, _Deadline]:
         # Local servers need no key; the client insists on one, so a placeholder stands in.
         api_key = os.environ.get(config.api_key_env) or "not-set"
         deadline = _Deadline()
-        transport = httpx2.HTTPTransport(verify=_tls_context())
-        # httpx takes no network backend; the connection pool under its transport does, and makes every
-        # connection with it (tests/test_judge_client.py: a body that never ends still ends the call).
-        transport._pool._network_backend = deadline
+        http_client = openai.DefaultHttpxClient(verify=_tls_context())
+        # httpx takes no network backend; the connection pools under its transports (the direct one, and a
+        # proxy's from HTTPS_PROXY and the like) do, and make every connection with it
+        # (tests/test_judge_client.py: a body that never ends still ends the call).
+        for transport in [http_client._transport, *http_client._mounts.values()]:
+            if transport is not None:
+                transport._pool._network_backend = deadline
         # Retries are ours (below), so that every attempt is counted and Retry-After is honoured exactly.
         client = clients[key] = (
-            openai.OpenAI(
-                base_url=base_url, api_key=api_key, timeout=config.timeout, max_retries=0,
-                http_client=openai.DefaultHttpxClient(transport=transport),
-            ),
+            openai.OpenAI(base_url=base_url, api_key=api_key, timeout=config.timeout, max_retries=0, http_client=http_client),
             deadline,
         )
     return client
