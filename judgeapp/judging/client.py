@@ -1,11 +1,11 @@
 """The judge client: the one module that imports `openai`.
 
 Any OpenAI-compatible server works (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM). Every call is made at
-temperature 0 through the `openai` client's `chat.completions.create`, each HTTP attempt bounded as a whole by
-the judge's timeout (connect, headers and body: `_Deadline`); transient failures (429 honouring Retry-After, 408, 5xx, timeouts, dropped
-connections) are retried with exponential backoff, permanent ones (other 4xx) fail at once. A per-judge
-limiter bounds concurrent calls, and a response cache keyed by (base URL, model, messages, parameters)
-makes re-running a judgment free.
+temperature 0 through the `openai` client's `chat.completions.create`, each HTTP attempt bounded as a whole
+by the judge's timeout (connect, headers and body: `_Deadline`); transient failures (429 honouring
+Retry-After, 408, 5xx, timeouts, dropped connections) are retried with exponential backoff, permanent ones
+(other 4xx) fail at once. A per-judge limiter bounds concurrent calls, and a response cache keyed by (base
+URL, model, messages, parameters) makes re-running a judgment free.
 
 No Django here: the cache and the limiter are passed in (the app gives database-backed ones).
 """
@@ -558,8 +558,9 @@ class JudgeClient:
             raise JudgeUnavailable("the server's reply has no choices")
         choice = choices[0]
         message = _field(choice, "message")
+        calls = _field(message, "tool_calls")
         tool_calls = []
-        for call in _field(message, "tool_calls") or []:
+        for call in calls if isinstance(calls, list) else []:
             function = _field(call, "function")
             name = _field(function, "name")
             if not isinstance(name, str):
