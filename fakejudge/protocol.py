@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,10 @@ class Response:
     headers: dict = field(default_factory=dict)
     delay: float = 0.0
     hang: float = 0.0
+    # A body that keeps coming: after `body`, each piece is written `drip_interval` seconds after the last
+    # (chunked transfer), until the pieces run out, the client leaves or the server stops.
+    drip: Iterable[bytes] | None = None
+    drip_interval: float = 0.0
 
 
 Action = Callable[[FakeRequest], Response]

@@ -7,6 +7,8 @@ returning a response. Actions compose:
     server.action = Sequence(Status(429, retry_after=1), DemoBrain())   # one 429, then real answers
     server.action = PerConversation(Reply("{not json"), DemoBrain())    # malformed first, valid on retry
     server.action = Hang()                                                # never answers
+    server.action = StreamForever()                                       # 200, then a body without end
+    server.action = Trickle(2.0)                                          # 200, then a byte every 2 s
 
 Every request is logged in `server.requests` so that a test can assert what a judge was shown.
 Standard library only: it runs wherever the app runs.
@@ -18,7 +20,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from fakejudge.protocol import (  # noqa: F401  (re-exported)
@@ -135,6 +137,48 @@ class Hang:
 
     def __call__(self, request: FakeRequest) -> Response:
         return Response(hang=self.seconds)
+
+
+# The start of a chat completion whose reply text never ends: valid JSON so far, never finished.
+_ENDLESS_PREFIX = b'{"id": "chatcmpl-endless", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+
+
+def _for(seconds: float, pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """`pieces` until `seconds` have passed: a cap, so that a forgotten stream ends with its test."""
+    until = time.monotonic() + seconds
+    for piece in pieces:
+        if time.monotonic() >= until:
+            return
+        yield piece
+
+
+class StreamForever:
+    """HTTP 200 and its headers at once, then a JSON body that never ends: a few bytes every 100 ms (until
+    `seconds` or the server stops). Every read gets data, so only a deadline on the whole call ends it."""
+
+    def __init__(self, seconds: float = 600.0):
+        self.seconds = seconds
+
+    def __call__(self, request: FakeRequest) -> Response:
+        return Response(
+            body=_ENDLESS_PREFIX, headers={"Content-Type": "application/json"},
+            drip=_for(self.seconds, itertools.repeat(b"more")), drip_interval=0.1,
+        )
+
+
+class Trickle:
+    """HTTP 200, then a JSON body one byte every `interval` seconds, never finished (until `seconds` or the
+    server stops): slower than any total deadline, yet never silent as long as a per-read timeout."""
+
+    def __init__(self, interval: float, seconds: float = 600.0):
+        self.interval, self.seconds = interval, seconds
+
+    def __call__(self, request: FakeRequest) -> Response:
+        endless = itertools.chain(_ENDLESS_PREFIX, itertools.repeat(ord("a")))
+        return Response(
+            headers={"Content-Type": "application/json"},
+            drip=_for(self.seconds, (bytes([byte]) for byte in endless)), drip_interval=self.interval,
+        )
 
 
 class BrokenBody:
@@ -301,6 +345,20 @@ def _make_handler(server: FakeJudgeServer):
             self.end_headers()
             self.wfile.write(response.body)
 
+        def _send_drip(self, response: Response) -> None:
+            """Headers, then the body as chunks: `body` at once, then each drip piece after its interval."""
+            self.send_response(response.status)
+            for name, value in response.headers.items():
+                self.send_header(name, value)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            first = [response.body] if response.body else []
+            for index, piece in enumerate(itertools.chain(first, response.drip)):
+                if (index or not first) and server._stopping.wait(response.drip_interval):
+                    return
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
+
         def do_GET(self):
             if self.path.rstrip("/").endswith("/_stats"):  # for benchmarks in another process
                 self._send(Response(body=json.dumps(server.stats()).encode(), headers={"Content-Type": "application/json"}))
@@ -339,6 +397,10 @@ def _make_handler(server: FakeJudgeServer):
                 if response.hang:
                     server._wait(response.hang)
                     self.close_connection = True
+                    return
+                if response.drip is not None:
+                    self.close_connection = True  # a stream cut by the server leaves the connection unusable
+                    self._send_drip(response)
                     return
                 # The call is over once its answer is ready: counted out before the answer is written, or a
                 # client that frees its slot on reading it and sends the next call at once would be counted

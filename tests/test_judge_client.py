@@ -5,14 +5,30 @@ import time
 
 import pytest
 
-from fakejudge import BrokenBody, DemoBrain, FakeJudgeServer, Hang, PerConversation, Reply, ReplyJSON, Response, Sequence, Status
+from fakejudge import (
+    BrokenBody,
+    DemoBrain,
+    FakeJudgeServer,
+    Hang,
+    PerConversation,
+    Reply,
+    ReplyJSON,
+    Response,
+    Sequence,
+    Status,
+    StreamForever,
+    Trickle,
+)
 from judgeapp.judging.client import (
+    RETRY_AFTER_CAP_SECONDS,
     EndpointConfig,
     JudgeClient,
     JudgeRejected,
     JudgeUnavailable,
     MemoryCache,
     StructuredOutputUnsupported,
+    call_deadline_seconds,
+    openai_preload,
 )
 from judgeapp.judging.parsing import score_spec
 from tests.helpers import chats_at_once
@@ -36,6 +52,7 @@ def client_for(server, *, timeout=2.0, structured_output="none", attempts=5, cac
 
 def test_429_with_retry_after_is_retried_after_about_that_long(server):
     server.action = Sequence(Status(429, retry_after=1), GOOD)
+    openai_preload()  # the first call's import of openai (a second on a busy machine) is not the wait measured
     started = time.monotonic()
     result = client_for(server).chat(PROMPT)
     waited = time.monotonic() - started
@@ -58,6 +75,44 @@ def test_a_hang_hits_the_timeout_and_is_retried(server):
     result = client_for(server, timeout=0.5).chat(PROMPT)
     assert result.attempts == 2
     assert 0.5 <= time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("endless", [StreamForever(seconds=30), Trickle(0.5, seconds=30)], ids=["stream_forever", "trickle"])
+def test_a_body_that_never_ends_is_cut_at_the_timeout_and_retried(server, endless):
+    # Every read gets a byte before any per-read timeout: only a deadline on the whole attempt ends it.
+    # Before the deadline, each attempt held its caller until the task's time limit (600 s).
+    server.action = endless
+    started = time.monotonic()
+    with pytest.raises(JudgeUnavailable, match=r"timed out after 1s, 2 attempts"):
+        client_for(server, timeout=1.0, attempts=2).chat(PROMPT)
+    assert time.monotonic() - started < 6  # 2 attempts of 1 s and a backoff of at most 0.2 s, on a busy machine
+    assert len(server.chat_requests) == 2
+
+
+def test_a_body_that_never_ends_once_is_retried_and_the_reply_read(server):
+    server.action = Sequence(StreamForever(seconds=30), GOOD)
+    started = time.monotonic()
+    result = client_for(server, timeout=1.0).chat(PROMPT)
+    assert result.attempts == 2 and json.loads(result.text)["score"] == 4
+    assert time.monotonic() - started < 4
+
+
+def test_the_deadline_is_per_attempt_not_per_connection(server):
+    # The deadline of one attempt must not linger on the thread's kept-alive connection: a later call that
+    # takes most of its own timeout is still answered.
+    from fakejudge import Delay
+
+    client = client_for(server, timeout=1.0, attempts=1)
+    client.chat(PROMPT)
+    time.sleep(1.2)  # past the first attempt's deadline
+    server.action = Delay(0.6, GOOD)
+    assert client.chat([{"role": "user", "content": "later"}]).attempts == 1
+
+
+def test_the_longest_call_is_every_attempt_at_its_timeout_and_the_longest_waits():
+    config = EndpointConfig(name="j", model="m", timeout=10.0, max_attempts=3)
+    assert call_deadline_seconds(config) == 3 * 10.0 + 2 * RETRY_AFTER_CAP_SECONDS
+    assert call_deadline_seconds(EndpointConfig(name="j", model="m", timeout=10.0, max_attempts=1)) == 10.0
 
 
 def test_a_4xx_is_not_retried(server):
@@ -202,11 +257,13 @@ def _sdk_create_body(server, body: dict) -> dict:
 
 @pytest.mark.parametrize("structured_output", ["none", "json_schema", "json_object"])
 def test_a_verdict_request_is_the_body_the_sdks_create_would_send(server, structured_output):
-    # The client posts the body itself (chat_completion_post), skipping create's walk of its typed
-    # parameters; what reaches the server must be exactly what create sends for the same arguments.
+    # What reaches the server is what the SDK's create sends for the verdict's arguments: the model, the
+    # messages, temperature 0, the token limit, and the structured-output format the judge asks for.
     client_for(server, structured_output=structured_output).judge(PROMPT, score_spec(), judged=())
     ours = server.chat_requests[0].body
     assert ours["model"] == "fake-judge" and ours["messages"] == PROMPT
+    assert ours["temperature"] == 0 and ours["max_tokens"] == 1024
+    assert ("response_format" in ours) == (structured_output != "none")
     assert _sdk_create_body(server, ours) == ours
 
 
@@ -250,8 +307,8 @@ def _raw_reply(payload):
      {"choices": [{"message": {"tool_calls": [{"id": "c1"}]}}]}],
 )
 def test_a_reply_that_is_json_but_not_a_chat_completion_is_a_clear_judge_error(server, payload):
-    # The client reads the reply's JSON itself (chat_completion_post): a hostile shape is the server
-    # failing, in one line, never a TypeError from deep in the run.
+    # create builds the ChatCompletion without validating it: a hostile shape is the server failing, in
+    # one line, never a TypeError or AttributeError from deep in the run.
     server.action = _raw_reply(payload)
     with pytest.raises(JudgeUnavailable, match="the server's reply has"):
         client_for(server, attempts=1).chat(PROMPT)

@@ -358,3 +358,24 @@ def test_a_server_that_cannot_be_reached_fails_the_run_only_until_it_has_answere
     Judgment.objects.filter(pk=first.pk).update(status=UnitStatus.DONE, raw_reply='{"reasoning": "ok", "score": 4}')
     result, run_failure = runs.unit_judge(second)
     assert not result.ok and "cannot connect to the server" in result.fields["error"] and run_failure is None
+
+
+def test_a_units_time_limit_is_its_calls_deadline_under_the_ceiling(make_judge, settings):
+    # A worker's task is cut off when its units' calls can no longer be running (a verdict, its parse retry
+    # and a wait for a slot, each at most the judge's call deadline), not after the fixed ceiling.
+    from judgeapp.judging.client import call_deadline_seconds
+    from judgeapp.judging.endpoints import endpoint_config
+
+    settings.JUDGE_MAX_ATTEMPTS = 1
+    quick = make_judge(timeout_seconds=3.0)
+    assert call_deadline_seconds(endpoint_config(quick)) == 3.0
+    grace = settings.UNIT_HARD_TIME_LIMIT - settings.UNIT_SOFT_TIME_LIMIT
+    assert lifecycle.unit_time_limits(pointwise_run(judge=quick, executor="celery")) == (9.0, 9.0 + grace)
+    # A judge whose calls could outlast the ceiling, and a kind that cannot count its calls, get the ceiling.
+    settings.JUDGE_MAX_ATTEMPTS = 5
+    slow = make_judge("slow", timeout_seconds=300.0)
+    ceiling = (settings.UNIT_SOFT_TIME_LIMIT, settings.UNIT_HARD_TIME_LIMIT)
+    assert lifecycle.unit_time_limits(pointwise_run(judge=slow, executor="celery")) == ceiling
+    run = pointwise_run(judge=quick, executor="celery")
+    run.kind = "agent"
+    assert lifecycle.unit_time_limits(run) == ceiling

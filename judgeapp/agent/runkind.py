@@ -106,6 +106,8 @@ class AgentHandler(RunHandler):
     # People do not label agent requirements in the calibration queue; agreement with people is measured
     # against published human verdicts instead (docs/agent.md, `agent-devai-agreement`).
     label_kind = None
+    # A tool loop: a call per turn and the tools' runs between them. Its units get UNIT_SOFT_TIME_LIMIT.
+    calls_per_unit = None
 
     def plan(self, run, stage):
         if stage != 0:

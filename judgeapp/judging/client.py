@@ -1,10 +1,11 @@
 """The judge client: the one module that imports `openai`.
 
 Any OpenAI-compatible server works (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM). Every call is made at
-temperature 0 with a timeout; transient failures (429 honouring Retry-After, 408, 5xx, timeouts, dropped
-connections) are retried with exponential backoff, permanent ones (other 4xx) fail at once. A per-judge
-limiter bounds concurrent calls, and a response cache keyed by (base URL, model, messages, parameters)
-makes re-running a judgment free.
+temperature 0 through the `openai` client's `chat.completions.create`, each HTTP attempt bounded as a whole
+by the judge's timeout (connect, headers and body: `_Deadline`); transient failures (429 honouring
+Retry-After, 408, 5xx, timeouts, dropped connections) are retried with exponential backoff, permanent ones
+(other 4xx) fail at once. A per-judge limiter bounds concurrent calls, and a response cache keyed by (base
+URL, model, messages, parameters) makes re-running a judgment free.
 
 No Django here: the cache and the limiter are passed in (the app gives database-backed ones).
 """
@@ -46,14 +47,20 @@ class _LazyOpenAI:
 
 openai = _LazyOpenAI()
 httpx2 = LazyModule("httpx2")  # the openai client's own HTTP library, loaded with it
+httpcore2 = LazyModule("httpcore2")  # the sockets below httpx2
 
 
 def openai_preload() -> None:
-    """Import `openai` now: a run starts this in a thread while its units are planned, so that its first
-    calls do not all wait on the import."""
+    """Import `openai` now, with the chat resource a client loads on its first `create` (its pydantic models:
+    a tenth of a second under load): a run starts this in a thread while its units are planned, and a worker
+    before it forks its pool processes (judging/signals.py), so that no first call waits on the import."""
     openai.OpenAI  # noqa: B018 - the proxy imports the module
+    from openai.resources.chat import Chat  # noqa: F401
 
 RETRY_AFTER_CAP_SECONDS = 120.0
+# The wait before a retry without Retry-After: this, doubling each time, never above the cap.
+BACKOFF_INITIAL_SECONDS = 0.5
+BACKOFF_MAX_SECONDS = 30.0
 # Sent when neither the call nor the endpoint names a limit: a runaway reply must not fill the model's context.
 DEFAULT_MAX_TOKENS = 1024
 TRUNCATED = "length"  # the finish_reason of a reply cut at max_tokens
@@ -197,12 +204,81 @@ _process_limiter = ThreadLimiter()
 # One openai client per endpoint per thread: a client's connection pool is shared under its locks, and
 # sixteen lanes of one command waiting on one pool's lock spent a fifth of their time there (bench/shell.py
 # under py-spy). A thread keeps its own keep-alive connection instead; a worker's pool process has one thread.
+# That a client is never shared between threads is also what lets its _Deadline hold one call's deadline.
 _thread_clients = threading.local()
 # Endpoints whose server refused a structured-output format, so later calls fail without a request.
 _rejected_formats: dict[tuple[str, str, str], str] = {}
 
 
-def _openai_client(config: EndpointConfig) -> openai.OpenAI:
+class _Deadline:
+    """The network backend of one thread's client: every wait on its sockets (connect, TLS handshake, each
+    write, each read) is capped at what is left of the current attempt, and past the deadline the next one
+    raises a timeout at once.
+
+    Why here, at the sockets: httpx's timeouts are per operation, so a server that answers 200 and then
+    sends a byte now and then (or a body that never ends, or headers a byte at a time) never trips one, and
+    a call lasted until the task's time limit. Checking the deadline between the body's chunks (a transport
+    wrapper) would still let the read that starts just before the deadline wait a whole read timeout, and
+    would not see headers that trickle; a watchdog thread that closes the socket does not wake a read
+    blocked on it on Linux. Every blocking step of an httpx request in this thread passes through these
+    methods, so an attempt ends within its timeout (plus the CPU between steps) whatever the server sends.
+    What is not bounded: the name lookup before a connect (the system resolver takes no timeout). A write
+    is capped as one step; a request body (kilobytes) fits the socket's send buffer, so it is one send.
+
+    `at` is set by the attempt and cleared after it; the client is this thread's alone (_thread_clients),
+    so no other call can see it. Duck-typed to httpcore's NetworkBackend and NetworkStream (not subclassed,
+    so that importing this module does not import httpcore)."""
+
+    def __init__(self):
+        self.at: float | None = None  # time.monotonic() by which the current attempt must end
+        self._sockets = httpcore2.SyncBackend()
+
+    def cap(self, timeout: float | None, expired: type[Exception]) -> float | None:
+        """`timeout` for one blocking step, no longer than what is left of the attempt."""
+        if self.at is None:
+            return timeout
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise expired("the call's deadline passed")
+        return left if timeout is None else min(timeout, left)
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        stream = self._sockets.connect_tcp(host, port, self.cap(timeout, httpcore2.ConnectTimeout), local_address, socket_options)
+        return _DeadlineStream(stream, self)
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        stream = self._sockets.connect_unix_socket(path, self.cap(timeout, httpcore2.ConnectTimeout), socket_options)
+        return _DeadlineStream(stream, self)
+
+    def sleep(self, seconds: float) -> None:
+        self._sockets.sleep(seconds)
+
+
+class _DeadlineStream:
+    """A connection whose every read and write waits no longer than its _Deadline allows."""
+
+    def __init__(self, stream, deadline: _Deadline):
+        self._stream, self._deadline = stream, deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, self._deadline.cap(timeout, httpcore2.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._deadline.cap(timeout, httpcore2.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+        stream = self._stream.start_tls(ssl_context, server_hostname, self._deadline.cap(timeout, httpcore2.ConnectTimeout))
+        return _DeadlineStream(stream, self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+def _openai_client(config: EndpointConfig) -> tuple[openai.OpenAI, _Deadline]:
+    """This thread's client for the endpoint, and the deadline its sockets keep."""
     base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
     key = (base_url, config.api_key_env, config.timeout)
     clients = getattr(_thread_clients, "clients", None)
@@ -212,10 +288,18 @@ def _openai_client(config: EndpointConfig) -> openai.OpenAI:
     if client is None:
         # Local servers need no key; the client insists on one, so a placeholder stands in.
         api_key = os.environ.get(config.api_key_env) or "not-set"
+        deadline = _Deadline()
+        http_client = openai.DefaultHttpxClient(verify=_tls_context())
+        # httpx takes no network backend; the connection pools under its transports (the direct one, and a
+        # proxy's from HTTPS_PROXY and the like) do, and make every connection with it
+        # (tests/test_judge_client.py: a body that never ends still ends the call).
+        for transport in [http_client._transport, *http_client._mounts.values()]:
+            if transport is not None:
+                transport._pool._network_backend = deadline
         # Retries are ours (below), so that every attempt is counted and Retry-After is honoured exactly.
-        client = clients[key] = openai.OpenAI(
-            base_url=base_url, api_key=api_key, timeout=config.timeout, max_retries=0,
-            http_client=openai.DefaultHttpxClient(verify=_tls_context()),
+        client = clients[key] = (
+            openai.OpenAI(base_url=base_url, api_key=api_key, timeout=config.timeout, max_retries=0, http_client=http_client),
+            deadline,
         )
     return client
 
@@ -236,15 +320,23 @@ def _tls_context():
         return _tls_context_build()
 
 
-def chat_completion_post(client: openai.OpenAI, body: dict) -> Any:
-    """POST /chat/completions with the client, as `client.chat.completions.create(**body)` sends it (the
-    same request, headers and errors), and return the reply's JSON as it came. Two steps of `create` are
-    left out, each a large part of a call's CPU: its walk of the body against its typed parameters (our
-    bodies are plain JSON, which the walk returns unchanged; with a verdict's schema it was a quarter of the
-    call) and the ChatCompletion it builds from the reply (`_result_from` reads the five fields we use).
-    tests/test_judge_client.py checks that the server receives the body `create` would send. A body that is
-    not JSON raises json.JSONDecodeError, a transport failure that is retried."""
-    return client.post("/chat/completions", body=body, cast_to=httpx2.Response).json()
+def call_deadline_seconds(config: EndpointConfig) -> float:
+    """The longest one call (`JudgeClient.chat`) to this endpoint can take, whatever its server does:
+    every attempt at its whole timeout, and before each retry the longest wait (a Retry-After, capped at
+    RETRY_AFTER_CAP_SECONDS, or the backoff's cap). What sizes task time limits and leases. The wait for a
+    slot of the judge's limit comes before the call and is not in it."""
+    attempts = max(1, config.max_attempts)
+    return config.timeout * attempts + (attempts - 1) * max(RETRY_AFTER_CAP_SECONDS, BACKOFF_MAX_SECONDS)
+
+
+def _field(part: Any, name: str) -> Any:
+    """A field of a reply's part: an attribute of the model `create` built, or a key of a dict it left as it
+    came; None for anything else (a number where a choice should be, say)."""
+    if isinstance(part, openai.BaseModel):
+        return getattr(part, name, None)
+    if isinstance(part, dict):
+        return part.get(name)
+    return None
 
 
 def _count(value: Any) -> int:
@@ -321,8 +413,8 @@ class JudgeClient:
         cache: ResponseCache | None = None,
         limiter: Limiter | None = None,
         sleep: Callable[[float], None] = time.sleep,
-        backoff_initial: float = 0.5,
-        backoff_max: float = 30.0,
+        backoff_initial: float = BACKOFF_INITIAL_SECONDS,
+        backoff_max: float = BACKOFF_MAX_SECONDS,
     ):
         self.config = config
         self.cache = cache
@@ -380,9 +472,18 @@ class JudgeClient:
             nonlocal attempts
             attempts += 1
             with self.limiter(self.config.name, self.config.max_concurrency, seconds=self.config.timeout):
+                client, deadline = _openai_client(self.config)
                 started = time.monotonic()
-                response = chat_completion_post(_openai_client(self.config), {"model": self.config.model, "messages": messages, **params})
-                return response, time.monotonic() - started
+                deadline.at = started + self.config.timeout
+                try:
+                    completion = client.chat.completions.create(model=self.config.model, messages=messages, **params)
+                finally:
+                    deadline.at = None
+                if isinstance(completion, str):
+                    # `create` gives the body as text when it is not JSON and not labelled JSON (a proxy's
+                    # page): the transport failing, retried like a JSON body that does not parse.
+                    raise json.JSONDecodeError("the reply is not JSON", completion[:200], 0)
+                return completion, time.monotonic() - started
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.config.max_attempts),
@@ -454,34 +555,35 @@ class JudgeClient:
         return JudgeUnavailable(f"{where}: {type(exc).__name__}: {exc}")
 
     @staticmethod
-    def _result_from(reply: Any, attempts: int, elapsed: float) -> CallResult:
-        """The reply's JSON read as the chat completion it should be; anything else is the server failing."""
-        choices = reply.get("choices") if isinstance(reply, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+    def _result_from(completion: Any, attempts: int, elapsed: float) -> CallResult:
+        """The ChatCompletion read as far as it is one; anything else is the server failing. `create` builds
+        it without validating (a field of the wrong type is kept as it came), so every field is checked."""
+        choices = _field(completion, "choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], (openai.BaseModel, dict)):
             raise JudgeUnavailable("the server's reply has no choices")
         choice = choices[0]
-        message = choice.get("message")
-        message = message if isinstance(message, dict) else {}
+        message = _field(choice, "message")
+        calls = _field(message, "tool_calls")
         tool_calls = []
-        for call in message.get("tool_calls") or []:
-            function = call.get("function") if isinstance(call, dict) else None
-            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        for call in calls if isinstance(calls, list) else []:
+            function = _field(call, "function")
+            name = _field(function, "name")
+            if not isinstance(name, str):
                 raise JudgeUnavailable("the server's reply has a tool call without a function name")
-            arguments = function.get("arguments")
+            arguments = _field(function, "arguments")
             tool_calls.append({
-                "id": str(call.get("id") or ""),
+                "id": str(_field(call, "id") or ""),
                 "type": "function",
-                "function": {"name": function["name"], "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)},
+                "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)},
             })
-        usage = reply.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        content, finish_reason = message.get("content"), choice.get("finish_reason")
+        usage = _field(completion, "usage")
+        content, finish_reason = _field(message, "content"), _field(choice, "finish_reason")
         return CallResult(
             text=content if isinstance(content, str) else "",
             tool_calls=tool_calls,
             finish_reason=finish_reason if isinstance(finish_reason, str) else "",
-            prompt_tokens=_count(usage.get("prompt_tokens")),
-            completion_tokens=_count(usage.get("completion_tokens")),
+            prompt_tokens=_count(_field(usage, "prompt_tokens")),
+            completion_tokens=_count(_field(usage, "completion_tokens")),
             latency_ms=round(elapsed * 1000),
             attempts=attempts,
         )

@@ -93,6 +93,9 @@ class RunHandler:
     # A panel of judges leaves out a judge that fails (the seed's Jury), so one judge's server that cannot
     # be reached does not fail the run; a run of one judge fails at once (judging/runs/units.py: unit_judge).
     leaves_out_failed_judges: ClassVar[bool] = False
+    # The most judge calls one unit makes (a verdict and its one parse retry): with the judge's longest call
+    # it sizes a unit's time limit (runs/lifecycle.py: unit_time_limits). None: no bound the kind can name.
+    calls_per_unit: ClassVar[int | None] = 2
     # Heavy modules finalize needs (scipy.stats: half a second): imported in a thread while the units are
     # judged, not on the run's wall clock after its last unit.
     preload_modules: ClassVar[tuple[str, ...]] = ()

@@ -15,6 +15,8 @@ from django.utils import timezone
 from judgeapp.judging import taskqueue
 from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.batches import batched, ids_in_order
+from judgeapp.judging.client import call_deadline_seconds
+from judgeapp.judging.endpoints import endpoint_config
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runkind import RunFailed, UnitSpec, handler_for
 from judgeapp.judging.workers import worker_identity
@@ -207,11 +209,26 @@ def batch_size_for(run: Run, pending: int) -> int:
     return max(1, min(settings.UNIT_BATCH_SIZE, -(-pending // (4 * slots))))
 
 
+def unit_time_limits(run: Run) -> tuple[float, float]:
+    """(soft, hard) time limits of one unit of `run`: as long as its calls can take, each bounded by the
+    judge's call deadline (judging/client.py: call_deadline_seconds), and once more for the wait for a
+    slot; never above UNIT_SOFT_TIME_LIMIT, which a run without one judge, or a kind that cannot count
+    its calls, gets. A generation unit calls the system under test, so the longer of the two counts."""
+    ceiling = settings.UNIT_SOFT_TIME_LIMIT
+    grace = settings.UNIT_HARD_TIME_LIMIT - settings.UNIT_SOFT_TIME_LIMIT
+    calls = handler_for(run.kind).calls_per_unit
+    if run.judge is None or calls is None:
+        return ceiling, ceiling + grace
+    longest = max(call_deadline_seconds(endpoint_config(e)) for e in (run.judge, run.system) if e is not None)
+    soft = min(ceiling, (calls + 1) * longest)
+    return soft, soft + grace
+
+
 def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
     """Send the pending units of the run's current stage (or of `only`), a batch of ids per task; how many
     units were sent. With the broker down the rest stay pending and the run is marked `awaiting_broker`: the
     workers' recovery sends them when the broker is back (never a unit's failure, whoever dispatched)."""
-    run = Run.objects.select_related("judge").get(pk=run_pk)
+    run = Run.objects.select_related("judge", "system").get(pk=run_pk)
     if run.status != RunStatus.RUNNING or run.executor != Executor.CELERY:
         return 0
     units = Judgment.objects.filter(run_id=run_pk, stage=run.stage, status=UnitStatus.PENDING)
@@ -222,6 +239,7 @@ def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
         return 0
     units.update(enqueued_at=timezone.now())
     size = batch_size_for(run, pending)
+    soft, hard = unit_time_limits(run)
     sent = 0
     try:
         # One broker connection for the run's batches; the ids are read a page at a time (a run of 100,000
@@ -233,8 +251,8 @@ def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
                     taskqueue.EXECUTE_JUDGMENTS,
                     batch,
                     producer=producer,
-                    soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT * len(batch),
-                    time_limit=settings.UNIT_HARD_TIME_LIMIT * len(batch),
+                    soft_time_limit=soft * len(batch),
+                    time_limit=hard * len(batch),
                 )
                 sent += len(batch)
     except taskqueue.BrokerDown as exc:
