@@ -15,15 +15,17 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def database_url_for_subprocess() -> str:
-    """DATABASE_URL of the database this test process uses (the test database), for a child process."""
+def database_url_for_subprocess(*, port: int | None = None) -> str:
+    """DATABASE_URL of the database this test process uses (the test database), for a child process; with
+    `port`, reached on that loopback port instead (a TcpProxy in front of the server)."""
     s = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{Path(s['NAME']).resolve()}"
     user = quote(s.get("USER") or "")
     password = f":{quote(s['PASSWORD'])}" if s.get("PASSWORD") else ""
     auth = f"{user}{password}@" if user else ""
-    return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+    where = f"127.0.0.1:{port}" if port else f"{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}"
+    return f"postgres://{auth}{where}/{s['NAME']}"
 
 
 def chats_at_once(client, n: int, label: str = "q") -> None:
@@ -176,6 +178,12 @@ class TcpProxy:
         self._thread = threading.Thread(target=self._accept_loop, name="tcp-proxy", daemon=True)
         self._thread.start()
         return self
+
+    def __enter__(self) -> "TcpProxy":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
 
     def refuse(self, seconds: float) -> None:
         """From now on and for `seconds`: every open connection closed, every new one refused."""
