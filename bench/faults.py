@@ -150,6 +150,21 @@ def wait_finished(run_pk: int, until: float) -> bool:
     return False
 
 
+def lost_where(run_pk: int) -> str:
+    """Where a run's unfinished units are: pending, or claimed (and how far ahead their leases run)."""
+    from django.db.models import Max
+    from django.utils import timezone
+
+    from judgeapp.models import Judgment, UnitStatus
+
+    units = Judgment.objects.filter(run_id=run_pk)
+    pending = units.filter(status=UnitStatus.PENDING).count()
+    claimed = units.filter(status=UnitStatus.CLAIMED)
+    lease = claimed.aggregate(last=Max("lease_expires_at"))["last"]
+    ahead = f" (leases up to {(lease - timezone.now()).total_seconds() / 60:.0f} min ahead)" if lease else ""
+    return f"{pending} pending, {claimed.count()} claimed{ahead}"
+
+
 def service_fault(s: Scenario, fault: str, *, label: str, database_url: str | None, inject, proxy=None) -> None:
     """The run of --units on a 0.2 s judge; `inject()` at 30% takes the service away and returns the moment
     (monotonic) it came back."""
@@ -169,7 +184,7 @@ def service_fault(s: Scenario, fault: str, *, label: str, database_url: str | No
     tally, calls = run_fault_tally(run.pk, units=args.units), judge_tally(server.chat_requests)
     notes = f"{tally['failed']} failed" + (f" ({tally['example_error']})" if tally["failed"] else "")
     if not finished:
-        notes += f"; not finished {args.timeout:g} s after the service's return"
+        notes += f"; not finished {args.timeout:g} s after the service's return: {lost_where(run.pk)}"
     line(label, units=args.units, lost=tally["lost"], twice=calls["judged_twice"], paid=calls["paid_twice"],
          against=tally["against_judge"], moved=moved, status=tally["status"], wall=wall, notes=notes)
 
