@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -67,19 +68,17 @@ class Scenario:
         from tests.helpers import RedisServer, celery_broker
 
         self.name, self.args = name, args
+        self.stack = ExitStack()  # what close() stops, last started first
         self.redis = RedisServer().start()
-        self.broker = celery_broker(self.redis.url)
-        self.broker.__enter__()
-        self._stops: list = [self.redis.stop, lambda: self.broker.__exit__(None, None, None)]
+        self.stack.callback(self.redis.stop)
+        self.stack.enter_context(celery_broker(self.redis.url))
         self.workers: list = []
         self.runs: list[int] = []
 
     def judge_server(self, action=None, latency: float = 0.2):
         from fakejudge import DemoBrain, FakeJudgeServer
 
-        server = FakeJudgeServer(action or DemoBrain(), latency=latency).start()
-        self._stops.append(server.stop)
-        return server
+        return self.stack.enter_context(FakeJudgeServer(action or DemoBrain(), latency=latency))
 
     def judge(self, url: str, **fields):
         from judgeapp.models import Judge
@@ -124,20 +123,18 @@ class Scenario:
         for worker in self.workers:
             if worker.proc is not None and worker.proc.poll() is None:
                 worker.kill()
-        for stop in reversed(self._stops):
-            try:
-                stop()
-            except Exception as exc:  # noqa: BLE001 - a stop that fails must not hide the next one's
-                print(f"   (stopping: {type(exc).__name__}: {exc})", file=sys.stderr)
+        try:
+            self.stack.close()
+        except Exception as exc:  # noqa: BLE001 - a stop that fails must not keep the next fault from running
+            print(f"   (stopping {self.name}: {type(exc).__name__}: {exc})", file=sys.stderr)
 
 
-def wait_done_share(run_pk: int, share: float, timeout: float) -> None:
-    from judgeapp.models import Run
+def wait_done_share(run_pk: int, units: int, share: float, timeout: float) -> None:
+    """Until `share` of the run's `units` are done or failed."""
     from tests.helpers import run_state, units_finished, wait_for
 
-    total = Run.objects.get(pk=run_pk).total_units or 1
-    wait_for(lambda: units_finished(run_pk) >= share * max(total, 1) and Run.objects.get(pk=run_pk).total_units, timeout,
-             message=f"the run to be {share:.0%} done", explain=lambda: run_state(run_pk))
+    wait_for(lambda: units_finished(run_pk) >= share * units, timeout, message=f"the run to be {share:.0%} done",
+             explain=lambda: run_state(run_pk))
 
 
 def wait_finished(run_pk: int, until: float) -> bool:
@@ -176,7 +173,7 @@ def service_fault(s: Scenario, fault: str, *, label: str, database_url: str | No
     s.worker(database_url)
     run = s.run(judge, args.units)
     started = time.monotonic()
-    wait_done_share(run.pk, 0.3, args.timeout)
+    wait_done_share(run.pk, args.units, 0.3, args.timeout)
     back = inject()
     moved = moved_again(run.pk, since=back, timeout=args.timeout)
     finished = wait_finished(run.pk, back + args.timeout)
@@ -195,8 +192,7 @@ def fault_database(s: Scenario) -> None:
     from tests.helpers import TcpProxy
 
     db = settings.DATABASES["default"]
-    proxy = TcpProxy(int(db.get("PORT") or 5432), db.get("HOST") or "127.0.0.1").start()
-    s._stops.append(proxy.stop)
+    proxy = s.stack.enter_context(TcpProxy(int(db.get("PORT") or 5432), db.get("HOST") or "127.0.0.1"))
 
     def inject() -> float:
         proxy.refuse(10)
@@ -227,8 +223,7 @@ def fault_stream(s: Scenario) -> None:
 
     args = s.args
     streaming = s.judge_server(StreamForever(), latency=0.0)
-    proxy = TcpProxy(streaming.port).start()
-    s._stops.append(proxy.stop)
+    proxy = s.stack.enter_context(TcpProxy(streaming.port))
     stuck = s.judge(f"http://127.0.0.1:{proxy.port}/v1", timeout_seconds=2.0)
     healthy = s.judge(s.judge_server().url)
     s.worker()
@@ -264,7 +259,7 @@ def fault_cases(s: Scenario) -> None:
 
     args = s.args
     fast = FakeJudgeProcess(latency=0.0)
-    s._stops.append(fast.stop)
+    s.stack.callback(fast.stop)
     judge = s.judge(fast.url)
     worker = s.worker()
     peaks: dict[int, int] = {}  # pid -> VmHWM kB: the highest each worker process reached
