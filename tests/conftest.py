@@ -1,6 +1,7 @@
 """Shared fixtures: the fake judge server, judges pointing at it, users with roles, a real worker. And the
 socket guard: no test reaches beyond the loopback."""
 
+import contextlib
 import ipaddress
 import os
 import socket
@@ -12,6 +13,7 @@ from django.contrib.auth.models import Group, User
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.models import Judge, System
 from tests.helpers import WorkerProcess, database_url_for_subprocess
+from tests.helpers import celery_broker as celery_broker_block
 
 # --- The socket guard (zulip's `block_internet`, at the socket) ------------------------------------------
 
@@ -136,28 +138,17 @@ def annotator(make_user):
 
 
 @pytest.fixture
-def celery_broker(monkeypatch):
+def celery_broker():
     """`celery_broker(url)` points this process's Celery app (what the test sends) at another broker until
-    the test ends; `celery_broker(None)` points it back at the configured one. The app keeps a connection
-    pool and a producer pool per broker: both are made anew each time."""
-    from judgeapp.celery import app
+    the test ends (tests/helpers.py: celery_broker); `celery_broker(None)` points it back at the configured one."""
+    with contextlib.ExitStack() as stack:
 
-    configured = {key: app.conf[key] for key in ("broker_url", "broker_transport", "broker_transport_options")}
+        def point(url: str | None) -> None:
+            stack.close()
+            if url is not None:
+                stack.enter_context(celery_broker_block(url))
 
-    def forget_pools() -> None:
-        # Not closed: kombu keeps one pool per broker for the process, and hands a closed one out again.
-        app._pool = None
-        app.amqp._producer_pool = None
-
-    def point(url: str | None) -> None:
-        conf = configured if url is None else {"broker_url": url, "broker_transport": None, "broker_transport_options": {}}
-        for key, value in conf.items():
-            monkeypatch.setitem(app.conf, key, value)
-        forget_pools()
-
-    yield point
-    monkeypatch.undo()
-    forget_pools()
+        yield point
 
 
 @pytest.fixture

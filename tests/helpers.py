@@ -7,8 +7,8 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Self
 from urllib.parse import quote
 
 from django.db import connection
@@ -17,16 +17,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def database_url_for_subprocess(*, port: int | None = None) -> str:
-    """DATABASE_URL of the database this test process uses (the test database), for a child process;
-    `port`: reached through that loopback port instead (a TcpProxy's)."""
+    """DATABASE_URL of the database this test process uses (the test database), for a child process; with
+    `port`, reached on that loopback port instead (a TcpProxy in front of the server)."""
     s = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{Path(s['NAME']).resolve()}"
     user = quote(s.get("USER") or "")
     password = f":{quote(s['PASSWORD'])}" if s.get("PASSWORD") else ""
     auth = f"{user}{password}@" if user else ""
-    address = f"127.0.0.1:{port}" if port else f"{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}"
-    return f"postgres://{auth}{address}/{s['NAME']}"
+    where = f"127.0.0.1:{port}" if port else f"{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}"
+    return f"postgres://{auth}{where}/{s['NAME']}"
 
 
 def database_address() -> tuple[str, int]:
@@ -75,10 +75,11 @@ def run_state(run_pk: int, *workers: "WorkerProcess", log_lines: int = 25) -> st
 
 
 class WorkerProcess:
-    """`celery -A judgeapp worker` in its own process group, so that a test can SIGKILL all of it."""
+    """`celery -A judgeapp worker` in its own process group, so that a test can SIGKILL all of it. A bench
+    starts it with the app's own settings (`settings="judgeapp.settings"`)."""
 
-    def __init__(self, env: dict, concurrency: int, log_path: Path):
-        self.env = {**env, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONUNBUFFERED": "1"}
+    def __init__(self, env: dict, concurrency: int, log_path: Path, settings: str = "tests.settings"):
+        self.env = {**env, "DJANGO_SETTINGS_MODULE": settings, "PYTHONUNBUFFERED": "1"}
         self.concurrency = concurrency
         self.log_path = log_path
         self.proc: subprocess.Popen | None = None
@@ -142,7 +143,6 @@ class WorkerProcess:
 
 def free_port() -> int:
     """A loopback port nothing listens on now (for a server a test starts)."""
-    import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -151,95 +151,279 @@ def free_port() -> int:
 
 def listening(port: int) -> bool:
     """Whether something accepts connections on this loopback port."""
-    import socket
 
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+# --- Faults: a proxy that can refuse, a private Redis that can be killed, what a fault cost -------------
+
+
 class TcpProxy:
-    """A loopback TCP proxy to `target` that a test cuts and restores: while cut, every connection through it
-    is dropped and new ones are refused, as a database server that goes away does, seen only by the
-    processes pointed at the proxy (a worker's DATABASE_URL; the test itself keeps its own connection).
+    """A TCP proxy on a free loopback port in front of `target_port`: what a worker reaches instead of the
+    service, so that a test or bench can take the service away from it. `refuse(seconds)` closes every open
+    connection and refuses new ones (connection refused) for that long, then accepts again. It also times
+    each connection (`connections`), which in front of a judge whose every call gets a connection of its own
+    is how long each call lasted. Threads: one accepting, two per connection."""
 
-        with TcpProxy(database_address()) as proxy:
-            worker_factory(DATABASE_URL=database_url_for_subprocess(port=proxy.port))
-            proxy.cut(); time.sleep(5); proxy.restore()
-    """
-
-    def __init__(self, target: tuple[str, int]):
-        self.target = target
+    def __init__(self, target_port: int, target_host: str = "127.0.0.1"):
+        self.target = (target_host, target_port)
         self.port = free_port()
-        self._listener = None
-        self._open: set = set()
+        self.connections: list[list[float | None]] = []  # [opened, closed or None], monotonic seconds
+        self.returned_at: float | None = None  # when the last refusal ended
         self._lock = threading.Lock()
+        self._open: set = set()
+        self._refusing_until = 0.0
+        self._stopping = threading.Event()
+        self._listener = None
+        self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> Self:
-        self.restore()
+    def start(self) -> "TcpProxy":
+        self._listen()
+        self._thread = threading.Thread(target=self._accept_loop, name="tcp-proxy", daemon=True)
+        self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.cut()
+    def __enter__(self) -> "TcpProxy":
+        return self.start()
 
-    def restore(self) -> None:
-        """Accept connections again, on the same port."""
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def refuse(self, seconds: float) -> None:
+        """From now on and for `seconds`: every open connection closed, every new one refused."""
+        with self._lock:
+            self._refusing_until = time.monotonic() + seconds
+            self.returned_at = None
+            listener, self._listener = self._listener, None
+            open_now = list(self._open)
+        if listener is not None:
+            listener.close()
+        for pair in open_now:
+            self._close(pair)
+
+    def refusing(self) -> bool:
+        with self._lock:
+            return self._listener is None and not self._stopping.is_set()
+
+    def wait_back(self, timeout: float = 60) -> float:
+        """Block until the proxy accepts again; returns that moment (monotonic)."""
+        wait_for(lambda: self.returned_at is not None, timeout, interval=0.02, message="the proxy to accept again")
+        return self.returned_at
+
+    def longest_connection(self) -> tuple[float, bool]:
+        """(seconds of the longest connection so far, whether it is still open)."""
+        now = time.monotonic()
+        with self._lock:
+            spans = [((closed or now) - opened, closed is None) for opened, closed in self.connections]
+        return max(spans, default=(0.0, False))
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with self._lock:
+            listener, self._listener = self._listener, None
+            open_now = list(self._open)
+        if listener is not None:
+            listener.close()
+        for pair in open_now:
+            self._close(pair)
+
+    def _listen(self) -> None:
+
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))
         listener.listen(128)
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), name="tcp-proxy", daemon=True).start()
-
-    def cut(self) -> None:
-        """Drop every connection and refuse new ones until `restore`."""
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            try:
-                listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
-            except OSError:
-                pass
-            listener.close()
+        listener.settimeout(0.05)
         with self._lock:
-            open_sockets, self._open = list(self._open), set()
-        for sock in open_sockets:
-            self._drop(sock)
+            self._listener = listener
 
-    def _accept(self, listener) -> None:
-        while True:
+    def _accept_loop(self) -> None:
+
+        while not self._stopping.is_set():
+            with self._lock:
+                listener, until = self._listener, self._refusing_until
+            if listener is None:
+                if time.monotonic() >= until:
+                    self._listen()
+                    self.returned_at = time.monotonic()
+                else:
+                    time.sleep(0.02)
+                continue
             try:
                 client, _ = listener.accept()
-            except OSError:
-                return  # cut
+            except OSError:  # no one this tick (a timeout), or closed by refuse() or stop()
+                continue
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
-                upstream.settimeout(None)
             except OSError:
                 client.close()
                 continue
+            client.settimeout(None)
+            upstream.settimeout(None)
+            record = [time.monotonic(), None]
+            pair = _Connection(client, upstream, record)
             with self._lock:
-                if self._listener is not listener:  # cut meanwhile
-                    self._drop(client)
-                    self._drop(upstream)
-                    return
-                self._open.update((client, upstream))
+                refused = self._listener is None  # refuse() came while this one was being accepted
+                if not refused:
+                    self._open.add(pair)
+                    self.connections.append(record)
+            if refused:
+                client.close()
+                upstream.close()
+                continue
             for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(source, sink), name="tcp-proxy-pipe", daemon=True).start()
+                threading.Thread(target=self._pump, args=(source, sink, pair), daemon=True).start()
 
-    def _pipe(self, source, sink) -> None:
+    def _pump(self, source, sink, pair) -> None:
         try:
-            while data := source.recv(65536):
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
                 sink.sendall(data)
         except OSError:
             pass
-        for sock in (source, sink):
-            with self._lock:
-                self._open.discard(sock)
-            self._drop(sock)
+        self._close(pair)
 
-    @staticmethod
-    def _drop(sock) -> None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        sock.close()
+    def _close(self, pair) -> None:
+
+        client, upstream, record = pair.client, pair.upstream, pair.record
+        with self._lock:
+            if pair not in self._open:
+                return
+            self._open.discard(pair)
+            record[1] = time.monotonic()
+        for sock in (client, upstream):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+
+class _Connection:
+    """One proxied connection: the client's socket, the service's, and [opened, closed] (monotonic)."""
+
+    def __init__(self, client, upstream, record: list):
+        self.client, self.upstream, self.record = client, upstream, record
+
+
+class RedisServer:
+    """A private redis-server on a free loopback port, without persistence (`--save "" --appendonly no`):
+    killed, it loses every message it held, as a broker without a disk does. `start()` again after `kill()`
+    comes back empty on the same port. Never the machine's own Redis."""
+
+    def __init__(self, port: int | None = None):
+        self.port = port or free_port()
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10) -> "RedisServer":
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        wait_for(lambda: listening(self.port) or self.proc.poll() is not None, timeout, interval=0.02, message="redis-server to listen")
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"redis-server did not start on port {self.port}")
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL: the broker dies with everything it held."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+def judge_tally(requests) -> dict:
+    """What a fake judge's chat requests (`FakeJudgeServer.chat_requests`) say about a run's calls: `calls`,
+    distinct `prompts`, `judged_twice` (prompts asked afresh more than once: a parse retry, which carries
+    the judge's earlier reply, is not a fresh ask) and `paid_twice` (calls beyond one per prompt)."""
+    asks: dict[str, int] = {}
+    for request in requests:
+        if not any(message.get("role") == "assistant" for message in request.messages):
+            asks[request.conversation_key] = asks.get(request.conversation_key, 0) + 1
+    prompts = {request.conversation_key for request in requests}
+    return {
+        "calls": len(requests),
+        "prompts": len(prompts),
+        "judged_twice": sum(1 for n in asks.values() if n > 1),
+        "paid_twice": len(requests) - len(prompts),
+    }
+
+
+def units_finished(run_pk: int) -> int:
+    """How many of the run's units are done or failed (the rows, not the run's counters)."""
+    from judgeapp.models import Judgment, UnitStatus
+
+    return Judgment.objects.filter(run_id=run_pk, status__in=[UnitStatus.DONE, UnitStatus.FAILED]).count()
+
+
+def run_fault_tally(run_pk: int, *, units: int) -> dict:
+    """What a fault cost a run, from its rows: `lost` (of the `units` it should judge, those not done or
+    failed: never planned, pending, claimed), `failed`, and `against_judge` (failed units with no reply from
+    the judge, which the report counts against it: `Judgment.accounting` "no_reply"), with one such error."""
+    from judgeapp.models import Judgment, Run, UnitStatus
+
+    run = Run.objects.get(pk=run_pk)
+    failed = list(Judgment.objects.filter(run_id=run_pk, status=UnitStatus.FAILED))
+    no_reply = [unit for unit in failed if unit.accounting == "no_reply"]
+    return {
+        "status": run.status,
+        "lost": units - units_finished(run_pk),
+        "failed": len(failed),
+        "against_judge": len(no_reply),
+        "example_error": (no_reply or failed)[0].error[:160] if failed else "",
+    }
+
+
+def moved_again(run_pk: int, *, since: float, timeout: float) -> float | None:
+    """Seconds from `since` (monotonic: the service's return; call this then) until the run records one
+    more unit or finishes; None if it did neither within `timeout` of `since`."""
+    from judgeapp.models import Run
+
+    finished_then = units_finished(run_pk)
+    deadline = since + timeout
+    while time.monotonic() < deadline:
+        if units_finished(run_pk) > finished_then or Run.objects.get(pk=run_pk).is_finished:
+            return time.monotonic() - since
+        time.sleep(0.05)
+    return None
+
+
+@contextmanager
+def celery_broker(url: str):
+    """This process's Celery app sends to `url` (a test's private broker, or a port nobody listens on) inside
+    the block, with no connection to the old one kept; the configured broker again after it. Celery reads
+    CELERY_BROKER_URL from the environment before its configuration, so both change; the embedded broker's
+    transport and options are set aside; dropping the connections is what Celery itself does in a forked
+    child (Celery._after_fork)."""
+    from judgeapp.celery import app
+
+    keys = ("broker_url", "broker_transport", "broker_transport_options")
+    before_env, before_conf = os.environ.get("CELERY_BROKER_URL"), {key: app.conf[key] for key in keys}
+    os.environ["CELERY_BROKER_URL"] = url
+    app.conf.update(broker_url=url, broker_transport=None, broker_transport_options={})
+    app._after_fork()
+    try:
+        yield
+    finally:
+        if before_env is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = before_env
+        app.conf.update(before_conf)
+        app._after_fork()

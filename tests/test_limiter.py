@@ -25,40 +25,24 @@ from judgeapp.judging.outages import through_outage
 from judgeapp.judging.workers import worker_identity
 from judgeapp.models import JudgeSlot, RunStatus, UnitStatus
 from tests.factories import pointwise_run
-from tests.helpers import ROOT, database_url_for_subprocess, free_port, listening, wait_for
+from tests.helpers import ROOT, RedisServer, database_url_for_subprocess
 
 DEAD_HERE = f"{socket.gethostname()}:999999:1:1:dead"  # no such pid on this host
 ELSEWHERE = "another-machine:4242:1:1:away"  # a holder this host cannot check: trusted until its lease ends
 
 
-class PrivateRedis:
+def private_redis_server() -> RedisServer:
     """A redis-server of the test's own on a free port (never the machine's), that a test may kill and start again."""
-
-    def __init__(self):
-        if shutil.which("redis-server") is None:
-            if os.environ.get("REQUIRE_BROWSER"):  # CI: the services are there
-                pytest.fail("redis-server is not installed")
-            pytest.skip("no redis-server on this machine")
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        wait_for(lambda: listening(self.port), 10, 0.02, message="redis-server to listen")
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
+    if shutil.which("redis-server") is None:
+        if os.environ.get("REQUIRE_BROWSER"):  # CI: the services are there
+            pytest.fail("redis-server is not installed")
+        pytest.skip("no redis-server on this machine")
+    return RedisServer().start()
 
 
 @pytest.fixture(scope="module")
 def redis_server():
-    server = PrivateRedis()
-    server.start()
+    server = private_redis_server()
     yield server
     server.kill()
 
@@ -252,11 +236,9 @@ def test_an_error_that_is_no_outage_passes_at_once():
 
 @pytest.fixture
 def private_redis():
-    server = PrivateRedis()
-    server.start()
+    server = private_redis_server()
     yield server
-    if server.proc.poll() is None:
-        server.kill()
+    server.kill()
 
 
 @pytest.fixture
