@@ -124,10 +124,10 @@ def test_a_recovery_pass_that_fails_after_releasing_claims_is_followed_by_one_th
 
     from judgeapp.judging import signals, tasks
 
-    sent, failures = [], []
+    sent, failures, armed = [], [], []
 
     def apply_async(args, **kw):
-        if not failures:
+        if armed and not failures:
             failures.append("broker down")
             raise ConnectionError("broker down")
         sent.extend(args[0])
@@ -136,6 +136,8 @@ def test_a_recovery_pass_that_fails_after_releasing_claims_is_followed_by_one_th
     monkeypatch.setattr(connections, "close_all", lambda: None)  # the test's transaction stays open
     run = pointwise_run(judge=judge, n=2, executor="celery")
     runs.run_start(run_pk=run.pk)
+    sent.clear()
+    armed.append(True)  # the broker fails from the recovery's first pass on
     first, second = run.judgments.order_by("pk")
     runs.judgment_claim(judgment_id=first.pk, worker=f"{socket.gethostname()}:999999:1:1")  # a dead process
 
@@ -302,6 +304,7 @@ def test_a_batch_waiting_for_a_busy_judge_gives_back_its_unstarted_units_for_oth
     runs.run_start(run_pk=run.pk)
     first, *rest = run.judgments.order_by("pk")
     sent.clear()
+    given_back.clear()  # set by the start's own sending
 
     def another_process_holds_the_slot(holding: threading.Event):
         with endpoints._limiter(judge.name, 1):

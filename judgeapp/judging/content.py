@@ -12,7 +12,7 @@ from django.db import transaction
 
 from judgeapp.judging.batches import batched
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import parse_rubric, parse_testset
+from judgeapp.judging.files import parse_rubric, parse_testset, testset_rows
 from judgeapp.judging.prompts import Prompt, load_prompt
 from judgeapp.models import Case, Criterion, Goal, PromptTemplate, Rubric, TestSet, content_hash
 
@@ -60,23 +60,28 @@ def source_path_fit(path: str, limit: int = 500) -> str:
 
 @transaction.atomic
 def testset_store(*, data: bytes, name: str, source_path: str = "", git_commit: str = "") -> TestSet:
-    """Parse and store a test set; the same content is stored once and found again by its hash."""
-    rows = parse_testset(data, name)
+    """Parse and store a test set; the same content is stored once and found again by its hash. The cases
+    are read, checked and written a batch at a time (never a list of every case: a 100,000-case test set
+    is not 100,000 objects at once), and a test set over MAX_TESTSET_CASES is refused with one line before
+    its transaction commits (nothing of it is kept)."""
+    rows = testset_rows(data, name)  # the file name and the text are checked here, before any query
     digest = content_hash(data)
     label = Path(name).stem
     existing = TestSet.objects.filter(name=label, content_hash=digest).first()
     if existing:
         return existing
     testset = TestSet.objects.create(
-        name=label, content_hash=digest, source_path=source_path_fit(source_path), git_commit=git_commit, case_count=len(rows)
+        name=label, content_hash=digest, source_path=source_path_fit(source_path), git_commit=git_commit, case_count=0
     )
-    # A batch of cases at a time: bulk_create makes a list of whatever it is given, and 100,000 Case
-    # instances at once were a third of a large run's memory.
-    for batch in batched(enumerate(rows)):
+    stored = 0
+    for batch in batched(rows):
         Case.objects.bulk_create(
-            Case(testset=testset, case_id=row.case_id, position=i, input=row.input, output=row.output, extra=row.extra)
-            for i, row in batch
+            Case(testset=testset, case_id=row.case_id, position=stored + i, input=row.input, output=row.output, extra=row.extra)
+            for i, row in enumerate(batch)
         )
+        stored += len(batch)
+    testset.case_count = stored
+    testset.save(update_fields=["case_count"])
     return testset
 
 

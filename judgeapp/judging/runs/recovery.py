@@ -7,6 +7,7 @@ import logging
 from django.utils import timezone
 
 from judgeapp.judging import taskqueue
+from judgeapp.judging.leases import UNIT
 from judgeapp.judging.runkind import handler_for
 from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch
 from judgeapp.judging.workers import claimer_is_dead
@@ -25,7 +26,8 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
 
     - units claimed by a dead process (same host) or whose lease ran out go back to pending;
     - a sequential run whose holder died is sent again;
-    - queued Celery runs are started (their start message may have been lost);
+    - queued Celery runs are started (their start message may have been lost), and so are runs whose
+      planner was cut off (it continues where that one stopped);
     - pending units are sent again: all of them when `redispatch_pending` (a worker starting: the broker
       may have lost what a killed worker had prefetched), else only those of runs that stalled;
     - a run whose stage has no active unit left is advanced (a crash between the last unit and the report).
@@ -48,8 +50,15 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
                 counts["released"] += 1
                 released_runs.add(unit.run_id)
 
-    for run in in_flight.filter(claim_token__isnull=False).only("pk", "claimed_by", "lease_expires_at", "claim_token", "executor"):
+    for run in in_flight.filter(claim_token__isnull=False).only("pk", "kind", "claimed_by", "lease_expires_at", "claim_token", "executor"):
         if (run.lease_expires_at and run.lease_expires_at < now) or claimer_is_dead(run.claimed_by):
+            if not handler_for(run.kind).sequential:
+                # A planner cut off with its stage part planned: its lease ends now (the token stays: the
+                # stage is not fully planned) and the next planner continues where it stopped.
+                if run.executor == Executor.CELERY and UNIT.expire(Run.objects.filter(pk=run.pk), run.claim_token):
+                    start_run.delay(run.pk)
+                    counts["started"] += 1
+                continue
             if Run.objects.filter(pk=run.pk, claim_token=run.claim_token).update(claim_token=None, claimed_by="", lease_expires_at=None):
                 if run.executor == Executor.CELERY:
                     execute_sequential_run.delay(run.pk)

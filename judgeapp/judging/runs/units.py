@@ -15,11 +15,11 @@ from django.utils import timezone
 from judgeapp.judging.client import JudgeError, JudgeRejected, JudgeUnreachable, StructuredOutputUnsupported
 from judgeapp.judging.limiters import before_waiting_for_a_slot
 from judgeapp.judging.runkind import RunFailed, UnitResult, handler_for
-from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_fail
+from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_dispatch_next, run_fail
 from judgeapp.judging.text import storable
 from judgeapp.judging.workers import soft_time_limit, worker_identity
 from judgeapp.judging.writeturn import write_turn
-from judgeapp.models import ACTIVE_UNIT_STATUSES, Judge, Judgment, Run, RunStatus, System, UnitStatus
+from judgeapp.models import ACTIVE_UNIT_STATUSES, Executor, Judge, Judgment, Run, RunStatus, System, UnitStatus
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +276,12 @@ def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.
             counts.setdefault((unit.run_id, unit.stage), [0, 0])[0 if result.ok else 1] += 1
         for (run_pk, _stage), (ok, failed) in counts.items():
             Run.objects.filter(pk=run_pk).update(done_units=F("done_units") + ok, failed_units=F("failed_units") + failed, updated_at=now)
+    executors = {unit.run_id: unit.run.executor for unit, _ in written}
     for run_pk, stage in counts:
         if not Judgment.objects.filter(run_id=run_pk, stage=stage, status__in=ACTIVE_UNIT_STATUSES).exists():
             run_advance(run_pk=run_pk)
+        elif executors[run_pk] == Executor.CELERY:
+            # Room opened in the run's window: its next units go to the queue, behind those of the runs
+            # started meanwhile (lifecycle.run_dispatch).
+            run_dispatch_next(run_pk=run_pk)
     return len(written)
