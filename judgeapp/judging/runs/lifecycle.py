@@ -265,14 +265,14 @@ def _window_fill(run_pk: int, *, again: bool, only: list[int] | None = None) -> 
     with transaction.atomic():
         # The run's row is locked while its window is counted and moved: two workers recording at once
         # do not both fill the same room.
-        run = Run.objects.select_for_update().select_related("judge").get(pk=run_pk)
+        run = Run.objects.select_for_update(of=("self",)).select_related("judge").get(pk=run_pk)
         if run.status != RunStatus.RUNNING or run.executor != Executor.CELERY:
             return 0
         pending = Judgment.objects.filter(run_id=run_pk, stage=run.stage, status=UnitStatus.PENDING)
         remaining = max(1, run.total_units - run.done_units - run.failed_units)
         size = batch_size_for(run, remaining)
         if only is not None:
-            resent, new = list(pending.filter(pk__in=only).values_list("pk", flat=True)), []
+            resent, new = list(pending.filter(pk__in=only).order_by("pk").values_list("pk", flat=True)), []
         else:
             resent = list(ids_in_order(pending.filter(pk__lte=run.dispatched_through))) if again else []
             window = size * WINDOW_BATCHES_PER_SLOT * _slots(run)
