@@ -10,7 +10,8 @@ from django.urls import reverse
 
 from judgeapp.judging import content
 from judgeapp.judging.errors import InputError
-from judgeapp.models import Case, Run, TestSet
+from judgeapp import models
+from judgeapp.models import Case, Run
 from tests import factories
 from tests.factories import RUBRIC_ONE
 
@@ -26,7 +27,7 @@ def limit(settings):
 
 def nothing_new_is_stored(limit) -> None:
     stored, cases = limit
-    assert list(TestSet.objects.all()) == [stored] and not Run.objects.exists()
+    assert list(models.TestSet.objects.all()) == [stored] and not Run.objects.exists()
     assert list(stored.cases.order_by("position").values_list("case_id", "input")) == cases
     assert Case.objects.count() == 5
 
