@@ -15,7 +15,15 @@ from judgeapp.judging.batches import batched
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
 from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError, refused_when_disk_full
-from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, testset_rows, unknown_ids_refuse
+from judgeapp.judging.files import (
+    CaseRow,
+    CriterionSpec,
+    RubricSpec,
+    parse_outputs,
+    parse_rubric,
+    testset_rows,
+    unknown_ids_refuse,
+)
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (

@@ -8,9 +8,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from judgeapp import models
 from judgeapp.judging import content
 from judgeapp.judging.errors import InputError
-from judgeapp import models
 from judgeapp.models import Case, Run
 from tests import factories
 from tests.factories import RUBRIC_ONE
