@@ -19,8 +19,6 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from django.conf import settings
-
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.text import escapes_no_text, printable, strings_check, text_refuse
 
@@ -222,20 +220,14 @@ def _csv_problem(exc: csv.Error) -> str:
     return f"not valid CSV ({message})"
 
 
-def testset_rows(data: bytes, name: str):
+def testset_rows(data: bytes, name: str, *, max_cases: int | None = None):
     """A test set's cases one at a time, each checked as it is read: JSONL `{"id", "input", "output"?}` or
-    CSV with the same columns, at most MAX_TESTSET_CASES of them (the first case over it is refused, and
-    nothing after it is read)."""
+    CSV with the same columns; past `max_cases` cases (MAX_TESTSET_CASES, judging/content.py) the first
+    case over it is refused, and nothing after it is read."""
     text_check(PurePath(name).stem, name, "the file name (the test set's name)", max_length=MAX_TESTSET_NAME)
     text = decode_text(data, name)
     rows = _csv_rows(text, name) if PurePath(name).suffix.lower() == ".csv" else _jsonl_rows(text, name)
-    return _check_rows(rows, name, limit=settings.MAX_TESTSET_CASES)
-
-
-def testset_check(data: bytes, name: str) -> None:
-    """Check a test set, case by case, keeping none of them (a form's check of an upload)."""
-    for _row in testset_rows(data, name):
-        pass
+    return _check_rows(rows, name, limit=max_cases)
 
 
 def parse_testset(data: bytes, name: str) -> list[CaseRow]:

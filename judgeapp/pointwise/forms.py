@@ -4,8 +4,9 @@ from django import forms
 from django.conf import settings
 
 from calibration.selectors import run_preflight
+from judgeapp.judging.content import testset_check
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import parse_rubric, testset_check
+from judgeapp.judging.files import parse_rubric
 from judgeapp.judging.forms import PreflightForm, judges_callable
 from judgeapp.models import System, UnitStatus
 from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files

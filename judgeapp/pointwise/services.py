@@ -12,18 +12,10 @@ from django.conf import settings
 from django.db import transaction
 
 from judgeapp.judging.batches import batched
-from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
+from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_cases, testset_save
 from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError, refused_when_disk_full
-from judgeapp.judging.files import (
-    CaseRow,
-    CriterionSpec,
-    RubricSpec,
-    parse_outputs,
-    parse_rubric,
-    testset_rows,
-    unknown_ids_refuse,
-)
+from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, unknown_ids_refuse
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
@@ -78,7 +70,7 @@ def _rows_of(testset: TestSet | InputFile) -> tuple[Iterator[CaseRow], str]:
     if isinstance(testset, TestSet):
         cases = testset.cases.order_by("position").values_list("case_id", "input", "output").iterator(chunk_size=2000)
         return (CaseRow(case_id, text, output) for case_id, text, output in cases), str(testset)
-    return testset_rows(testset.data, testset.name), testset.name
+    return testset_cases(testset.data, testset.name), testset.name
 
 
 def _spec_of(rubric: Rubric | InputFile) -> RubricSpec:
