@@ -345,8 +345,19 @@ def run_finish(*, run_pk: int, status: str, report: dict | None, error: str = ""
     )
 
 
+# Pending units cancelled per statement when a run stops.
+CANCEL_BATCH = 10_000
+
+
 def _units_cancel(run_pk: int) -> None:
-    Judgment.objects.filter(run_id=run_pk, status=UnitStatus.PENDING).update(status=UnitStatus.CANCELLED)
+    """Cancel the run's pending units, a batch at a time in id order, passing over those a worker is
+    claiming this moment (it sees the run stopped and gives them back cancelled). One UPDATE of every
+    pending unit of a large run locked them in its own order while workers' claims locked theirs in
+    another: PostgreSQL found a deadlock and aborted the cancel or the claim."""
+    pending = Judgment.objects.filter(run_id=run_pk, status=UnitStatus.PENDING)
+    with transaction.atomic():
+        while ids := list(pending.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:CANCEL_BATCH]):
+            Judgment.objects.filter(pk__in=ids, status=UnitStatus.PENDING).update(status=UnitStatus.CANCELLED)
 
 
 def run_fail(*, run_pk: int, error: str) -> None:
