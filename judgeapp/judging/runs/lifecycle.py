@@ -122,8 +122,6 @@ def _units_create(run: Run, stage: int, specs: Iterable[UnitSpec], *, claim=None
     while batch := list(itertools.islice(iterator, PLAN_BATCH)):  # read outside the transaction: a plan's cursor outlives it
         now = timezone.now()
         with transaction.atomic():
-            if claim is not None and not UNIT.renew(runs, claim):
-                raise _PlannerReplaced
             Judgment.objects.bulk_create(
                 [
                     Judgment(
@@ -136,6 +134,10 @@ def _units_create(run: Run, stage: int, specs: Iterable[UnitSpec], *, claim=None
                 ignore_conflicts=True,
             )
             made += len(batch)
+            # The run's row last, so that it is locked only while the batch commits (the workers recording
+            # the first units write their counters there); a planner that lost the run writes nothing.
+            if claim is not None and not UNIT.renew(runs, claim):
+                raise _PlannerReplaced
             if claim is not None:  # progress while planning: the units made so far
                 runs.update(total_units=base + made, updated_at=now)
         given += len(batch)
