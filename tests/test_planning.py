@@ -145,3 +145,31 @@ def test_the_recovery_sends_a_runs_window_again_not_the_rest_of_its_units(make_j
     # Every message was lost with the broker: the window is sent again, and nothing past it.
     assert runs.run_dispatch(run_pk=run.pk) == 64
     assert sorted(pk for batch in batches for pk in batch) == list(run.judgments.order_by("pk").values_list("pk", flat=True)[:64])
+
+
+def test_the_recovery_restarts_a_planner_whose_lease_lapsed_and_leaves_a_live_one_alone(judge, monkeypatch, sent):
+    from judgeapp.judging import tasks
+
+    started = []
+    monkeypatch.setattr(tasks.start_run, "delay", lambda pk: started.append(pk))
+    monkeypatch.setattr(lifecycle, "PLAN_BATCH", 10)
+    run = pointwise_run(judge=judge, n=30, executor="celery")
+
+    class Killed(BaseException):
+        pass
+
+    def kill():
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        plan_interrupted_after(patch, 12, kill)
+        with pytest.raises(Killed):
+            runs.run_start(run_pk=run.pk)
+    assert runs.runs_recover()["started"] == 0 and started == []  # its lease still runs
+
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timezone.timedelta(seconds=1))
+    assert runs.runs_recover()["started"] == 1 and started == [run.pk]
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING and run.claim_token is not None  # still marked: not fully planned
+    assert runs.run_start(run_pk=run.pk) is True
+    assert Run.objects.get(pk=run.pk).total_units == 30
