@@ -125,6 +125,8 @@ def bench_size(cases: int, *, judge, args, scratch: Path) -> dict:
         upload = json.loads(done.stdout.strip().splitlines()[-1])
         uploaded = time.monotonic()
         run = Run.objects.get(run_id=upload["run"])
+        if args.upload_only:
+            return {"cases": cases, "file_mb": size / 1e6, "upload_s": upload["seconds"], "upload_peak_mb": upload["peak_above_kib"] / 1024}
 
         def current() -> Run:
             return Run.objects.get(pk=run.pk)
@@ -175,6 +177,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="worker pool processes")
     parser.add_argument("--limit", type=int, default=4, help="the judge's max_concurrency")
     parser.add_argument("--timeout", type=float, default=900, help="seconds to wait for any one figure")
+    parser.add_argument("--upload-only", action="store_true", help="measure the upload alone (the run is cancelled at once)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
@@ -206,6 +209,9 @@ def main() -> None:
             print(f"zero-latency fake judge, limit {args.limit}; one worker of {args.concurrency} processes per size")
             for cases in sizes:
                 row = bench_size(cases, judge=judge, args=args, scratch=scratch)
+                if args.upload_only:
+                    print(f"{row['cases']:>9,} cases ({row['file_mb']:.1f} MB CSV): upload {row['upload_s']:.1f}s, storing process peak +{row['upload_peak_mb']:.0f} MB", flush=True)
+                    continue
                 print(
                     f"{row['cases']:>9,} cases ({row['file_mb']:.1f} MB CSV): upload {row['upload_s']:.1f}s, storing process peak "
                     f"+{row['upload_peak_mb']:.0f} MB | planning {row['units']:,} units {row['planning_s']:.1f}s | first judgment "
