@@ -141,6 +141,9 @@ INPUT_MAX_BYTES = env.int("INPUT_MAX_BYTES", default=100_000_000)
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=20_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_500_000
+# A test set of more cases is refused with one line, before it is stored: a run plans a unit per case and
+# criterion, and a test set of millions of cases is a job for batches of test sets, not one run.
+MAX_TESTSET_CASES = env.int("MAX_TESTSET_CASES", default=100_000)
 
 # --- Default judge (CONTRACT §1) -------------------------------------------------------------------------
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")

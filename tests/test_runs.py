@@ -134,18 +134,22 @@ def test_a_recovery_pass_that_fails_after_releasing_claims_is_followed_by_one_th
 
     from judgeapp.judging import signals
 
-    sent, failures = [], []
+    sent, failures, armed = [], [], []
 
-    def send(name, batch, **options):
-        if not failures:
+    def send(name, *args, **options):
+        if name != taskqueue.EXECUTE_JUDGMENTS:
+            return
+        if armed and not failures:
             failures.append("database down")
             raise ConnectionError("database down")
-        sent.extend(batch)
+        sent.extend(args[0])
 
     monkeypatch.setattr(taskqueue, "send", send)
     monkeypatch.setattr(connections, "close_all", lambda: None)  # the test's transaction stays open
     run = pointwise_run(judge=judge, n=2, executor="celery")
     runs.run_start(run_pk=run.pk)
+    sent.clear()
+    armed.append(True)  # the send fails from the recovery's first pass on
     first, second = run.judgments.order_by("pk")
     runs.judgment_claim(judgment_id=first.pk, worker=f"{socket.gethostname()}:999999:1:1")  # a dead process
 

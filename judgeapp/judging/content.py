@@ -12,7 +12,7 @@ from django.db import transaction
 
 from judgeapp.judging.batches import batched
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import parse_rubric, parse_testset
+from judgeapp.judging.files import parse_rubric, testset_rows
 from judgeapp.judging.prompts import Prompt, load_prompt
 from judgeapp.models import Case, Criterion, Goal, PromptTemplate, Rubric, TestSet, content_hash
 
@@ -58,25 +58,41 @@ def source_path_fit(path: str, limit: int = 500) -> str:
     return path if len(path) <= limit else "…" + path[-(limit - 1):]
 
 
+def testset_cases(data: bytes, name: str):
+    """A test set's cases one at a time, checked as they are read, refused past MAX_TESTSET_CASES."""
+    return testset_rows(data, name, max_cases=settings.MAX_TESTSET_CASES)
+
+
+def testset_check(data: bytes, name: str) -> None:
+    """Check a test set case by case, keeping none of them (a form's check of an upload)."""
+    for _case in testset_cases(data, name):
+        pass
+
+
 @transaction.atomic
 def testset_store(*, data: bytes, name: str, source_path: str = "", git_commit: str = "") -> TestSet:
-    """Parse and store a test set; the same content is stored once and found again by its hash."""
-    rows = parse_testset(data, name)
+    """Parse and store a test set; the same content is stored once and found again by its hash. The cases
+    are read, checked and written a batch at a time (never a list of every case: a 100,000-case test set
+    is not 100,000 objects at once), and a test set over MAX_TESTSET_CASES is refused with one line before
+    its transaction commits (nothing of it is kept)."""
+    rows = testset_cases(data, name)  # the file name and the text are checked here, before any query
     digest = content_hash(data)
     label = Path(name).stem
     existing = TestSet.objects.filter(name=label, content_hash=digest).first()
     if existing:
         return existing
     testset = TestSet.objects.create(
-        name=label, content_hash=digest, source_path=source_path_fit(source_path), git_commit=git_commit, case_count=len(rows)
+        name=label, content_hash=digest, source_path=source_path_fit(source_path), git_commit=git_commit, case_count=0
     )
-    # A batch of cases at a time: bulk_create makes a list of whatever it is given, and 100,000 Case
-    # instances at once were a third of a large run's memory.
-    for batch in batched(enumerate(rows)):
+    stored = 0
+    for batch in batched(rows):
         Case.objects.bulk_create(
-            Case(testset=testset, case_id=row.case_id, position=i, input=row.input, output=row.output, extra=row.extra)
-            for i, row in batch
+            Case(testset=testset, case_id=row.case_id, position=stored + i, input=row.input, output=row.output, extra=row.extra)
+            for i, row in enumerate(batch)
         )
+        stored += len(batch)
+    testset.case_count = stored
+    testset.save(update_fields=["case_count"])
     return testset
 
 
@@ -153,8 +169,11 @@ def testset_case_ids(testset: TestSet | InputFile) -> tuple[list[str], dict[str,
     if isinstance(testset, TestSet):
         rows = list(testset.cases.values_list("case_id", "output"))
         return [r[0] for r in rows], {r[0]: r[1] is not None for r in rows}
-    rows = parse_testset(testset.data, testset.name)
-    return [r.case_id for r in rows], {r.case_id: r.output is not None for r in rows}
+    case_ids, has_output = [], {}
+    for row in testset_cases(testset.data, testset.name):
+        case_ids.append(row.case_id)
+        has_output[row.case_id] = row.output is not None
+    return case_ids, has_output
 
 
 def rubric_check(rubric: Rubric | InputFile) -> list[str]:

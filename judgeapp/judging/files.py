@@ -12,7 +12,6 @@ column's length first (`text_check`).
 """
 
 import csv
-import io
 import json
 import re
 import tomllib
@@ -125,11 +124,15 @@ class CaseRow:
     extra: dict = field(default_factory=dict)
 
 
-def _check_rows(rows: list[tuple[int, dict]], name: str, *, needs_input: bool = True) -> list[CaseRow]:
+def _check_rows(rows, name: str, *, needs_input: bool = True, limit: int | None = None):
+    """The cases of `rows` ((line, {column: value}) pairs), checked one at a time as they are read: one
+    CaseRow at a time is made (a test set is stored without a list of its cases), and a test set past
+    `limit` cases is refused at the first case over it, before the rest is read."""
     seen: dict[str, int] = {}
-    cases: list[CaseRow] = []
     for line_no, row in rows:
         where = f"{name} line {line_no}"
+        if limit is not None and len(seen) >= limit:
+            raise InputError(f"test set {name} has more than {limit:,} cases (MAX_TESTSET_CASES)")
         if "id" not in row or row["id"] in (None, ""):
             raise InputError(f"{where}: missing column 'id'")
         if isinstance(row["id"], (dict, list, bool)):
@@ -150,34 +153,43 @@ def _check_rows(rows: list[tuple[int, dict]], name: str, *, needs_input: bool = 
         if output is not None and not isinstance(output, str):
             raise InputError(f"{where}: 'output' must be a text")
         extra = {k: v for k, v in row.items() if k not in ("id", "input", "output")}
-        cases.append(CaseRow(case_id, row.get("input") or "", output if output not in ("",) else None, extra))
-    if not cases:
+        yield CaseRow(case_id, row.get("input") or "", output if output not in ("",) else None, extra)
+    if not seen:
         raise InputError(f"{name}: no cases")
-    return cases
 
 
-def _jsonl_rows(text: str, name: str) -> list[tuple[int, dict]]:
-    rows = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
+# A line with its ending (\n, \r\n or \r), or the last line without one.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def text_lines(text: str):
+    """The lines of a text one at a time, each with its ending, as a file opened with newline="" gives them
+    (what the csv module reads). Not io.StringIO: it copies the text at four bytes a character (130 MB for
+    a 32 MB test set), and not splitlines: a list of every line."""
+    return (match.group() for match in _LINE.finditer(text))
+
+
+def _jsonl_rows(text: str, name: str):
+    """(line, object) for every non-blank line, read one line at a time."""
+    for line_no, line in enumerate(text_lines(text), start=1):
         if not line.strip():
             continue
         row = json_load(line, f"{name} line {line_no}")
         if not isinstance(row, dict):
             raise InputError(f"{name} line {line_no}: expected a JSON object")
-        rows.append((line_no, row))
-    return rows
+        yield line_no, row
 
 
-def _csv_rows(text: str, name: str) -> list[tuple[int, dict]]:
+def _csv_rows(text: str, name: str):
     """CSV rows as {column: value} with the line each row starts on, read strictly: a quoted field that is
     never closed, a stray quote, a row with too few or too many fields, a header column named twice or
     not at all are refused, never merged into the next row or dropped."""
-    return [(line_no, dict(zip(header, values))) for header, line_no, values in csv_records(text, name)]
+    return ((line_no, dict(zip(header, values))) for header, line_no, values in csv_records(text, name))
 
 
 def csv_records(text: str, name: str):
     """(header, line, values) for every non-blank row of a CSV text; see _csv_rows."""
-    reader = csv.reader(io.StringIO(text), strict=True)
+    reader = csv.reader(text_lines(text), strict=True)
     header = None
     while True:
         start = reader.line_num + 1  # the row about to be read starts on the line after the last one read
@@ -218,13 +230,19 @@ def _csv_problem(exc: csv.Error) -> str:
     return f"not valid CSV ({message})"
 
 
-def parse_testset(data: bytes, name: str) -> list[CaseRow]:
-    """A test set: JSONL `{"id", "input", "output"?}` or CSV with the same columns."""
+def testset_rows(data: bytes, name: str, *, max_cases: int | None = None):
+    """A test set's cases one at a time, each checked as it is read: JSONL `{"id", "input", "output"?}` or
+    CSV with the same columns; past `max_cases` cases (MAX_TESTSET_CASES, judging/content.py) the first
+    case over it is refused, and nothing after it is read."""
     text_check(PurePath(name).stem, name, "the file name (the test set's name)", max_length=MAX_TESTSET_NAME)
     text = decode_text(data, name)
-    if PurePath(name).suffix.lower() == ".csv":
-        return _check_rows(_csv_rows(text, name), name)
-    return _check_rows(_jsonl_rows(text, name), name)
+    rows = _csv_rows(text, name) if PurePath(name).suffix.lower() == ".csv" else _jsonl_rows(text, name)
+    return _check_rows(rows, name, limit=max_cases)
+
+
+def parse_testset(data: bytes, name: str) -> list[CaseRow]:
+    """A test set's cases, checked, as a list (testset_rows walks them without one)."""
+    return list(testset_rows(data, name))
 
 
 def parse_outputs(data: bytes, name: str) -> dict[str, str]:

@@ -26,7 +26,9 @@ def execute_judgments(judgment_ids: list[int]) -> None:
     runs.judgments_execute(ids=judgment_ids)
 
 
-@app.task(name="judgeapp.tasks.start_run", acks_late=True, soft_time_limit=120, time_limit=180)
+# Planning a stage of a large test set takes minutes: the planner renews its lease on the run while it
+# works, and a planner cut off anyway is continued by the next (judging/runs/lifecycle.py, run_start).
+@app.task(name="judgeapp.tasks.start_run", acks_late=True, soft_time_limit=settings.RUN_SOFT_TIME_LIMIT, time_limit=settings.RUN_HARD_TIME_LIMIT)
 def start_run(run_pk: int) -> None:
     runs.run_start(run_pk=run_pk)
 

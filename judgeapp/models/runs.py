@@ -62,12 +62,20 @@ class Run(TimeStampedModel):
     total_units = models.PositiveIntegerField(default=0)
     done_units = models.PositiveIntegerField(default=0)
     failed_units = models.PositiveIntegerField(default=0)
+    # The run's window on the queue (judging/runs/lifecycle.py, run_dispatch): how many of its units were
+    # sent to the workers, and the last one sent (units are sent in id order). A run has a few batches per
+    # judge slot in the queue at a time, so a small run started behind a huge one is not queued behind all
+    # of the huge one's units.
+    dispatched_units = models.PositiveIntegerField(default=0)
+    dispatched_through = models.BigIntegerField(default=0)
     report = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # A sequential run (a batch rank) is one task; it claims the run the way a fan-out task claims a unit.
+    # A fan-out run's planner holds the same lease while it creates a stage's units: a token set on a
+    # fan-out run means its current stage is not fully planned yet.
     claim_token = models.UUIDField(null=True, blank=True)
     claimed_by = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)

@@ -4,8 +4,9 @@ from django import forms
 from django.conf import settings
 
 from calibration.selectors import run_preflight
+from judgeapp.judging.content import testset_check
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import parse_rubric, parse_testset
+from judgeapp.judging.files import parse_rubric
 from judgeapp.judging.forms import PreflightForm, judges_callable
 from judgeapp.models import System, UnitStatus
 from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files
@@ -57,7 +58,7 @@ class PointwiseForm(PreflightForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["testset_pick"].choices = _choices(TESTSET_SUFFIXES, parse_testset)
+        self.fields["testset_pick"].choices = _choices(TESTSET_SUFFIXES, testset_check)
         self.fields["rubric_pick"].choices = _choices(RUBRIC_SUFFIXES, parse_rubric)
         if not self.is_bound:
             default_testset = next((f for f, _ in self.fields["testset_pick"].choices if f.endswith("testset.jsonl")), "")
@@ -85,7 +86,7 @@ class PointwiseForm(PreflightForm):
 
     def clean(self):
         data = super().clean()
-        data["testset"] = self._input("testset_pick", "testset_file", TESTSET_SUFFIXES, parse_testset)
+        data["testset"] = self._input("testset_pick", "testset_file", TESTSET_SUFFIXES, testset_check)
         data["rubric"] = self._input("rubric_pick", "rubric_file", RUBRIC_SUFFIXES, parse_rubric)
         if data.get("baseline_mean") is not None and data.get("baseline_run"):
             self.add_error("baseline_run", "Give a baseline mean or a baseline run, not both.")

@@ -12,10 +12,10 @@ from django.conf import settings
 from django.db import transaction
 
 from judgeapp.judging.batches import batched
-from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_save
+from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_cases, testset_save
 from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError, refused_when_disk_full
-from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, parse_testset, unknown_ids_refuse
+from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, unknown_ids_refuse
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
@@ -58,19 +58,19 @@ def evals_file(relative: str, suffixes: tuple[str, ...]) -> InputFile:
 
 @dataclass
 class PointwisePlan:
-    rows: list[CaseRow]
     rubric: RubricSpec
     generate: bool
     outputs: dict[str, str] | None = None  # {case id: reply} from an outputs file
     warnings: list[str] = field(default_factory=list)
 
 
-def _rows_of(testset: TestSet | InputFile) -> tuple[list[CaseRow], str]:
-    """A test set's cases, whether stored (a version picked by its hash) or given as a file; and its name."""
+def _rows_of(testset: TestSet | InputFile) -> tuple[Iterator[CaseRow], str]:
+    """A test set's cases one at a time, whether stored (a version picked by its hash) or given as a file;
+    and its name."""
     if isinstance(testset, TestSet):
-        rows = [CaseRow(c.case_id, c.input, c.output) for c in testset.cases.order_by("position")]
-        return rows, str(testset)
-    return parse_testset(testset.data, testset.name), testset.name
+        cases = testset.cases.order_by("position").values_list("case_id", "input", "output").iterator(chunk_size=2000)
+        return (CaseRow(case_id, text, output) for case_id, text, output in cases), str(testset)
+    return testset_cases(testset.data, testset.name), testset.name
 
 
 def _spec_of(rubric: Rubric | InputFile) -> RubricSpec:
@@ -80,16 +80,16 @@ def _spec_of(rubric: Rubric | InputFile) -> RubricSpec:
     return parse_rubric(rubric.data, rubric.name)
 
 
-def _outputs_check(outputs: InputFile, rows: list[CaseRow]) -> dict[str, str]:
+def _outputs_check(outputs: InputFile, case_ids: list[str]) -> dict[str, str]:
     """One version's replies from an outputs file: one for every case of the test set, none for an id it
     does not have (CONTRACT §2: refused, with the ids)."""
     by_id = parse_outputs(outputs.data, outputs.name)
-    missing = [row.case_id for row in rows if row.case_id not in by_id]
+    missing = [case_id for case_id in case_ids if case_id not in by_id]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise InputError(f"{outputs.name}: no output for case(s) {shown} of the test set")
-    unknown_ids_refuse(by_id, {row.case_id for row in rows}, outputs.name)
-    return {row.case_id: by_id[row.case_id] for row in rows}
+    unknown_ids_refuse(by_id, set(case_ids), outputs.name)
+    return {case_id: by_id[case_id] for case_id in case_ids}
 
 
 def pointwise_check(
@@ -101,8 +101,19 @@ def pointwise_check(
     threshold: float | None,
     outputs: InputFile | None = None,
 ) -> PointwisePlan:
-    """Everything about the inputs that can be wrong, found before anything is stored."""
+    """Everything about the inputs that can be wrong, found before anything is stored. The cases are walked
+    once, one at a time (counted, not kept: a large test set is not a list of its cases here)."""
     rows, testset_name = _rows_of(testset)
+    total, with_output, missing = 0, 0, None
+    case_ids: list[str] | None = [] if outputs is not None else None
+    for row in rows:
+        total += 1
+        if row.output is not None:
+            with_output += 1
+        elif missing is None:
+            missing = row.case_id
+        if case_ids is not None:
+            case_ids.append(row.case_id)
     spec = _spec_of(rubric)
     if generate and system is None:
         raise InputError("generating outputs needs a system under test (--system)")
@@ -110,17 +121,16 @@ def pointwise_check(
     if outputs is not None:
         if generate:
             raise InputError("give an outputs file or have the system generate the outputs, not both")
-        replies = _outputs_check(outputs, rows)
-    with_output = len(rows) if replies is not None else sum(row.output is not None for row in rows)
+        replies = _outputs_check(outputs, case_ids)
+        with_output = total
     generates = system is not None and (generate or with_output == 0)
-    if not generates and with_output < len(rows):
-        missing = next(row.case_id for row in rows if row.output is None)
+    if not generates and with_output < total:
         if with_output == 0:
             raise InputError(
                 f"{testset_name}: no case has an 'output'; add the outputs, or name a system under test (--system) to generate them"
             )
         raise InputError(
-            f"{testset_name}: case {missing!r} has no 'output' ({len(rows) - with_output} of {len(rows)} cases lack one); "
+            f"{testset_name}: case {missing!r} has no 'output' ({total - with_output} of {total} cases lack one); "
             "give every case an output, or none and a system under test to generate them"
         )
     if threshold is not None:
@@ -128,7 +138,7 @@ def pointwise_check(
         high = max(c.bounds[1] for c in spec.criteria)
         if not math.isfinite(threshold) or not low <= threshold <= high:
             raise InputError(f"threshold {threshold:g} is outside the rubric's scale {low}-{high}")
-    return PointwisePlan(rows=rows, rubric=spec, generate=generates, outputs=replies, warnings=warnings)
+    return PointwisePlan(rubric=spec, generate=generates, outputs=replies, warnings=warnings)
 
 
 def baseline_run_get(*, run_id: str) -> Run:

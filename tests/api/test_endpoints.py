@@ -146,6 +146,15 @@ def test_bad_input_gets_the_clis_one_line_reason_and_stores_nothing(api, judge, 
     assert stored_counts() == before and no_celery == []
 
 
+def test_a_test_set_over_the_case_limit_is_400_with_one_line_and_stores_nothing(api, judge, settings, no_celery):
+    settings.MAX_TESTSET_CASES = 3
+    before = stored_counts()
+    response = api.post("/api/v1/runs/pointwise", pointwise_body(judge, n=4))
+    assert response.status_code == 400
+    assert response.json() == {"error": "bad_request", "detail": "test set support.jsonl has more than 3 cases (MAX_TESTSET_CASES)"}
+    assert stored_counts() == before and no_celery == []
+
+
 def test_an_upload_over_the_limit_is_413_and_stores_nothing(api, judge, settings):
     settings.UPLOAD_MAX_BYTES = 2_000
     response = api.post("/api/v1/runs/pointwise", pointwise_body(judge, n=40))

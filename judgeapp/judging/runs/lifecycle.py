@@ -3,23 +3,26 @@ stage, finalize, fail, cancel, interrupt."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import uuid
 from collections.abc import Callable, Iterable
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from judgeapp.judging import taskqueue
 from judgeapp.judging.audit import audit_log_create
-from judgeapp.judging.batches import batched, ids_in_order
+from judgeapp.judging.batches import ROWS_AT_ONCE, batched, ids_in_order
 from judgeapp.judging.client import call_deadline_seconds
 from judgeapp.judging.endpoints import endpoint_config
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.leases import UNIT
 from judgeapp.judging.runkind import RunFailed, UnitSpec, handler_for
-from judgeapp.judging.workers import worker_identity
+from judgeapp.judging.workers import soft_time_limit, worker_identity
 from judgeapp.models import ACTIVE_UNIT_STATUSES, AuditLog, Executor, Judgment, Run, RunStatus, UnitStatus
 
 log = logging.getLogger(__name__)
@@ -93,56 +96,106 @@ def run_create(
     )
 
 
-# The columns a planned unit sets; every other column takes its field's default, converted once per stage.
-_PLANNED_FIELDS = ("uuid", "key", "purpose", "case_id", "criterion_id", "judge_id", "system_id", "order", "payload")
+# Units created per transaction while a stage is planned: each batch is committed (a planner cut off keeps
+# what it made), renews the planner's lease and lets the workers start on it.
+PLAN_BATCH = ROWS_AT_ONCE
 
 
-def _units_create(run: Run, stage: int, specs: Iterable[UnitSpec]) -> int:
-    """Create the units a plan gives, a batch at a time (a plan may be an iterator over 100,000 cases:
-    never a list of every unit, nor a model instance per unit alive at once), and each unit once: a start
-    replayed after a crash inserts nothing twice (ON CONFLICT on the run's unit key). A batch is one
-    executemany with the columns every unit shares converted once (Django's bulk_create converted all 35
-    columns of every row, a second of CPU for 500 units). Returns how many units the plan gave."""
-    connection = connections[Judgment.objects.db]
-    fields = [field for field in Judgment._meta.concrete_fields if not field.primary_key]
-    now = timezone.now()
-    prototype = Judgment(run=run, stage=stage, created_at=now, updated_at=now)
-    shared = [field.get_db_prep_save(getattr(prototype, field.attname), connection) for field in fields]
-    position = {field.attname: i for i, field in enumerate(fields) if field.attname in _PLANNED_FIELDS}
-    uuid_field, payload_field = Judgment._meta.get_field("uuid"), Judgment._meta.get_field("payload")
-    quote = connection.ops.quote_name
-    unique = ", ".join(quote(Judgment._meta.get_field(name).column) for name in ("run", "key"))
-    sql = (
-        f"INSERT INTO {quote(Judgment._meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT ({unique}) DO NOTHING"
-    )
-
-    def row(spec: UnitSpec) -> list:
-        values = list(shared)
-        for name, value in (
-            ("uuid", uuid_field.get_db_prep_save(uuid.uuid4(), connection)), ("key", spec.key), ("purpose", spec.purpose),
-            ("case_id", spec.case_id), ("criterion_id", spec.criterion_id), ("judge_id", spec.judge_id),
-            ("system_id", spec.system_id), ("order", spec.order), ("payload", payload_field.get_db_prep_save(spec.payload, connection)),
-        ):
-            values[position[name]] = value
-        return values
-
-    planned = 0
-    with connection.cursor() as cursor:
-        for batch in batched(specs):
-            cursor.executemany(sql, [row(spec) for spec in batch])
-            planned += len(batch)
-    return planned
+class _PlannerReplaced(Exception):
+    """The planner's lease was taken over (it went silent past its lease) or the run stopped meanwhile."""
 
 
-def _stage_plan(handler, run: Run, stage: int) -> int | None:
-    """Plan `stage` and create its units: how many, or None when the run has no more stages. A plan that
-    fails while its units are created (it may be an iterator) leaves none of them."""
-    specs = handler.plan(run, stage)
-    if specs is None:
-        return None
-    with transaction.atomic():
-        return _units_create(run, stage, specs)
+def _units_create(run: Run, stage: int, specs: Iterable[UnitSpec], *, claim=None, skip: int = 0) -> int:
+    """Create the units a plan gives, a batch per transaction (a plan may be an iterator over 100,000
+    cases: never a list of every unit, nor a model instance per unit alive at once), and each unit once:
+    a plan given again inserts nothing twice (units are unique per run and key). The first `skip` units of
+    the plan are passed over: a planner cut off made them already. With `claim` (the planner's lease on
+    the run) each batch renews it and is written only while it holds: a planner that lost the run stops.
+    Returns how many units the plan gave, the skipped ones included.
+
+    bulk_create, not a hand-written INSERT: planning is not per-judgment work, and 100,000 units took
+    18-44 s either way on PostgreSQL (the raw executemany 20-32 s; a loaded two-core machine, three runs
+    each), noise beside the hours 100,000 calls take at 0.2 s a call."""
+    runs = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING)
+    iterator = iter(specs)
+    given = sum(1 for _ in itertools.islice(iterator, skip))
+    base = Judgment.objects.filter(run_id=run.pk).count() if claim is not None else 0
+    made = 0
+    while batch := list(itertools.islice(iterator, PLAN_BATCH)):  # read outside the transaction: a plan's cursor outlives it
+        now = timezone.now()
+        with transaction.atomic():
+            Judgment.objects.bulk_create(
+                [
+                    Judgment(
+                        run=run, stage=stage, key=spec.key, purpose=spec.purpose, case_id=spec.case_id,
+                        criterion_id=spec.criterion_id, judge_id=spec.judge_id, system_id=spec.system_id,
+                        order=spec.order, payload=spec.payload, created_at=now, updated_at=now,
+                    )
+                    for spec in batch
+                ],
+                ignore_conflicts=True,
+            )
+            made += len(batch)
+            # The run's row last, so that it is locked only while the batch commits (the workers recording
+            # the first units write their counters there); a planner that lost the run writes nothing.
+            if claim is not None and not UNIT.renew(runs, claim):
+                raise _PlannerReplaced
+            if claim is not None:  # progress while planning: the units made so far
+                runs.update(total_units=base + made, updated_at=now)
+        given += len(batch)
+        if claim is not None:
+            _dispatch_quietly(run)  # the workers start on the first batch, not after the last
+    return given
+
+
+def _dispatch_quietly(run: Run) -> None:
+    """Send a Celery run's next units; a broker out of reach does not stop its planner (the units wait,
+    pending, for the recovery to send them)."""
+    if run.executor != Executor.CELERY:
+        return
+    try:
+        run_dispatch_next(run_pk=run.pk)
+    except Exception:  # noqa: BLE001 - pending without a message: recovery sends a stalled run's units again
+        log.exception("sending the units of run %s failed", run.run_id)
+
+
+def _stage_plan(*, run_pk: int, claim) -> bool:
+    """Create the units of the run's current stage under the planner's lease (`claim`), then release it
+    and send the first of them. A planner cut off before the end (its time limit, a kill) leaves its
+    lease to lapse with the stage part planned; the next one (run_start, sent again by the recovery)
+    takes the lease and continues after the units already made. Returns whether the stage has units left
+    to judge (False: the caller advances the run)."""
+    runs = Run.objects.filter(pk=run_pk)
+    run = Run.objects.get(pk=run_pk)
+    handler = handler_for(run.kind)
+    stage_units = Judgment.objects.filter(run_id=run_pk, stage=run.stage)
+    try:
+        # Units are made in the plan's order, a committed batch at a time: those already there are a first
+        # part of the plan, passed over rather than inserted again.
+        already = stage_units.count()
+        given = _units_create(run, run.stage, handler.plan(run, run.stage) or (), claim=claim, skip=already)
+        if already and stage_units.count() < given:
+            # The plan gave its units in another order than the planner cut off: all of it again, once
+            # (what is there is kept).
+            _units_create(run, run.stage, handler.plan(run, run.stage) or (), claim=claim)
+    except (InputError, RunFailed) as exc:
+        run_fail(run_pk=run_pk, error=str(exc))
+        UNIT.release(runs, claim)
+        return True
+    except _PlannerReplaced:
+        UNIT.release(runs, claim)  # a run that stopped: nothing more to plan (a planner that took over holds another claim)
+        return True
+    except soft_time_limit():
+        # Hand over at once: the next planner continues where this one stopped, in a task of its own.
+        UNIT.expire(runs, claim)
+        if run.executor == Executor.CELERY:
+            taskqueue.send(taskqueue.START_RUN, run_pk)
+        raise
+    total = Judgment.objects.filter(run_id=run_pk).count()
+    if not UNIT.release(runs, claim, total_units=total, updated_at=timezone.now()):
+        return True  # another planner took the run over: it finishes the stage
+    _dispatch_quietly(run)
+    return stage_units.filter(status__in=ACTIVE_UNIT_STATUSES).exists()
 
 
 def run_enqueue(*, run: Run) -> None:
@@ -170,43 +223,46 @@ def _broker_wait(run: Run, what: str, exc: Exception) -> None:
 
 
 def run_start(*, run_pk: int) -> bool:
-    """queued -> running, with the first stage's units created and dispatched. Idempotent."""
+    """queued -> running, with the first stage's units created and dispatched as they are made. Idempotent,
+    and one planner per run: the planner holds the run's lease while it plans (a second one returns at
+    once), and a planner started after one was cut off continues where it stopped."""
     run = Run.objects.get(pk=run_pk)
     handler = handler_for(run.kind)
-    with transaction.atomic():
-        run = Run.objects.select_for_update().get(pk=run_pk)
-        if run.status != RunStatus.QUEUED:
+    now = timezone.now()
+    if handler.sequential:
+        if not Run.objects.filter(pk=run_pk, status=RunStatus.QUEUED).update(status=RunStatus.RUNNING, started_at=now, updated_at=now):
             return False
-        run.status = RunStatus.RUNNING
-        run.started_at = timezone.now()
-        if handler.sequential:
-            run.save()
-            if run.executor == Executor.CELERY:
-                transaction.on_commit(lambda: run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN))
-            return True
-        try:
-            planned = _stage_plan(handler, run, 0) or 0
-        except (InputError, RunFailed) as exc:
-            run.status = RunStatus.FAILED
-            run.error = str(exc)
-            run.finished_at = timezone.now()
-            run.save()
-            return True
-        run.total_units = planned
-        run.save()
-        if planned and run.executor == Executor.CELERY:
-            transaction.on_commit(lambda: run_dispatch(run_pk=run.pk))
-    if not planned:
+        if run.executor == Executor.CELERY:
+            transaction.on_commit(lambda: run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN))
+        return True
+    holder = worker_identity()
+    claim, taken = UNIT.take(
+        Run.objects.filter(pk=run_pk, status=RunStatus.QUEUED), holder=holder, status=RunStatus.RUNNING, started_at=now, updated_at=now
+    )
+    if not taken:
+        # A running run whose planner was cut off (its token is still set, its lease ran out).
+        claim, taken = UNIT.take(Run.objects.filter(pk=run_pk, status=RunStatus.RUNNING, claim_token__isnull=False), holder=holder)
+        if not taken:
+            return False
+    if not _stage_plan(run_pk=run_pk, claim=claim):
         run_advance(run_pk=run_pk)
     return True
+
+
+# Batches of a run in the queue per slot of its judge's limit: enough that every slot has its next batch
+# waiting when one ends, few enough that a run started later is not queued behind a whole big run.
+WINDOW_BATCHES_PER_SLOT = 4
+
+
+def _slots(run: Run) -> int:
+    return max(1, run.judge.max_concurrency if run.judge_id else 4)
 
 
 def batch_size_for(run: Run, pending: int) -> int:
     """How many units one task claims and judges: enough to spread the round trips (claim, record, count)
     over several judgments, few enough that every judge slot still has work until the end (about four
     batches per slot of the judge's limit)."""
-    slots = max(1, run.judge.max_concurrency if run.judge_id else 4)
-    return max(1, min(settings.UNIT_BATCH_SIZE, -(-pending // (4 * slots))))
+    return max(1, min(settings.UNIT_BATCH_SIZE, -(-pending // (WINDOW_BATCHES_PER_SLOT * _slots(run)))))
 
 
 def unit_time_limits(run: Run) -> tuple[float, float]:
@@ -224,67 +280,92 @@ def unit_time_limits(run: Run) -> tuple[float, float]:
     return soft, soft + grace
 
 
-def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
-    """Send the pending units of the run's current stage (or of `only`), a batch of ids per task; how many
-    units were sent. With the broker down the rest stay pending and the run is marked `awaiting_broker`: the
-    workers' recovery sends them when the broker is back (never a unit's failure, whoever dispatched)."""
-    run = Run.objects.select_related("judge", "system").get(pk=run_pk)
-    if run.status != RunStatus.RUNNING or run.executor != Executor.CELERY:
+def _send(run: Run, ids: list[int], size: int) -> int:
+    """Send `ids` to the workers, `size` per task, through one broker connection; how many were sent. With
+    the broker down the rest stay pending and the run is marked `awaiting_broker`: the workers' recovery
+    sends them when the broker is back (never a unit's failure, whoever dispatched)."""
+    if not ids:
         return 0
-    units = Judgment.objects.filter(run_id=run_pk, stage=run.stage, status=UnitStatus.PENDING)
-    if only is not None:
-        units = units.filter(pk__in=only)
-    pending = units.count()
-    if not pending:
-        return 0
-    units.update(enqueued_at=timezone.now())
-    size = batch_size_for(run, pending)
     soft, hard = unit_time_limits(run)
     sent = 0
     try:
-        # One broker connection for the run's batches; the ids are read a page at a time (a run of 100,000
-        # units is not one list of them).
         with taskqueue.producer() as producer:
-            for batch in batched(ids_in_order(units), size):
+            for batch in batched(ids, size):
                 # The task's time limits grow with its batch: its units are judged one after another.
                 taskqueue.send(
-                    taskqueue.EXECUTE_JUDGMENTS,
-                    batch,
-                    producer=producer,
-                    soft_time_limit=soft * len(batch),
-                    time_limit=hard * len(batch),
+                    taskqueue.EXECUTE_JUDGMENTS, batch, producer=producer, soft_time_limit=soft * len(batch), time_limit=hard * len(batch)
                 )
                 sent += len(batch)
     except taskqueue.BrokerDown as exc:
-        _broker_wait(run, f"{pending - sent} of {pending} units not sent", exc)
+        _broker_wait(run, f"{len(ids) - sent} of {len(ids)} units not sent", exc)
     return sent
 
 
+def _window_fill(run_pk: int, *, again: bool, only: list[int] | None = None) -> int:
+    """Send the run's next units, up to its window (WINDOW_BATCHES_PER_SLOT batches per judge slot in the
+    queue or being judged); with `again`, first the units sent before and still pending (a message the
+    broker or a killed worker lost); `only`: just these pending units again (a batch given back)."""
+    with transaction.atomic():
+        # The run's row is locked while its window is counted and moved: two workers recording at once
+        # do not both fill the same room.
+        run = Run.objects.select_for_update(of=("self",)).select_related("judge", "system").get(pk=run_pk)
+        if run.status != RunStatus.RUNNING or run.executor != Executor.CELERY:
+            return 0
+        pending = Judgment.objects.filter(run_id=run_pk, stage=run.stage, status=UnitStatus.PENDING)
+        remaining = max(1, run.total_units - run.done_units - run.failed_units)
+        size = batch_size_for(run, remaining)
+        if only is not None:
+            resent, new = list(pending.filter(pk__in=only).order_by("pk").values_list("pk", flat=True)), []
+        else:
+            resent = list(ids_in_order(pending.filter(pk__lte=run.dispatched_through))) if again else []
+            window = size * WINDOW_BATCHES_PER_SLOT * _slots(run)
+            in_flight = max(0, run.dispatched_units - run.done_units - run.failed_units)
+            room = window - in_flight
+            # Whole batches, unless nothing is in flight (the stage's last few units).
+            room = room - room % size if room >= size else (room if not in_flight else 0)
+            new = list(pending.filter(pk__gt=run.dispatched_through).order_by("pk").values_list("pk", flat=True)[:room]) if room > 0 else []
+            if new:
+                Run.objects.filter(pk=run_pk).update(dispatched_units=F("dispatched_units") + len(new), dispatched_through=new[-1])
+                Judgment.objects.filter(pk__in=new).update(enqueued_at=timezone.now())
+    # Sent once the window's move is committed (a worker that records a unit of it reads the counters).
+    return _send(run, resent, size) + _send(run, new, size)
+
+
+def run_dispatch(*, run_pk: int, only: list[int] | None = None) -> int:
+    """Send the run's window again: its units sent before and still pending (their message may be lost:
+    the recovery calls this), then new ones up to the window. `only`: just these units again (a batch given
+    back). Sending a unit twice is harmless: one claim wins. Returns how many units were sent."""
+    return _window_fill(run_pk, again=only is None, only=only)
+
+
+def run_dispatch_next(*, run_pk: int) -> int:
+    """Send the run's next units as room opens in its window (a batch recorded, a stage's batch planned)."""
+    return _window_fill(run_pk, again=False)
+
+
+
 def run_advance(*, run_pk: int) -> None:
-    """When the current stage has no active unit: plan the next stage, or finalize the run."""
+    """When the current stage has no active unit: plan the next stage, or finalize the run. Not while a
+    stage is still being planned (its planner advances the run when it ends, if nothing is left)."""
     while True:
         with transaction.atomic():
             run = Run.objects.select_for_update().get(pk=run_pk)
-            if run.status != RunStatus.RUNNING:
+            if run.status != RunStatus.RUNNING or run.claim_token is not None:
                 return
             if Judgment.objects.filter(run=run, stage=run.stage, status__in=ACTIVE_UNIT_STATUSES).exists():
                 return
             handler = handler_for(run.kind)
             try:
-                planned = _stage_plan(handler, run, run.stage + 1)
+                last_stage = handler.plan(run, run.stage + 1) is None  # the plan itself is made again by its planner
             except (InputError, RunFailed) as exc:
                 run.status, run.error, run.finished_at = RunStatus.FAILED, str(exc), timezone.now()
                 run.save()
                 return
-            if planned is None:
+            if last_stage:
                 break
-            run.stage += 1
-            run.total_units += planned
-            run.save()
-            if planned:
-                if run.executor == Executor.CELERY:
-                    transaction.on_commit(lambda: run_dispatch(run_pk=run_pk))
-                return
+            claim, _ = UNIT.take(Run.objects.filter(pk=run_pk), holder=worker_identity(), free=Q(), stage=run.stage + 1)
+        if _stage_plan(run_pk=run_pk, claim=claim):
+            return
     # Finalizing can take a while (bootstrap intervals); it runs outside the lock, and only the first
     # of two racing finalizers writes its report.
     stage = run.stage
@@ -307,8 +388,19 @@ def run_finish(*, run_pk: int, status: str, report: dict | None, error: str = ""
     )
 
 
+# Pending units cancelled per statement when a run stops.
+CANCEL_BATCH = 10_000
+
+
 def _units_cancel(run_pk: int) -> None:
-    Judgment.objects.filter(run_id=run_pk, status=UnitStatus.PENDING).update(status=UnitStatus.CANCELLED)
+    """Cancel the run's pending units, a batch at a time in id order, passing over those a worker is
+    claiming this moment (it sees the run stopped and gives them back cancelled). One UPDATE of every
+    pending unit of a large run locked them in its own order while workers' claims locked theirs in
+    another: PostgreSQL found a deadlock and aborted the cancel or the claim."""
+    pending = Judgment.objects.filter(run_id=run_pk, status=UnitStatus.PENDING)
+    with transaction.atomic():
+        while ids := list(pending.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:CANCEL_BATCH]):
+            Judgment.objects.filter(pk__in=ids, status=UnitStatus.PENDING).update(status=UnitStatus.CANCELLED)
 
 
 def run_fail(*, run_pk: int, error: str) -> None:

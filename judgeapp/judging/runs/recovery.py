@@ -28,7 +28,8 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
     - a sequential run whose holder died is sent again;
     - a run `awaiting_broker` (a message it needed could not be sent) is sent what it waits for: its start,
       its sequential task or its pending units;
-    - queued Celery runs are started (their start message may have been lost);
+    - queued Celery runs are started (their start message may have been lost), and so are runs whose
+      planner was cut off (it continues where that one stopped);
     - pending units are sent again: all of them when `redispatch_pending` (a worker starting: the broker
       may have lost what a killed worker had prefetched; the broker restarted or was out of reach), else
       only those of runs that stalled;
@@ -50,8 +51,15 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
     released_runs = set(Judgment.objects.filter(pk__in=released).values_list("run_id", flat=True)) if released else set()
 
     for pk, claim in UNIT.lapsed(in_flight):
+        run = Run.objects.only("pk", "run_id", "kind", "executor").get(pk=pk)
+        if not handler_for(run.kind).sequential:
+            # A planner cut off with its stage part planned: its lease ends now (the token stays: the stage
+            # is not fully planned) and the next planner continues where it stopped.
+            if run.executor == Executor.CELERY and UNIT.expire(Run.objects.filter(pk=pk), claim):
+                if run_task_send(run=run, task=taskqueue.START_RUN):
+                    counts["started"] += 1
+            continue
         if UNIT.release(Run.objects.filter(pk=pk), claim):
-            run = Run.objects.only("pk", "run_id", "executor").get(pk=pk)
             if run.executor == Executor.CELERY and run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN):
                 counts["resumed"] += 1
 

@@ -19,11 +19,11 @@ from judgeapp.judging.leases import UNIT, Heartbeat
 from judgeapp.judging.limiters import before_waiting_for_a_slot
 from judgeapp.judging.outages import is_service_error, through_outage
 from judgeapp.judging.runkind import RunFailed, UnitResult, handler_for
-from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_fail
+from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_dispatch_next, run_fail
 from judgeapp.judging.text import storable
 from judgeapp.judging.workers import soft_time_limit, worker_identity
 from judgeapp.judging.writeturn import write_turn
-from judgeapp.models import ACTIVE_UNIT_STATUSES, Judge, Judgment, Run, RunStatus, System, UnitStatus
+from judgeapp.models import ACTIVE_UNIT_STATUSES, Executor, Judge, Judgment, Run, RunStatus, System, UnitStatus
 
 log = logging.getLogger(__name__)
 
@@ -272,8 +272,8 @@ def judgments_record(*, results: list[tuple[Judgment, UnitResult]], token: uuid.
     if not results:
         return 0
     written = through_outage(_results_write, results, token, what=f"recording {len(results)} results")
-    for run_pk, stage in sorted({(unit.run_id, unit.stage) for unit, _ in results}):
-        through_outage(_stage_advance_if_complete, run_pk, stage, what=f"advancing run {run_pk}")
+    for run_pk, stage, executor in sorted({(unit.run_id, unit.stage, unit.run.executor) for unit, _ in results}):
+        through_outage(_stage_advance_or_dispatch, run_pk, stage, executor, what=f"advancing run {run_pk}")
     return written
 
 
@@ -315,6 +315,10 @@ def _results_write(results: list[tuple[Judgment, UnitResult]], token: uuid.UUID)
     return len(written)
 
 
-def _stage_advance_if_complete(run_pk: int, stage: int) -> None:
+def _stage_advance_or_dispatch(run_pk: int, stage: int, executor: str) -> None:
+    """The stage complete: advance the run. Else room opened in the run's window: its next units go to the
+    queue, behind those of the runs started meanwhile (lifecycle.run_dispatch)."""
     if not Judgment.objects.filter(run_id=run_pk, stage=stage, status__in=ACTIVE_UNIT_STATUSES).exists():
         run_advance(run_pk=run_pk)
+    elif executor == Executor.CELERY:
+        run_dispatch_next(run_pk=run_pk)
