@@ -189,7 +189,7 @@ def _stage_plan(*, run_pk: int, claim) -> bool:
         # Hand over at once: the next planner continues where this one stopped, in a task of its own.
         UNIT.expire(runs, claim)
         if run.executor == Executor.CELERY:
-            taskqueue.send(taskqueue.START_RUN, run_pk)
+            run_task_send(run=run, task=taskqueue.START_RUN)
         raise
     total = Judgment.objects.filter(run_id=run_pk).count()
     if not UNIT.release(runs, claim, total_units=total, updated_at=timezone.now()):
