@@ -18,12 +18,16 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def sent(monkeypatch):
     """The batches of unit ids sent to the workers, and the tasks sent by name (a planner handing over)."""
-    from judgeapp.judging import tasks
-
     batches: list[list[int]] = []
     named: list[tuple] = []
-    monkeypatch.setattr(tasks.execute_judgments, "apply_async", lambda args, **kw: batches.append(list(args[0])))
-    monkeypatch.setattr(taskqueue, "send", lambda name, *args: named.append((name, *args)))
+
+    def send(name, *args, **options):
+        if name == taskqueue.EXECUTE_JUDGMENTS:
+            batches.append(list(args[0]))
+        else:
+            named.append((name, *args))
+
+    monkeypatch.setattr(taskqueue, "send", send)
     return batches, named
 
 
@@ -148,10 +152,8 @@ def test_the_recovery_sends_a_runs_window_again_not_the_rest_of_its_units(make_j
 
 
 def test_the_recovery_restarts_a_planner_whose_lease_lapsed_and_leaves_a_live_one_alone(judge, monkeypatch, sent):
-    from judgeapp.judging import tasks
-
-    started = []
-    monkeypatch.setattr(tasks.start_run, "delay", lambda pk: started.append(pk))
+    batches, named = sent
+    started = named  # the tasks sent by name: start_run
     monkeypatch.setattr(lifecycle, "PLAN_BATCH", 10)
     run = pointwise_run(judge=judge, n=30, executor="celery")
 
@@ -168,7 +170,7 @@ def test_the_recovery_restarts_a_planner_whose_lease_lapsed_and_leaves_a_live_on
     assert runs.runs_recover()["started"] == 0 and started == []  # its lease still runs
 
     Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timezone.timedelta(seconds=1))
-    assert runs.runs_recover()["started"] == 1 and started == [run.pk]
+    assert runs.runs_recover()["started"] == 1 and started == [(taskqueue.START_RUN, run.pk)]
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING and run.claim_token is not None  # still marked: not fully planned
     assert runs.run_start(run_pk=run.pk) is True
