@@ -6,7 +6,7 @@ system generates its replies has a stage 0 of one generation unit per case; judg
 
 from collections.abc import Iterator
 
-from judgeapp.judging.batches import ROWS_AT_ONCE, batched
+from judgeapp.judging.batches import ROWS_AT_ONCE, batched, rows_by_key
 from judgeapp.judging.files import CriterionSpec, render_rubric
 from judgeapp.judging.prompts import Prompt, load_prompt
 from judgeapp.judging.runkind import UnitResult, UnitSpec
@@ -41,15 +41,13 @@ def judging_stage(run) -> int:
 
 def generation_units(run) -> Iterator[UnitSpec]:
     """One unit per case of the test set, in its order, for the system to answer (read a batch at a time)."""
-    cases = run.testset.cases.order_by("position").values_list("pk", "case_id")
-    for pk, case_id in cases.iterator(chunk_size=ROWS_AT_ONCE):
+    for pk, case_id in rows_by_key(run.testset.cases, "position", ("pk", "case_id")):
         yield UnitSpec(key=f"generate/{case_id}", purpose=Purpose.GENERATE, case_id=pk, system_id=run.system_id)
 
 
 def testset_replies_store(run) -> None:
     """The test set's outputs become the run's replies (slot ""), a batch at a time."""
-    cases = run.testset.cases.filter(output__isnull=False).order_by("position").values_list("pk", "output")
-    for batch in batched(cases.iterator(chunk_size=ROWS_AT_ONCE)):
+    for batch in batched(rows_by_key(run.testset.cases.filter(output__isnull=False), "position", ("pk", "output"))):
         Output.objects.bulk_create(
             [Output(run=run, case_id=pk, slot="", text=text, source=Output.Source.TESTSET) for pk, text in batch],
             ignore_conflicts=True,
@@ -65,15 +63,11 @@ def replies_to_judge(run) -> Iterator[tuple[int, str, str]]:
         # Generated, given in a file, or stored in part by a planner cut off (the rest is stored first).
         if not generates(run):
             testset_replies_store(run)
-        cases = (
-            run.testset.cases.filter(run_outputs__run=run, run_outputs__slot="")
-            .order_by("position")
-            .values_list("pk", "case_id", "run_outputs__text")
-        )
-        yield from cases.iterator(chunk_size=ROWS_AT_ONCE)
+        cases = run.testset.cases.filter(run_outputs__run=run, run_outputs__slot="")
+        yield from rows_by_key(cases, "position", ("pk", "case_id", "run_outputs__text"))
         return
-    cases = run.testset.cases.filter(output__isnull=False).order_by("position").values_list("pk", "case_id", "output")
-    for batch in batched(cases.iterator(chunk_size=ROWS_AT_ONCE)):
+    cases = run.testset.cases.filter(output__isnull=False)
+    for batch in batched(rows_by_key(cases, "position", ("pk", "case_id", "output"))):
         Output.objects.bulk_create(
             [Output(run=run, case_id=pk, slot="", text=text, source=Output.Source.TESTSET) for pk, _case_id, text in batch],
             ignore_conflicts=True,

@@ -21,8 +21,10 @@ from judgeapp.judging.client import call_deadline_seconds
 from judgeapp.judging.endpoints import endpoint_config
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.leases import UNIT
+from judgeapp.judging.outages import through_outage
 from judgeapp.judging.runkind import RunFailed, UnitSpec, handler_for
 from judgeapp.judging.workers import soft_time_limit, worker_identity
+from judgeapp.judging.writeturn import write_turn
 from judgeapp.models import ACTIVE_UNIT_STATUSES, AuditLog, Executor, Judgment, Run, RunStatus, UnitStatus
 
 log = logging.getLogger(__name__)
@@ -121,9 +123,10 @@ def _units_create(run: Run, stage: int, specs: Iterable[UnitSpec], *, claim=None
     given = sum(1 for _ in itertools.islice(iterator, skip))
     base = Judgment.objects.filter(run_id=run.pk).count() if claim is not None else 0
     made = 0
-    while batch := list(itertools.islice(iterator, PLAN_BATCH)):  # read outside the transaction: a plan's cursor outlives it
+    def write(batch: list[UnitSpec]) -> None:
         now = timezone.now()
-        with transaction.atomic():
+        # SQLite's writers take their turn (judging/writeturn.py), as the workers recording units do.
+        with write_turn(), transaction.atomic():
             Judgment.objects.bulk_create(
                 [
                     Judgment(
@@ -135,13 +138,18 @@ def _units_create(run: Run, stage: int, specs: Iterable[UnitSpec], *, claim=None
                 ],
                 ignore_conflicts=True,
             )
-            made += len(batch)
             # The run's row last, so that it is locked only while the batch commits (the workers recording
             # the first units write their counters there); a planner that lost the run writes nothing.
             if claim is not None and not UNIT.renew(runs, claim):
                 raise _PlannerReplaced
             if claim is not None:  # progress while planning: the units made so far
-                runs.update(total_units=base + made, updated_at=now)
+                runs.update(total_units=base + made + len(batch), updated_at=now)
+
+    while batch := list(itertools.islice(iterator, PLAN_BATCH)):  # read outside the transaction: a plan's cursor outlives it
+        # A database out of reach (or busy) is waited for, the batch written again whole (it is one transaction,
+        # and its units are inserted once whatever happens).
+        through_outage(write, batch, what=f"planning {len(batch)} units of run {run.run_id}")
+        made += len(batch)
         given += len(batch)
         if claim is not None:
             _dispatch_quietly(run)  # the workers start on the first batch, not after the last
@@ -154,7 +162,7 @@ def _dispatch_quietly(run: Run) -> None:
     if run.executor != Executor.CELERY:
         return
     try:
-        run_dispatch_next(run_pk=run.pk)
+        through_outage(run_dispatch_next, run_pk=run.pk, what=f"sending the units of run {run.run_id}")
     except Exception:  # noqa: BLE001 - pending without a message: recovery sends a stalled run's units again
         log.exception("sending the units of run %s failed", run.run_id)
 
@@ -191,8 +199,11 @@ def _stage_plan(*, run_pk: int, claim) -> bool:
         if run.executor == Executor.CELERY:
             run_task_send(run=run, task=taskqueue.START_RUN)
         raise
-    total = Judgment.objects.filter(run_id=run_pk).count()
-    if not UNIT.release(runs, claim, total_units=total, updated_at=timezone.now()):
+    def release() -> int:
+        total = Judgment.objects.filter(run_id=run_pk).count()
+        return UNIT.release(runs, claim, total_units=total, updated_at=timezone.now())
+
+    if not through_outage(release, what=f"ending the plan of run {run.run_id}"):
         return True  # another planner took the run over: it finishes the stage
     _dispatch_quietly(run)
     return stage_units.filter(status__in=ACTIVE_UNIT_STATUSES).exists()
@@ -236,12 +247,16 @@ def run_start(*, run_pk: int) -> bool:
             transaction.on_commit(lambda: run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN))
         return True
     holder = worker_identity()
-    claim, taken = UNIT.take(
-        Run.objects.filter(pk=run_pk, status=RunStatus.QUEUED), holder=holder, status=RunStatus.RUNNING, started_at=now, updated_at=now
+    claim, taken = through_outage(
+        UNIT.take, Run.objects.filter(pk=run_pk, status=RunStatus.QUEUED), holder=holder, status=RunStatus.RUNNING,
+        started_at=now, updated_at=now, what=f"starting run {run.run_id}",
     )
     if not taken:
         # A running run whose planner was cut off (its token is still set, its lease ran out).
-        claim, taken = UNIT.take(Run.objects.filter(pk=run_pk, status=RunStatus.RUNNING, claim_token__isnull=False), holder=holder)
+        claim, taken = through_outage(
+            UNIT.take, Run.objects.filter(pk=run_pk, status=RunStatus.RUNNING, claim_token__isnull=False), holder=holder,
+            what=f"starting run {run.run_id}",
+        )
         if not taken:
             return False
     if not _stage_plan(run_pk=run_pk, claim=claim):
@@ -305,7 +320,7 @@ def _window_fill(run_pk: int, *, again: bool, only: list[int] | None = None) -> 
     """Send the run's next units, up to its window (WINDOW_BATCHES_PER_SLOT batches per judge slot in the
     queue or being judged); with `again`, first the units sent before and still pending (a message the
     broker or a killed worker lost); `only`: just these pending units again (a batch given back)."""
-    with transaction.atomic():
+    with write_turn(), transaction.atomic():
         # The run's row is locked while its window is counted and moved: two workers recording at once
         # do not both fill the same room.
         run = Run.objects.select_for_update(of=("self",)).select_related("judge", "system").get(pk=run_pk)
