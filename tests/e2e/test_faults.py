@@ -134,6 +134,10 @@ def test_a_run_started_while_the_broker_is_down_is_accepted_and_runs_when_it_ret
         judge = make_judge("slow", server=server, max_concurrency=4)
         worker = worker_factory(concurrency=4, CELERY_BROKER_URL=broker.url)
         token = api_token_create(user=reviewer, name="ci")[1]
+        # The worker's own start-up tasks done first: kombu's Redis transport may exit a worker whose broker
+        # dies while it holds unacknowledged messages (restore_unacked on a closed connection), a race of
+        # the library's that a supervisor's restart covers; this test is about the run created meanwhile.
+        wait_for(lambda: worker.log().count(" succeeded in ") >= 2, 30, message="the worker's start-up tasks")
 
         broker.kill()
         response = Client(raise_request_exception=False).post(
