@@ -390,7 +390,10 @@ def main() -> None:
     if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
         raise SystemExit("bench/faults.py needs PostgreSQL: set DATABASE_URL=postgres://user@host:port/database")
     os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:1/0")  # replaced by each fault's own redis-server
-    where = setup_django()
+    try:
+        where = setup_django()
+    except Exception as exc:  # noqa: BLE001 - a database that is missing or out of reach: one line, not a traceback
+        raise SystemExit(f"bench/faults.py: the database cannot be used: {' '.join(str(exc).split())[:300]}") from None
     print(f"judgeapp fault bench ({where}: a private redis-server per fault; {args.concurrency} worker processes; logs in {LOGS})")
     print(COLUMNS, flush=True)
     for fault in FAULTS if args.fault == "all" else (args.fault,):
