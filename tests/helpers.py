@@ -195,12 +195,7 @@ class TcpProxy:
         with self._lock:
             self._refusing_until = time.monotonic() + seconds
             self.returned_at = None
-            listener, self._listener = self._listener, None
-            open_now = list(self._open)
-        if listener is not None:
-            listener.close()
-        for pair in open_now:
-            self._close(pair)
+        self._drop_all()
 
     def refusing(self) -> bool:
         with self._lock:
@@ -220,6 +215,10 @@ class TcpProxy:
 
     def stop(self) -> None:
         self._stopping.set()
+        self._drop_all()
+
+    def _drop_all(self) -> None:
+        """Stop listening and close every open connection."""
         with self._lock:
             listener, self._listener = self._listener, None
             open_now = list(self._open)
@@ -229,7 +228,6 @@ class TcpProxy:
             self._close(pair)
 
     def _listen(self) -> None:
-
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))

@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-EXECUTE_JUDGMENT = "judgeapp.tasks.execute_judgment"
 EXECUTE_JUDGMENTS = "judgeapp.tasks.execute_judgments"
 START_RUN = "judgeapp.tasks.start_run"
 EXECUTE_SEQUENTIAL_RUN = "judgeapp.tasks.execute_sequential_run"
-RECOVER_RUNS = "judgeapp.tasks.recover_runs"
 RANKLIST_WORK = "judgeapp.tasks.ranklist_work"
 COMPUTE_AGREEMENT = "calibration.tasks.compute_agreement"
 REFRESH_AGREEMENTS = "calibration.tasks.refresh_agreements"

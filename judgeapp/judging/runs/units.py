@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 RUN_FATAL_STATUSES = (401, 403, 404)
 
+
 def judgments_claim(*, ids: list[int], worker: str) -> tuple[uuid.UUID, list[Judgment]]:
     """Claim the units of `ids` that are still free in one conditional UPDATE (one token for the batch, a lease
     of LEASE_SECONDS that its holder renews while it judges them: `judgments_execute`); return the token and the
