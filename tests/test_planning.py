@@ -51,6 +51,25 @@ def plan_interrupted_after(monkeypatch, units: int, interruption):
     monkeypatch.setattr(PointwiseHandler, "plan", interrupted)
 
 
+class Killed(BaseException):
+    """A planner's process killed (not an exception it could handle)."""
+
+
+def planner_killed(monkeypatch, judge):
+    """A 30-case run whose planner was killed at its 12th unit (batches of 10: 10 units made)."""
+    monkeypatch.setattr(lifecycle, "PLAN_BATCH", 10)
+    run = pointwise_run(judge=judge, n=30, executor="celery")
+
+    def kill():
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        plan_interrupted_after(patch, 12, kill)
+        with pytest.raises(Killed):
+            runs.run_start(run_pk=run.pk)
+    return run
+
+
 def test_a_planner_cut_off_by_its_time_limit_hands_over_and_the_next_plans_the_rest_once(judge, monkeypatch, sent):
     _batches, named = sent
     monkeypatch.setattr(lifecycle, "PLAN_BATCH", 10)
@@ -82,19 +101,7 @@ def test_a_planner_cut_off_by_its_time_limit_hands_over_and_the_next_plans_the_r
 
 
 def test_a_killed_planner_is_continued_once_its_lease_runs_out(judge, monkeypatch, sent):
-    monkeypatch.setattr(lifecycle, "PLAN_BATCH", 10)
-    run = pointwise_run(judge=judge, n=30, executor="celery")
-
-    class Killed(BaseException):
-        pass
-
-    def kill():
-        raise Killed
-
-    with monkeypatch.context() as patch:
-        plan_interrupted_after(patch, 12, kill)
-        with pytest.raises(Killed):
-            runs.run_start(run_pk=run.pk)
+    run = planner_killed(monkeypatch, judge)
     assert run.judgments.count() == 10
     # Its lease still runs: no second planner, and the workers' records do not advance the run meanwhile.
     assert runs.run_start(run_pk=run.pk) is False
@@ -154,19 +161,7 @@ def test_the_recovery_sends_a_runs_window_again_not_the_rest_of_its_units(make_j
 def test_the_recovery_restarts_a_planner_whose_lease_lapsed_and_leaves_a_live_one_alone(judge, monkeypatch, sent):
     batches, named = sent
     started = named  # the tasks sent by name: start_run
-    monkeypatch.setattr(lifecycle, "PLAN_BATCH", 10)
-    run = pointwise_run(judge=judge, n=30, executor="celery")
-
-    class Killed(BaseException):
-        pass
-
-    def kill():
-        raise Killed
-
-    with monkeypatch.context() as patch:
-        plan_interrupted_after(patch, 12, kill)
-        with pytest.raises(Killed):
-            runs.run_start(run_pk=run.pk)
+    run = planner_killed(monkeypatch, judge)
     assert runs.runs_recover()["started"] == 0 and started == []  # its lease still runs
 
     Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timezone.timedelta(seconds=1))
