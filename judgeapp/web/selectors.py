@@ -104,7 +104,8 @@ def _both_order_pairs(*, name: str, runs: list[Run]) -> dict[int, list[tuple[tup
         # The unit's key less its order ("c001/ab" -> "c001"): a case asked more than once in a run stays apart.
         item = (run_pk, case_pk, "/".join(part for part in key.split("/") if part != order))
         pair = pairs.setdefault(item, {"hashes": {}, "winners": {}})
-        pair["hashes"][order], pair["winners"][order] = prompt_hash, winner
+        # str(): SQLite's JSON extraction reads the stored "1" back as the number 1.
+        pair["hashes"][order], pair["winners"][order] = prompt_hash, None if winner is None else str(winner)
     by_run: dict[int, list] = {}
     for item, pair in pairs.items():
         if len(pair["winners"]) == len(_MAPPED):
