@@ -90,13 +90,17 @@ def run_trace(run: Run) -> Trace | None:
 TOOLS_UNUSED = "judge did not use its tools"
 
 
+# A verdict the loop could not read is recorded as an unverified requirement (status done), so why is in
+# the verdict: its reply_problem names the count it falls in.
+REPLY_PROBLEM_COUNTS = {"truncated": "truncated", "unparsable": "parse_failures"}
+
+
 def _accounting(unit) -> str:
-    """Which count (CONTRACT §6) a requirement's unit falls in. A verdict the loop could not read is recorded
-    as an unverified requirement (status done), so its reason is in the verdict."""
+    """Which count (CONTRACT §6) a requirement's unit falls in (AgentHandler.unit_accounting in SQL)."""
     if unit.status != UnitStatus.DONE:
         return "no_reply"
     problem = (unit.parsed or {}).get("reply_problem", "")
-    return {"truncated": "truncated", "unparsable": "parse_failures"}.get(problem, "parsed")
+    return REPLY_PROBLEM_COUNTS.get(problem, "parsed")
 
 
 @register
@@ -160,6 +164,17 @@ class AgentHandler(RunHandler):
                 "truncated": outcome.reply_problem == "truncated",
             },
         )
+
+    def unit_accounting(self):
+        """`_accounting` as a query expression: a done unit whose verdict says its reply could not be read is
+        a parse failure or a truncation, not a parsed reply."""
+        from django.db.models import Case, CharField, Value, When
+
+        problems = [
+            When(status=UnitStatus.DONE, parsed__reply_problem=problem, then=Value(count))
+            for problem, count in REPLY_PROBLEM_COUNTS.items()
+        ]
+        return Case(*problems, When(status=UnitStatus.DONE, then=Value("parsed")), default=Value("no_reply"), output_field=CharField())
 
     def requirement_rows(self, run) -> list[dict]:
         """Every requirement in checklist order, with its verdict (unverified when its unit failed or never ran)."""

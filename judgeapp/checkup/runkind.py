@@ -74,6 +74,7 @@ def calls_summary(units: list[Judgment]) -> dict:
 class CheckupHandler(RunHandler):
     kind = RunKind.CHECKUP
     page_template = "judgeapp/checkup/run.html"
+    position_evidence = True
     # Compared with the public sets' own human labels, not with labels people give in this app.
     label_kind = None
 

@@ -285,13 +285,14 @@ def system_get(*, name: str) -> System:
 
 
 def endpoint_identity(endpoint: Judge | System) -> tuple[str, str]:
-    """(base URL, model): who answers a call, whatever family the endpoint declares."""
+    """(base URL, model): who answers a call, whatever family the endpoint declares, each spelled one way
+    (judgeapp/models/identity.py: every comparison of two endpoints goes through this)."""
     return endpoint.identity(settings.OPENAI_BASE_URL or "")
 
 
 def identity_label(endpoint: Judge | System) -> str:
     base_url, model = endpoint_identity(endpoint)
-    return f"model {model} at {base_url or 'the default OPENAI_BASE_URL'}"
+    return f"model {model} at {base_url}"
 
 
 def judge_not_system_check(*, judge: Judge, systems) -> None:
@@ -306,9 +307,22 @@ def judge_not_system_check(*, judge: Judge, systems) -> None:
 
 
 def family_warnings(endpoints) -> list[str]:
-    """A warning for each endpoint whose declared family its model name contradicts."""
-    return [
+    """A warning for each endpoint whose declared family its model name contradicts, and for each model
+    (one identity, however spelled) declared as two families."""
+    endpoints = [e for e in endpoints if e is not None]
+    warnings = [
         f"{e.name}: declared family {e.family.lower()!r}, but its model name {e.model!r} looks like {e.guessed_family!r}"
         for e in endpoints
-        if e is not None and e.family_mismatch
+        if e.family_mismatch
     ]
+    by_identity: dict[tuple[str, str], list] = {}
+    for endpoint in endpoints:
+        by_identity.setdefault(endpoint_identity(endpoint), []).append(endpoint)
+    for members in by_identity.values():
+        families = sorted({m.effective_family for m in members})
+        if len(families) > 1:
+            warnings.append(
+                f"{' and '.join(m.name for m in members)} are one model ({identity_label(members[0])}) declared as "
+                f"families {' and '.join(repr(f) for f in families)}"
+            )
+    return warnings

@@ -99,6 +99,10 @@ class RunHandler:
     # Heavy modules finalize needs (scipy.stats: half a second): imported in a thread while the units are
     # judged, not on the run's wall clock after its last unit.
     preload_modules: ClassVar[tuple[str, ...]] = ()
+    # Its judge units are pairs judged in both orders with the Pairwise prompt (order "ab"/"ba", a winner
+    # "1" | "2" | "tie"): the evidence of whether the judge follows the order (the scorecard's position
+    # consistency, judgeapp/web/selectors.py).
+    position_evidence: ClassVar[bool] = False
 
     def plan(self, run: Run, stage: int) -> Iterable[UnitSpec] | None:
         """The units of `stage`, or None when the run has no more stages and should be finalized. An
@@ -119,6 +123,24 @@ class RunHandler:
 
     def run_sequential(self, run: Run, progress=None) -> None:
         raise NotImplementedError
+
+    def unit_accounting(self):
+        """How a unit of this kind is counted (CONTRACT §6), as a query expression naming its category —
+        "parsed", "parse_failures", "truncated" or "no_reply" — so that a judge's units across many runs are
+        counted in one query (the scorecard). The default is Judgment.accounting; a kind whose finalize
+        counts otherwise says so here (the agent)."""
+        from django.db.models import Case, CharField, Q, Value, When
+
+        from judgeapp.models import UnitStatus
+
+        parse_failure = Q(status=UnitStatus.FAILED) & ~Q(parse_error="") & Q(error="")
+        return Case(
+            When(status=UnitStatus.DONE, then=Value("parsed")),
+            When(parse_failure & Q(truncated=True), then=Value("truncated")),
+            When(parse_failure, then=Value("parse_failures")),
+            default=Value("no_reply"),
+            output_field=CharField(),
+        )
 
     # What people label for this kind ("score", "pass_fail" or "pairwise"); None: not calibrated by people.
     label_kind: ClassVar[str | None] = None

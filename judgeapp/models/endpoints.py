@@ -6,6 +6,7 @@ from django.db import models
 
 from .base import TimeStampedModel, content_hash, short_version
 from .families import family_from_model, recognised_family
+from .identity import identity_normalise
 
 
 class StructuredOutput(models.TextChoices):
@@ -74,10 +75,10 @@ class Endpoint(TimeStampedModel):
         return bool(self.family) and recognised is not None and recognised != self.family.lower()
 
     def identity(self, default_base_url: str = "") -> tuple[str, str]:
-        """Who answers: the server and the model. Two endpoints of one identity are one judge, whatever
-        families they declare (their calls even share the response cache)."""
-        base_url = (self.base_url or default_base_url or "").strip().rstrip("/").lower()
-        return base_url, self.model.strip()
+        """Who answers: the server and the model, each spelled one way (models/identity.py: `127.0.0.1` is
+        `localhost`, `SmolLM2` is `smollm2`). Two endpoints of one identity are one judge, whatever
+        families they declare."""
+        return identity_normalise(self.base_url or default_base_url or "", self.model)
 
     def config_snapshot(self) -> dict:
         """What defines this endpoint's behaviour; frozen into every run that uses it. No secret in it."""

@@ -46,6 +46,7 @@ class PairwiseHandler(RunHandler):
     kind = RunKind.PAIRWISE
     page_template = "judgeapp/pairwise/run.html"
     label_kind = "pairwise"
+    position_evidence = True
 
     def _judged_cases(self, run):
         """(case id, the judge's name, its both-order verdict or None) of every case with a judge unit."""

@@ -3,9 +3,10 @@ parse failures, cost and the runs and gates relying on it) and the calibration s
 
 from __future__ import annotations
 
-from django.db.models import Avg, Count, Q, Sum
+from django.db.models import Avg, Count, Sum
 
 from calibration import selectors as calibration_selectors
+from judgeapp.judging.accounting import CATEGORIES
 from judgeapp.models import AuditLog, Judge, Judgment, Purpose, Run, RunKind, UnitStatus
 from judgeapp.releases.selectors import gate_evaluate
 
@@ -75,76 +76,134 @@ def _trend(points: list[dict], threshold: float) -> dict:
             "axis_low_y": y(low), "axis_high_y": y(high)}
 
 
-def _position_consistency(runs: list[Run]) -> dict:
-    """From every pairwise run the judge judged in both orders: the share of cases whose two orders agreed,
-    and, where they did not, which position it favoured (the reply shown first or second)."""
+# With the orders' prompts the same, a pair is the same evidence: the key a pair is counted once under.
+PAIR_KEY_NOTE = (
+    "a prompt pair is the two orders' prompts (the sha-256 of each, sorted): a cache replay or a re-run of the same "
+    "pair is counted once, the first time it was judged"
+)
+_MAPPED = {"ab": {"1": "A", "2": "B", "tie": "tie"}, "ba": {"1": "B", "2": "A", "tie": "tie"}}
+
+
+def _pair_key(hashes: dict[str, str], fallback: tuple) -> tuple:
+    """The two orders' prompt hashes, in either order (a run with A and B swapped asks the same pair)."""
+    if all(hashes.get(order) for order in _MAPPED):
+        return tuple(sorted(hashes[order] for order in _MAPPED))
+    return fallback  # a unit stored without its prompt's hash: evidence of its own run only
+
+
+def _both_order_pairs(*, name: str, runs: list[Run]) -> dict[int, list[tuple[tuple, dict[str, str]]]]:
+    """{run pk: [(pair key, {order: the judge's "1" | "2" | "tie"})]} of the pairs this judge answered in both
+    orders, in the runs of the kinds that judge pairs in both orders (pairwise, the check-up)."""
+    pair_kinds = [kind for kind in {run.kind for run in runs} if getattr(_handler(kind), "position_evidence", False)]
+    units = Judgment.objects.filter(
+        run__in=[run.pk for run in runs if run.kind in pair_kinds], judge__name=name, purpose=Purpose.JUDGE,
+        status=UnitStatus.DONE, order__in=list(_MAPPED),
+    ).values_list("run_id", "case_id", "key", "order", "prompt_hash", "parsed__winner").order_by("id")
+    pairs: dict[tuple, dict] = {}
+    for run_pk, case_pk, key, order, prompt_hash, winner in units.iterator(chunk_size=2000):
+        # The unit's key less its order ("c001/ab" -> "c001"): a case asked more than once in a run stays apart.
+        item = (run_pk, case_pk, "/".join(part for part in key.split("/") if part != order))
+        pair = pairs.setdefault(item, {"hashes": {}, "winners": {}})
+        # str(): SQLite's JSON extraction reads the stored "1" back as the number 1.
+        pair["hashes"][order], pair["winners"][order] = prompt_hash, None if winner is None else str(winner)
+    by_run: dict[int, list] = {}
+    for item, pair in pairs.items():
+        if len(pair["winners"]) == len(_MAPPED):
+            by_run.setdefault(item[0], []).append((_pair_key(pair["hashes"], item), pair["winners"]))
+    return by_run
+
+
+def _handler(kind: str):
+    """The run kind's handler, which knows how its units count; None for a kind with no handler in this build."""
+    from judgeapp.judging.runkind import handler_for
+
+    try:
+        return handler_for(kind)
+    except LookupError:
+        return None
+
+
+def _position_of(winners: dict[str, str]) -> tuple[bool, int, int] | None:
+    """(the two orders agreed, how often it chose the reply shown first, shown second), None when unreadable."""
+    ab, ba = _MAPPED["ab"].get(winners["ab"]), _MAPPED["ba"].get(winners["ba"])
+    if ab is None or ba is None:
+        return None
+    if ab == ba:
+        return True, 0, 0
+    return False, (winners["ab"] == "1") + (winners["ba"] == "1"), (winners["ab"] == "2") + (winners["ba"] == "2")
+
+
+def _position_consistency(*, name: str, runs: list[Run]) -> dict:
+    """From every pair the judge judged in both orders (pairwise runs and check-ups), each distinct prompt pair
+    once, the first time it was judged: the share whose two orders agreed and, where they did not, which
+    position it favoured (the reply shown first or second)."""
+    by_run = _both_order_pairs(name=name, runs=runs)
+    seen: set[tuple] = set()
     rows = []
-    totals = {"both": 0, "agreed": 0, "first": 0, "second": 0}
-    for run in runs:
-        if run.kind != RunKind.PAIRWISE or not run.report:
-            continue
-        both = agreed = first = second = 0
-        for case in run.report.get("cases", []):
-            ab, ba = case.get("ab"), case.get("ba")
-            if ab is None or ba is None:
+    totals = {"both": 0, "agreed": 0, "first": 0, "second": 0, "repeated": 0}
+    for run in sorted((r for r in runs if r.pk in by_run), key=lambda r: (r.created_at, r.pk)):
+        row = {"run": run, "both": 0, "agreed": 0, "first": 0, "second": 0, "repeated": 0}
+        for pair_key, winners in by_run[run.pk]:
+            position = _position_of(winners)
+            if position is None:
                 continue
-            both += 1
-            if ab == ba:
-                agreed += 1
+            if pair_key in seen:
+                row["repeated"] += 1
                 continue
-            # With A's reply first, "A" is the first position; with B's first, "B" is.
-            first += (ab == "A") + (ba == "B")
-            second += (ab == "B") + (ba == "A")
-        if not both:
-            continue
-        rows.append({"run": run, "both": both, "agreed": agreed, "share": agreed / both, "first": first, "second": second})
-        for key, value in (("both", both), ("agreed", agreed), ("first", first), ("second", second)):
-            totals[key] += value
+            seen.add(pair_key)
+            agreed, first, second = position
+            row["both"] += 1
+            row["agreed"] += agreed
+            row["first"] += first
+            row["second"] += second
+        row["share"] = row["agreed"] / row["both"] if row["both"] else None
+        rows.append(row)
+        for key in totals:
+            totals[key] += row[key]
     favours = None
     if totals["first"] != totals["second"]:
         favours = "first" if totals["first"] > totals["second"] else "second"
     return {
-        "runs": rows,
-        "both": totals["both"],
+        "runs": rows[::-1],  # newest first, as the page lists runs
+        **totals,
         "share": totals["agreed"] / totals["both"] if totals["both"] else None,
-        "first": totals["first"],
-        "second": totals["second"],
         "favours": favours,
+        "distinct": PAIR_KEY_NOTE,
     }
 
 
-def _has_field(model, name: str) -> bool:
-    return any(f.name == name for f in model._meta.get_fields())
+def _accounting_of(kind: str):
+    from judgeapp.judging.runkind import RunHandler
+
+    return (_handler(kind) or RunHandler()).unit_accounting()
 
 
 def _calls(*, name: str, runs: list[Run]) -> dict:
-    """Per call of the judge: parse failures, truncation (where the judgments record it), latency, tokens."""
-    judgments = Judgment.objects.filter(run__in=[r.pk for r in runs], judge__name=name, purpose=Purpose.JUDGE)
-    finished = judgments.filter(status__in=[UnitStatus.DONE, UnitStatus.FAILED])
-    figures = finished.aggregate(
-        calls=Count("id"),
-        parse_failures=Count("id", filter=Q(status=UnitStatus.FAILED) & ~Q(parse_error="") & Q(error="") & Q(truncated=False)),
-        no_reply=Count("id", filter=Q(status=UnitStatus.FAILED) & ~Q(error="")),
-        cached=Count("id", filter=Q(cached=True)),
-    )
+    """Per call of the judge: parse failures, truncations and no-replies counted from every unit it answered in
+    these runs — every kind, each as its own report counts it (the agent's unread verdicts too) — and latency
+    and tokens of the calls made."""
+    finished = Judgment.objects.filter(run__in=[r.pk for r in runs], judge__name=name, status__in=[UnitStatus.DONE, UnitStatus.FAILED])
+    tally = dict.fromkeys(CATEGORIES, 0)
+    by_kind: dict[str, dict[str, int]] = {}
+    for kind in sorted({run.kind for run in runs}):
+        of_kind = finished.filter(run__in=[r.pk for r in runs if r.kind == kind])
+        for category, n in of_kind.annotate(category=_accounting_of(kind)).values("category").annotate(n=Count("id")).values_list("category", "n"):
+            tally[category] += n
+            by_kind.setdefault(kind, dict.fromkeys(CATEGORIES, 0))[category] += n
+    calls = sum(tally.values())
     called = finished.filter(cached=False, latency_ms__gt=0).aggregate(
         mean_latency_ms=Avg("latency_ms"), mean_prompt_tokens=Avg("prompt_tokens"), mean_completion_tokens=Avg("completion_tokens"),
         tokens_in=Sum("prompt_tokens"), tokens_out=Sum("completion_tokens"), measured=Count("id"),
     )
-    calls = figures["calls"] or 0
-    result = {
-        **figures,
+    return {
+        **tally,
         **called,
-        "parse_failure_rate": figures["parse_failures"] / calls if calls else None,
-        "truncated": None,
-        "truncation_rate": None,
+        "calls": calls,
+        "cached": finished.filter(cached=True).count(),
+        "parse_failure_rate": tally["parse_failures"] / calls if calls else None,
+        "truncation_rate": tally["truncated"] / calls if calls else None,
+        "by_kind": [{"kind": RunKind(kind).label, **counts, "units": sum(counts.values())} for kind, counts in by_kind.items()],
     }
-    # Truncation is recorded on judgments only where the run machinery marks it.
-    if _has_field(Judgment, "truncated"):
-        truncated = finished.filter(truncated=True).count()
-        result["truncated"] = truncated
-        result["truncation_rate"] = truncated / calls if calls else None
-    return result
 
 
 def scorecard_known(*, name: str, version: str) -> bool:
@@ -178,7 +237,7 @@ def scorecard(*, name: str, version: str) -> dict:
         "history": history,
         "trend": _trend(history, level.threshold) if history else None,
         "level": level,
-        "position": _position_consistency(runs),
+        "position": _position_consistency(name=name, runs=runs),
         "calls": _calls(name=name, runs=runs),
         "runs": shown,
         "runs_total": len(runs),

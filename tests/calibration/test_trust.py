@@ -415,13 +415,12 @@ def test_the_scorecard_shows_position_consistency_calls_and_the_gates_relying_on
 
 
 def test_position_consistency_counts_agreeing_orders_and_the_favoured_position():
-    from judgeapp.models import Run
-    from judgeapp.web.selectors import _position_consistency
+    from judgeapp.web.selectors import _position_of
 
-    run = Run(run_id="p", kind="pairwise", report={"cases": [
-        {"ab": "A", "ba": "A"}, {"ab": "A", "ba": "B"}, {"ab": "A", "ba": "B"}, {"ab": "B", "ba": "A"}, {"ab": None, "ba": "A"},
-    ]})
-    figures = _position_consistency([run])
-    assert figures["both"] == 4 and figures["share"] == 0.25
-    assert (figures["first"], figures["second"], figures["favours"]) == (4, 2, "first")
-
+    # The judge's raw "1" | "2" | "tie" in each order: "1" in ab and "2" in ba name the same reply (A).
+    assert _position_of({"ab": "1", "ba": "2"}) == (True, 0, 0)
+    assert _position_of({"ab": "1", "ba": "1"}) == (False, 2, 0)  # the first position both times
+    assert _position_of({"ab": "2", "ba": "2"}) == (False, 0, 2)
+    assert _position_of({"ab": "1", "ba": "tie"}) == (False, 1, 0)
+    assert _position_of({"ab": "tie", "ba": "tie"}) == (True, 0, 0)
+    assert _position_of({"ab": "A", "ba": "2"}) is None  # not a Pairwise reply: no evidence
