@@ -17,6 +17,7 @@ from judgeapp.judging.cli import (
     report_of,
     report_path_check,
     run_ended_without_verdict,
+    trials_argument,
     write_report,
 )
 from judgeapp.models import Executor, Run, RunStatus
@@ -53,6 +54,7 @@ class CheckupCommand(JudgeCommand):
             help=f"judge calls in flight at once (default {settings.JUDGE_MAX_CONCURRENCY}); the judge's max_concurrency still applies",
         )
         parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
+        trials_argument(parser)
 
     def handle(self, *args, **options):
         from judgeapp.checkup.services import checkup_run_create
@@ -65,6 +67,7 @@ class CheckupCommand(JudgeCommand):
             sets=options["sets"],
             sample=options.get("sample"),
             seed=options.get("seed"),
+            trials=options.get("trials"),
             run_id=options.get("run_id"),
             executor=Executor.INLINE,
         )

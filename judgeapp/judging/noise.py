@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.lazy import LazyModule
 
 np = LazyModule("numpy")
@@ -49,11 +50,11 @@ SCORE_AGREEMENT = "mean quadratic-weighted Cohen's kappa over every pair of tria
 
 
 def trials_check(trials: int | None) -> int:
-    """The trials asked for, 1 when not given; a ValueError (one line) outside 1..MAX_TRIALS."""
+    """The trials asked for, 1 when not given; an InputError (one line) outside 1..MAX_TRIALS."""
     if trials is None:
         return 1
     if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= MAX_TRIALS:
-        raise ValueError(f"--trials must be a whole number from 1 to {MAX_TRIALS}, not {trials!r}")
+        raise InputError(f"--trials must be a whole number from 1 to {MAX_TRIALS}, not {trials!r}")
     return trials
 
 

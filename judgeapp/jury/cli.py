@@ -15,6 +15,7 @@ from judgeapp.judging.cli import (
     report_of,
     report_path_check,
     run_ended_without_verdict,
+    trials_argument,
     write_report,
 )
 from judgeapp.judging.errors import InputError
@@ -47,6 +48,7 @@ def add_arguments(parser) -> None:
         help=f"judge calls in flight at once (default: {settings.JUDGE_MAX_CONCURRENCY}, and at least one per juror)",
     )
     parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
+    trials_argument(parser)
 
 
 def handle(command, options) -> int:
@@ -68,6 +70,7 @@ def handle(command, options) -> int:
         judges=judges,
         system=system,
         generate=options.get("generate", False),
+        trials=options.get("trials"),
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
     )

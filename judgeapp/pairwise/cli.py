@@ -15,6 +15,7 @@ from judgeapp.judging.cli import (
     report_of,
     report_path_check,
     run_ended_without_verdict,
+    trials_argument,
     write_report,
 )
 from judgeapp.models import Executor, Run
@@ -44,6 +45,7 @@ def add_arguments(parser) -> None:
         help=f"judge calls in flight at once (default {settings.JUDGE_MAX_CONCURRENCY}); each judge's max_concurrency still applies",
     )
     parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
+    trials_argument(parser)
 
 
 def handle(command, options) -> int:
@@ -70,6 +72,7 @@ def handle(command, options) -> int:
         version_b=versions["b"],
         sample=options.get("sample"),
         seed=options.get("seed"),
+        trials=options.get("trials"),
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
     )
