@@ -20,6 +20,7 @@ from judgeapp.judging.cli import (
     trials_argument,
     write_report,
 )
+from judgeapp.judging.noise import noise_line
 from judgeapp.models import Executor, Run, RunStatus
 
 FIGURE_LABELS = {
@@ -154,4 +155,6 @@ def checkup_summary(run: Run) -> str:
     if verdict:
         lines += [f"  note: {note}" for note in verdict["notes"]]
         lines.append(f"verdict: {verdict['text']}")
+    if report.get("noise"):
+        lines.append(f"noise: {noise_line(report['noise'])}")
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from judgeapp.judging.cli import (
     write_report,
 )
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.noise import noise_line
 from judgeapp.judging.preflight import imported_refusal
 from judgeapp.models import Executor, Run, RunStatus
 
@@ -114,4 +115,6 @@ def jury_summary(run: Run) -> str:
             f"{c['case_id']} ({', '.join(c['dissent'])})" for c in dissenting[:8]
         ) + (" …" if len(dissenting) > 8 else ""))
     lines.append(f"Result: pass rate {pct(report['pass_rate'])} over {report['judged']} pooled cases")
+    if report.get("noise"):
+        lines.append(f"Noise: {noise_line(report['noise'])}")
     return "\n".join(lines)

@@ -18,6 +18,7 @@ from judgeapp.judging.cli import (
     trials_argument,
     write_report,
 )
+from judgeapp.judging.noise import noise_line
 from judgeapp.models import Executor, Run
 
 help = (
@@ -125,4 +126,6 @@ def pairwise_summary(run: Run) -> str:
         lines.append(f"Result: {report['winner']} wins ({pct(report['win_rate_a'] if report['winner'] == 'A' else report['win_rate_b'])} of decisive cases)")
     else:
         lines.append("Result: no winner (A and B won equally often)")
+    if report.get("noise"):
+        lines.append(f"Noise: {noise_line(report['noise'])}")
     return "\n".join(lines)

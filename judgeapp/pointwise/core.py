@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from judgeapp.judging.accounting import CATEGORIES, UNUSABLE_LIMIT, counts_line, counts_reason, tally_counts
 from judgeapp.judging.batches import ROWS_AT_ONCE
 from judgeapp.judging.lazy import LazyModule
+from judgeapp.judging.noise import noise_line
 
 np = LazyModule("numpy")  # imported by the first report, not by `gate` or `--help`
 
@@ -291,6 +292,7 @@ def report_markdown(report: dict) -> str:
         f"**Mean {_fmt(report.get('mean'))}**{_fmt_ci(report.get('mean_ci95'))} over {report.get('judged', 0)} "
         f"of {report.get('total', 0)} judgments · threshold {gate.get('threshold', '—')}",
         "",
+        *([f"Noise: {noise_line(report['noise'])}.", ""] if report.get("noise") else []),
         f"Baseline: {one_line(baseline_line(gate.get('baseline', report.get('baseline'))), 400)}",
         "",
     ]
