@@ -153,3 +153,27 @@ def test_the_api_refuses_eleven_trials(api_as, reviewer, judge):
     assert response.status_code in (400, 422), response.content
     assert "trials" in response.content.decode()
     assert not Run.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_run_page_shows_each_judgments_trials_and_the_scorecard_the_judges_latest_noise(client, reviewer, make_judge, fake_judge):
+    from judgeapp.judging import runs
+    from tests.pairwise.builders import jury_run
+
+    jurors = [make_judge(name, model=model, family=family) for name, model, family in JURORS]
+    fake_judge.action = Flip(DemoBrain(quality=oracle), share=0.3, seed=11)
+    run = runs.run_execute_inline(run=jury_run(judges=jurors, n=6, trials=3), concurrency=1)
+    noise = run.report["noise"]
+    assert set(noise["per_judge"]) == {"llama", "mistral", "gemma"}
+    client.force_login(reviewer)
+    page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
+    assert "Noise across trials" in page and "3 trials per judgment" in page
+    unit = Judgment.objects.filter(run=run, purpose="judge").order_by("id").first()
+    assert "trials: " + " · ".join(t["verdict"] for t in unit.trials) in page
+    detail = client.get(reverse("judgment_detail", args=[run.run_id, unit.uuid])).content.decode()
+    assert 'id="trials"' in detail
+
+    llama = noise["per_judge"]["llama"]
+    card = client.get(reverse("judge_scorecard_version", args=["llama", jurors[0].version])).content.decode()
+    assert 'id="scorecard-noise"' in card and run.run_id in card
+    assert f"of {llama['changed_share']['items']} judgments changed verdict" in card

@@ -85,6 +85,7 @@ class NoiseItem:
     case_id: str
     criterion: str
     verdicts: list
+    judge: str = ""
 
 
 def wilson(successes: int, n: int) -> list[float] | None:
@@ -227,6 +228,12 @@ def noise_report(items: Sequence[NoiseItem], *, trials: int, rule: str, positive
         name: noise_figures([i for i in items if i.criterion == name], trials=trials, rule=rule, positive=positive)
         for name in criteria
     }
+    judges = sorted({item.judge for item in items if item.judge})
+    # A panel (a jury): each juror's own noise, which its scorecard shows.
+    report["per_judge"] = {
+        name: noise_figures([i for i in items if i.judge == name], trials=trials, rule=rule, positive=positive)
+        for name in judges
+    } if len(judges) > 1 else {}
     return report
 
 
