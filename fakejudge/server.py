@@ -240,14 +240,15 @@ class When:
         return (self.action if self.predicate(request) else self.otherwise)(request)
 
 
+_FLIPS = {"1": "2", "2": "1", "pass": "fail", "fail": "pass"}
+
+
 class Flip:
     """A judge whose verdicts are noisy: each call's verdict from `action` is flipped with probability `share`
     (pairwise "1" <-> "2", pass <-> fail, a score mirrored on its 1-5 scale: low + high - score; a tie and a
     middle score stay). The draw is seeded by (seed, model, conversation, how many times that conversation was
     asked), so the same test flips the same calls, and a conversation asked again draws anew: repeated
     trials of one judgment disagree at the rate asked. `flipped` counts the calls flipped."""
-
-    FLIPS = {"1": "2", "2": "1", "pass": "fail", "fail": "pass"}
 
     def __init__(self, action: Action, *, share: float, seed: int = 0, scale: tuple[int, int] = (1, 5)):
         self.action, self.share, self.seed, self.scale = action, share, seed, scale
@@ -265,8 +266,8 @@ class Flip:
 
     def _flipped(self, verdict: dict) -> dict:
         for field in ("winner", "verdict"):
-            if verdict.get(field) in self.FLIPS:
-                return {**verdict, field: self.FLIPS[verdict[field]]}
+            if verdict.get(field) in _FLIPS:
+                return {**verdict, field: _FLIPS[verdict[field]]}
         if isinstance(verdict.get("score"), int):
             return {**verdict, "score": self.scale[0] + self.scale[1] - verdict["score"]}
         return verdict
