@@ -136,6 +136,9 @@ class GateOut(Schema):
     reasons: list[str]
     notes: list[str]
     calibration_lock: list[str] = Field(..., description="the calibration lock's reasons (judge not calibrated: …); empty when none")
+    flaky: list[str] = Field(
+        default_factory=list, description="the threshold or the baseline inside the noise band of a run with trials: 'trial means ranged …: flaky'"
+    )
     lead_decision: dict[str, Any] | None
     evaluated_at: str
 

@@ -139,3 +139,27 @@ def test_combined_trials_use_the_majority_and_keep_every_trial():
     assert tied.parsed["winner"] == "tie"
     scores = [JudgeOutcome(parsed={"score": s}, raw_reply="", messages=[]) for s in (4, 5, 5)]
     assert math.isclose(combined(scores, field="score", rule=MEAN).parsed["score"], 4.6667, abs_tol=1e-4)
+
+
+def test_a_unit_taken_over_half_way_pays_only_for_the_trials_not_yet_in_the_cache():
+    from fakejudge import FakeJudgeServer, Flip, ReplyJSON, Status, When
+    from judgeapp.judging.client import EndpointConfig, JudgeClient, JudgeRejected, MemoryCache
+    from judgeapp.judging.parsing import PAIRWISE_SPEC
+    from judgeapp.judging.trials import judge_trials
+
+    answer = Flip(ReplyJSON({"reasoning": "r", "winner": "1"}), share=0.5, seed=2)
+    down = {"on": True}
+    with FakeJudgeServer(When(lambda r: down["on"] and len(server.chat_requests) > 3, Status(400), answer)) as server:
+        client = JudgeClient(EndpointConfig(name="j", model="m", base_url=server.url, max_attempts=1), cache=MemoryCache())
+        ask = dict(judged=(), trials=5, field="winner", tie="tie")
+        with pytest.raises(JudgeRejected):  # the worker's fourth trial fails: the unit is not recorded
+            judge_trials(client, [{"role": "user", "content": "which?"}], PAIRWISE_SPEC, **ask)
+        assert len(server.chat_requests) == 4
+        down["on"] = False
+        outcome = judge_trials(client, [{"role": "user", "content": "which?"}], PAIRWISE_SPEC, **ask)
+        # Taken over: trials 1-3 from the cache, trials 4 and 5 asked; every request the same request.
+        assert len(server.chat_requests) == 6
+        assert [t["cached"] for t in outcome.trials] == [True, True, True, False, False]
+        assert len({json.dumps(r.body, sort_keys=True) for r in server.chat_requests}) == 1
+        again = judge_trials(client, [{"role": "user", "content": "which?"}], PAIRWISE_SPEC, **ask)
+        assert len(server.chat_requests) == 6 and again.cached and again.parsed == outcome.parsed
