@@ -85,6 +85,7 @@ def test_the_gate_says_flaky_at_a_threshold_inside_the_trials_band_and_not_far_b
     assert band == [pytest.approx(min(means), abs=1e-4), pytest.approx(max(means), abs=1e-4)]
     assert report["gate"]["flaky"] == [] and code == 0, err
     assert report["mean_ci95"] == report["noise"]["interval"]
+    assert sum(report["histogram"].values()) == report["judged"]  # a mean score counts at its nearest point
     calls = fake_judge.stats()["chat_requests"]
 
     inside = round((band[0] + band[1]) / 2, 2)
