@@ -9,12 +9,12 @@ from collections import Counter, defaultdict
 from django.db.models.functions import Length
 
 from judgeapp.judging.accounting import counts_of, counts_reason
+from judgeapp.judging.noise import TIE_PAIRWISE
+from judgeapp.judging.pairs import map_back
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import flags_of, generate_output, generated_output_record, judged_flags, rubric_text, run_prompt
-from judgeapp.judging.noise import TIE_PAIRWISE
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
-from judgeapp.judging.pairs import map_back
 from judgeapp.judging.selectors import run_noise
 from judgeapp.judging.trials import judge_trials
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus

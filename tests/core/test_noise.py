@@ -151,7 +151,7 @@ def test_a_unit_taken_over_half_way_pays_only_for_the_trials_not_yet_in_the_cach
     down = {"on": True}
     with FakeJudgeServer(When(lambda r: down["on"] and len(server.chat_requests) > 3, Status(400), answer)) as server:
         client = JudgeClient(EndpointConfig(name="j", model="m", base_url=server.url, max_attempts=1), cache=MemoryCache())
-        ask = dict(judged=(), trials=5, field="winner", tie="tie")
+        ask = {"judged": (), "trials": 5, "field": "winner", "tie": "tie"}
         with pytest.raises(JudgeRejected):  # the worker's fourth trial fails: the unit is not recorded
             judge_trials(client, [{"role": "user", "content": "which?"}], PAIRWISE_SPEC, **ask)
         assert len(server.chat_requests) == 4
