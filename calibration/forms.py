@@ -7,6 +7,7 @@ from calibration.models import AgreementMetric, PolicyAction
 from calibration.services.samples import MAX_SAMPLE_SIZE
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.content import InputFile
+from judgeapp.judging.forms import trials_field
 from judgeapp.models import StructuredOutput
 from judgeapp.roles import Role
 
@@ -109,6 +110,7 @@ class CandidateForm(forms.Form):
 
     label = forms.CharField(required=False, max_length=100, help_text="A short name, e.g. 'stricter scale wording'.")
     model = forms.CharField(max_length=200, help_text="The model the judge's server should use.")
+    trials = trials_field()
     structured_output = forms.ChoiceField(choices=StructuredOutput.choices)
     prompt_text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}), label="Prompt text",

@@ -18,7 +18,9 @@ from judgeapp.judging.files import render_criterion
 from judgeapp.judging.parsing import score_spec
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import criterion_spec, run_prompt
-from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register, score_verdict
+from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.trials import MEAN, judge_trials
 from judgeapp.models import Judge, Output, Purpose, RunKind, RunStatus, UnitStatus
 
 DEFAULT_RESAMPLES = 1000
@@ -77,14 +79,17 @@ class CandidateHandler(RunHandler):
         )
         low, high = unit.criterion.scale_bounds
         return UnitResult.from_outcome(
-            client_for(endpoint).judge(user_message(text), score_spec(low, high), judged=(unit.case.input, output))
+            judge_trials(
+                client_for(endpoint), user_message(text), score_spec(low, high), judged=(unit.case.input, output),
+                trials=unit.run.options.get("trials") or 1, field="score", rule=MEAN,
+            )
         )
 
     def verdicts(self, run):
         name = run.config["candidate"]["judge"]
         done = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE)
         return [
-            Verdict(case_id=case_id, criterion=criterion, judge=name, value=parsed["score"])
+            Verdict(case_id=case_id, criterion=criterion, judge=name, value=score_verdict(parsed["score"]))
             for case_id, criterion, parsed in done.values_list("case__case_id", "criterion__name", "parsed").iterator(chunk_size=2000)
         ]
 
@@ -116,6 +121,7 @@ class CandidateHandler(RunHandler):
             "kappa": pooled.kappa if pooled else None,
             "agreement": pooled.agreement if pooled else None,
             "versions": {k: run.versions.get(k) for k in ("testset", "rubric", "prompt", "judge")},
+            "noise": run_noise(run=run, rule=MEAN),
         }
         return (RunStatus.DONE if judged else RunStatus.INVALID), report
 

@@ -266,6 +266,7 @@ def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
                 structured_output=data["structured_output"],
                 prompt_text=data["prompt_text"],
                 rubric=data["rubric_text"],
+                trials=data.get("trials"),
                 created_by=request.user,
             )
         except InputError as exc:

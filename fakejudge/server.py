@@ -9,6 +9,7 @@ returning a response. Actions compose:
     server.action = Hang()                                                # never answers
     server.action = StreamForever()                                       # 200, then a body without end
     server.action = Trickle(2.0)                                          # 200, then a byte every 2 s
+    server.action = Flip(ReplyJSON({"winner": "1"}), share=0.2, seed=7)  # a fifth of the calls flip their verdict
 
 Every request is logged in `server.requests` so that a test can assert what a judge was shown.
 Standard library only: it runs wherever the app runs.
@@ -16,6 +17,7 @@ Standard library only: it runs wherever the app runs.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import threading
@@ -236,6 +238,54 @@ class When:
 
     def __call__(self, request: FakeRequest) -> Response:
         return (self.action if self.predicate(request) else self.otherwise)(request)
+
+
+_FLIPS = {"1": "2", "2": "1", "pass": "fail", "fail": "pass"}
+
+
+class Flip:
+    """A judge whose verdicts are noisy: each call's verdict from `action` is flipped with probability `share`
+    (pairwise "1" <-> "2", pass <-> fail, a score mirrored on its 1-5 scale: low + high - score; a tie and a
+    middle score stay). The draw is seeded by (seed, model, conversation, how many times that conversation was
+    asked), so the same test flips the same calls, and a conversation asked again draws anew: repeated
+    trials of one judgment disagree at the rate asked. `flipped` counts the calls flipped."""
+
+    def __init__(self, action: Action, *, share: float, seed: int = 0, scale: tuple[int, int] = (1, 5)):
+        self.action, self.share, self.seed, self.scale = action, share, seed, scale
+        self._asked: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.flipped = 0
+
+    def _draw(self, request: FakeRequest) -> float:
+        conversation = f"{request.model}/{request.conversation_key}"  # jurors share a prompt, not a model
+        with self._lock:
+            asked = self._asked.get(conversation, 0)
+            self._asked[conversation] = asked + 1
+        digest = hashlib.sha256(f"{self.seed}/{conversation}/{asked}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64
+
+    def _flipped(self, verdict: dict) -> dict:
+        for field in ("winner", "verdict"):
+            if verdict.get(field) in _FLIPS:
+                return {**verdict, field: _FLIPS[verdict[field]]}
+        if isinstance(verdict.get("score"), int):
+            return {**verdict, "score": self.scale[0] + self.scale[1] - verdict["score"]}
+        return verdict
+
+    def __call__(self, request: FakeRequest) -> Response:
+        response = self.action(request)
+        if self._draw(request) >= self.share or response.status != 200:
+            return response
+        body = json.loads(response.body)
+        try:
+            verdict = json.loads(body["choices"][0]["message"]["content"])
+        except (KeyError, IndexError, TypeError, ValueError):
+            return response  # not a verdict object: nothing to flip
+        if not isinstance(verdict, dict):
+            return response
+        with self._lock:
+            self.flipped += 1
+        return completion(request, json.dumps(self._flipped(verdict)))
 
 
 def prompt_contains(*needles: str) -> Callable[[FakeRequest], bool]:

@@ -20,6 +20,7 @@ from calibration.services.audit import calibration_audit
 from judgeapp.judging.content import InputFile, prompt_register, rubric_store
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric
+from judgeapp.judging.noise import trials_check
 from judgeapp.judging.prompts import Prompt
 from judgeapp.judging.runs import endpoint_snapshots, run_create, run_enqueue
 from judgeapp.models import AuditLog, EndpointSource, Executor, Judge, RunKind, RunStatus, StructuredOutput
@@ -55,11 +56,13 @@ def candidate_create(
     structured_output: str | None = None,
     prompt_text: str | None = None,
     rubric: InputFile | None = None,
+    trials: int | None = None,
     executor: str = Executor.CELERY,
     created_by=None,
 ) -> Candidate:
     """A candidate configuration of the sample's judge and its run on exactly the sample's labelled items
     (sent to the workers once this transaction commits; in this process with the inline executor)."""
+    trials = trials_check(trials)
     run = sample.run
     if sample.label_kind != LabelKind.SCORE or run.kind != RunKind.POINTWISE or run.config.get("imported"):
         raise InputError("candidates are judged on samples of pointwise runs (1–5 scores); this sample is not one")
@@ -113,7 +116,7 @@ def candidate_create(
         testset=run.testset,
         rubric=rubric_row,
         prompt=prompt_row,
-        options={"sample": str(sample.uuid)},
+        options={"sample": str(sample.uuid), "trials": trials},
     )
     # The run records the configuration it judged with: the candidate's, not the judge row's.
     candidate_run.config["judges"] = endpoint_snapshots(endpoint)

@@ -41,6 +41,9 @@ class _Start(Schema):
     rubric_version: str | None = Field(None, description="a stored rubric by content hash or NAME@HASH, instead of the `rubric` file")
     title: str = Field("", max_length=300, description="a title shown on the run's page")
     run_id: str | None = Field(None, description="the run's id (default <utc>_<short-uuid>)")
+    trials: int | None = Field(
+        None, ge=1, le=10, description="ask every judgment this many times (1-10, default 1); the report's `noise` says how often the verdict changed"
+    )
 
 
 class PointwiseStart(_Start):
@@ -133,6 +136,9 @@ class GateOut(Schema):
     reasons: list[str]
     notes: list[str]
     calibration_lock: list[str] = Field(..., description="the calibration lock's reasons (judge not calibrated: …); empty when none")
+    flaky: list[str] = Field(
+        default_factory=list, description="the threshold or the baseline inside the noise band of a run with trials: 'trial means ranged …: flaky'"
+    )
     lead_decision: dict[str, Any] | None
     evaluated_at: str
 

@@ -17,8 +17,10 @@ from judgeapp.judging.cli import (
     report_of,
     report_path_check,
     run_ended_without_verdict,
+    trials_argument,
     write_report,
 )
+from judgeapp.judging.noise import noise_line
 from judgeapp.models import Executor, Run, RunStatus
 
 FIGURE_LABELS = {
@@ -53,6 +55,7 @@ class CheckupCommand(JudgeCommand):
             help=f"judge calls in flight at once (default {settings.JUDGE_MAX_CONCURRENCY}); the judge's max_concurrency still applies",
         )
         parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
+        trials_argument(parser)
 
     def handle(self, *args, **options):
         from judgeapp.checkup.services import checkup_run_create
@@ -65,6 +68,7 @@ class CheckupCommand(JudgeCommand):
             sets=options["sets"],
             sample=options.get("sample"),
             seed=options.get("seed"),
+            trials=options.get("trials"),
             run_id=options.get("run_id"),
             executor=Executor.INLINE,
         )
@@ -151,4 +155,6 @@ def checkup_summary(run: Run) -> str:
     if verdict:
         lines += [f"  note: {note}" for note in verdict["notes"]]
         lines.append(f"verdict: {verdict['text']}")
+    if report.get("noise"):
+        lines.append(f"noise: {noise_line(report['noise'])}")
     return "\n".join(lines)

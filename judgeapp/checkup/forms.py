@@ -3,6 +3,7 @@
 from django import forms
 
 from judgeapp.checkup.core import SETS
+from judgeapp.judging.forms import trials_field
 
 
 class CheckupForm(forms.Form):
@@ -12,6 +13,7 @@ class CheckupForm(forms.Form):
     )
     sample = forms.IntegerField(required=False, min_value=1, help_text="Pairs drawn from each set; blank: every pair.")
     seed = forms.IntegerField(required=False, help_text="Same seed, same pairs (default 0).")
+    trials = trials_field()
 
     def clean(self):
         data = super().clean()

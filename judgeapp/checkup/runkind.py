@@ -21,7 +21,10 @@ from judgeapp.judging.pairs import ORDERS, map_back, render_pairwise_prompt, sho
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import rubric_text, run_prompt
+from judgeapp.judging.noise import TIE_PAIRWISE
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, register
+from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.trials import judge_trials
 from judgeapp.models import Judgment, Purpose, RunKind, RunStatus, UnitStatus
 
 TRUNCATED = "length"  # the finish_reason of a reply cut at the token limit
@@ -100,9 +103,10 @@ class CheckupHandler(RunHandler):
             rubric=rubric_text(unit.run.rubric), input=unit.case.input, first=replies[first], second=replies[second],
             prompt=run_prompt(unit.run, "pairwise"),
         )
-        outcome = client_for(unit.judge).judge(
-            user_message(text), PAIRWISE_SPEC, judged=(unit.case.input, replies["A"], replies["B"]),
-            max_tokens=max_tokens_for(unit.judge, "checkup"),
+        outcome = judge_trials(
+            client_for(unit.judge), user_message(text), PAIRWISE_SPEC, judged=(unit.case.input, replies["A"], replies["B"]),
+            max_tokens=max_tokens_for(unit.judge, "checkup"), trials=unit.run.options.get("trials") or 1, field="winner",
+            tie=TIE_PAIRWISE,
         )
         return UnitResult.from_outcome(
             outcome, prompt=unit.run.prompt, payload={**(unit.payload or {}), "finish_reason": outcome.finish_reason}
@@ -176,6 +180,7 @@ class CheckupHandler(RunHandler):
             "versions": {k: run.versions.get(k) for k in ("testset", "rubric", "prompt", "judge")},
             "datasets": options.get("datasets", {}),
             "warnings": warnings,
+            "noise": run_noise(run=run, tie=TIE_PAIRWISE, positive="A", mapped=map_back),
         }
         # The verdict against the lead's floors as they are now; the gate and the judges page judge the
         # figures again against the floors in force when they are asked.

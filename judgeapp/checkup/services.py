@@ -17,6 +17,7 @@ from django.db import transaction
 from judgeapp.checkup.core import SETS, load_pairs, parse_sets, sample_pairs
 from judgeapp.judging.content import prompt_register, rubric_load, testset_store
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.noise import trials_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import Executor, Judge, Run, RunKind
 
@@ -55,6 +56,7 @@ def checkup_run_create(
     sets: str | list[str] | None = None,
     sample: int | None = None,
     seed: int | None = None,
+    trials: int | None = None,
     run_id: str | None = None,
     executor: str = Executor.CELERY,
     created_by=None,
@@ -66,6 +68,7 @@ def checkup_run_create(
     `sample`, that many pairs are drawn from each set with `seed` (0 when not given; a set smaller than
     the sample is taken whole); the same seed draws the same pairs again.
     """
+    trials = trials_check(trials)
     chosen_sets = parse_sets(sets)
     _sample_check(sample, seed)
     if sample is not None and seed is None:
@@ -99,6 +102,7 @@ def checkup_run_create(
                 "datasets": {name: files[name] for name in chosen_sets},
                 "datasets_dir": str(datasets_dir),
                 "warnings": warnings,
+                "trials": trials,
             },
         )
         if executor == Executor.CELERY:

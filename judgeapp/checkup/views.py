@@ -32,6 +32,7 @@ def checkup_start(request: HtmxHttpRequest, judge_name: str) -> HttpResponse:
             sets=data["sets"] or None,
             sample=data["sample"],
             seed=data["seed"],
+            trials=data.get("trials"),
             executor=Executor.CELERY,
             created_by=request.user,
         )

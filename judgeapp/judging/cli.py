@@ -167,6 +167,17 @@ class JudgeCommand(BaseCommand):
 # --- Shared by the commands that run an evaluation ---------------------------------------------------
 
 
+def trials_argument(parser) -> None:
+    """`--trials K`, the same on every kind that asks a judge for verdicts (judging/noise.py)."""
+    from judgeapp.judging.noise import MAX_TRIALS
+
+    parser.add_argument(
+        "--trials", type=int, metavar="K",
+        help=f"ask every judgment K times (1-{MAX_TRIALS}, default 1) and report the judge's run-to-run noise; "
+        "the verdict used is the trials' majority (a tie: tie or fail) or their mean score",
+    )
+
+
 def concurrency_check(value: int) -> int:
     if value < 1:
         raise InputError(f"--concurrency {value}: give at least 1")

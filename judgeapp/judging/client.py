@@ -126,6 +126,8 @@ class JudgeOutcome:
     # No usable verdict because the reply was cut at max_tokens (the last reply, or the first one when the
     # retry got no reply at all).
     truncated: bool = False
+    # With --trials K > 1: each trial's verdict and cost (judging/trials.py); None for a single trial.
+    trials: list[dict] | None = None
 
     @property
     def ok(self) -> bool:
@@ -344,9 +346,15 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else 0
 
 
-def cache_key(base_url: str | None, model: str, messages: list[dict], params: dict) -> str:
+def cache_key(base_url: str | None, model: str, messages: list[dict], params: dict, *, trial: int = 1) -> str:
+    """The response cache's key. Trial 1 is the key every judgment had before trials (caches made then keep
+    answering); trial t > 1 (`--trials K`) adds its index, so it is a call of its own, and asking the same
+    trial again is answered from the cache. The request sent is the same for every trial."""
+    keyed = {"base_url": (base_url or "").rstrip("/"), "model": model, "messages": messages, "params": params}
+    if trial > 1:
+        keyed["trial"] = trial
     canonical = json.dumps(
-        {"base_url": (base_url or "").rstrip("/"), "model": model, "messages": messages, "params": params},
+        keyed,
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -445,6 +453,7 @@ class JudgeClient:
         tools: list[dict] | None = None,
         max_tokens: int | None = None,
         use_cache: bool = True,
+        trial: int = 1,
     ) -> CallResult:
         params: dict[str, Any] = {"temperature": self.config.temperature}
         response_format = self.response_format(schema, schema_name)
@@ -454,7 +463,7 @@ class JudgeClient:
             params["tools"] = tools
         params["max_tokens"] = self.max_tokens(max_tokens)
 
-        key = cache_key(self.config.base_url, self.config.model, messages, params)
+        key = cache_key(self.config.base_url, self.config.model, messages, params, trial=trial)
         if use_cache and self.cache is not None:
             hit = self.cache.get(key)
             # A truncated reply is never stored; one stored before that rule is asked again.
@@ -592,7 +601,7 @@ class JudgeClient:
 
     def judge(
         self, messages: list[dict], spec: ReplySpec, *, judged: Sequence[str], max_tokens: int | None = None,
-        use_cache: bool = True,
+        use_cache: bool = True, trial: int = 1,
     ) -> JudgeOutcome:
         """Ask for a verdict of the spec's form. A reply that does not parse gets one retry, in which the
         judge sees its reply and what was wrong with it; a second failure is returned, not raised.
@@ -601,7 +610,8 @@ class JudgeClient:
         they were written: a verdict object copied from one of them is a parse failure, "echoed judged
         content" (parsing.verdict_object). With structured output the whole reply must be the object.
         `use_cache=False` asks the server even when the cache holds a reply (a caller retrying a verdict
-        that failed); a JudgeError raised on the way carries every HTTP attempt made, in `attempts`."""
+        that failed); a JudgeError raised on the way carries every HTTP attempt made, in `attempts`.
+        `trial`: which of a judgment's repeated trials this is (its cache key, never the request)."""
         outcome = JudgeOutcome(parsed=None, raw_reply="", messages=list(messages), cached=True)
         conversation = list(messages)
         limit = self.max_tokens(max_tokens)
@@ -610,7 +620,8 @@ class JudgeClient:
         for parse_attempt in (1, 2):
             try:
                 result = self.chat(
-                    conversation, schema=spec.schema or None, schema_name=spec.name, max_tokens=limit, use_cache=use_cache
+                    conversation, schema=spec.schema or None, schema_name=spec.name, max_tokens=limit, use_cache=use_cache,
+                    trial=trial,
                 )
             except StructuredOutputUnsupported:
                 raise

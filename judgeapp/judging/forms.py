@@ -7,6 +7,17 @@ from judgeapp.judging.content import InputFile
 from judgeapp.models import EndpointSource, Judge, Rubric, TestSet
 
 
+def trials_field() -> forms.IntegerField:
+    """The run forms' trials (CLI --trials K): each judgment asked K times, and the judge's noise reported."""
+    from judgeapp.judging.noise import MAX_TRIALS
+
+    return forms.IntegerField(
+        required=False, min_value=1, max_value=MAX_TRIALS, initial=1, label="Trials",
+        help_text=f"Ask every judgment this many times (1–{MAX_TRIALS}) to see the judge's run-to-run noise; "
+        "the verdict used is the trials' majority or mean score.",
+    )
+
+
 def judges_callable():
     """The judges a new run may use: an imported judge (its verdicts brought in) has no endpoint to call."""
     return Judge.objects.exclude(source=EndpointSource.IMPORT).order_by("name")

@@ -49,6 +49,7 @@ class UnitResult:
                 "latency_ms": outcome.latency_ms,
                 "cached": outcome.cached,
                 "truncated": outcome.truncated and not outcome.ok,
+                "trials": outcome.trials,
                 **extra,
             },
         )
@@ -72,6 +73,12 @@ class Verdict:
     value: int | str
 
 
+def score_verdict(score: float) -> int:
+    """A score as calibration compares it with a person's: with --trials K the verdict used is the trials'
+    mean, and people give whole points, so it is rounded half up (3.5 -> 4)."""
+    return int(score) if float(score).is_integer() else int(score + 0.5)
+
+
 class RunFailed(Exception):
     """The whole run cannot go on (a judge's server refuses its structured-output setting, say). The
     message is shown once on the run, not once per unit."""
@@ -81,7 +88,9 @@ class RunFailed(Exception):
 # or jury run of 100,000 inputs holds a unit per order or juror for its report, and their prompts alone,
 # each with the input and the replies judged, came to gigabytes. `run_id` too: a run's related manager
 # (`run.judgments`) reads it on every row it makes, one query per unit when it is left out.
-UNIT_REPORT_FIELDS = ("id", "run_id", "case_id", "judge_id", "key", "order", "stage", "status", "parsed", "error", "parse_error", "truncated")
+UNIT_REPORT_FIELDS = (
+    "id", "run_id", "case_id", "judge_id", "key", "order", "stage", "status", "parsed", "error", "parse_error", "truncated", "trials",
+)
 
 
 class RunHandler:

@@ -255,3 +255,25 @@ def run_reasonings(*, run: Run) -> dict[tuple[str, str], str]:
     """{(case id, criterion name or ""): the judge's reasoning} of a run's scored judgments."""
     rows = run.judgments.filter(purpose="judge", status="done").values_list("case__case_id", "criterion__name", "parsed")
     return {(case_id, criterion or ""): (parsed or {}).get("reasoning", "") for case_id, criterion, parsed in rows}
+
+
+def run_noise(*, run: Run, rule: str = "majority", positive=None, tie=None, mapped=None) -> dict | None:
+    """The report's `noise` key (judging/noise.py): None when the run asked each judgment once. `mapped(order,
+    verdict)` reads an order's verdict as the version it names (both-order kinds), so that the band is A's share."""
+    from judgeapp.judging.noise import NoiseItem, noise_report
+
+    trials = run.options.get("trials") or 1
+    if trials < 2:
+        return None
+    units = run.judgments.filter(purpose="judge").order_by("stage", "id")
+    items = []
+    for case_id, criterion, order, judge, recorded in units.values_list(
+        "case__case_id", "criterion__name", "order", "judge__name", "trials"
+    ).iterator(chunk_size=2000):
+        verdicts = [None] * trials
+        for trial in recorded or []:
+            number, verdict = trial.get("trial"), trial.get("verdict")
+            if isinstance(number, int) and 1 <= number <= trials and verdict is not None:
+                verdicts[number - 1] = mapped(order, verdict) if mapped and order else verdict
+        items.append(NoiseItem(case_id=case_id or "", criterion=criterion or "", verdicts=verdicts, judge=judge or ""))
+    return noise_report(items, trials=trials, rule=rule, positive=positive, tie=tie)

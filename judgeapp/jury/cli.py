@@ -15,9 +15,11 @@ from judgeapp.judging.cli import (
     report_of,
     report_path_check,
     run_ended_without_verdict,
+    trials_argument,
     write_report,
 )
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.noise import noise_line
 from judgeapp.judging.preflight import imported_refusal
 from judgeapp.models import Executor, Run, RunStatus
 
@@ -47,6 +49,7 @@ def add_arguments(parser) -> None:
         help=f"judge calls in flight at once (default: {settings.JUDGE_MAX_CONCURRENCY}, and at least one per juror)",
     )
     parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
+    trials_argument(parser)
 
 
 def handle(command, options) -> int:
@@ -68,6 +71,7 @@ def handle(command, options) -> int:
         judges=judges,
         system=system,
         generate=options.get("generate", False),
+        trials=options.get("trials"),
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
     )
@@ -111,4 +115,6 @@ def jury_summary(run: Run) -> str:
             f"{c['case_id']} ({', '.join(c['dissent'])})" for c in dissenting[:8]
         ) + (" …" if len(dissenting) > 8 else ""))
     lines.append(f"Result: pass rate {pct(report['pass_rate'])} over {report['judged']} pooled cases")
+    if report.get("noise"):
+        lines.append(f"Noise: {noise_line(report['noise'])}")
     return "\n".join(lines)

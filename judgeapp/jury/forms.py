@@ -3,7 +3,7 @@
 from django import forms
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.forms import EndpointChoiceField, InputsForm, judges_callable
+from judgeapp.judging.forms import EndpointChoiceField, InputsForm, judges_callable, trials_field
 from judgeapp.models import System
 
 
@@ -26,7 +26,9 @@ class JuryForm(InputsForm):
     )
     generate = forms.BooleanField(required=False, label="Have the system answer the test set (instead of its output column)")
 
-    field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judges", "system", "generate", "run_id"]
+    trials = trials_field()
+
+    field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judges", "system", "generate", "trials", "run_id"]
 
     def clean(self):
         cleaned = super().clean()

@@ -21,7 +21,10 @@ from judgeapp.judging.replies import (
     rubric_text,
     run_prompt,
 )
+from judgeapp.judging.noise import TIE_PASS_FAIL
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.trials import judge_trials
 from judgeapp.jury.core import UNJUDGED, PooledCase, pool_replies, render_juror_prompt, summarize
 from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 
@@ -108,8 +111,10 @@ class JuryHandler(RunHandler):
         text = render_juror_prompt(
             rubric=rubric_text(unit.run.rubric), input=unit.case.input, output=output.text, prompt=run_prompt(unit.run, "juror")
         )
-        outcome = client_for(unit.judge).judge(
-            user_message(text), JUROR_SPEC, judged=(unit.case.input, output.text), max_tokens=max_tokens_for(unit.judge, "jury")
+        outcome = judge_trials(
+            client_for(unit.judge), user_message(text), JUROR_SPEC, judged=(unit.case.input, output.text),
+            max_tokens=max_tokens_for(unit.judge, "jury"), trials=unit.run.options.get("trials") or 1, field="verdict",
+            tie=TIE_PASS_FAIL,
         )
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt, flags=judged_flags(input=unit.case.input, output=output.text))
 
@@ -169,6 +174,7 @@ class JuryHandler(RunHandler):
             },
             "warnings": warnings,
             "calibration": calibration_for_run(run=run),
+            "noise": run_noise(run=run, tie=TIE_PASS_FAIL, positive="pass"),
             **flags_of(run),
         }
         return (RunStatus.INVALID if invalid_reasons else RunStatus.DONE), report

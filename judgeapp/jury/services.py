@@ -7,6 +7,7 @@ from django.db import transaction
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
+from judgeapp.judging.noise import trials_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.jury.core import Panelist, panel_check
 from judgeapp.models import Executor, Judge, Rubric, Run, RunKind, System, TestSet
@@ -64,12 +65,14 @@ def jury_run_create(
     judges: list[Judge],
     system: System | None = None,
     generate: bool = False,
+    trials: int | None = None,
     run_id: str | None = None,
     title: str = "",
     executor: str = Executor.CELERY,
     created_by=None,
 ) -> Run:
     """A queued jury run, or InputError (one line) with nothing stored."""
+    trials = trials_check(trials)
     warnings, family_check = jury_panel_check(judges=judges, system=system)
     case_ids, has_output = testset_case_ids(testset)
     warnings += rubric_check(rubric)
@@ -99,6 +102,7 @@ def jury_run_create(
                 "generate": generate,
                 "warnings": warnings,
                 "system_family_check": family_check,
+                "trials": trials,
             },
             # One line for the run page; the report has them as a table.
             versions={"judges": ", ".join(f"{j.name}@{j.version}" for j in judges)},

@@ -29,6 +29,7 @@ def jury_new(request: HtmxHttpRequest) -> HttpResponse:
                 judges=list(data["judges"]),
                 system=data["system"],
                 generate=data["generate"],
+                trials=data.get("trials"),
                 run_id=data["run_id"] or None,
                 title=data["title"],
                 executor=Executor.CELERY,

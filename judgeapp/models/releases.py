@@ -110,6 +110,10 @@ class ReleasePolicy(TimeStampedModel):
         max_length=8, choices=GateAction.choices, default=GateAction.WARN,
         help_text="A judged text that addresses the judge (prompt injection, judging/injection.py): note it on the gate, or block.",
     )
+    flaky = models.CharField(
+        max_length=8, choices=GateAction.choices, default=GateAction.WARN,
+        help_text="The threshold or the baseline inside the run's noise band across trials (--trials K): note it on the gate, or block.",
+    )
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reason = models.TextField(blank=True)
 
@@ -120,8 +124,9 @@ class ReleasePolicy(TimeStampedModel):
     def __str__(self):
         return (
             f"baseline rule: {self.baseline_rule}; a skipped baseline: {self.skipped_baseline}; "
-            f"injection flags: {self.injection_flags}"
+            f"injection flags: {self.injection_flags}; flaky: {self.flaky}"
         )
 
     def as_dict(self) -> dict:
-        return {"baseline_rule": self.baseline_rule, "skipped_baseline": self.skipped_baseline, "injection_flags": self.injection_flags}
+        return {"baseline_rule": self.baseline_rule, "skipped_baseline": self.skipped_baseline, "injection_flags": self.injection_flags,
+                "flaky": self.flaky}

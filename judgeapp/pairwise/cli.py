@@ -15,8 +15,10 @@ from judgeapp.judging.cli import (
     report_of,
     report_path_check,
     run_ended_without_verdict,
+    trials_argument,
     write_report,
 )
+from judgeapp.judging.noise import noise_line
 from judgeapp.models import Executor, Run
 
 help = (
@@ -44,6 +46,7 @@ def add_arguments(parser) -> None:
         help=f"judge calls in flight at once (default {settings.JUDGE_MAX_CONCURRENCY}); each judge's max_concurrency still applies",
     )
     parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
+    trials_argument(parser)
 
 
 def handle(command, options) -> int:
@@ -70,6 +73,7 @@ def handle(command, options) -> int:
         version_b=versions["b"],
         sample=options.get("sample"),
         seed=options.get("seed"),
+        trials=options.get("trials"),
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
     )
@@ -122,4 +126,6 @@ def pairwise_summary(run: Run) -> str:
         lines.append(f"Result: {report['winner']} wins ({pct(report['win_rate_a'] if report['winner'] == 'A' else report['win_rate_b'])} of decisive cases)")
     else:
         lines.append("Result: no winner (A and B won equally often)")
+    if report.get("noise"):
+        lines.append(f"Noise: {noise_line(report['noise'])}")
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 from django import forms
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.forms import EndpointChoiceField, InputsForm, judges_callable, upload_of
+from judgeapp.judging.forms import EndpointChoiceField, InputsForm, judges_callable, trials_field, upload_of
 from judgeapp.models import System
 from judgeapp.pairwise.services import VersionSource
 
@@ -16,9 +16,10 @@ class PairwiseForm(InputsForm):
     b_file = forms.FileField(required=False, label="…or version B's outputs", help_text="JSONL {id, output}.")
     sample = forms.IntegerField(required=False, min_value=1, help_text="Compare only this many cases, drawn with the seed.")
     seed = forms.IntegerField(required=False, initial=0, help_text="Same seed, same cases: both versions see identical inputs.")
+    trials = trials_field()
 
     field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judge", "system_a", "a_file",
-                   "system_b", "b_file", "sample", "seed", "run_id"]
+                   "system_b", "b_file", "sample", "seed", "trials", "run_id"]
 
     def clean(self):
         cleaned = super().clean()

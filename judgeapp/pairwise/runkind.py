@@ -9,10 +9,14 @@ from collections import Counter, defaultdict
 from django.db.models.functions import Length
 
 from judgeapp.judging.accounting import counts_of, counts_reason
+from judgeapp.judging.noise import TIE_PAIRWISE
+from judgeapp.judging.pairs import map_back
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import flags_of, generate_output, generated_output_record, judged_flags, rubric_text, run_prompt
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.trials import judge_trials
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 from judgeapp.pairwise.core import ORDERS, case_from_replies, order_prompt, summarize
 
@@ -110,9 +114,10 @@ class PairwiseHandler(RunHandler):
             unit.order, rubric=rubric_text(unit.run.rubric), input=unit.case.input, reply_a=outputs["A"],
             reply_b=outputs["B"], prompt=run_prompt(unit.run, "pairwise"),
         )
-        outcome = client_for(unit.judge).judge(
-            user_message(text), PAIRWISE_SPEC, judged=(unit.case.input, outputs["A"], outputs["B"]),
-            max_tokens=max_tokens_for(unit.judge, "pairwise"),
+        outcome = judge_trials(
+            client_for(unit.judge), user_message(text), PAIRWISE_SPEC, judged=(unit.case.input, outputs["A"], outputs["B"]),
+            max_tokens=max_tokens_for(unit.judge, "pairwise"), trials=unit.run.options.get("trials") or 1, field="winner",
+            tie=TIE_PAIRWISE,
         )
         flags = judged_flags(input=unit.case.input, reply_A=outputs["A"], reply_B=outputs["B"])
         return UnitResult.from_outcome(outcome, prompt=unit.run.prompt, flags=flags)
@@ -207,6 +212,7 @@ class PairwiseHandler(RunHandler):
             },
             "warnings": warnings,
             "calibration": calibration_for_run(run=run),
+            "noise": run_noise(run=run, tie=TIE_PAIRWISE, positive="A", mapped=map_back),
             **flags_of(run),
         }
         return (RunStatus.INVALID if summary["invalid"] else RunStatus.DONE), report

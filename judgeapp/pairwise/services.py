@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import parse_outputs, unknown_ids_refuse
+from judgeapp.judging.judges import family_warnings, judge_not_system_check
+from judgeapp.judging.noise import trials_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import Executor, Judge, Output, Rubric, Run, RunKind, System, TestSet, content_hash, short_version
 from judgeapp.pairwise.core import sample_case_ids
@@ -48,6 +49,7 @@ def pairwise_run_create(
     version_b: VersionSource,
     sample: int | None = None,
     seed: int | None = None,
+    trials: int | None = None,
     run_id: str | None = None,
     title: str = "",
     executor: str = Executor.CELERY,
@@ -58,6 +60,7 @@ def pairwise_run_create(
     With `sample`, that many cases are drawn from the test set with `seed` (0 when not given, recorded in
     the report): the draw depends on the test set alone, so both versions answer identical inputs.
     """
+    trials = trials_check(trials)
     sources = {"A": version_a, "B": version_b}
     for slot, source in sources.items():
         if (source.outputs is None) == (source.system is None):
@@ -130,6 +133,7 @@ def pairwise_run_create(
                 "seed": seed,
                 "case_ids": chosen if sample is not None else None,
                 "warnings": warnings,
+                "trials": trials,
             },
             versions=version_ids,
         )

@@ -29,6 +29,7 @@ def pairwise_new(request: HtmxHttpRequest) -> HttpResponse:
                 version_b=data["version_b"],
                 sample=data["sample"],
                 seed=data["seed"],
+                trials=data.get("trials"),
                 run_id=data["run_id"] or None,
                 title=data["title"],
                 executor=Executor.CELERY,

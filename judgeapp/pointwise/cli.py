@@ -7,7 +7,7 @@ import sys
 
 from calibration.selectors import run_preflight
 from judgeapp.judging.atomic import json_text, write_text_atomic
-from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_ended_without_verdict
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_ended_without_verdict, trials_argument
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline
 from judgeapp.models import Executor, Run, RunKind
@@ -51,6 +51,7 @@ def add_arguments(parser):
     parser.add_argument("--run-id", metavar="R", help="the run's id (default <utc>_<short-uuid>)")
     parser.add_argument("--title", default="", help="a title shown on the run's page")
     parser.add_argument("--concurrency", type=int, metavar="N", help="judge calls in flight (default: the judge's max_concurrency)")
+    trials_argument(parser)
 
 
 def handle(command, options) -> int:
@@ -123,6 +124,7 @@ def _run_create(options, *, judge, system) -> Run:
         threshold=options.get("threshold"),
         baseline_mean=options.get("baseline_mean"),
         baseline_run=options.get("baseline_run"),
+        trials=options.get("trials"),
         executor=Executor.INLINE,
         run_id=options.get("run_id"),
         title=options.get("title") or "",

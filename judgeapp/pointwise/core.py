@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from judgeapp.judging.accounting import CATEGORIES, UNUSABLE_LIMIT, counts_line, counts_reason, tally_counts
 from judgeapp.judging.batches import ROWS_AT_ONCE
 from judgeapp.judging.lazy import LazyModule
+from judgeapp.judging.noise import noise_line
 
 np = LazyModule("numpy")  # imported by the first report, not by `gate` or `--help`
 
@@ -202,9 +203,11 @@ def summarize(
         "per_criterion_ci95": {name: bootstrap_mean_ci(scores) for name, scores in by_criterion.items()},
         "per_criterion_n": {name: len(scores) for name, scores in by_criterion.items()},
         "ci_method": f"bootstrap {_ci_method(max(len(case_sums), ci_observations))}, {BOOTSTRAP_RESAMPLES} resamples, cases resampled for the overall mean",
-        "histogram": {str(point): int(np.count_nonzero(all_scores == point)) for point in points},
+        # A trials' mean score (--trials K) counts at its nearest point, rounded half up.
+        "histogram": {str(point): int(np.count_nonzero(np.floor(all_scores + 0.5) == point)) for point in points},
         "histogram_per_criterion": {
-            name: {str(point): int(np.count_nonzero(scores == point)) for point in points} for name, scores in by_criterion.items()
+            name: {str(point): int(np.count_nonzero(np.floor(scores + 0.5) == point)) for point in points}
+            for name, scores in by_criterion.items()
         },
         "lowest": [
             {"case_id": i.case_id, "criterion": i.criterion, "score": i.score, "reasoning": i.reasoning}
@@ -291,6 +294,7 @@ def report_markdown(report: dict) -> str:
         f"**Mean {_fmt(report.get('mean'))}**{_fmt_ci(report.get('mean_ci95'))} over {report.get('judged', 0)} "
         f"of {report.get('total', 0)} judgments · threshold {gate.get('threshold', '—')}",
         "",
+        *([f"Noise: {noise_line(report['noise'])}.", ""] if report.get("noise") else []),
         f"Baseline: {one_line(baseline_line(gate.get('baseline', report.get('baseline'))), 400)}",
         "",
     ]

@@ -7,7 +7,7 @@ from calibration.selectors import run_preflight
 from judgeapp.judging.content import testset_check
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric
-from judgeapp.judging.forms import PreflightForm, judges_callable
+from judgeapp.judging.forms import PreflightForm, judges_callable, trials_field
 from judgeapp.models import System, UnitStatus
 from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files
 from judgeapp.releases.core import DEFAULT_THRESHOLD
@@ -55,6 +55,7 @@ class PointwiseForm(PreflightForm):
         help_text="A run to compare with like for like: its replies on the shared cases, judged this run's way.",
     )
     title = forms.CharField(required=False, max_length=300)
+    trials = trials_field()
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -19,7 +19,9 @@ from judgeapp.judging.replies import (
     replies_to_judge,
     run_prompt,
 )
-from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register
+from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register, score_verdict
+from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.trials import MEAN, judge_trials
 from judgeapp.models import Output, Purpose, RunKind, RunStatus, UnitStatus
 from judgeapp.pointwise.core import ScoredItem, summarize
 
@@ -38,7 +40,7 @@ class PointwiseHandler(RunHandler):
         # are not read (at 100,000 judgments, gigabytes for a calibration figure).
         done = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).order_by("stage", "id")
         return [
-            Verdict(case_id=case_id, criterion=criterion, judge=judge, value=parsed["score"])
+            Verdict(case_id=case_id, criterion=criterion, judge=judge, value=score_verdict(parsed["score"]))
             for case_id, criterion, judge, parsed in done.values_list("case__case_id", "criterion__name", "judge__name", "parsed").iterator(chunk_size=2000)
         ]
 
@@ -88,9 +90,9 @@ class PointwiseHandler(RunHandler):
             rubric=render_criterion(criterion_spec(unit.criterion)), input=unit.case.input, output=output
         )
         low, high = unit.criterion.scale_bounds
-        outcome = client_for(unit.judge).judge(
-            user_message(text), score_spec(low, high), judged=(unit.case.input, output),
-            max_tokens=max_tokens_for(unit.judge, "pointwise"),
+        outcome = judge_trials(
+            client_for(unit.judge), user_message(text), score_spec(low, high), judged=(unit.case.input, output),
+            max_tokens=max_tokens_for(unit.judge, "pointwise"), trials=unit.run.options.get("trials") or 1, field="score", rule=MEAN,
         )
         return UnitResult.from_outcome(outcome, flags=judged_flags(input=unit.case.input, output=output))
 
@@ -134,6 +136,11 @@ class PointwiseHandler(RunHandler):
         status = RunStatus.INVALID if summary["invalid"] else RunStatus.DONE
         report = {"run_id": run.run_id, "kind": run.kind, **summary, **report_context(run=run)}
         report.update(flags_of(run))
+        report["noise"] = run_noise(run=run, rule=MEAN)
+        if report["noise"] and report["noise"]["interval"]:
+            # The trials' spread folded into the mean's interval (judging/noise.py: two_level_interval).
+            report["mean_ci95"] = report["noise"]["interval"]
+            report["ci_method"] = f"{report['ci_method']}; the overall mean's: {report['noise']['interval_method']}"
         report["baseline"] = baseline_compare(run=run, mean=summary["mean"])
         report["gate"] = gate_evaluate(run=run, report=report, status=status)
         return status, report

@@ -17,6 +17,7 @@ from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, unknown_ids_refuse
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
+from judgeapp.judging.noise import trials_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
     Executor,
@@ -165,6 +166,7 @@ def pointwise_create(
     threshold: float | None = None,
     baseline_mean: float | None = None,
     baseline_run: str | None = None,
+    trials: int | None = None,
     executor: str = Executor.CELERY,
     run_id: str | None = None,
     title: str = "",
@@ -177,6 +179,7 @@ def pointwise_create(
     the replies to judge when they do not come with the test set: one file per version of the system, the
     test set's version unchanged.
     """
+    trials = trials_check(trials)
     plan = pointwise_check(
         testset=testset, rubric=rubric, system=system, generate=generate, threshold=threshold, outputs=outputs
     )
@@ -191,6 +194,7 @@ def pointwise_create(
         "baseline_mean": baseline_mean,
         "baseline_run": None,
         "rubric_warnings": plan.rubric.warnings,
+        "trials": trials,
     }
     versions = {}
     if outputs is not None:

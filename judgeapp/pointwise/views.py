@@ -46,6 +46,7 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
                 threshold=data["threshold"],
                 baseline_mean=data["baseline_mean"],
                 baseline_run=data["baseline_run"] or None,
+                trials=data.get("trials"),
                 executor=Executor.CELERY,
                 title=data["title"],
                 created_by=request.user,

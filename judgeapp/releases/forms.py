@@ -27,6 +27,10 @@ class ReleasePolicyForm(forms.Form):
     injection_flags = forms.ChoiceField(
         choices=GateAction.choices, label="Judged content that addresses the judge (prompt injection)",
     )
+    flaky = forms.ChoiceField(
+        choices=GateAction.choices, required=False, label="A flaky gate: the threshold or the baseline inside the trials' noise band",
+        help_text="Runs with --trials K of 2 or more; left empty: as it is now.",
+    )
     reason = forms.CharField(required=False, max_length=2000, widget=forms.TextInput(), help_text="Kept in the audit log.")
 
 

@@ -117,24 +117,27 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
 
 
 def release_policy_set(
-    *, actor, baseline_rule: str, skipped_baseline: str, injection_flags: str | None = None, reason: str = ""
+    *, actor, baseline_rule: str, skipped_baseline: str, injection_flags: str | None = None, flaky: str | None = None,
+    reason: str = "",
 ) -> ReleasePolicy:
     """A lead's new release policy, audited: what blocks a run compared with its baseline (the seed's rule,
     or only a regression whose interval lies below zero), whether a baseline that cannot be compared blocks,
-    and whether judged content that addresses the judge blocks (left out: as it is now)."""
+    whether judged content that addresses the judge blocks, and whether a flaky gate (the threshold or the
+    baseline inside the trials' noise band) blocks (each left out: as it is now)."""
     if not has_role(actor, Role.LEAD):
         raise PermissionDenied("only a lead sets the release policy")
     if baseline_rule not in BaselineRule.values:
         raise InputError(f"baseline rule: must be one of {', '.join(BaselineRule.values)}")
     previous = release_policy_current()
     injection_flags = previous.injection_flags if injection_flags is None else injection_flags
-    for name, value in (("a skipped baseline", skipped_baseline), ("injection flags", injection_flags)):
+    flaky = previous.flaky if not flaky else flaky
+    for name, value in (("a skipped baseline", skipped_baseline), ("injection flags", injection_flags), ("flaky", flaky)):
         if value not in GateAction.values:
             raise InputError(f"{name}: must be one of {', '.join(GateAction.values)}")
     with transaction.atomic():
         policy = ReleasePolicy.objects.create(
             baseline_rule=baseline_rule, skipped_baseline=skipped_baseline, injection_flags=injection_flags,
-            set_by=actor, reason=reason.strip(),
+            flaky=flaky, set_by=actor, reason=reason.strip(),
         )
         audit_log_create(
             actor=actor,

@@ -7,6 +7,7 @@ from django.db.models import Avg, Count, Sum
 
 from calibration import selectors as calibration_selectors
 from judgeapp.judging.accounting import CATEGORIES
+from judgeapp.judging.noise import noise_line
 from judgeapp.models import AuditLog, Judge, Judgment, Purpose, Run, RunKind, UnitStatus
 from judgeapp.releases.selectors import gate_evaluate
 
@@ -239,6 +240,7 @@ def scorecard(*, name: str, version: str) -> dict:
         "level": level,
         "position": _position_consistency(name=name, runs=runs),
         "calls": _calls(name=name, runs=runs),
+        "noise": _noise_latest(name=name, runs=runs),
         "runs": shown,
         "runs_total": len(runs),
         "locks": calibration_selectors.locks_of(judge_name=name, judge_version=version),
@@ -246,6 +248,18 @@ def scorecard(*, name: str, version: str) -> dict:
         "versions": judge_versions(name=name),
         "adopted": calibration_selectors.adopted_candidate(judge_name=name),
     }
+
+
+def _noise_latest(*, name: str, runs: list[Run]) -> dict | None:
+    """The judge's latest noise figures: of its newest finished run asked with --trials K >= 2 (a juror's own
+    figures from a jury's panel), with the run they come from."""
+    for run in runs:
+        noise = (run.report or {}).get("noise") if run.is_finished else None
+        if not noise:
+            continue
+        figures = (noise.get("per_judge") or {}).get(name) or noise
+        return {"run": run, "figures": figures, "line": noise_line(figures)}
+    return None
 
 
 # --- The dashboard: each run's outcome in words ---------------------------------------------------------

@@ -290,6 +290,7 @@ def unit_time_limits(run: Run) -> tuple[float, float]:
     calls = handler_for(run.kind).calls_per_unit
     if run.judge is None or calls is None:
         return ceiling, ceiling + grace
+    calls *= run.options.get("trials") or 1  # --trials K: every trial is a verdict and its one parse retry
     longest = max(call_deadline_seconds(endpoint_config(e)) for e in (run.judge, run.system) if e is not None)
     soft = min(ceiling, (calls + 1) * longest)
     return soft, soft + grace

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from judgeapp.judging.memo import shared_read
+from judgeapp.judging.noise import flaky_lines
 from judgeapp.models import AuditLog, GateAction, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus
 from judgeapp.releases.core import DEFAULT_THRESHOLD, SKIPPED, gate_decision
 from judgeapp.releases.selectors.baseline import (  # noqa: F401 - what the views, the commands and the modes read
@@ -131,6 +132,16 @@ def gate_evaluate(
     elif not reasons:
         reasons.append("the run has no report")
 
+    flaky = flaky_lines(
+        band=((report or {}).get("noise") or {}).get("band"),
+        threshold=threshold,
+        baseline=baseline["mean"] if baseline is not None and baseline["how"] != SKIPPED else None,
+    )
+    if policy.flaky == GateAction.BLOCK:
+        reasons += flaky
+    else:
+        warnings += ["warning: " + line for line in flaky]
+
     injection = injection_line(report)
     if injection:
         if policy.injection_flags == GateAction.BLOCK:
@@ -173,6 +184,9 @@ def gate_evaluate(
         "calibration_policy": calibration["policy"],
         "checkup": calibration["checkup"],  # each judge's check-up against the lead's floors (a failed one blocks)
         "corrected_low": corrected_low,
+        # The threshold or the baseline inside the trials' noise band (--trials K): `flaky`, in words; it blocks
+        # only under the lead's policy (`release_policy.flaky`).
+        "flaky": flaky,
         "warnings": warnings,
         "lead_decision": lead,
         "evaluated_at": timezone.now().isoformat(),
