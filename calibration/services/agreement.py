@@ -20,7 +20,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from calibration.core.agreement import comparison_details, inter_annotator, item_pairs, judge_human
-from calibration.core.labels import label_value
+from calibration.core.alt_test import alt_test_counts, counts_as_dicts
+from calibration.core.labels import PASS_FAIL, label_value
+from calibration.core.rates import pass_fail_rates
 from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
 from calibration.selectors import judge_configurations
 from judgeapp.judging import selectors as judgeapp_selectors
@@ -61,6 +63,19 @@ def _groups(sample: Sample) -> tuple[list[str], dict]:
     return ([""] + criteria) if criteria else [""], labels
 
 
+def judge_beside_people(labels: dict, judged: dict, pairs: list, *, label_kind: str) -> dict:
+    """What a result keeps beside its agreement figures: the alternative annotator test's per-annotator
+    counts (`alt_test`, where two or more people labelled an item; decided at the lead's ε when read, see
+    calibration/selectors.py: alt_test_of) and, for a pass/fail judge, its TPR and TNR (`rates`)."""
+    extra = {}
+    counts = alt_test_counts(labels, judged, label_kind=label_kind)
+    if counts:
+        extra["alt_test"] = {"counts": counts_as_dicts(counts), "label_kind": label_kind}
+    if label_kind == PASS_FAIL:
+        extra["rates"] = pass_fail_rates(pairs)
+    return extra
+
+
 def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
     """(Re)compute the sample's agreement results. False when there was nothing to do."""
     from calibration.runkind import candidate_results_store
@@ -96,6 +111,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
         for judge in judges:
             pairs = []
             unreadable = set()
+            judged_items = {}
             for item, by in in_group.items():
                 key = (item.case_key, item.criterion, judge)
                 verdict = items.verdicts.get(key)
@@ -104,6 +120,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                 if verdict is None:
                     unreadable.add(item.pk)
                 judged = None if verdict is None else label_value(verdict, label_kind=sample.label_kind)
+                judged_items[item.pk] = judged
                 item_scale = items.scales.get(item.criterion, (1, 5))
                 pairs += item_pairs(item.pk, by, judged, label_kind=sample.label_kind, scale=item_scale)
             if not pairs:
@@ -115,6 +132,11 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                 "disagreements": [{**row, "item": list(key_of[row["item"]])} for row in details["disagreements"]],
                 "unreadable": [list(key_of[pk]) for pk in details["unreadable"]],
             }
+            figures["details"].update(
+                judge_beside_people(
+                    {item.pk: by for item, by in in_group.items()}, judged_items, pairs, label_kind=sample.label_kind
+                )
+            )
             figures["n_unreadable"] = len(unreadable)
             computed.append((judge, criterion, figures, human_only))
 

@@ -120,7 +120,7 @@ class PairwiseHandler(RunHandler):
         generated_output_record(unit, result, slot=unit.payload.get("slot", ""))
 
     def finalize(self, run):
-        from calibration.selectors import calibration_for_run
+        from calibration.selectors import calibration_for_run, corrected_rate_for_run
 
         cases = compared_cases(run)
         # The report reads the replies' lengths, not their texts, and of each unit what UNIT_REPORT_FIELDS hold.
@@ -206,6 +206,7 @@ class PairwiseHandler(RunHandler):
             },
             "warnings": warnings,
             "calibration": calibration_for_run(run=run),
+            "corrected_win_rate": corrected_rate_for_run(run=run),  # PPI++ from a labelled sample (CONTRACT §6); null without one
             **flags_of(run),
         }
         return (RunStatus.INVALID if summary["invalid"] else RunStatus.DONE), report
