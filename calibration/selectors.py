@@ -433,11 +433,12 @@ def alt_test_of(result: AgreementResult | None, *, policy: CalibrationPolicy | N
 
 
 def alt_test_result(*, judge_name: str, judge_version: str, prompt_version: str = "", rubric_version: str = "") -> AgreementResult | None:
-    """The newest pooled result of a judge configuration that holds the test's counts: in the scope given
-    first, else in any scope of that configuration."""
-    results = [r for r in _pooled_counting(judge_name=judge_name, judge_version=judge_version)[:50] if (r.details or {}).get("alt_test")]
-    in_scope = [r for r in results if (r.prompt_version, r.rubric_version) == (prompt_version or "", rubric_version or "")]
-    return (in_scope or results or [None])[0]
+    """The newest pooled result of a judge configuration in one scope (prompt and rubric versions) that holds
+    the test's counts: people's labels of verdicts given under another prompt or rubric never speak for it."""
+    results = _pooled_counting(
+        judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version or "", rubric_version=rubric_version or ""
+    )
+    return next((r for r in results[:50] if (r.details or {}).get("alt_test")), None)
 
 
 def alt_test_for_run(*, run: Run) -> list[dict]:
