@@ -61,8 +61,11 @@ def test_a_judge_far_from_every_person_fails_and_blocks_or_warns_as_the_lead_dec
     set_policy(lead, alt_test="block", alt_test_epsilon=0.1)
     gate = gate_evaluate(run=run)
     blocking = [line for line in gate["reasons"] if "alternative annotator test" in line]
-    assert blocking == ["judge planted-judge: alternative annotator test failed: the judge beats 0 of 3 annotators at ε = 0.1 "
-                        "(ω = 0.00; passing needs ω ≥ 0.5)"]
+    expected = (
+        "judge planted-judge: alternative annotator test failed: the judge beats 0 of 3 annotators at ε = 0.1 "
+        "(ω = 0.00; passing needs ω ≥ 0.5)"
+    )
+    assert blocking == [expected]
     assert gate["passed"] is False
     set_policy(lead, alt_test="warn")
     gate = gate_evaluate(run=run)
