@@ -144,3 +144,19 @@ def test_the_agreement_task_stores_the_jurys_tpr_tnr_and_alt_test(finished_jury)
     test = result.alt_test_at(0.2)
     assert [row["annotator"] for row in test["annotators"]] == ["ann", "bob", "cat"]
     assert all(row["n"] == N for row in test["annotators"]) and test["status"] in ("passed", "failed")
+
+
+def test_the_api_report_carries_the_corrected_win_rate_from_the_labels_as_they_are_now(small_pairwise_run, reviewer):
+    from judgeapp.api.services import api_token_create
+    from tests.api.conftest import ApiClient
+
+    run = small_pairwise_run(n=12)
+    api = ApiClient(api_token_create(user=reviewer, name="ci")[1])
+    before = api.get(f"/api/v1/runs/{run.run_id}/report").json()
+    assert before["corrected_win_rate"] is None
+    rows = [(run.run_id, f"p{i}", "", name, "B") for i in range(6) for name in ("ann", "bob")]
+    labels_import(data=labels_csv(rows), name="pairs.csv")
+    after = api.get(f"/api/v1/runs/{run.run_id}/report").json()
+    now = selectors.corrected_rate_for_run(run=run)
+    assert after["corrected_win_rate"]["rate"] == pytest.approx(now["rate"]) and after["corrected_win_rate"]["ci95"] == pytest.approx(now["ci95"])
+    assert after["corrected_win_rate"]["n_labelled"] == 6

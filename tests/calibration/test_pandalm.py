@@ -128,11 +128,11 @@ def test_pandalm_alternative_annotator_test_equals_the_papers_procedure_on_the_r
     """The figure in docs/calibration.md §10: GPT-3.5 fails the test (ω = 0) at ε = 0.2 and at 0.1."""
     from tests.calibration.test_alt_test_core import paper_procedure
 
-    run, sample = pandalm
+    _, sample = pandalm
     items, verdicts = raw()
     labels = {item["idx"]: {f"pandalm-annotator{i}": HUMAN[item[f"annotator{i}"]] for i in (1, 2, 3)} for item in items}
     judged = {item["idx"]: JUDGE[verdicts[item["idx"]]] for item in items if verdicts[item["idx"]] in JUDGE}
-    names, results, rejected, adjusted, omega, rho = paper_procedure(labels, judged, scores=False, epsilon=epsilon)
+    names, results, _, adjusted, omega, rho = paper_procedure(labels, judged, scores=False, epsilon=epsilon)
     test = sample.results.get(criterion="").alt_test_at(epsilon)
     assert test["status"] == "failed" and test["winning_rate"] == omega == 0.0
     assert test["advantage_probability"] == pytest.approx(rho, abs=1e-9) and round(rho, 3) == 0.758
