@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calibration.core.labels import SCORE
+from calibration.core.labels import PASS_FAIL, SCORE
+from calibration.core.rates import pass_fail_rates
 
 DEFAULT_EPSILON = 0.2
 FDR_ALPHA = 0.05
@@ -191,3 +192,16 @@ def alt_test_line(result: dict | None) -> str:
     if result["passed"] is None:
         return f"not decided: {result['status']} ({result['reason']})"
     return f"{result['status']}: {result['reason']}"
+
+
+def judge_beside_people(labels: dict, judged: dict, pairs: list, *, label_kind: str) -> dict:
+    """What an agreement result keeps beside its figures: the test's per-annotator counts (`alt_test`, where
+    two or more people labelled an item; decided at the lead's ε when read) and, for a pass/fail judge, its
+    TPR and TNR (`rates`). labels and judged as for alt_test_counts; pairs: the result's label pairs."""
+    extra = {}
+    counts = alt_test_counts(labels, judged, label_kind=label_kind)
+    if counts:
+        extra["alt_test"] = {"counts": counts_as_dicts(counts), "label_kind": label_kind}
+    if label_kind == PASS_FAIL:
+        extra["rates"] = pass_fail_rates(pairs)
+    return extra

@@ -20,9 +20,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from calibration.core.agreement import comparison_details, inter_annotator, item_pairs, judge_human
-from calibration.core.alt_test import alt_test_counts, counts_as_dicts
-from calibration.core.labels import PASS_FAIL, label_value
-from calibration.core.rates import pass_fail_rates
+from calibration.core.alt_test import judge_beside_people
+from calibration.core.labels import label_value
 from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
 from calibration.selectors import judge_configurations
 from judgeapp.judging import selectors as judgeapp_selectors
@@ -61,19 +60,6 @@ def _groups(sample: Sample) -> tuple[list[str], dict]:
         labels[a.item][a.annotator.username] = label_value(a.value, label_kind=sample.label_kind)
     criteria = sorted({item.criterion for item in labels if item.criterion})
     return ([""] + criteria) if criteria else [""], labels
-
-
-def judge_beside_people(labels: dict, judged: dict, pairs: list, *, label_kind: str) -> dict:
-    """What a result keeps beside its agreement figures: the alternative annotator test's per-annotator
-    counts (`alt_test`, where two or more people labelled an item; decided at the lead's ε when read, see
-    calibration/selectors.py: alt_test_of) and, for a pass/fail judge, its TPR and TNR (`rates`)."""
-    extra = {}
-    counts = alt_test_counts(labels, judged, label_kind=label_kind)
-    if counts:
-        extra["alt_test"] = {"counts": counts_as_dicts(counts), "label_kind": label_kind}
-    if label_kind == PASS_FAIL:
-        extra["rates"] = pass_fail_rates(pairs)
-    return extra
 
 
 def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
