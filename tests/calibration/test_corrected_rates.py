@@ -160,3 +160,23 @@ def test_the_api_report_carries_the_corrected_win_rate_from_the_labels_as_they_a
     now = selectors.corrected_rate_for_run(run=run)
     assert after["corrected_win_rate"]["rate"] == pytest.approx(now["rate"]) and after["corrected_win_rate"]["ci95"] == pytest.approx(now["ci95"])
     assert after["corrected_win_rate"]["n_labelled"] == 6
+
+
+def test_a_pairwise_run_page_shows_its_corrected_win_rate_and_a_draw_link_without_labels(judge, fake_judge, client, reviewer):
+    from judgeapp.judging import runs as run_services
+    from tests.pairwise.builders import good_and_bad, pairwise_run
+
+    fake_judge.action = DemoBrain(quality=oracle)
+    a, b = good_and_bad(10, a_better=lambda i: i % 3 == 0)  # B better on 6 of 10
+    run = pairwise_run(judge=judge, a=a, b=b, n=10)
+    run_services.run_execute_inline(run=run)
+    run.refresh_from_db()
+    client.force_login(reviewer)
+    page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
+    assert "Human-corrected win rate of B" in page and "No labelled sample for this judge configuration yet" in page
+    rows = [(run.run_id, f"c{i:03d}", "", "ann", "tie" if i < 2 else "B") for i in range(5)]
+    labels_import(data=labels_csv(rows), name="pairs.csv")
+    corrected = selectors.corrected_rate_for_run(run=run)
+    assert corrected["n_labelled"] == 5 and corrected["n_unlabelled"] == 5
+    page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
+    assert f'data-corrected-rate="{corrected["rate"]}"' in page and "counted as B = 1, tie = 0.5, A = 0" in page
