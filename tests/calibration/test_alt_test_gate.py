@@ -1,6 +1,8 @@
 """The alternative annotator test where a lead sees and uses it: the gate under the lead's policy (off, warn,
 block, with ε), the policy form and its audit, the calibration page, the sample page and the scorecard."""
 
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -121,3 +123,19 @@ def test_the_test_shows_on_the_calibration_page_the_sample_page_and_the_scorecar
         assert 'data-alt-test="passed"' in page, where
         assert "Alternative annotator test at ε = 0.15" in page, where
         assert 'data-annotator="cat"' in page, where
+
+
+def test_agreement_prints_the_test_at_the_epsilon_asked_and_refuses_one_out_of_range(planted_run):
+    from tests.calibration.test_cli import run_command
+
+    run = planted_run(scores_for(N))
+    label(run, {"ann": same, "bob": same, "cat": off_by_one})
+    code, out, _ = run_command("agreement", "--json", "--epsilon", "0.1")
+    test = json.loads(out)["judges"][0]["alt_test"]
+    assert code == 0 and test["epsilon"] == 0.1 and test["status"] == "passed" and len(test["annotators"]) == 3
+    assert json.loads(out)["judges"][0]["rates"] is None  # scores: no TPR/TNR
+    code, out, _ = run_command("agreement")
+    assert "alternative annotator test at ε = 0.2: passed: the judge beats 3 of 3 annotators" in out
+    assert "without cat: ρ_f 1.000, ρ_h " in out
+    code, out, err = run_command("agreement", "--epsilon", "1.5")
+    assert code == 2 and err == "error: --epsilon 1.5: ε is from 0 up to (not including) 1" and out == ""

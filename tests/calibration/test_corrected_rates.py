@@ -180,3 +180,18 @@ def test_a_pairwise_run_page_shows_its_corrected_win_rate_and_a_draw_link_withou
     assert corrected["n_labelled"] == 5 and corrected["n_unlabelled"] == 5
     page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
     assert f'data-corrected-rate="{corrected["rate"]}"' in page and "counted as B = 1, tie = 0.5, A = 0" in page
+
+
+def test_agreement_prints_a_pass_fail_judges_tpr_and_tnr(finished_jury):
+    from tests.calibration.test_cli import run_command
+
+    run = finished_jury()
+    sample = people_on(run, range(N), label_of=lambda i: "pass")
+    agreement_compute(sample_pk=sample.pk)
+    rates = AgreementResult.objects.get(sample=sample, judge_name="jury", criterion="").rates
+    code, out, _ = run_command("agreement", "--judge", "jury")
+    assert code == 0
+    for key, name in (("tpr", "sensitivity (TPR)"), ("tnr", "specificity (TNR)")):
+        rate = rates[key]
+        assert rate["total"] > 0
+        assert f"{name:<26} {rate['value']:.3f} [{rate['ci'][0]:.3f}, {rate['ci'][1]:.3f}] ({rate['successes']} of {rate['total']} labels" in out
