@@ -497,9 +497,9 @@ CORRECTED_LABEL_KINDS = {RunKind.POINTWISE: LabelKind.SCORE, RunKind.JURY: Label
 
 
 def corrected_sample_for(*, run: Run) -> Sample | None:
-    """The labelled sample a run's corrected mean (pointwise) or rate (jury, pairwise) stands on: a sample of the run itself, else the
-    latest sample of a run with the same judge configuration, prompt and rubric versions (the judge's error
-    measured there carries over only to the same judge, prompt and rubric)."""
+    """The labelled sample a run's corrected mean (pointwise) or rate (jury, pairwise) stands on: a sample of
+    the run itself, else the latest sample of a run of its kind with the same judge configuration, prompt and
+    rubric versions (the judge's error measured there carries over only to the same judge, prompt and rubric)."""
     label_kind = CORRECTED_LABEL_KINDS.get(run.kind)
     if label_kind is None:
         return None

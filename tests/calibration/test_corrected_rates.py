@@ -127,7 +127,7 @@ def test_a_pairwise_corrected_win_rate_counts_ties_half_and_equals_ppi_py(small_
     assert corrected["n_labelled"] == 12 and corrected["n_unlabelled"] == 18
 
 
-def test_the_agreement_task_stores_the_jurys_tpr_tnr_and_alt_test(finished_jury):
+def test_the_agreement_task_stores_the_jurys_tpr_tnr_and_alt_test_and_the_pages_show_them(finished_jury, client, reviewer):
     run = finished_jury()
     human = lambda i: "pass" if i % 2 == 0 or i % 4 == 1 else "fail"
     sample = people_on(run, range(N), label_of=human)
@@ -144,6 +144,12 @@ def test_the_agreement_task_stores_the_jurys_tpr_tnr_and_alt_test(finished_jury)
     test = result.alt_test_at(0.2)
     assert [row["annotator"] for row in test["annotators"]] == ["ann", "bob", "cat"]
     assert all(row["n"] == N for row in test["annotators"]) and test["status"] in ("passed", "failed")
+    client.force_login(reviewer)
+    tpr = f'data-tpr="{result.rates["tpr"]["value"]}"'
+    for url in (reverse("calibration:overview"), reverse("calibration:sample_detail", args=[sample.uuid]),
+                reverse("judge_scorecard_version", args=["jury", result.judge_version])):
+        page = client.get(url).content.decode()
+        assert tpr in page and f"({tp} of {positives} “pass” labels)" in page, url
 
 
 def test_the_api_report_carries_the_corrected_win_rate_from_the_labels_as_they_are_now(small_pairwise_run, reviewer):
