@@ -5,6 +5,7 @@ from pathlib import Path
 
 from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS, format_figure
+from calibration.core.alt_test import alt_test_line
 from calibration.core.status import unreadable_text
 from calibration.services.agreement import agreement_compute, agreements_refresh
 from calibration.services.labels import LABEL_COLUMNS, labels_import
@@ -20,25 +21,35 @@ class AgreementCommand(JudgeCommand):
     help = (
         "Show how each judge configuration agrees with people on its latest human-scored sample: exact agreement, "
         "within one point, quadratic-weighted kappa and Spearman's rho for 1-5 scores; percent agreement and Cohen's "
-        "kappa for pass/fail and pairwise; 95% bootstrap intervals; Krippendorff's alpha among annotators; and "
-        "whether the judge is locked for that prompt and rubric."
+        "kappa for pass/fail and pairwise; 95% bootstrap intervals; Krippendorff's alpha among annotators; a pass/fail "
+        "judge's sensitivity and specificity; the alternative annotator test where people overlap; and whether the "
+        "judge is locked for that prompt and rubric."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--judge", help="only this judge (its name)")
         parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+        parser.add_argument(
+            "--epsilon", type=float,
+            help="ε of the alternative annotator test, from 0 up to 1 (default: the lead's policy, 0.2 unless changed)",
+        )
 
     def handle(self, *args, **options):
         judge = options.get("judge")
         if judge and not Judge.objects.filter(name=judge).exists() and judge != selectors.POOLED_JURY:
             known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)) or "none"
             raise InputError(f"unknown judge {judge!r} (known: {known})")
+        epsilon = options.get("epsilon")
+        if epsilon is not None and not 0 <= epsilon < 1:
+            raise InputError(f"--epsilon {epsilon:g}: ε is from 0 up to (not including) 1")
         # Labels whose task has not run yet (no worker, say) are computed here, the same way a worker would.
         refreshed = agreements_refresh()
         rows = selectors.agreement_latest(judge=judge)
         level = selectors.level_current()
+        self.epsilon = selectors.policy_current().alt_test_epsilon if epsilon is None else epsilon
         if options["json"]:
-            self.stdout.write(json.dumps({"level": _level(level), "judges": [_row(r) for r in rows]}, indent=2))
+            judges = [{**_row(r), **_judge_beside_people(r.pooled, self.epsilon)} for r in rows]
+            self.stdout.write(json.dumps({"level": _level(level), "judges": judges}, indent=2))
             return
         if refreshed:
             self.stdout.write(f"(computed the agreement of {refreshed} sample(s) whose labels were new)")
@@ -77,11 +88,39 @@ class AgreementCommand(JudgeCommand):
             for pair in inter["pairs"]:
                 kappa = "—" if pair["kappa"] is None else f"{pair['kappa']:.3f}"
                 self.stdout.write(f"    {pair['annotators'][0]} / {pair['annotators'][1]}: Cohen's kappa {kappa} (n {pair['n']})")
+        for line in beside_people_lines(r, self.epsilon):
+            self.stdout.write(f"  {line}")
         for c in row.per_criterion:
             figures = ", ".join(f"{METRIC_LABELS.get(n, n)} {format_figure(f)}" for n, f in c.metrics.items())
             self.stdout.write(f"  criterion {c.criterion} ({c.n_items} items): {figures}")
         if row.lock and row.lock.locked:
             self.stdout.write(f"  locked: {row.lock.reason}")
+
+
+def _judge_beside_people(result, epsilon: float) -> dict:
+    """The `alt_test` (at ε) and `rates` (pass/fail TPR and TNR) keys of a result in `agreement --json`."""
+    return {"alt_test": result.alt_test_at(epsilon), "rates": result.rates}
+
+
+def beside_people_lines(result, epsilon: float) -> list[str]:
+    """A pass/fail judge's TPR and TNR, and the alternative annotator test at ε, as the text output says them."""
+    lines = []
+    rates = result.rates
+    if rates:
+        for key, name in (("tpr", "sensitivity (TPR)"), ("tnr", "specificity (TNR)")):
+            rate = rates[key]
+            lines.append(f"{name:<26} {format_figure(rate)} ({rate['successes']} of {rate['total']} labels; Wilson 95%)")
+    test = result.alt_test_at(epsilon)
+    if test:
+        lines.append(f"alternative annotator test at ε = {epsilon:g}: {alt_test_line(test)}")
+        if test["annotators"]:
+            lines.append(f"  average advantage probability ρ {test['advantage_probability']:.3f}")
+        for person in test["annotators"]:
+            lines.append(
+                f"  without {person['annotator']}: ρ_f {person['rho_f']:.3f}, ρ_h {person['rho_h']:.3f}, p {person['p_value']:.3g}, "
+                f"BY-adjusted {person['p_adjusted']:.3g}, {'rejected: the judge wins' if person['rejected'] else 'not rejected'} (n {person['n']})"
+            )
+    return lines
 
 
 def _level(level):

@@ -3,7 +3,7 @@ import secrets
 from django import forms
 from django.contrib.auth import get_user_model
 
-from calibration.models import AgreementMetric, PolicyAction
+from calibration.models import AgreementMetric, AltTestRequirement, PolicyAction
 from calibration.services.samples import MAX_SAMPLE_SIZE
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.content import InputFile
@@ -101,6 +101,16 @@ class PolicyForm(forms.Form):
     checkup_kappa_floor = forms.FloatField(
         min_value=-1.0, max_value=1.0, label="Check-up floor: kappa",
         help_text="Cohen's kappa with the people's label, on every set (0.4 by default).",
+    )
+    alt_test = forms.ChoiceField(
+        choices=AltTestRequirement.choices, label="The alternative annotator test",
+        help_text="Whether the judge must pass it (three or more annotators per item, 30 items each): when it failed or "
+        "could not be decided, warn on the gate or block it. Off by default.",
+    )
+    alt_test_epsilon = forms.FloatField(
+        min_value=0.0, max_value=0.99, label="ε of the alternative annotator test",
+        help_text="The advantage granted to the judge for being cheaper and faster (0.2 by default; the paper suggests "
+        "0.2 for expert annotators, 0.15 for skilled ones, 0.1 for crowd-workers).",
     )
     reason = forms.CharField(required=False, max_length=500)
 

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from calibration.core import alt_test as alt_test_rules
 from calibration.core import checkup as checkup_rules
 from judgeapp.models import TimeStampedModel
 
@@ -274,6 +275,19 @@ class AgreementResult(TimeStampedModel):
         """Krippendorff's alpha among the people on the sample's overlapping items (None without overlap)."""
         return ((self.inter_annotator or {}).get("alpha") or {}).get("value")
 
+    def alt_test_at(self, epsilon: float) -> dict | None:
+        """The alternative annotator test at ε from the stored per-annotator counts (calibration/core/alt_test.py);
+        None when no item was labelled by two or more people."""
+        stored = (self.details or {}).get("alt_test")
+        if not stored:
+            return None
+        return alt_test_rules.alt_test_decide(alt_test_rules.counts_from_dicts(stored["counts"]), epsilon=epsilon)
+
+    @property
+    def rates(self) -> dict | None:
+        """A pass/fail judge's TPR and TNR against the people (calibration/core/rates.py), else None."""
+        return (self.details or {}).get("rates")
+
 
 class JudgeLock(TimeStampedModel):
     """Whether one judge configuration may back the release gate of a run judged with one prompt version and
@@ -318,6 +332,12 @@ class JudgeLock(TimeStampedModel):
 class PolicyAction(models.TextChoices):
     WARN = "warn", "warn only"
     BLOCK = "block", "block the release"
+
+
+class AltTestRequirement(models.TextChoices):
+    OFF = "off", "not required"
+    WARN = "warn", "required: warn when not passed"
+    BLOCK = "block", "required: block when not passed"
 
 
 DEFAULT_ALPHA_FLOOR = 0.667
@@ -365,6 +385,16 @@ class CalibrationPolicy(TimeStampedModel):
         default=checkup_rules.KAPPA_FLOOR,
         help_text="Cohen's kappa with the human label a check-up must reach on every set.",
     )
+    # The alternative annotator test (calibration/core/alt_test.py): whether the judge must pass it, and the
+    # lead's ε (the paper's guidance: 0.2 for experts, 0.15 for skilled annotators, 0.1 for crowd-workers).
+    alt_test = models.CharField(
+        max_length=10, choices=AltTestRequirement.choices, default=AltTestRequirement.OFF,
+        help_text="Whether the judge must pass the alternative annotator test: off, or warn / block when it failed or could not be decided.",
+    )
+    alt_test_epsilon = models.FloatField(
+        default=alt_test_rules.DEFAULT_EPSILON,
+        help_text="ε of the alternative annotator test: the advantage the judge is granted for being cheaper and faster than a person.",
+    )
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reason = models.TextField(blank=True)
 
@@ -379,6 +409,9 @@ class CalibrationPolicy(TimeStampedModel):
                 & Q(checkup_kappa_floor__gte=-1) & Q(checkup_kappa_floor__lte=1),
                 name="policy_checkup_floors_in_range",
             ),
+            models.CheckConstraint(
+                condition=Q(alt_test_epsilon__gte=0) & Q(alt_test_epsilon__lt=1), name="policy_alt_test_epsilon_in_range"
+            ),
         ]
 
     def __str__(self):
@@ -387,7 +420,7 @@ class CalibrationPolicy(TimeStampedModel):
             f"single-annotator samples {'lock' if self.single_annotator_locks else 'warn only'}; "
             f"corrected gate {'on' if self.corrected_gate else 'off'}; a failed check-up: {self.checkup_failed} (floors: "
             f"position consistency {self.checkup_position_floor:.2f}, accuracy {self.checkup_accuracy_floor:.2f}, "
-            f"kappa {self.checkup_kappa_floor:.2f})"
+            f"kappa {self.checkup_kappa_floor:.2f}); alternative annotator test: {self.alt_test} (ε {self.alt_test_epsilon:g})"
         )
 
     def as_dict(self) -> dict:
@@ -401,6 +434,8 @@ class CalibrationPolicy(TimeStampedModel):
             "checkup_position_floor": self.checkup_position_floor,
             "checkup_accuracy_floor": self.checkup_accuracy_floor,
             "checkup_kappa_floor": self.checkup_kappa_floor,
+            "alt_test": self.alt_test,
+            "alt_test_epsilon": self.alt_test_epsilon,
         }
 
     @property

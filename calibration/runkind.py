@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from calibration.core.agreement import comparison_details, inter_annotator, item_pairs, judge_human
+from calibration.core.alt_test import judge_beside_people
 from calibration.core.labels import label_value
 from calibration.models import AgreementResult, Assignment, AssignmentState, Candidate
 from judgeapp.judging.files import render_criterion
@@ -167,6 +168,7 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
         scale = (min(b[0] for b in bounds), max(b[1] for b in bounds))
         pairs = []
         unreadable = set()
+        judged_items = {}
         for key, by in in_group.items():
             judged = verdicts.get(key)
             if not isinstance(judged, int):
@@ -174,6 +176,7 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
                     continue  # not planned for the candidate (a criterion its rubric lacks)
                 judged = None
                 unreadable.add(index[key])
+            judged_items[index[key]] = judged
             pairs += item_pairs(index[key], by, judged, label_kind=sample.label_kind, scale=scales.get(key[1], (1, 5)))
         if not pairs:
             continue
@@ -184,6 +187,9 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
         details = comparison_details(pairs, unreadable=unreadable, label_kind=sample.label_kind, scale=scale)
         details["disagreements"] = [{**row, "item": list(keys[row["item"]])} for row in details["disagreements"]]
         details["unreadable"] = [list(keys[i]) for i in details["unreadable"]]
+        details.update(
+            judge_beside_people({index[key]: by for key, by in in_group.items()}, judged_items, pairs, label_kind=sample.label_kind)
+        )
         result, _ = AgreementResult.objects.update_or_create(
             candidate=candidate,
             criterion=criterion,

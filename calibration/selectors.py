@@ -10,12 +10,14 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
+from calibration.core import alt_test as alt_test_rules
 from calibration.core import checkup as checkup_rules
 from calibration.core import status as status_rules
 from calibration.models import (
     AgreementLevel,
     AgreementMetric,
     AgreementResult,
+    AltTestRequirement,
     Assignment,
     AssignmentState,
     CalibrationPolicy,
@@ -397,20 +399,75 @@ def calibration_for_run(*, run: Run) -> list[dict]:
 
 def gate_calibration(*, run: Run) -> dict:
     """What calibration says to a run's release gate: {status (of the primary judge), statuses, checkup
-    (each judge's check-up, see checkup_for), reasons, warnings, policy}. Reasons block; warnings are shown
-    ("warning: judge not calibrated: …")."""
+    (each judge's check-up, see checkup_for), alt_test (each judge's alternative annotator test, see
+    alt_test_for_run), reasons, warnings, policy}. Reasons block; warnings are shown ("warning: judge not
+    calibrated: …")."""
     statuses = calibration_for_run(run=run)
     checkups = checkups_for_run(run=run)
-    reasons = [s["line"] for s in statuses if s["blocks"]] + [c["line"] for c in checkups if c["blocks"]]
-    warnings = [s["line"] for s in statuses if s["warns"]] + [c["line"] for c in checkups if c["warns"]]
+    alt_tests = alt_test_for_run(run=run)
+    entries = statuses + checkups + alt_tests
     return {
         "status": statuses[0] if statuses else None,
         "statuses": statuses,
         "checkup": checkups,
-        "reasons": reasons,
-        "warnings": warnings,
+        "alt_test": alt_tests,
+        "reasons": [e["line"] for e in entries if e["blocks"]],
+        "warnings": [e["line"] for e in entries if e["warns"]],
         "policy": policy_current().as_dict(),
     }
+
+
+# --- The alternative annotator test ---------------------------------------------------------------------
+
+
+def alt_test_of(result: AgreementResult | None, *, policy: CalibrationPolicy | None = None) -> dict | None:
+    """A result's alternative annotator test at the lead's ε, with its `line`; None without a result or
+    without an item two people labelled."""
+    if result is None:
+        return None
+    policy = policy or policy_current()
+    figures = result.alt_test_at(policy.alt_test_epsilon)
+    if figures is None:
+        return None
+    return {**figures, "line": alt_test_rules.alt_test_line(figures), "sample_id": str(result.sample.uuid)}
+
+
+def alt_test_result(*, judge_name: str, judge_version: str, prompt_version: str = "", rubric_version: str = "") -> AgreementResult | None:
+    """The newest pooled result of a judge configuration in one scope (prompt and rubric versions) that holds
+    the test's counts: people's labels of verdicts given under another prompt or rubric never speak for it."""
+    results = _pooled_counting(
+        judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version or "", rubric_version=rubric_version or ""
+    )
+    return next((r for r in results[:50] if (r.details or {}).get("alt_test")), None)
+
+
+def alt_test_for_run(*, run: Run) -> list[dict]:
+    """Each judge's alternative annotator test as the run's gate reads it: [{judge, judge_version, test (the
+    figures, or None), passed, blocks, warns, line}]. Under the lead's policy (`alt_test` warn or block) a
+    judge that did not pass — failed, not decided for want of annotators or items, or never tested — warns or
+    blocks; with the policy off the entries only inform."""
+    policy = policy_current()
+    configs = judge_configurations(run=run)
+    primary = primary_judge(run=run)
+    prompt, rubric = run_scope(run=run)
+    entries = []
+    for name in sorted(configs, key=lambda name: (name != primary, name)):
+        version = configs[name]["version"]
+        test = alt_test_of(alt_test_result(judge_name=name, judge_version=version, prompt_version=prompt, rubric_version=rubric), policy=policy)
+        passed = bool(test and test["passed"])
+        required = policy.alt_test != AltTestRequirement.OFF
+        entries.append(
+            {
+                "judge": name,
+                "judge_version": version,
+                "test": test,
+                "passed": test["passed"] if test else None,
+                "blocks": required and not passed and policy.alt_test == AltTestRequirement.BLOCK,
+                "warns": required and not passed and policy.alt_test == AltTestRequirement.WARN,
+                "line": f"judge {name}: alternative annotator test {alt_test_rules.alt_test_line(test)}",
+            }
+        )
+    return entries
 
 
 def judge_status(*, judge) -> dict:
@@ -434,13 +491,19 @@ def _human_means(sample: Sample) -> dict[tuple[str, str], list[float]]:
     return labels
 
 
+# The label kind whose samples correct each kind of run: a pointwise run's mean of scores, a jury's pass rate,
+# a pairwise comparison's win rate.
+CORRECTED_LABEL_KINDS = {RunKind.POINTWISE: LabelKind.SCORE, RunKind.JURY: LabelKind.PASS_FAIL, RunKind.PAIRWISE: LabelKind.PAIRWISE}
+
+
 def corrected_sample_for(*, run: Run) -> Sample | None:
-    """The labelled sample a pointwise run's corrected mean stands on: a sample of the run itself, else the
-    latest sample of a run with the same judge configuration, prompt and rubric versions (the judge's error
-    measured there carries over only to the same judge, prompt and rubric)."""
-    if run.kind != RunKind.POINTWISE:
+    """The labelled sample a run's corrected mean (pointwise) or rate (jury, pairwise) stands on: a sample of
+    the run itself, else the latest sample of a run of its kind with the same judge configuration, prompt and
+    rubric versions (the judge's error measured there carries over only to the same judge, prompt and rubric)."""
+    label_kind = CORRECTED_LABEL_KINDS.get(run.kind)
+    if label_kind is None:
         return None
-    labelled = Sample.objects.filter(label_kind=LabelKind.SCORE, items__assignments__state=AssignmentState.LABELLED).distinct()
+    labelled = Sample.objects.filter(label_kind=label_kind, items__assignments__state=AssignmentState.LABELLED).distinct()
     own = labelled.filter(run=run).order_by("-created_at", "-id").first()
     if own is not None:
         return own
@@ -448,7 +511,7 @@ def corrected_sample_for(*, run: Run) -> Sample | None:
     if name is None:
         return None
     version = judge_configurations(run=run)[name]["version"]
-    for sample in labelled.exclude(run=run).filter(run__kind=RunKind.POINTWISE).select_related("run").order_by("-created_at", "-id")[:50]:
+    for sample in labelled.exclude(run=run).filter(run__kind=run.kind).select_related("run").order_by("-created_at", "-id")[:50]:
         other = judge_configurations(run=sample.run).get(name)
         if (
             other
@@ -502,6 +565,67 @@ def corrected_for_run(*, run: Run) -> dict | None:
         {
             "judge_mean_unlabelled": sum(judge_unlabelled) / len(judge_unlabelled),
             "human_mean_labelled": sum(human) / len(human),
+            "sample_id": str(sample.uuid),
+            "sample_run_id": sample.run.run_id,
+            "same_run": same_run,
+            "weighted": weights is not None,
+        }
+    )
+    return result
+
+
+def _verdicts_of(run: Run, judge: str | None) -> dict[str, str]:
+    return {v.case_id: str(v.value) for v in judgeapp_selectors.run_verdicts(run=run) if v.judge == judge and not v.criterion}
+
+
+def corrected_rate_for_run(*, run: Run) -> dict | None:
+    """A jury's human-corrected pass rate or a pairwise comparison's human-corrected win rate of version B
+    (the report's `corrected_pass_rate` / `corrected_win_rate`, CONTRACT §6): PPI++ on the verdicts as numbers
+    (pass 1, fail 0; B 1, tie ½, A 0), from the judge configuration's labelled sample; None without one, or
+    with fewer than two labelled or two judged-only items. A case without a verdict (a jury's unjudged case, a
+    pair without a both-order verdict) is in neither set."""
+    from calibration.core.ppi import PASS_VALUES, WIN_VALUES, corrected_rate, stratum_weights
+
+    if run.kind not in (RunKind.JURY, RunKind.PAIRWISE):
+        return None
+    sample = corrected_sample_for(run=run)
+    if sample is None:
+        return None
+    values = PASS_VALUES if run.kind == RunKind.JURY else WIN_VALUES
+    name = primary_judge(run=run)
+    verdicts = {case: v for case, v in _verdicts_of(run, name).items() if v in values}
+    same_run = sample.run_id == run.pk
+    sample_verdicts = verdicts if same_run else {case: v for case, v in _verdicts_of(sample.run, name).items() if v in values}
+    humans: dict[str, list[str]] = {}
+    for case_key, value in Assignment.objects.filter(item__sample=sample, state=AssignmentState.LABELLED).values_list(
+        "item__case_key", "value"
+    ).order_by("item__case_key", "id"):
+        if value in values:
+            humans.setdefault(case_key, []).append(value)
+    keys = sorted(key for key in humans if key in sample_verdicts)
+    labelled = set(keys) if same_run else set()
+    # A sample drawn with equal allocation over the judge's verdicts is weighted back to the sample run's mix
+    # of verdicts, as the corrected mean is.
+    strata = dict(sample.items.filter(criterion="").values_list("case_key", "stratum"))
+    drawn = sample.method == Sample.Method.DRAWN and bool(sample.stratified_by)
+    population: dict[str, int] = {}
+    for verdict in sample_verdicts.values() if drawn else ():
+        population[verdict] = population.get(verdict, 0) + 1
+    weights = stratum_weights([strata.get(key, "") if drawn else "" for key in keys], population)
+    result = corrected_rate(
+        [humans[key] for key in keys],
+        [sample_verdicts[key] for key in keys],
+        [v for case, v in sorted(verdicts.items()) if case not in labelled],
+        values=values,
+        weights=weights,
+    )
+    if result is None:
+        return None
+    judge_only = [values[v] for case, v in verdicts.items() if case not in labelled]
+    result.update(
+        {
+            "judge_rate_unlabelled": sum(judge_only) / len(judge_only),
+            "human_rate_labelled": sum(sum(values[x] for x in humans[k]) / len(humans[k]) for k in keys) / len(keys),
             "sample_id": str(sample.uuid),
             "sample_run_id": sample.run.run_id,
             "same_run": same_run,

@@ -72,3 +72,38 @@ def corrected_mean(
         "n_unlabelled": len(y_hat_unlabelled),
         "method": METHOD + (", labelled items weighted by stratum" if w is not None else ""),
     }
+
+
+# A verdict as a number whose mean is the rate: a pass/fail judge's pass rate, a pairwise judge's win rate
+# of version B. A tie counts half a win for each side, so the win rate of B is 1 − the win rate of A and 0.5
+# means "no difference" (the pairwise report's own `win_rate_a` leaves ties out instead: a person's tie is a
+# label like any other here, and leaving it out would drop those items from the correction).
+PASS_VALUES = {"pass": 1.0, "fail": 0.0}
+WIN_VALUES = {"B": 1.0, "tie": 0.5, "A": 0.0}
+
+
+def corrected_rate(
+    human: Sequence[Sequence[str]],
+    judge_labelled: Sequence[str],
+    judge_unlabelled: Sequence[str],
+    *,
+    values: dict[str, float],
+    weights: Sequence[float] | None = None,
+) -> dict | None:
+    """The human-corrected rate (PPI++ on the verdicts as 0/1, or 0/½/1 for pairwise): {rate, ci95, n_labelled,
+    n_unlabelled, method, convention}; None as for corrected_mean.
+
+    human: each labelled item's labels (an item labelled by several people stands for the mean of their
+    values); judge_labelled: the judge's verdict on the same items; judge_unlabelled: its verdict on every
+    other item; weights: as for corrected_mean (a sample drawn with equal allocation over the verdicts)."""
+    result = corrected_mean(
+        [sum(values[label] for label in labels) / len(labels) for labels in human],
+        [values[v] for v in judge_labelled],
+        [values[v] for v in judge_unlabelled],
+        weights=weights,
+    )
+    if result is None:
+        return None
+    result["rate"] = result.pop("mean")
+    result["convention"] = ", ".join(f"{label} = {value:g}" for label, value in values.items())
+    return result

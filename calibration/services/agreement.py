@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from calibration.core.agreement import comparison_details, inter_annotator, item_pairs, judge_human
+from calibration.core.alt_test import judge_beside_people
 from calibration.core.labels import label_value
 from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
 from calibration.selectors import judge_configurations
@@ -96,6 +97,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
         for judge in judges:
             pairs = []
             unreadable = set()
+            judged_items = {}
             for item, by in in_group.items():
                 key = (item.case_key, item.criterion, judge)
                 verdict = items.verdicts.get(key)
@@ -104,6 +106,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                 if verdict is None:
                     unreadable.add(item.pk)
                 judged = None if verdict is None else label_value(verdict, label_kind=sample.label_kind)
+                judged_items[item.pk] = judged
                 item_scale = items.scales.get(item.criterion, (1, 5))
                 pairs += item_pairs(item.pk, by, judged, label_kind=sample.label_kind, scale=item_scale)
             if not pairs:
@@ -115,6 +118,11 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                 "disagreements": [{**row, "item": list(key_of[row["item"]])} for row in details["disagreements"]],
                 "unreadable": [list(key_of[pk]) for pk in details["unreadable"]],
             }
+            figures["details"].update(
+                judge_beside_people(
+                    {item.pk: by for item, by in in_group.items()}, judged_items, pairs, label_kind=sample.label_kind
+                )
+            )
             figures["n_unreadable"] = len(unreadable)
             computed.append((judge, criterion, figures, human_only))
 

@@ -17,7 +17,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from calibration.core.status import unreadable_text
-from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, CalibrationPolicy, JudgeLock, PolicyAction
+from calibration.models import (
+    AgreementLevel,
+    AgreementMetric,
+    AgreementResult,
+    AltTestRequirement,
+    CalibrationPolicy,
+    JudgeLock,
+    PolicyAction,
+)
 from calibration.selectors import decisive_result, level_current, policy_current
 from calibration.services.audit import calibration_audit
 from judgeapp.judging.audit import SYSTEM, audit_log_create
@@ -216,11 +224,13 @@ def policy_set(
     checkup_position_floor: float | None = None,
     checkup_accuracy_floor: float | None = None,
     checkup_kappa_floor: float | None = None,
+    alt_test: str | None = None,
+    alt_test_epsilon: float | None = None,
     reason: str = "",
 ) -> CalibrationPolicy:
     """A lead's new calibration policy, audited; every lock is evaluated again under it (a new alpha floor
-    or single-annotator rule changes which samples may lock). A check-up setting left out (None) stays as
-    the policy in force has it."""
+    or single-annotator rule changes which samples may lock). A check-up or alternative-annotator-test
+    setting left out (None) stays as the policy in force has it."""
     for name, value in (("not calibrated", not_calibrated), ("stale", stale), ("a failed check-up", checkup_failed)):
         if value is not None and value not in PolicyAction.values:
             raise InputError(f"{name}: must be one of {', '.join(PolicyAction.values)}")
@@ -231,6 +241,10 @@ def policy_set(
             raise InputError(f"the check-up's {name} floor must be between 0 and 1")
     if checkup_kappa_floor is not None and not -1.0 <= checkup_kappa_floor <= 1.0:
         raise InputError("the check-up's kappa floor must be between -1 and 1")
+    if alt_test is not None and alt_test not in AltTestRequirement.values:
+        raise InputError(f"the alternative annotator test: must be one of {', '.join(AltTestRequirement.values)}")
+    if alt_test_epsilon is not None and not 0.0 <= alt_test_epsilon < 1.0:
+        raise InputError("ε of the alternative annotator test must be from 0 up to (not including) 1")
     with transaction.atomic():
         previous = policy_current()
         checkup = {
@@ -238,6 +252,8 @@ def policy_set(
             "checkup_position_floor": checkup_position_floor,
             "checkup_accuracy_floor": checkup_accuracy_floor,
             "checkup_kappa_floor": checkup_kappa_floor,
+            "alt_test": alt_test,
+            "alt_test_epsilon": alt_test_epsilon,
         }
         policy = CalibrationPolicy.objects.create(
             not_calibrated=not_calibrated,

@@ -30,3 +30,11 @@ def heat(count, total):
 @register.filter
 def split(text):
     return str(text).split()
+
+
+@register.filter
+def alt_test(result):
+    """The result's alternative annotator test at the lead's ε (calibration/selectors.py: alt_test_of), or None."""
+    from calibration.selectors import alt_test_of
+
+    return alt_test_of(result)

@@ -8,8 +8,9 @@ import re
 from django.db.models import QuerySet
 from django.http import Http404
 
+from calibration.selectors import corrected_rate_for_run
 from judgeapp.judging.errors import InputError
-from judgeapp.models import ApiToken, Rubric, Run, RunKind, System, TestSet
+from judgeapp.models import ApiToken, Rubric, Run, RunKind, RunStatus, System, TestSet
 from judgeapp.pointwise.services import report_current
 from judgeapp.releases.selectors import gate_as_decided
 
@@ -81,12 +82,19 @@ def runs_filtered(
     return runs.order_by("-created_at", "-id")[offset : offset + max(1, min(limit, RUNS_LIMIT_MAX))]
 
 
+CORRECTED_RATE_KEYS = {RunKind.JURY: "corrected_pass_rate", RunKind.PAIRWISE: "corrected_win_rate"}
+
+
 def report_of(*, run: Run) -> dict:
     """The run's report (CONTRACT §4); a pointwise run's with its gate and agreement as they are now. A run
     that has not finished has only its id, kind and status."""
     if run.kind == RunKind.POINTWISE:
         return report_current(run=run)
     report = dict(run.report) if run.report else {"run_id": run.run_id, "kind": run.kind}
+    corrected_key = CORRECTED_RATE_KEYS.get(run.kind)
+    if corrected_key and run.report and run.status in (RunStatus.DONE, RunStatus.INVALID):
+        # As the run page: from the labels as they are now (a sample is drawn from a finished run).
+        report[corrected_key] = corrected_rate_for_run(run=run)
     report["status"] = run.status
     if run.error:
         report["error"] = run.error

@@ -122,7 +122,7 @@ class JuryHandler(RunHandler):
         generated_output_record(unit, result)
 
     def finalize(self, run):
-        from calibration.selectors import calibration_for_run
+        from calibration.selectors import calibration_for_run, corrected_rate_for_run
 
         panel = panel_of(run)
         names = [j.name for j in panel]
@@ -175,6 +175,7 @@ class JuryHandler(RunHandler):
             "warnings": warnings,
             "calibration": calibration_for_run(run=run),
             "noise": run_noise(run=run, tie=TIE_PASS_FAIL, positive="pass"),
+            "corrected_pass_rate": corrected_rate_for_run(run=run),  # PPI++ from a labelled sample (CONTRACT §6); null without one
             **flags_of(run),
         }
         return (RunStatus.INVALID if invalid_reasons else RunStatus.DONE), report

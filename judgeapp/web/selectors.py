@@ -247,6 +247,8 @@ def scorecard(*, name: str, version: str) -> dict:
         "lock_history": list(locks[:50]),
         "versions": judge_versions(name=name),
         "adopted": calibration_selectors.adopted_candidate(judge_name=name),
+        # The latest evidence beside the people: a pass/fail judge's TPR/TNR, the alternative annotator test.
+        "latest_result": history[-1]["result"] if history else None,
     }
 
 

@@ -60,3 +60,14 @@ def signed(value, digits: int = 2) -> str:
         return "—"
     text = f"{float(value):+.{int(digits)}f}"
     return text.replace("-", "+", 1) if float(text) == 0 else text
+
+
+@register.filter
+def corrected_rate_now(run):
+    """A finished jury's or pairwise run's human-corrected pass or win rate from the labels as they are now (a
+    sample is drawn from a finished run, so the report written at its end rarely has one)."""
+    from calibration.selectors import corrected_rate_for_run
+
+    if run.status not in ("done", "invalid"):
+        return None
+    return corrected_rate_for_run(run=run)

@@ -121,3 +121,22 @@ def test_the_imported_run_and_its_judgments_open_on_the_web(client, reviewer, pa
     detail = client.get(f"/runs/{run.run_id}/judgments/{judgment.uuid}/")
     assert detail.status_code == 200 and judgment.parsed["reasoning"][:40] in detail.content.decode()
     assert client.get(f"/calibration/samples/{sample.uuid}/").status_code == 200
+
+
+@pytest.mark.parametrize("epsilon", [0.2, 0.1])
+def test_pandalm_alternative_annotator_test_equals_the_papers_procedure_on_the_raw_files(pandalm, epsilon):
+    """The figure in docs/calibration.md §10: GPT-3.5 fails the test (ω = 0) at ε = 0.2 and at 0.1."""
+    from tests.calibration.test_alt_test_core import paper_procedure
+
+    _, sample = pandalm
+    items, verdicts = raw()
+    labels = {item["idx"]: {f"pandalm-annotator{i}": HUMAN[item[f"annotator{i}"]] for i in (1, 2, 3)} for item in items}
+    judged = {item["idx"]: JUDGE[verdicts[item["idx"]]] for item in items if verdicts[item["idx"]] in JUDGE}
+    names, results, _, adjusted, omega, rho = paper_procedure(labels, judged, scores=False, epsilon=epsilon)
+    test = sample.results.get(criterion="").alt_test_at(epsilon)
+    assert test["status"] == "failed" and test["winning_rate"] == omega == 0.0
+    assert test["advantage_probability"] == pytest.approx(rho, abs=1e-9) and round(rho, 3) == 0.758
+    for row, name, adj in zip(test["annotators"], names, adjusted, strict=True):
+        assert row["annotator"] == name and row["n"] == 974
+        assert row["rho_f"] == pytest.approx(results[name][0], abs=1e-9) and row["rho_h"] == pytest.approx(results[name][1], abs=1e-9)
+        assert row["p_value"] == pytest.approx(results[name][2], abs=1e-9) and row["p_adjusted"] == pytest.approx(adj, abs=1e-9)

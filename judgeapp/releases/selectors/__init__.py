@@ -183,6 +183,7 @@ def gate_evaluate(
         "calibration_statuses": calibration["statuses"],
         "calibration_policy": calibration["policy"],
         "checkup": calibration["checkup"],  # each judge's check-up against the lead's floors (a failed one blocks)
+        "alt_test": calibration["alt_test"],  # each judge's alternative annotator test (blocks or warns if the lead requires it)
         "corrected_low": corrected_low,
         # The threshold or the baseline inside the trials' noise band (--trials K): `flaky`, in words; it blocks
         # only under the lead's policy (`release_policy.flaky`).
