@@ -14,6 +14,7 @@ from django.db.models import Q
 
 from calibration.core import checkup as checkup_rules
 from calibration.core import handling as handling_rules
+from calibration.core.status import unreadable_text
 from judgeapp.models import TimeStampedModel
 
 
@@ -282,6 +283,11 @@ class AgreementResult(TimeStampedModel):
     @property
     def agreement_figure(self) -> dict | None:
         return self.metrics.get("exact" if self.label_kind == LabelKind.SCORE else "percent")
+
+    @property
+    def unreadable_words(self) -> str:
+        """'5 of 20 labelled items had no usable verdict (counted as disagreements)', as the handling counted them."""
+        return unreadable_text(self.n_unreadable, self.n_items, (self.handling or {}).get("non_answers", "disagreement"))
 
     @property
     def handling_words(self) -> str:
