@@ -222,3 +222,27 @@ def test_a_handling_outside_the_choices_is_refused_and_the_policy_kept(lead):
         locks.policy_set(actor=lead, not_calibrated="warn", stale="warn", alpha_floor=0.667, single_annotator_locks=False,
                          corrected_gate=False, ties="sometimes")
     assert not CalibrationPolicy.objects.exists()
+
+
+def test_a_lead_declares_the_handling_and_the_undecided_rule_on_the_calibration_page(client, lead):
+    from judgeapp.models import AuditLog
+
+    client.force_login(lead)
+    page = client.get(reverse("calibration:overview")).content.decode()
+    for name in ("undecided", "annotators", "ties", "non_answers"):
+        assert f'name="{name}"' in page
+    assert "Figures count <strong>pooled labels, ties kept, non-answers counted as disagreements</strong>" in page
+    form = {**CalibrationPolicy().as_dict(), "undecided": "block", "annotators": "majority", "ties": "human ties dropped",
+            "non_answers": "tie", "reason": "majority labels, as the paper counts them"}
+    form = {k: v for k, v in form.items() if v is not False}  # an unticked box is not sent
+    client.post(reverse("calibration:policy_set"), form)
+    policy = selectors.policy_current()
+    assert (policy.undecided, policy.annotators, policy.ties, policy.non_answers) == ("block", "majority", "human ties dropped", "tie")
+    audit = AuditLog.objects.get(action=AuditLog.Action.POLICY_SET)
+    assert audit.detail["ties"] == "human ties dropped" and audit.detail["previous"]["ties"] == "kept"
+    page = client.get(reverse("calibration:overview")).content.decode()
+    assert "majority labels, human ties dropped, non-answers counted as the judge&#x27;s ties" in page
+    assert "an <strong>undecided</strong> one <strong>block the release</strong>" in page
+
+    client.post(reverse("calibration:policy_set"), {**form, "ties": "sometimes"})
+    assert selectors.policy_current().ties == "human ties dropped"  # not a choice: refused, the policy kept
