@@ -895,7 +895,13 @@ def side_by_side(*, sample: Sample) -> dict:
             _column(result, title=candidate.title, run=candidate.run, candidate=candidate,
                     reasonings=judgeapp_selectors.run_reasonings(run=candidate.run))
         )
-    return {"judge": name, "columns": columns, "level": level_current(), "rules": rules_current()}
+    level = level_current()
+    for column in columns:
+        # Read on the interval, as the status is: yes (lower bound at the level), undecided, or no.
+        result = column["result"]
+        column["level_status"] = result_status(result, level) if result is not None else None
+        column["planning"] = result_planning(result, level) if result is not None else None
+    return {"judge": name, "columns": columns, "level": level, "rules": rules_current()}
 
 
 def judges_statuses() -> list[dict]:
