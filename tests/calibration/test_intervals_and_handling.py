@@ -2,11 +2,13 @@
 figure, locked), the lead's policy decides what undecided does to a gate, and every figure says how labels,
 ties and non-answers were counted, beside the same figure under every other handling."""
 
+import io
 import json
 import math
 from collections import Counter
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
@@ -17,6 +19,8 @@ from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from calibration.services.pandalm import DEFAULT_DIR, pandalm_import
+from judgeapp.judging.errors import InputError
+from judgeapp.models import AuditLog
 from tests.calibration.conftest import labels_csv, scores_for, two_annotators
 
 pytestmark = pytest.mark.django_db
@@ -184,10 +188,7 @@ def test_pandalm_figures_under_each_handling_equal_scikit_learn_on_the_raw_files
 
 
 def test_the_handling_is_stated_in_agreement_json_and_on_the_calibration_and_sample_pages(pandalm, client, reviewer):
-    from django.core.management import call_command
-    import io
-
-    run, result = pandalm
+    _, result = pandalm
     out = io.StringIO()
     call_command("agreement", "--json", stdout=out)
     row = json.loads(out.getvalue())["judges"][0]
@@ -203,7 +204,7 @@ def test_the_handling_is_stated_in_agreement_json_and_on_the_calibration_and_sam
 
 
 def test_a_new_declared_handling_recomputes_the_figures_and_says_so(pandalm, lead, django_capture_on_commit_callbacks):
-    run, result = pandalm
+    _, result = pandalm
     with django_capture_on_commit_callbacks(execute=True):
         locks.policy_set(actor=lead, not_calibrated="warn", stale="warn", alpha_floor=0.667, single_annotator_locks=False,
                          corrected_gate=False, annotators="majority", ties="dropped", non_answers="dropped")
@@ -216,8 +217,6 @@ def test_a_new_declared_handling_recomputes_the_figures_and_says_so(pandalm, lea
 
 
 def test_a_handling_outside_the_choices_is_refused_and_the_policy_kept(lead):
-    from judgeapp.judging.errors import InputError
-
     with pytest.raises(InputError, match="ties: must be one of"):
         locks.policy_set(actor=lead, not_calibrated="warn", stale="warn", alpha_floor=0.667, single_annotator_locks=False,
                          corrected_gate=False, ties="sometimes")
@@ -225,8 +224,6 @@ def test_a_handling_outside_the_choices_is_refused_and_the_policy_kept(lead):
 
 
 def test_a_lead_declares_the_handling_and_the_undecided_rule_on_the_calibration_page(client, lead):
-    from judgeapp.models import AuditLog
-
     client.force_login(lead)
     page = client.get(reverse("calibration:overview")).content.decode()
     for name in ("undecided", "annotators", "ties", "non_answers"):
