@@ -88,19 +88,34 @@ def test_planted_labels_give_calibrated_undecided_and_locked_at_the_three_interv
     assert selectors.gate_lock_reasons(run=run)
 
 
-def test_an_undecided_judge_warns_on_the_gate_by_default_and_blocks_when_the_policy_says_so(planted_run, arrive, lead):
+def run_gate(run_id, capsys) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command("gate", run_id, stdout=out, stderr=err)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    captured = capsys.readouterr()
+    return code, out.getvalue() + err.getvalue() + captured.out + captured.err
+
+
+def test_an_undecided_judge_warns_on_the_gate_by_default_and_blocks_when_the_policy_says_so(planted_run, arrive, lead, capsys):
     scores = scores_for(N)
     run = planted_run(scores)
     arrive(run, reversed_on(scores, 5))
     gate = selectors.gate_calibration(run=run)
     assert gate["reasons"] == [] and any(w.startswith("judge calibration undecided:") for w in gate["warnings"])
     assert gate["policy"]["undecided"] == "warn"
+    code, output = run_gate(run.run_id, capsys)
+    assert code == 0 and "warning: judge calibration undecided:" in output and "more labelled items would settle it" in output
 
     locks.policy_set(actor=lead, not_calibrated="warn", stale="warn", alpha_floor=0.667, single_annotator_locks=False,
                      corrected_gate=False, undecided="block", reason="no release on an undecided judge")
     gate = selectors.gate_calibration(run=run)
     assert len(gate["reasons"]) == 1 and gate["reasons"][0].startswith("judge calibration undecided:")
     assert "more labelled items would settle it" in gate["reasons"][0]
+    code, output = run_gate(run.run_id, capsys)
+    assert code == 1 and "judge calibration undecided:" in output
     policy = CalibrationPolicy.objects.first()
     assert policy.as_dict()["undecided"] == "block" and "undecided: block" in str(policy)
 
