@@ -4,8 +4,8 @@ and the same figure under every other handling (its sensitivity). No Django.
 Three choices, each declared on the calibration policy (docs/calibration.md §4):
 
 - annotators: `pooled` — every human label of an item is a pair with the judge's verdict (an item labelled
-  by three people counts three times); `majority` — one label per item, the one most of its annotators gave,
-  an item where they split evenly left out;
+  by three people counts three times); `majority` — one label per item, the one more than half of its
+  annotators gave, an item without such a label left out;
 - ties (pairwise labels only): `kept`; `human ties dropped` — a pair whose human label is a tie is left out;
   `dropped` — a pair where the person or the judge said tie is left out;
 - the judge's non-answers (a labelled item the judge gave no usable verdict on): `disagreement` — compared as
@@ -97,11 +97,10 @@ def every_handling(label_kind: str) -> list[Handling]:
 
 
 def majority_label(labels: list) -> object | None:
-    """The label most of the annotators gave; None when the most frequent labels are as frequent."""
-    ranked = Counter(labels).most_common()
-    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-        return None
-    return ranked[0][0]
+    """The label more than half of the annotators gave; None when no label has a majority (1-1-1 of three,
+    2-2 or 2-1-1 of four)."""
+    label, count = Counter(labels).most_common(1)[0]
+    return label if count * 2 > len(labels) else None
 
 
 def handled_pairs(

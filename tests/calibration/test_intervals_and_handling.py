@@ -258,3 +258,20 @@ def test_a_lead_declares_the_handling_and_the_undecided_rule_on_the_calibration_
 
     client.post(reverse("calibration:policy_set"), {**form, "ties": "sometimes"})
     assert selectors.policy_current().ties == "human ties dropped"  # not a choice: refused, the policy kept
+
+
+def test_the_handling_core_counts_majorities_ties_and_non_answers_as_declared():
+    from calibration.core.handling import Handling, handled_pairs, majority_label
+
+    assert majority_label(["A", "A", "tie"]) == "A" and majority_label(["A", "B", "tie"]) is None
+    assert majority_label(["A", "A", "B", "tie"]) is None and majority_label(["B"]) == "B"
+    humans = {1: {"x": "A", "y": "A", "z": "B"}, 2: {"x": "tie", "y": "tie", "z": "A"}, 3: {"x": "B", "y": "A", "z": "tie"}, 4: {"x": "B"}}
+    judged = {1: "A", 2: "tie", 3: "A", 4: None}
+    pairs, counts = handled_pairs(humans, judged, handling=Handling(), label_kind="pairwise")
+    assert len(pairs) == 10 and counts["non_answers"] == 1
+    assert [p.judge for p in pairs if p.item == 4] == ["A"]  # a non-answer: the far label from B
+    pairs, counts = handled_pairs(humans, judged, handling=Handling("majority", "dropped", "tie"), label_kind="pairwise")
+    assert [(p.item, p.judge, p.human) for p in pairs] == [(1, "A", "A")]
+    assert counts["left_out"] == {"no_majority": 1, "non_answers": 0, "ties": 2}
+    pairs, counts = handled_pairs(humans, judged, handling=Handling("pooled", "human ties dropped", "dropped"), label_kind="pairwise")
+    assert len(pairs) == 6 and counts["left_out"] == {"no_majority": 0, "non_answers": 1, "ties": 3}  # 3 + 1 + 2, item 4 out
