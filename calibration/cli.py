@@ -72,10 +72,14 @@ class AgreementCommand(JudgeCommand):
             f"{r.get_label_kind_display()}: {r.n_items} items, {r.n_labels} labels"
             + ("  (new labels pending)" if r.sample.agreement_stale else "")
         )
+        self.stdout.write(f"  counted: {r.handling_words}")
         if r.n_unreadable:
-            self.stdout.write(f"  {unreadable_text(r.n_unreadable, r.n_items)}")
+            self.stdout.write(f"  {unreadable_text(r.n_unreadable, r.n_items, (r.handling or {}).get('non_answers', 'disagreement'))}")
         for name, figure in r.metrics.items():
             self.stdout.write(f"  {METRIC_LABELS.get(name, name):<26} {format_figure(figure)}")
+        if row.planning:
+            self.stdout.write(f"  undecided: {row.planning['text']}")
+        self._print_sensitivity(row)
         for person in r.per_annotator:
             kappa = "—" if person["kappa"] is None else f"{person['kappa']:.3f}"
             self.stdout.write(f"    with {person['annotator']}: kappa {kappa}, agreement {person['agreement']:.3f} (n {person['n']})")
@@ -95,6 +99,15 @@ class AgreementCommand(JudgeCommand):
             self.stdout.write(f"  criterion {c.criterion} ({c.n_items} items): {figures}")
         if row.lock and row.lock.locked:
             self.stdout.write(f"  locked: {row.lock.reason}")
+
+    def _print_sensitivity(self, row):
+        if not row.sensitivity or not row.sensitivity["alternatives"]:
+            return
+        self.stdout.write(f"  the {row.sensitivity['metric']} under each other handling:")
+        for alt in row.sensitivity["alternatives"]:
+            value = "—" if alt["value"] is None else f"{alt['value']:.3f}"
+            mark = f"  <- {alt['crossing']}" if alt["crosses"] else ""
+            self.stdout.write(f"    {value} on {alt['n_items']} items: {alt['words']}{mark}")
 
 
 def _judge_beside_people(result, epsilon: float) -> dict:
@@ -135,6 +148,7 @@ def _figures(result):
         "kappa": result.kappa,
         "agreement": result.agreement,
         "metrics": result.metrics,
+        "handling": {**(result.handling or {}), "words": result.handling_words},
     }
 
 
@@ -154,6 +168,8 @@ def _row(row):
         "inter_annotator": r.inter_annotator,
         "per_criterion": {c.criterion: _figures(c) for c in row.per_criterion},
         "status": row.status,
+        "planning": row.planning,
+        "sensitivity": row.sensitivity["alternatives"] if row.sensitivity else [],
         "locked": bool(row.lock and row.lock.locked),
         "lock_reason": row.lock.reason if row.lock and row.lock.locked else None,
     }

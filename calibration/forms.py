@@ -3,7 +3,7 @@ import secrets
 from django import forms
 from django.contrib.auth import get_user_model
 
-from calibration.models import AgreementMetric, AltTestRequirement, PolicyAction
+from calibration.models import AgreementMetric, AltTestRequirement, AnnotatorHandling, NonAnswerHandling, PolicyAction, TieHandling
 from calibration.services.samples import MAX_SAMPLE_SIZE
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.content import InputFile
@@ -111,6 +111,22 @@ class PolicyForm(forms.Form):
         min_value=0.0, max_value=0.99, label="ε of the alternative annotator test",
         help_text="The advantage granted to the judge for being cheaper and faster (0.2 by default; the paper suggests "
         "0.2 for expert annotators, 0.15 for skilled ones, 0.1 for crowd-workers).",
+    )
+    undecided = forms.ChoiceField(
+        choices=PolicyAction.choices, label="An undecided judge",
+        help_text="Its agreement interval reaches across the level: warn on the gate (the default), or block it.",
+    )
+    annotators = forms.ChoiceField(
+        choices=AnnotatorHandling.choices, label="Annotators",
+        help_text="How several people's labels of one item meet the judge's verdict (pooled by default).",
+    )
+    ties = forms.ChoiceField(
+        choices=TieHandling.choices, label="Ties (pairwise)",
+        help_text="Whether a tie — the person's, or either's — stays in the figure (kept by default).",
+    )
+    non_answers = forms.ChoiceField(
+        choices=NonAnswerHandling.choices, label="The judge's non-answers",
+        help_text="A labelled item the judge gave no usable verdict on (a disagreement by default; an imported run's are left out, as published).",
     )
     reason = forms.CharField(required=False, max_length=500)
 

@@ -14,6 +14,8 @@ from django.db.models import Q
 
 from calibration.core import alt_test as alt_test_rules
 from calibration.core import checkup as checkup_rules
+from calibration.core import handling as handling_rules
+from calibration.core.status import unreadable_text
 from judgeapp.models import TimeStampedModel
 
 
@@ -191,6 +193,9 @@ class Assignment(TimeStampedModel):
         return f"{self.item} for {self.annotator_id}"
 
 
+DEFAULT_HANDLING_WORDS = {kind: handling_rules.Handling().words(kind) for kind in ("score", "pass_fail", "pairwise")}
+
+
 class AgreementResultQuerySet(models.QuerySet):
     def counting(self):
         """The results that speak for their judge: the run's own judges', and adopted candidates'."""
@@ -234,6 +239,16 @@ class AgreementResult(TimeStampedModel):
     per_annotator = models.JSONField(default=list, blank=True)
     inter_annotator = models.JSONField(null=True, blank=True, help_text="Krippendorff's alpha and pairwise kappas where items overlap.")
     details = models.JSONField(default=dict, blank=True, help_text="{confusion: judge × human table, disagreements: the items furthest apart}")
+    # How labels, ties and non-answers were counted for these figures (calibration/core/handling.py): the
+    # policy's declared handling as it applied to this sample, stored so that every figure says what it used.
+    handling = models.JSONField(
+        default=dict, blank=True,
+        help_text="{annotators, ties, non_answers, note, words, left_out}: the handling the figures used; empty: before it was declared.",
+    )
+    sensitivity = models.JSONField(
+        default=list, blank=True,
+        help_text="The same figures (points) under every other handling: [{annotators, ties, non_answers, words, n_items, kappa, agreement}].",
+    )
     labels_version = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -269,6 +284,17 @@ class AgreementResult(TimeStampedModel):
     @property
     def agreement_figure(self) -> dict | None:
         return self.metrics.get("exact" if self.label_kind == LabelKind.SCORE else "percent")
+
+    @property
+    def unreadable_words(self) -> str:
+        """'5 of 20 labelled items had no usable verdict (counted as disagreements)', as the handling counted them."""
+        return unreadable_text(self.n_unreadable, self.n_items, (self.handling or {}).get("non_answers", "disagreement"))
+
+    @property
+    def handling_words(self) -> str:
+        """'pooled labels, ties kept, non-answers counted as disagreements' (today's rule for a result
+        computed before the handling was declared)."""
+        return (self.handling or {}).get("words") or DEFAULT_HANDLING_WORDS.get(self.label_kind, "")
 
     @property
     def alpha(self) -> float | None:
@@ -343,6 +369,23 @@ class AltTestRequirement(models.TextChoices):
 DEFAULT_ALPHA_FLOOR = 0.667
 
 
+class AnnotatorHandling(models.TextChoices):
+    POOLED = handling_rules.POOLED, "pooled: every human label is a pair with the judge"
+    MAJORITY = handling_rules.MAJORITY, "majority: one label per item, its annotators' majority"
+
+
+class TieHandling(models.TextChoices):
+    KEPT = handling_rules.KEPT, "kept"
+    HUMAN_TIES_DROPPED = handling_rules.HUMAN_TIES_DROPPED, "human ties dropped"
+    DROPPED = handling_rules.DROPPED, "dropped: a tie by the person or the judge leaves the pair out"
+
+
+class NonAnswerHandling(models.TextChoices):
+    DISAGREEMENT = handling_rules.DISAGREEMENT, "counted as a disagreement"
+    DROPPED = handling_rules.DROPPED, "dropped"
+    TIE = handling_rules.TIE, "counted as the judge's tie (pairwise)"
+
+
 class CalibrationPolicy(TimeStampedModel):
     """What a lead decided the calibration status does to a release gate. Each change is a new row: the
     latest holds, and the history shows who set what (and each change is in the audit log)."""
@@ -395,6 +438,24 @@ class CalibrationPolicy(TimeStampedModel):
         default=alt_test_rules.DEFAULT_EPSILON,
         help_text="ε of the alternative annotator test: the advantage the judge is granted for being cheaper and faster than a person.",
     )
+    undecided = models.CharField(
+        max_length=10, choices=PolicyAction.choices, default=PolicyAction.WARN,
+        help_text="A judge whose agreement interval straddles the level (undecided): warn on the gate, or block it.",
+    )
+    # How a judge–human figure counts the labels (docs/calibration.md §4); the defaults are the rule from
+    # before it was declared, so figures computed then stay as they were.
+    annotators = models.CharField(
+        max_length=20, choices=AnnotatorHandling.choices, default=AnnotatorHandling.POOLED,
+        help_text="Annotators: every human label a pair with the judge (pooled), or one majority label per item.",
+    )
+    ties = models.CharField(
+        max_length=20, choices=TieHandling.choices, default=TieHandling.KEPT,
+        help_text="Pairwise ties: kept, the people's ties dropped, or any tie (the person's or the judge's) dropped.",
+    )
+    non_answers = models.CharField(
+        max_length=20, choices=NonAnswerHandling.choices, default=NonAnswerHandling.DISAGREEMENT,
+        help_text="A labelled item the judge gave no usable verdict on: a disagreement, dropped, or the judge's tie (pairwise).",
+    )
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reason = models.TextField(blank=True)
 
@@ -420,7 +481,8 @@ class CalibrationPolicy(TimeStampedModel):
             f"single-annotator samples {'lock' if self.single_annotator_locks else 'warn only'}; "
             f"corrected gate {'on' if self.corrected_gate else 'off'}; a failed check-up: {self.checkup_failed} (floors: "
             f"position consistency {self.checkup_position_floor:.2f}, accuracy {self.checkup_accuracy_floor:.2f}, "
-            f"kappa {self.checkup_kappa_floor:.2f}); alternative annotator test: {self.alt_test} (ε {self.alt_test_epsilon:g})"
+            f"kappa {self.checkup_kappa_floor:.2f}); undecided: {self.undecided}; handling: {self.declared_handling.words()}; "
+            f"alternative annotator test: {self.alt_test} (ε {self.alt_test_epsilon:g})"
         )
 
     def as_dict(self) -> dict:
@@ -436,7 +498,15 @@ class CalibrationPolicy(TimeStampedModel):
             "checkup_kappa_floor": self.checkup_kappa_floor,
             "alt_test": self.alt_test,
             "alt_test_epsilon": self.alt_test_epsilon,
+            "undecided": self.undecided,
+            "annotators": self.annotators,
+            "ties": self.ties,
+            "non_answers": self.non_answers,
         }
+
+    @property
+    def declared_handling(self) -> handling_rules.Handling:
+        return handling_rules.Handling(annotators=self.annotators, ties=self.ties, non_answers=self.non_answers)
 
     @property
     def checkup_floors(self) -> checkup_rules.Floors:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from calibration.core.agreement import comparison_details, inter_annotator, item_pairs, judge_human
+from calibration.core import handling as handling_rules
+from calibration.core.agreement import inter_annotator
 from calibration.core.alt_test import judge_beside_people
 from calibration.core.labels import label_value
-from calibration.models import AgreementResult, Assignment, AssignmentState, Candidate
+from calibration.models import AgreementResult, Assignment, AssignmentState, CalibrationPolicy, Candidate
 from judgeapp.judging.files import render_criterion
 from judgeapp.judging.parsing import score_spec
 from judgeapp.judging.prompts import user_message
@@ -156,6 +157,9 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
     # A labelled item the candidate gave no usable verdict on counts as a disagreement, as the judge's own do
     # (calibration.services.agreement): a candidate cannot reach the level by not answering the hard items.
     unusable = {(case_key, criterion) for case_key, criterion, _judge in CandidateHandler().unusable(run)}
+    # The policy in force, read here (this room is below the selectors): the latest a lead set, or the default.
+    policy = CalibrationPolicy.objects.first() or CalibrationPolicy()
+    declared = handling_rules.effective(policy.declared_handling, label_kind=sample.label_kind)
     criteria = sorted({criterion for (_, criterion) in labels if criterion})
     groups = ([""] + criteria) if criteria else [""]
     seed = sample.seed or 0
@@ -166,29 +170,30 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
         in_group = {key: by for key, by in labels.items() if not criterion or key[1] == criterion}
         bounds = [scales.get(key[1], (1, 5)) for key in in_group] or [(1, 5)]
         scale = (min(b[0] for b in bounds), max(b[1] for b in bounds))
-        pairs = []
-        unreadable = set()
-        judged_items = {}
-        for key, by in in_group.items():
-            judged = verdicts.get(key)
-            if not isinstance(judged, int):
+        judged = {}
+        for key in in_group:
+            verdict = verdicts.get(key)
+            if not isinstance(verdict, int):
                 if key not in unusable:
                     continue  # not planned for the candidate (a criterion its rubric lacks)
-                judged = None
-                unreadable.add(index[key])
-            judged_items[index[key]] = judged
-            pairs += item_pairs(index[key], by, judged, label_kind=sample.label_kind, scale=scales.get(key[1], (1, 5)))
-        if not pairs:
+                verdict = None
+            judged[index[key]] = verdict
+        figures = handling_rules.measured(
+            {index[key]: by for key, by in in_group.items()}, judged, declared=declared, label_kind=sample.label_kind,
+            scale=scale, scales={index[key]: scales.get(key[1], (1, 5)) for key in in_group}, n_resamples=resamples, seed=seed,
+        )
+        if figures is None:
             continue
-        figures = judge_human(pairs, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
         human_only = inter_annotator(
             {index[key]: by for key, by in in_group.items()}, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed
         )
-        details = comparison_details(pairs, unreadable=unreadable, label_kind=sample.label_kind, scale=scale)
+        details = figures["details"]
         details["disagreements"] = [{**row, "item": list(keys[row["item"]])} for row in details["disagreements"]]
         details["unreadable"] = [list(keys[i]) for i in details["unreadable"]]
         details.update(
-            judge_beside_people({index[key]: by for key, by in in_group.items()}, judged_items, pairs, label_kind=sample.label_kind)
+            judge_beside_people(
+                {index[key]: by for key, by in in_group.items()}, judged, figures["pairs"], label_kind=sample.label_kind
+            )
         )
         result, _ = AgreementResult.objects.update_or_create(
             candidate=candidate,
@@ -202,7 +207,7 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
                 "label_kind": sample.label_kind,
                 "scripted_demo": bool(run.config["candidate"].get("scripted_demo")),
                 "n_items": figures["n_items"],
-                "n_unreadable": len(unreadable),
+                "n_unreadable": figures["n_unreadable"],
                 "n_labels": figures["n_labels"],
                 "kappa": figures["kappa"],
                 "agreement": figures["agreement"],
@@ -210,6 +215,8 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
                 "per_annotator": figures["per_annotator"],
                 "inter_annotator": human_only,
                 "details": details,
+                "handling": figures["handling"],
+                "sensitivity": figures["sensitivity"],
                 "labels_version": sample.labels_version,
                 "effective_at": candidate.adopted_at or sample.created_at,
             },

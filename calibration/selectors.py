@@ -101,6 +101,7 @@ def rules_current(*, level: AgreementLevel | None = None, policy: CalibrationPol
         metric_name="kappa" if level.metric == AgreementMetric.KAPPA else "agreement",
         not_calibrated_blocks=policy.not_calibrated == PolicyAction.BLOCK,
         stale_blocks=policy.stale == PolicyAction.BLOCK,
+        undecided_blocks=policy.undecided == PolicyAction.BLOCK,
     )
 
 
@@ -132,6 +133,8 @@ def evidence_of(result: AgreementResult, level: AgreementLevel) -> status_rules.
         alpha_items=inter.get("n_items", 0),
         candidate=result.candidate.title if result.candidate_id else "",
         n_unreadable=result.n_unreadable,
+        handling=result.handling_words,
+        non_answers=(result.handling or {}).get("non_answers", "disagreement"),
         extra={"sample_run_id": result.sample.run.run_id, "label_kind": result.label_kind, "scripted_demo": result.scripted_demo},
     )
 
@@ -646,16 +649,51 @@ def _figures(result: AgreementResult) -> dict:
         "kappa": result.kappa,
         "agreement": result.agreement,
         "metrics": result.metrics,
+        "handling_words": result.handling_words,
     }
 
 
+def _level_figure(result: AgreementResult, level: AgreementLevel) -> dict:
+    return (result.kappa_figure if level.metric == AgreementMetric.KAPPA else result.agreement_figure) or {}
+
+
 def result_status(result: AgreementResult, level: AgreementLevel) -> str:
+    """A sample's figure against the level, on its interval: `calibrated` (lower bound at or above),
+    `below level` (upper bound below), `undecided` (across it), `too few items`, `undefined`."""
     value = result.metric_value(level.metric)
     if result.n_items < level.min_items:
         return "too few items"
     if value is None:
         return "undefined"
-    return "calibrated" if value >= level.threshold else "below level"
+    position = status_rules.interval_position(value, _level_figure(result, level).get("ci"), level.threshold)
+    return {status_rules.ABOVE: "calibrated", status_rules.BELOW: "below level"}.get(position, status_rules.UNDECIDED)
+
+
+def result_planning(result: AgreementResult, level: AgreementLevel) -> dict | None:
+    """An undecided result's planning figure (calibration.core.status.planning), None otherwise."""
+    if result_status(result, level) != status_rules.UNDECIDED:
+        return None
+    name = "kappa" if level.metric == AgreementMetric.KAPPA else "agreement"
+    return status_rules.planning(
+        result.metric_value(level.metric), _level_figure(result, level)["ci"], result.n_items, threshold=level.threshold, metric_name=name
+    )
+
+
+CROSSES = "this choice alone crosses the level"
+
+
+def result_sensitivity(result: AgreementResult, level: AgreementLevel) -> dict:
+    """The figure under the declared handling beside the same figure under every other handling (points),
+    each alternative marked when it falls on the other side of the level from the declared one:
+    {handling (words), value, alternatives: [{annotators, ties, non_answers, words, n_items, value, crosses}]}."""
+    metric = "kappa" if level.metric == AgreementMetric.KAPPA else "agreement"
+    value = result.metric_value(level.metric)
+    rows = []
+    for row in result.sensitivity or []:
+        other = row.get(metric)
+        crosses = value is not None and other is not None and (other >= level.threshold) != (value >= level.threshold)
+        rows.append({**row, "value": other, "crosses": crosses, "crossing": CROSSES if crosses else None})
+    return {"handling": result.handling_words, "value": value, "metric": metric, "alternatives": rows}
 
 
 def agreement_for_run(*, run: Run) -> dict | None:
@@ -700,6 +738,9 @@ def agreement_for_run(*, run: Run) -> dict | None:
         "inter_annotator_alpha": inter and inter.get("alpha"),
         "level": {"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items},
         "status": result_status(pooled, level),
+        "planning": result_planning(pooled, level),
+        "handling": {**(pooled.handling or {}), "words": pooled.handling_words},
+        "sensitivity": result_sensitivity(pooled, level)["alternatives"],
         "locked": lock_reason_for(judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric) is not None,
         "pending_labels": sample.agreement_stale,
         "scripted_demo": pooled.scripted_demo,
@@ -717,6 +758,8 @@ class ConfigurationAgreement:
     per_criterion: list[AgreementResult]
     status: str
     lock: JudgeLock | None
+    planning: dict | None = None
+    sensitivity: dict | None = None
 
     @property
     def prompt_version(self) -> str:
@@ -757,6 +800,8 @@ def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement
                 per_criterion=[r for r in group if r.criterion],
                 status=result_status(pooled, level),
                 lock=locks.get(key),
+                planning=result_planning(pooled, level),
+                sensitivity=result_sensitivity(pooled, level),
             )
         )
     rows.sort(key=lambda row: (row.judge_name, -(row.pooled.effective_at or row.pooled.sample.created_at).timestamp()))
@@ -974,7 +1019,13 @@ def side_by_side(*, sample: Sample) -> dict:
             _column(result, title=candidate.title, run=candidate.run, candidate=candidate,
                     reasonings=judgeapp_selectors.run_reasonings(run=candidate.run))
         )
-    return {"judge": name, "columns": columns, "level": level_current(), "rules": rules_current()}
+    level = level_current()
+    for column in columns:
+        # Read on the interval, as the status is: yes (lower bound at the level), undecided, or no.
+        result = column["result"]
+        column["level_status"] = result_status(result, level) if result is not None else None
+        column["planning"] = result_planning(result, level) if result is not None else None
+    return {"judge": name, "columns": columns, "level": level, "rules": rules_current()}
 
 
 def judges_statuses() -> list[dict]:

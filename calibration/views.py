@@ -156,15 +156,21 @@ def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
     strata: dict[str, int] = {}
     for stratum in sample.items.values_list("stratum", flat=True):
         strata[stratum or "—"] = strata.get(stratum or "—", 0) + 1
+    results = list(selectors.results_of_sample(sample=sample))
+    level = selectors.level_current()
     context = {
         "sample": sample,
         "run": sample.run,
         "progress": selectors.sample_progress(sample=sample),
-        "results": selectors.results_of_sample(sample=sample),
+        "results": results,
         "strata": sorted(strata.items()),
         "held_back": selectors.sample_held_back(sample=sample),
         "metric_labels": METRIC_LABELS,
         "candidates": selectors.candidates_of(sample=sample),
+        "level": level,
+        "sensitivities": [
+            {"result": r, "sens": selectors.result_sensitivity(r, level)} for r in results if r.criterion == ""
+        ],
         "panels": [p for p in selectors.annotator_panels(limit=1000) if p["sample"].pk == sample.pk],
     }
     return render(request, "calibration/sample_detail.html", context)

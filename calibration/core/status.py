@@ -1,9 +1,14 @@
-"""A judge's calibration status, in the six words of the contract, from its human-scored evidence. No Django.
+"""A judge's calibration status, in the seven words of the contract, from its human-scored evidence. No Django.
 
 The words (CONTRACT §3): `not calibrated` (no person has scored a sample of the judge), `too few labels`
 (n of the minimum), `labels unreliable` (the people's own agreement is unknown or below the floor),
-`calibrated` (figure, interval, n, date, prompt and rubric versions), `below level — locked`, and `stale`
-(the judge's configuration or prompt changed since the sample that calibrated it).
+`calibrated` (figure, interval, n, date, prompt and rubric versions), `below level — locked`, `undecided`
+(the figure's interval straddles the level, with about how many more labelled items would settle it), and
+`stale` (the judge's configuration or prompt changed since the sample that calibrated it).
+
+The level is read on the interval, not the point: evidence reaches the level when its 95% interval's lower
+bound does, and is below it when the upper bound is; otherwise it is undecided. A figure without an
+interval (too few items to resample) is read at its point.
 
 Evidence speaks for the scope it was judged in: a judge configuration × prompt version × rubric version.
 In a run's own scope it calibrates or locks; under another configuration or prompt on the same rubric it
@@ -17,6 +22,7 @@ at or above the lead's floor. A sample without overlap counts only if the lead's
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 NOT_CALIBRATED = "not calibrated"
@@ -25,7 +31,11 @@ LABELS_UNRELIABLE = "labels unreliable"
 CALIBRATED = "calibrated"
 LOCKED = "below level — locked"
 STALE = "stale"
-STATUSES = (NOT_CALIBRATED, TOO_FEW_LABELS, LABELS_UNRELIABLE, CALIBRATED, LOCKED, STALE)
+UNDECIDED = "undecided"
+STATUSES = (NOT_CALIBRATED, TOO_FEW_LABELS, LABELS_UNRELIABLE, CALIBRATED, LOCKED, UNDECIDED, STALE)
+
+# Where a figure's interval lies against the level.
+ABOVE, BELOW, STRADDLES = "above", "below", "straddles"
 
 # The statuses the lead's "not calibrated" policy covers: a judge with three labels, or with labels nobody
 # can vouch for, is no better calibrated than one with none (else adding a few labels would open a gate
@@ -46,6 +56,7 @@ class Rules:
     metric_name: str = "kappa"  # "kappa" or "agreement"
     not_calibrated_blocks: bool = False
     stale_blocks: bool = False
+    undecided_blocks: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,8 @@ class Evidence:
     alpha_items: int = 0
     candidate: str = ""  # the adopted candidate's title, if the figures came from a candidate run
     n_unreadable: int = 0  # labelled items of n_items whose judge reply gave no usable verdict
+    handling: str = ""  # how labels, ties and non-answers were counted, in words (core/handling.py)
+    non_answers: str = "disagreement"  # what a non-answer among n_unreadable was counted as
     extra: dict = field(default_factory=dict)
 
 
@@ -98,11 +111,12 @@ def in_scope(evidence: Evidence, *, judge_version: str, prompt_version: str, rub
     )
 
 
-def unreadable_text(n_unreadable: int, n_items: int) -> str:
+def unreadable_text(n_unreadable: int, n_items: int, non_answers: str = "disagreement") -> str:
     """'5 of 20 labelled items had no usable verdict (counted as disagreements)'; '' when none had."""
     if not n_unreadable:
         return ""
-    return f"{n_unreadable} of {n_items} labelled items had no usable verdict (counted as disagreements)"
+    counted = "counted as the judge's ties" if non_answers == "tie" else "counted as disagreements"
+    return f"{n_unreadable} of {n_items} labelled items had no usable verdict ({counted})"
 
 
 def _figure(value: float | None, ci: list | None) -> str:
@@ -117,12 +131,53 @@ def _figure(value: float | None, ci: list | None) -> str:
 def describe(evidence: Evidence) -> str:
     """'quadratic-weighted kappa 0.912 [0.85, 0.97] on 30 items (2025-01-02), prompt a1b2, rubric c3d4'."""
     source = f", from candidate {evidence.candidate}" if evidence.candidate else ""
-    unreadable = unreadable_text(evidence.n_unreadable, evidence.n_items)
+    unreadable = unreadable_text(evidence.n_unreadable, evidence.n_items, evidence.non_answers)
     return (
         f"{evidence.metric_label} {_figure(evidence.value, evidence.ci)} on {evidence.n_items} items ({evidence.date[:10]}), "
         f"prompt {evidence.prompt_version or '—'}, rubric {evidence.rubric_version or '—'}{source}"
         + (f"; {unreadable}" if unreadable else "")
+        + (f"; {evidence.handling}" if evidence.handling else "")
     )
+
+
+def interval_position(value: float | None, ci: list | None, threshold: float) -> str | None:
+    """ABOVE when the interval's lower bound reaches the level, BELOW when its upper bound is below it,
+    STRADDLES otherwise; without an interval, the point decides. None for an undefined figure."""
+    if value is None:
+        return None
+    low, high = (ci[0], ci[1]) if ci else (value, value)
+    if low >= threshold:
+        return ABOVE
+    if high < threshold:
+        return BELOW
+    return STRADDLES
+
+
+def planning(value: float, ci: list, n_items: int, *, threshold: float, metric_name: str) -> dict:
+    """About how many more labelled items would settle an interval that straddles the level, if the figure
+    stays where it is: the interval's side facing the level shrinks as 1/√n, so it clears the level at
+    n_total ≈ n · (that side's width / |figure − level|)². An estimate, and said as one."""
+    distance = abs(value - threshold)
+    if distance == 0:
+        return {
+            "more_items": None, "n_total": None,
+            "text": f"cannot be settled at this estimate: the {metric_name} {value:.2f} sits on the level",
+        }
+    side = value - ci[0] if value > threshold else ci[1] - value
+    n_total = n_items * (side / distance) ** 2
+    more = max(1, math.ceil(n_total - n_items))
+    return {
+        "more_items": more, "n_total": n_items + more,
+        "text": f"about {more} more labelled items would settle it, if the {metric_name} stays near {value:.2f} — an estimate",
+    }
+
+
+def _position(evidence: Evidence, rules: Rules) -> str | None:
+    return interval_position(evidence.value, evidence.ci, rules.threshold)
+
+
+def _plan(evidence: Evidence, rules: Rules) -> dict:
+    return planning(evidence.value, evidence.ci, evidence.n_items, threshold=rules.threshold, metric_name=rules.metric_name)
 
 
 def _changes(evidence: Evidence, *, judge_version: str, prompt_version: str) -> list[dict]:
@@ -136,7 +191,10 @@ def _changes(evidence: Evidence, *, judge_version: str, prompt_version: str) -> 
 
 
 def _reaches(evidence: Evidence, rules: Rules) -> bool:
-    return evidence.value is not None and evidence.value >= rules.threshold
+    return _position(evidence, rules) == ABOVE
+
+
+_FOUND = {ABOVE: "calibrated", BELOW: "below the level", STRADDLES: "undecided"}
 
 
 def _other_rubric_note(evidence: list[Evidence], rubric_version: str, rules: Rules) -> str:
@@ -145,7 +203,7 @@ def _other_rubric_note(evidence: list[Evidence], rubric_version: str, rules: Rul
     shown = next((e for e in others if counts(e, rules)), None)
     if shown is None:
         return ""
-    found = "calibrated" if _reaches(shown, rules) else "below the level"
+    found = _FOUND[_position(shown, rules)]
     return f"{found} on rubric {shown.rubric_version or '—'}, not this one ({describe(shown)})"
 
 
@@ -175,7 +233,14 @@ def calibration_status(
     if lock_reason:
         same_prompt = [e for e in same_rubric if (e.prompt_version or "") == prompt_version]
         shown = chosen or (own[0] if own else (same_prompt[0] if same_prompt else None))
+        if chosen is not None and _position(chosen, rules) == STRADDLES:
+            # An undecided result neither locks nor unlocks: the lock stays as the last decided sample left it.
+            lock_reason += f"; the newest sample is undecided ({describe(chosen)}; {_plan(chosen, rules)['text']}), so the lock stays"
         return _result(base, LOCKED, lock_reason, shown, rules)
+    if chosen is not None and _position(chosen, rules) == STRADDLES:
+        plan = _plan(chosen, rules)
+        summary = f"the interval straddles the level {rules.threshold:.2f}: {plan['text']}; {describe(chosen)}"
+        return _result(base, UNDECIDED, summary, chosen, rules, plan=plan)
     if chosen is not None:
         summary = describe(chosen)
         if not _reaches(chosen, rules) and unlocked_by_hand:
@@ -193,7 +258,7 @@ def calibration_status(
                 base | {"changed": changed}, STALE,
                 f"changed since its calibration sample: {what}; calibrated on {describe(elsewhere)}", elsewhere, rules,
             )
-        note = f"below the level before it changed ({what}): {describe(elsewhere)}"
+        note = f"{_FOUND[_position(elsewhere, rules)]} before it changed ({what}): {describe(elsewhere)}"
     note = note or _other_rubric_note(evidence, rubric_version, rules)
     latest = own[0] if own else None
     if latest is None:
@@ -203,7 +268,7 @@ def calibration_status(
         return _result(base, NOT_CALIBRATED, summary, None, rules)
     note = f"; {note}" if note else ""
     if latest.n_items < rules.min_items:
-        unreadable = unreadable_text(latest.n_unreadable, latest.n_items)
+        unreadable = unreadable_text(latest.n_unreadable, latest.n_items, latest.non_answers)
         return _result(
             base, TOO_FEW_LABELS,
             f"{latest.n_items} of the {rules.min_items} labelled items the level needs (sample {latest.sample_id[:8]})"
@@ -215,13 +280,15 @@ def calibration_status(
     return _result(base, TOO_FEW_LABELS, f"the figure is undefined on these labels (one category only); {describe(latest)}{note}", latest, rules)
 
 
-def _result(base: dict, status: str, summary: str, evidence: Evidence | None, rules: Rules) -> dict:
+def _result(base: dict, status: str, summary: str, evidence: Evidence | None, rules: Rules, plan: dict | None = None) -> dict:
     if status == LOCKED:
         blocks = True
     elif status in UNCHECKED:
         blocks = rules.not_calibrated_blocks
     elif status == STALE:
         blocks = rules.stale_blocks
+    elif status == UNDECIDED:
+        blocks = rules.undecided_blocks
     else:
         blocks = False
     shown = None
@@ -244,7 +311,9 @@ def _result(base: dict, status: str, summary: str, evidence: Evidence | None, ru
             "labels_count": reliable,
             "candidate": evidence.candidate or None,
             "n_unreadable": evidence.n_unreadable,
-            "unreadable": unreadable_text(evidence.n_unreadable, evidence.n_items) or None,
+            "unreadable": unreadable_text(evidence.n_unreadable, evidence.n_items, evidence.non_answers) or None,
+            "handling": evidence.handling or None,
+            "interval_position": _position(evidence, rules),
             **evidence.extra,
         }
     return {
@@ -255,6 +324,7 @@ def _result(base: dict, status: str, summary: str, evidence: Evidence | None, ru
         "warns": not blocks and status != CALIBRATED,
         "evidence": shown,
         "reliability": reliability_text,
+        "planning": plan,
     }
 
 
@@ -267,4 +337,6 @@ def gate_line(status: dict) -> str:
         return f"judge calibration stale: {judge} {status['summary']}"
     if status["status"] == CALIBRATED:
         return f"judge calibrated: {judge}: {status['summary']}"
+    if status["status"] == UNDECIDED:
+        return f"judge calibration undecided: {judge}: {status['summary']}"
     return f"judge not calibrated: {judge} is {status['status']}: {status['summary']}"

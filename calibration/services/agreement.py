@@ -5,9 +5,11 @@ for and does nothing when they match; a task that finds the labels changed while
 figures away (the change enqueued a newer task). Results are written per judge configuration × prompt
 version × rubric version × criterion, then the locks of the judge configurations involved are evaluated.
 
-A labelled item the judge was asked about but gave no usable verdict on (a parse failure, a reply cut at
-max_tokens, no reply) is compared as the value farthest from each of its labels: it counts toward the
-minimum and as a disagreement, never as a match, so failing to answer is no way out of a lock.
+Labels, ties and non-answers are counted as the lead's policy declares (calibration/core/handling.py). By
+default a labelled item the judge was asked about but gave no usable verdict on (a parse failure, a reply
+cut at max_tokens, no reply) is compared as the value farthest from each of its labels: it counts toward the
+minimum and as a disagreement, never as a match, so failing to answer is no way out of a lock. Every result
+stores the handling it used and its figures under every other handling (its sensitivity).
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from calibration.core.agreement import comparison_details, inter_annotator, item_pairs, judge_human
+from calibration.core import handling as handling_rules
+from calibration.core.agreement import inter_annotator
 from calibration.core.alt_test import judge_beside_people
 from calibration.core.labels import label_value
 from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
-from calibration.selectors import judge_configurations
+from calibration.selectors import judge_configurations, policy_current
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging import taskqueue
 
@@ -74,7 +77,9 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
         return False
     run = sample.run
     items = run_items(run=run)
-    unusable = set(judgeapp_selectors.run_unusable(run=run))
+    imported = bool(run.config.get("imported"))
+    unusable = set(judgeapp_selectors.run_unusable(run=run)) | set(judgeapp_selectors.run_imported_unanswered(run=run))
+    declared = handling_rules.effective(policy_current().declared_handling, label_kind=sample.label_kind, imported=imported)
     configs = judge_configurations(run=run)
     criteria, labels = _groups(sample)
     judges = sorted(({judge for (_, _, judge) in items.verdicts} | {judge for (_, _, judge) in unusable}) & set(configs))
@@ -94,36 +99,31 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
             n_resamples=resamples,
             seed=seed,
         )
+        humans = {item.pk: by for item, by in in_group.items()}
+        scales = {item.pk: items.scales.get(item.criterion, (1, 5)) for item in in_group}
         for judge in judges:
-            pairs = []
-            unreadable = set()
-            judged_items = {}
-            for item, by in in_group.items():
+            judged = {}
+            for item in in_group:
                 key = (item.case_key, item.criterion, judge)
                 verdict = items.verdicts.get(key)
                 if verdict is None and key not in unusable:
                     continue  # not judged by this judge (no output to judge, another juror's case)
-                if verdict is None:
-                    unreadable.add(item.pk)
-                judged = None if verdict is None else label_value(verdict, label_kind=sample.label_kind)
-                judged_items[item.pk] = judged
-                item_scale = items.scales.get(item.criterion, (1, 5))
-                pairs += item_pairs(item.pk, by, judged, label_kind=sample.label_kind, scale=item_scale)
-            if not pairs:
+                judged[item.pk] = None if verdict is None else label_value(verdict, label_kind=sample.label_kind)
+            figures = handling_rules.measured(
+                humans, judged, declared=declared, label_kind=sample.label_kind, scale=scale, scales=scales,
+                n_resamples=resamples, seed=seed,
+            )
+            if figures is None:
                 continue
-            figures = judge_human(pairs, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
-            details = comparison_details(pairs, unreadable=unreadable, label_kind=sample.label_kind, scale=scale)
+            details = figures["details"]
             figures["details"] = {
                 **details,
                 "disagreements": [{**row, "item": list(key_of[row["item"]])} for row in details["disagreements"]],
                 "unreadable": [list(key_of[pk]) for pk in details["unreadable"]],
             }
             figures["details"].update(
-                judge_beside_people(
-                    {item.pk: by for item, by in in_group.items()}, judged_items, pairs, label_kind=sample.label_kind
-                )
+                judge_beside_people(humans, judged, figures["pairs"], label_kind=sample.label_kind)
             )
-            figures["n_unreadable"] = len(unreadable)
             computed.append((judge, criterion, figures, human_only))
 
     with transaction.atomic():
@@ -151,6 +151,8 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                     "per_annotator": figures["per_annotator"],
                     "inter_annotator": human_only,
                     "details": figures["details"],
+                    "handling": figures["handling"],
+                    "sensitivity": figures["sensitivity"],
                     "labels_version": version,
                     "effective_at": sample.created_at,
                 },

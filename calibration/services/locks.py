@@ -3,8 +3,10 @@
 A lock is scoped: one per judge configuration × prompt version × rubric version, the scope a sample's runs
 were judged in; a sample's agreement decides its own scope's lock and nothing else. A scope is locked when
 its decisive result (the latest sample judged in it with at least `min_items` labelled items, every
-criterion pooled) falls below the level, and unlocked when a fresh sample in the same scope brings it back
-to the level. A run with a new prompt or rubric version is judged in a new scope, decided by its own
+criterion pooled) is below the level — its interval's upper bound below it — and unlocked when a fresh
+sample in the same scope reaches the level — its interval's lower bound at or above it. A decisive result
+whose interval straddles the level (undecided) neither locks nor unlocks: the scope stays as the last
+decided result left it (no lock at all if there was none; an inherited lock still applies). A run with a new prompt or rubric version is judged in a new scope, decided by its own
 samples. A new judge version is a new configuration: it is unlocked by its own sample reaching the level
 (until then it inherits its judge's lock in the same scope, see selectors.lock_reason_for). A lead may also
 unlock a scope by hand; that holds until new labels change its decisive result. Every lock, unlock and
@@ -13,21 +15,28 @@ level change goes into the audit log.
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 from django.utils import timezone
 
-from calibration.core.status import unreadable_text
+from calibration.core.status import ABOVE, BELOW, interval_position, unreadable_text
 from calibration.models import (
     AgreementLevel,
     AgreementMetric,
     AgreementResult,
     AltTestRequirement,
+    AnnotatorHandling,
     CalibrationPolicy,
     JudgeLock,
+    NonAnswerHandling,
     PolicyAction,
+    Sample,
+    TieHandling,
 )
 from calibration.selectors import decisive_result, level_current, policy_current
 from calibration.services.audit import calibration_audit
+from judgeapp.judging import taskqueue
 from judgeapp.judging.audit import SYSTEM, audit_log_create
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog
@@ -39,19 +48,32 @@ def _metric_label(level: AgreementLevel, result: AgreementResult) -> str:
     return "exact agreement" if result.label_kind == "score" else "percent agreement"
 
 
+def _position(level: AgreementLevel, result: AgreementResult) -> str | None:
+    figure = result.kappa_figure if level.metric == AgreementMetric.KAPPA else result.agreement_figure
+    return interval_position(result.metric_value(level.metric), (figure or {}).get("ci"), level.threshold)
+
+
 def _describe(level: AgreementLevel, result: AgreementResult) -> str:
     value = result.metric_value(level.metric)
+    figure = result.kappa_figure if level.metric == AgreementMetric.KAPPA else result.agreement_figure
+    ci = (figure or {}).get("ci")
     relation = "≥" if value >= level.threshold else "<"
+    # The lock reads the interval: said beside the point, which side of the level it lies on.
+    side = {ABOVE: "at or above", BELOW: "below"}.get(_position(level, result), "across")
+    interval = f" (95% interval [{ci[0]:.2f}, {ci[1]:.2f}], {side} the level)" if ci else ""
     source = f", candidate {result.candidate.title} adopted" if result.candidate_id else ""
-    unreadable = unreadable_text(result.n_unreadable, result.n_items)
+    non_answers = (result.handling or {}).get("non_answers", "disagreement")
+    unreadable = unreadable_text(result.n_unreadable, result.n_items, non_answers)
     return (
-        f"{_metric_label(level, result)} {value:.2f} {relation} {level.threshold:.2f} on sample {result.sample.short_id} "
+        f"{_metric_label(level, result)} {value:.2f} {relation} {level.threshold:.2f}{interval} on sample {result.sample.short_id} "
         f"of run {result.sample.run.run_id} ({result.n_items} items, prompt {result.prompt_version or '—'}, "
         f"rubric {result.rubric_version or '—'}{source})" + (f"; {unreadable}" if unreadable else "")
+        + f"; {result.handling_words}"
     )
 
 
 _audit = calibration_audit
+log = logging.getLogger(__name__)
 
 
 def _detail(level: AgreementLevel, result: AgreementResult) -> dict:
@@ -94,7 +116,10 @@ def lock_evaluate(
     same_evidence = lock is not None and lock.result_id == result.pk and lock.result_labels_version == result.labels_version
     if lock is not None and lock.overridden and same_evidence:
         return None  # a lead's unlock holds until new labels arrive
-    reaches = result.metric_value(level.metric) >= level.threshold
+    position = _position(level, result)
+    if position not in (ABOVE, BELOW):
+        return None  # undecided: neither locks nor unlocks; the scope stays as the last decided result left it
+    reaches = position == ABOVE
     now = timezone.now()
     subject = _subject(**scope)
     change = None
@@ -226,12 +251,19 @@ def policy_set(
     checkup_kappa_floor: float | None = None,
     alt_test: str | None = None,
     alt_test_epsilon: float | None = None,
+    undecided: str | None = None,
+    annotators: str | None = None,
+    ties: str | None = None,
+    non_answers: str | None = None,
     reason: str = "",
 ) -> CalibrationPolicy:
     """A lead's new calibration policy, audited; every lock is evaluated again under it (a new alpha floor
-    or single-annotator rule changes which samples may lock). A check-up or alternative-annotator-test
-    setting left out (None) stays as the policy in force has it."""
-    for name, value in (("not calibrated", not_calibrated), ("stale", stale), ("a failed check-up", checkup_failed)):
+    or single-annotator rule changes which samples may lock). A check-up, alternative-annotator-test,
+    undecided or handling setting left out (None) stays as the policy in force has it. A new handling
+    recomputes every sample's agreement (in a worker, as new labels would): until then each figure says the
+    handling it was computed with."""
+    _handling_check(annotators=annotators, ties=ties, non_answers=non_answers)
+    for name, value in (("not calibrated", not_calibrated), ("stale", stale), ("a failed check-up", checkup_failed), ("undecided", undecided)):
         if value is not None and value not in PolicyAction.values:
             raise InputError(f"{name}: must be one of {', '.join(PolicyAction.values)}")
     if not -1.0 <= alpha_floor <= 1.0:
@@ -254,6 +286,10 @@ def policy_set(
             "checkup_kappa_floor": checkup_kappa_floor,
             "alt_test": alt_test,
             "alt_test_epsilon": alt_test_epsilon,
+            "undecided": undecided,
+            "annotators": annotators,
+            "ties": ties,
+            "non_answers": non_answers,
         }
         policy = CalibrationPolicy.objects.create(
             not_calibrated=not_calibrated,
@@ -273,4 +309,31 @@ def policy_set(
             detail={**policy.as_dict(), "previous": previous.as_dict()},
         )
         locks_evaluate()
+        if policy.declared_handling != previous.declared_handling:
+            _agreements_recount()
     return policy
+
+
+def _handling_check(**choices: str | None) -> None:
+    allowed = {"annotators": AnnotatorHandling.values, "ties": TieHandling.values, "non_answers": NonAnswerHandling.values}
+    for name, value in choices.items():
+        if value is not None and value not in allowed[name]:
+            raise InputError(f"{name.replace('_', '-')}: must be one of {', '.join(allowed[name])}")
+
+
+def _agreements_recount() -> None:
+    """Every labelled sample's agreement computed again under the new handling: marked pending (its page
+    says so) and sent to a worker once the policy commits; a worker's start-up or `agreement` catches up."""
+    samples = list(Sample.objects.exclude(labels_version=0).values_list("pk", flat=True))
+    Sample.objects.filter(pk__in=samples).update(agreement_version=0, updated_at=timezone.now())
+
+    def send():
+        # As services.agreement.agreement_enqueue (not imported: it imports this module), for every sample.
+        for pk in samples:
+            try:
+                taskqueue.send(taskqueue.COMPUTE_AGREEMENT, pk)
+            except Exception:  # the sample stays pending; a worker's start-up or `agreement` catches up
+                log.warning("could not enqueue the agreement of sample %s; it stays pending", pk, exc_info=True)
+                return
+
+    transaction.on_commit(send)

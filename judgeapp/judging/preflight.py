@@ -81,6 +81,10 @@ def run_warnings(
         status = status_of(judge) or {}
         if status.get("status") == "below level — locked":
             warnings.append(Warning(f"judge {judge.name} is locked by calibration (it agreed with people below the set level): its runs cannot pass a gate"))
+        elif status.get("status") == "undecided":
+            # Its agreement interval reaches across the level: said with the planning figure, an estimate.
+            plan = (status.get("planning") or {}).get("text") or "more labelled items would settle it"
+            warnings.append(Warning(f"judge {judge.name} is undecided by calibration (its agreement interval reaches across the level): {plan}", confirm=False))
         elif status.get("status") == "not calibrated":
             warnings.append(Warning(f"judge {judge.name} has never been calibrated: no person has scored a sample of it", confirm=False))
         for system in systems:

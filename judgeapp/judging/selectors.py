@@ -66,6 +66,15 @@ def run_unusable(*, run: Run) -> list[tuple[str, str, str]]:
     return handler_for(run.kind).unusable(run)
 
 
+def run_imported_unanswered(*, run: Run) -> list[tuple[str, str, str]]:
+    """The (case id, criterion, judge) of a run judged elsewhere and imported (PandaLM) whose published reply
+    gave no usable verdict: what calibration's handling alternatives count (its own figure leaves them out)."""
+    imported = run.config.get("imported")
+    if not imported:
+        return []
+    return [(c["case_id"], "", imported["judge"]) for c in (run.report or {}).get("cases", []) if c.get("verdict") is None]
+
+
 def run_label_kind(*, run: Run) -> str | None:
     from judgeapp.judging.runkind import handler_for
 

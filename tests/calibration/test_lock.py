@@ -126,14 +126,17 @@ def test_a_stricter_level_locks_at_once_and_the_change_is_audited(planted_run, w
     labels = agreeing(scores_for(N))
     labels[:8] = [s + 1 if s < 5 else s - 1 for s in labels[:8]]  # mostly agreeing, off by one on a few
     with_tasks(run, labels)
-    kappa = selectors.agreement_for_run(run=run)["kappa"]
+    figures = selectors.agreement_for_run(run=run)
+    kappa, upper = figures["kappa"], figures["metrics"]["quadratic_kappa"]["ci"][1]
     assert 0.6 < kappa < 0.95 and selectors.gate_lock_reasons(run=run) == []
-    locks.level_set(metric="kappa", threshold=0.95, min_items=20, actor=lead, reason="stricter for the launch")
+    # A level above the whole interval locks (a level inside it would leave the judge undecided, not locked).
+    stricter = min(1.0, round(upper + 0.01, 2))
+    locks.level_set(metric="kappa", threshold=stricter, min_items=20, actor=lead, reason="stricter for the launch")
     assert selectors.gate_lock_reasons(run=run)
     level_audit = AuditLog.objects.get(action=AuditLog.Action.LEVEL_SET)
     assert level_audit.actor == lead and level_audit.detail["previous"]["threshold"] == 0.6
     assert AuditLog.objects.filter(action=AuditLog.Action.JUDGE_LOCKED).count() == 1
-    assert AgreementLevel.objects.count() == 1 and selectors.level_current().threshold == 0.95
+    assert AgreementLevel.objects.count() == 1 and selectors.level_current().threshold == stricter
 
 
 def test_a_leads_unlock_holds_until_new_labels_arrive(planted_run, with_tasks, lead):

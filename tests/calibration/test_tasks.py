@@ -69,13 +69,13 @@ def test_figures_computed_on_labels_that_changed_meanwhile_are_thrown_away(plant
     run = planted_run(scores_for(25))
     rows = [(run.run_id, f"c{i:03d}", "helpfulness", "ann", s) for i, s in enumerate(scores_for(25))]
     sample = labels_import(data=labels_csv(rows), name="l.csv").samples[0]
-    real = agreement.judge_human
+    real = agreement.handling_rules.measured
 
     def label_arrives_while_computing(*args, **kwargs):
         Sample.objects.filter(pk=sample.pk).update(labels_version=sample.labels_version + 1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(agreement, "judge_human", label_arrives_while_computing)
+    monkeypatch.setattr(agreement.handling_rules, "measured", label_arrives_while_computing)
     assert agreement.agreement_compute(sample_pk=sample.pk) is False
     assert not AgreementResult.objects.exists()
     sample.refresh_from_db()
