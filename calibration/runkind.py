@@ -192,7 +192,10 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
         details["unreadable"] = [list(keys[i]) for i in details["unreadable"]]
         details.update(
             judge_beside_people(
-                {index[key]: by for key, by in in_group.items()}, judged, figures["pairs"], label_kind=sample.label_kind
+                {index[key]: by for key, by in in_group.items()},
+                handling_rules.answered(judged, declared),
+                figures["pairs"],
+                label_kind=sample.label_kind,
             )
         )
         result, _ = AgreementResult.objects.update_or_create(

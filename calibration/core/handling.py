@@ -89,6 +89,17 @@ def effective(declared: Handling, *, label_kind: str, imported: bool = False) ->
     return handling
 
 
+def answered(judged: dict[Hashable, int | str | None], handling: Handling) -> dict[Hashable, int | str | None]:
+    """The judge's verdicts with its non-answers as the handling counts them, for the figures that read
+    verdicts item by item (the alternative annotator test): left out when `dropped`, a tie when `tie`, and
+    kept as None (a loss) when counted as disagreements."""
+    if handling.non_answers == DROPPED:
+        return {item: verdict for item, verdict in judged.items() if verdict is not None}
+    if handling.non_answers == TIE:
+        return {item: "tie" if verdict is None else verdict for item, verdict in judged.items()}
+    return judged
+
+
 def every_handling(label_kind: str) -> list[Handling]:
     """Every handling that means something for these labels, declared order first."""
     if label_kind == PAIRWISE:

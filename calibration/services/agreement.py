@@ -122,7 +122,9 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                 "unreadable": [list(key_of[pk]) for pk in details["unreadable"]],
             }
             figures["details"].update(
-                judge_beside_people(humans, judged, figures["pairs"], label_kind=sample.label_kind)
+                judge_beside_people(
+                    humans, handling_rules.answered(judged, declared), figures["pairs"], label_kind=sample.label_kind
+                )
             )
             computed.append((judge, criterion, figures, human_only))
 
