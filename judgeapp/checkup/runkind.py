@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.checkup.core import (
     BOOTSTRAP,
     OWN_LABEL_RULE,
@@ -18,6 +17,7 @@ from judgeapp.checkup.core import (
     references_of,
     set_figures,
 )
+from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.judging.pairs import ORDERS, map_back, render_pairwise_prompt, shown_first
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message

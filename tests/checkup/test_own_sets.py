@@ -163,3 +163,45 @@ def test_a_shipped_set_and_an_own_set_in_one_check_up_are_judged_side_by_side(ju
     assert run.report["sets"]["pandalm"]["references"] and not run.report["sets"]["ours.jsonl"]["references"]
     assert run.report["sets"]["ours.jsonl"]["counts"]["pairs"] == 3  # the sample draws from every set
     assert run.testset.name == "checkup-own-pairs" and run.testset.case_count == 4 + len(load_pairs("pandalm", DATASETS))
+
+
+@pytest.mark.django_db
+def test_an_upload_on_the_judges_page_starts_a_check_up_of_the_teams_pairs_and_a_bad_one_is_a_form_error(
+    client, reviewer, judge, monkeypatch
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from judgeapp.judging import taskqueue
+
+    monkeypatch.setattr(taskqueue, "send", lambda *a: None)
+    client.force_login(reviewer)
+    assert 'enctype="multipart/form-data"' in client.get(reverse("judges")).content.decode()
+    url = reverse("checkup:start", args=["judge-a"])
+    bad = SimpleUploadedFile("ours.jsonl", (jsonl(thirty_pairs()[:2]) + '{"input": "q", "label": 2}\n').encode())
+    html = client.post(url, {"own_set": bad}, follow=True).content.decode()
+    assert "Check-up of judge-a not started: ours.jsonl line 3: &#x27;output_1&#x27; must be a text" in html
+    assert not Run.objects.exists() and not StoredTestSet.objects.exists()
+
+    good = SimpleUploadedFile("ours.jsonl", jsonl(thirty_pairs()[:5]).encode())
+    response = client.post(url, {"own_set": good, "sample": "4"})
+    run = Run.objects.get()
+    assert response.status_code == 302 and run.config["options"]["sets"] == ["ours.jsonl"]
+    assert run.config["options"]["datasets"]["ours.jsonl"]["own"] is True and len(run.config["options"]["case_ids"]) == 4
+
+
+@pytest.mark.django_db
+def test_the_run_page_names_the_own_set_by_file_and_hash_and_shows_its_tags_worst_first(client, lead, judge, fake_judge, tmp_path):
+    from django.urls import reverse
+
+    fake_judge.action = LabelOracle(noise=0.3, seed=1)
+    (tmp_path / "ours.jsonl").write_text(jsonl(thirty_pairs()))
+    run = checkup(judge, own=[InputFile.from_path(tmp_path / "ours.jsonl")])
+    client.force_login(lead)
+    html = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
+    entry = run.report["sets"]["ours.jsonl"]
+    assert 'id="set-ours.jsonl"' in html and entry["sha256"] in html and "the team&#x27;s own labelled pairs" in html
+    table = html[html.index('id="slices-ours.jsonl"'):]
+    assert [table.index(f'data-tag="{s["tag"]}"') for s in entry["slices"]] == sorted(
+        table.index(f'data-tag="{s["tag"]}"') for s in entry["slices"])
+    assert "<span class=\"badge\">published</span>" not in html
