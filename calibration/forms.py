@@ -101,6 +101,15 @@ class PolicyForm(forms.Form):
         min_value=-1.0, max_value=1.0, label="Check-up floor: kappa",
         help_text="Cohen's kappa with the people's label, on every set (0.4 by default).",
     )
+    slice_floor = forms.FloatField(
+        required=False, min_value=-1.0, max_value=1.0, label="Floor for the worst slice",
+        help_text="The least the worst tag's agreement (the level's metric) may be, on a tag with the level's minimum of "
+                  "items; empty: no floor (the default). A smaller tag is shown and never decides.",
+    )
+    slice_floor_action = forms.ChoiceField(
+        choices=PolicyAction.choices, initial=PolicyAction.WARN, label="The worst slice below its floor",
+        help_text="Warn on the gate (the default: a tag's sample is small, its interval wide), or block it.",
+    )
     reason = forms.CharField(required=False, max_length=500)
 
 

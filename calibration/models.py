@@ -124,6 +124,9 @@ class SampleItem(TimeStampedModel):
     # What the leakage scan found in the item as an annotator would see it (judgeapp/judging/leakage.py):
     # a flagged item is held back from every queue and shown to the reviewer with its flags.
     leakage_flags = models.JSONField(default=list, blank=True, help_text="Leakage flags; non-empty: held back from annotators.")
+    # The case's tags as they were when the item was drawn (the test set's `tags`): its labels count toward
+    # each tag's slice of the agreement and the corrected mean. Never shown to annotators.
+    tags = models.JSONField(default=list, blank=True, help_text="The case's tags when drawn (slices).")
 
     class Meta:
         ordering = ["sample", "position"]
@@ -233,6 +236,10 @@ class AgreementResult(TimeStampedModel):
     per_annotator = models.JSONField(default=list, blank=True)
     inter_annotator = models.JSONField(null=True, blank=True, help_text="Krippendorff's alpha and pairwise kappas where items overlap.")
     details = models.JSONField(default=dict, blank=True, help_text="{confusion: judge × human table, disagreements: the items furthest apart}")
+    slices = models.JSONField(
+        default=list, blank=True,
+        help_text="Per tag of the labelled items: [{tag, n_items, n_labels, kappa: {value, ci}, agreement: {value, ci}}], by tag.",
+    )
     labels_version = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -365,6 +372,17 @@ class CalibrationPolicy(TimeStampedModel):
         default=checkup_rules.KAPPA_FLOOR,
         help_text="Cohen's kappa with the human label a check-up must reach on every set.",
     )
+    # The least the worst tag's agreement (the level's metric) may be, on a slice with the level's minimum of
+    # items; off (null) by default. Below it the gate warns (the default: a slice is a small sample with a
+    # wide interval) or, under `block`, blocks, naming the slice.
+    slice_floor = models.FloatField(
+        null=True, blank=True,
+        help_text="The worst tag's agreement (the level's metric) a gate needs; empty: no floor.",
+    )
+    slice_floor_action = models.CharField(
+        max_length=10, choices=PolicyAction.choices, default=PolicyAction.WARN,
+        help_text="The worst slice below its floor: warn on the gate (the default), or block it.",
+    )
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reason = models.TextField(blank=True)
 
@@ -379,6 +397,10 @@ class CalibrationPolicy(TimeStampedModel):
                 & Q(checkup_kappa_floor__gte=-1) & Q(checkup_kappa_floor__lte=1),
                 name="policy_checkup_floors_in_range",
             ),
+            models.CheckConstraint(
+                condition=Q(slice_floor__isnull=True) | (Q(slice_floor__gte=-1) & Q(slice_floor__lte=1)),
+                name="policy_slice_floor_in_range",
+            ),
         ]
 
     def __str__(self):
@@ -388,6 +410,7 @@ class CalibrationPolicy(TimeStampedModel):
             f"corrected gate {'on' if self.corrected_gate else 'off'}; a failed check-up: {self.checkup_failed} (floors: "
             f"position consistency {self.checkup_position_floor:.2f}, accuracy {self.checkup_accuracy_floor:.2f}, "
             f"kappa {self.checkup_kappa_floor:.2f})"
+            + (f"; worst slice floor {self.slice_floor:.2f} ({self.slice_floor_action})" if self.slice_floor is not None else "")
         )
 
     def as_dict(self) -> dict:
@@ -401,6 +424,8 @@ class CalibrationPolicy(TimeStampedModel):
             "checkup_position_floor": self.checkup_position_floor,
             "checkup_accuracy_floor": self.checkup_accuracy_floor,
             "checkup_kappa_floor": self.checkup_kappa_floor,
+            "slice_floor": self.slice_floor,
+            "slice_floor_action": self.slice_floor_action,
         }
 
     @property

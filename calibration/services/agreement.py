@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from calibration.core.agreement import comparison_details, inter_annotator, item_pairs, judge_human
 from calibration.core.labels import label_value
+from calibration.core.slices import agreement_slices
 from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
 from calibration.selectors import judge_configurations
 from judgeapp.judging import selectors as judgeapp_selectors
@@ -109,6 +110,10 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
             if not pairs:
                 continue
             figures = judge_human(pairs, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
+            figures["slices"] = agreement_slices(
+                pairs, {item.pk: item.tags for item in in_group}, label_kind=sample.label_kind, scale=scale,
+                n_resamples=resamples, seed=seed,
+            )
             details = comparison_details(pairs, unreadable=unreadable, label_kind=sample.label_kind, scale=scale)
             figures["details"] = {
                 **details,
@@ -143,6 +148,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                     "per_annotator": figures["per_annotator"],
                     "inter_annotator": human_only,
                     "details": figures["details"],
+                    "slices": figures["slices"],
                     "labels_version": version,
                     "effective_at": sample.created_at,
                 },

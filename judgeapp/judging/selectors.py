@@ -255,3 +255,13 @@ def run_reasonings(*, run: Run) -> dict[tuple[str, str], str]:
     """{(case id, criterion name or ""): the judge's reasoning} of a run's scored judgments."""
     rows = run.judgments.filter(purpose="judge", status="done").values_list("case__case_id", "criterion__name", "parsed")
     return {(case_id, criterion or ""): (parsed or {}).get("reasoning", "") for case_id, criterion, parsed in rows}
+
+
+def run_case_tags(*, run: Run) -> dict[str, list[str]]:
+    """{case id: its tags} of the cases of a run's test set that carry tags (calibration's slices)."""
+    if not run.testset_id:
+        return {}
+    return {
+        case_id: extra["tags"]
+        for case_id, extra in Case.objects.filter(testset_id=run.testset_id, extra__has_key="tags").values_list("case_id", "extra")
+    }
