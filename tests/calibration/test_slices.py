@@ -109,7 +109,7 @@ def test_the_lead_s_floor_for_the_worst_slice_warns_by_default_blocks_when_told_
     run, _sample, _scores = sliced
     level_set(metric="kappa", threshold=0.2, min_items=20, actor=lead)
     assert selectors.slice_floor_for_run(run=run) is None  # no floor: off by default
-    policy = dict(not_calibrated="warn", stale="warn", alpha_floor=0.667, single_annotator_locks=False, corrected_gate=False)
+    policy = {"not_calibrated": "warn", "stale": "warn", "alpha_floor": 0.667, "single_annotator_locks": False, "corrected_gate": False}
     policy_set(actor=lead, slice_floor=0.5, **policy)
     # Billing is the worst slice but has 8 items, under the minimum of 20: it never decides; shipping passes.
     assert selectors.slice_floor_for_run(run=run) is None
