@@ -30,3 +30,11 @@ def heat(count, total):
 @register.filter
 def split(text):
     return str(text).split()
+
+
+@register.filter
+def slices_of(result):
+    """A result's per-tag agreement, the worst first by the level's metric, each marked whether it decides."""
+    from calibration.selectors import slices_shown
+
+    return slices_shown(result)

@@ -157,3 +157,50 @@ def test_csv_tags_are_one_cell_separated_by_semicolons_blank_and_repeated_ones_d
     testset = content.testset_store(data=data, name="tagged.csv")
     assert testset.cases.get(case_id="a").extra["tags"] == ["billing", "vip"]
     assert "tags" not in testset.cases.get(case_id="b").extra
+
+
+def tag_order(html: str, start: str) -> list[str]:
+    import re
+
+    return re.findall(r'<tr data-tag="([^"]+)"', html[html.index(start):])
+
+
+def test_the_pages_show_each_tag_worst_first_and_mark_the_ones_too_small_to_decide(sliced, client, lead):
+    from django.urls import reverse
+
+    run, sample, _scores = sliced
+    client.force_login(lead)
+    worst_first = [entry["tag"] for entry in selectors.agreement_for_run(run=run)["slices"]]
+    assert worst_first[0] == "billing"
+
+    overview = client.get(reverse("calibration:overview")).content.decode()
+    assert tag_order(overview, 'class="slices"')[:3] == worst_first and "worst: billing" in overview
+    page = client.get(reverse("calibration:sample_detail", args=[sample.uuid])).content.decode()
+    assert tag_order(page, 'class="slices"')[:3] == worst_first and "too few items to decide" in page
+
+    run_page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
+    assert tag_order(run_page, 'id="run-agreement"')[:3] == worst_first
+    corrected = [entry["tag"] for entry in selectors.corrected_for_run(run=run)["slices"]]
+    assert tag_order(run_page, 'id="corrected-slices"')[:3] == corrected
+
+
+@pytest.mark.django_db
+def test_a_lead_sets_the_slice_floor_on_the_calibration_page_audited_and_a_bad_one_is_a_form_error(client, lead):
+    from django.urls import reverse
+
+    from calibration.models import CalibrationPolicy
+    from judgeapp.models import AuditLog
+
+    client.force_login(lead)
+    page = client.get(reverse("calibration:overview")).content.decode()
+    assert 'name="slice_floor"' in page and 'name="slice_floor_action"' in page and "No floor for the worst slice." in page
+    form = {k: v for k, v in CalibrationPolicy().as_dict().items() if v is not None and v is not False}
+    html = client.post(reverse("calibration:policy_set"), {**form, "slice_floor": "1.5"}, follow=True).content.decode()
+    assert "Policy not changed: slice_floor:" in html and selectors.policy_current().pk is None
+    client.post(reverse("calibration:policy_set"), {**form, "slice_floor": "0.4", "slice_floor_action": "block", "reason": "tags matter"})
+    policy = selectors.policy_current()
+    assert (policy.slice_floor, policy.slice_floor_action) == (0.4, "block")
+    entry = AuditLog.objects.filter(action=AuditLog.Action.POLICY_SET).latest("id")
+    assert entry.detail["slice_floor"] == 0.4 and entry.detail["previous"]["slice_floor"] is None
+    page = client.get(reverse("calibration:overview")).content.decode()
+    assert "The worst slice (a tag with the level's minimum of items) below <strong>0.40</strong>: <strong>block the release</strong>" in page
