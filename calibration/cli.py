@@ -77,6 +77,11 @@ class AgreementCommand(JudgeCommand):
             for pair in inter["pairs"]:
                 kappa = "—" if pair["kappa"] is None else f"{pair['kappa']:.3f}"
                 self.stdout.write(f"    {pair['annotators'][0]} / {pair['annotators'][1]}: Cohen's kappa {kappa} (n {pair['n']})")
+        for entry in selectors.slices_shown(r):
+            self.stdout.write(
+                f"  tag {entry['tag']} ({entry['n_items']} items{'' if entry['decides'] else ', too few to decide'}): "
+                f"kappa {format_figure(entry['kappa'])}, agreement {format_figure(entry['agreement'])}"
+            )
         for c in row.per_criterion:
             figures = ", ".join(f"{METRIC_LABELS.get(n, n)} {format_figure(f)}" for n, f in c.metrics.items())
             self.stdout.write(f"  criterion {c.criterion} ({c.n_items} items): {figures}")
@@ -114,6 +119,7 @@ def _row(row):
         "per_annotator": r.per_annotator,
         "inter_annotator": r.inter_annotator,
         "per_criterion": {c.criterion: _figures(c) for c in row.per_criterion},
+        "slices": selectors.slices_shown(r),
         "status": row.status,
         "locked": bool(row.lock and row.lock.locked),
         "lock_reason": row.lock.reason if row.lock and row.lock.locked else None,

@@ -204,3 +204,21 @@ def test_a_lead_sets_the_slice_floor_on_the_calibration_page_audited_and_a_bad_o
     assert entry.detail["slice_floor"] == 0.4 and entry.detail["previous"]["slice_floor"] is None
     page = client.get(reverse("calibration:overview")).content.decode()
     assert "The worst slice (a tag with the level's minimum of items) below <strong>0.40</strong>: <strong>block the release</strong>" in page
+
+
+def test_the_agreement_command_and_the_run_summary_name_the_worst_tag(sliced, capsys):
+    import json
+
+    from django.core.management import call_command
+
+    from judgeapp.pointwise.core import _agreement_line
+
+    run, _sample, _scores = sliced
+    call_command("agreement")
+    out = capsys.readouterr().out
+    assert "  tag billing (8 items, too few to decide): kappa -0.987" in out and "  tag shipping (22 items): kappa 0.964" in out
+    call_command("agreement", "--json")
+    rows = json.loads(capsys.readouterr().out)["judges"]
+    assert [entry["tag"] for entry in rows[0]["slices"]][0] == "billing"
+    line = _agreement_line(selectors.agreement_for_run(run=run))
+    assert line.endswith("; worst tag billing: kappa -0.99 on 8 items")
