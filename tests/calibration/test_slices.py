@@ -219,6 +219,6 @@ def test_the_agreement_command_and_the_run_summary_name_the_worst_tag(sliced, ca
     assert "  tag billing (8 items, too few to decide): kappa -0.987" in out and "  tag shipping (22 items): kappa 0.964" in out
     call_command("agreement", "--json")
     rows = json.loads(capsys.readouterr().out)["judges"]
-    assert [entry["tag"] for entry in rows[0]["slices"]][0] == "billing"
+    assert rows[0]["slices"][0]["tag"] == "billing"
     line = _agreement_line(selectors.agreement_for_run(run=run))
     assert line.endswith("; worst tag billing: kappa -0.99 on 8 items")
