@@ -14,6 +14,9 @@ def tags_from_cases(apps, schema_editor):
             item.tags = tags
             changed.append(item)
     SampleItem.objects.bulk_update(changed, ["tags"], batch_size=500)
+    # Their samples' agreement is computed again (a worker's start-up, or `manage.py agreement`), per tag too.
+    Sample = apps.get_model("calibration", "Sample")
+    Sample.objects.filter(pk__in={item.sample_id for item in changed}, labels_version__gt=0).update(agreement_version=0)
 
 
 class Migration(migrations.Migration):

@@ -222,3 +222,19 @@ def test_the_agreement_command_and_the_run_summary_name_the_worst_tag(sliced, ca
     assert rows[0]["slices"][0]["tag"] == "billing"
     line = _agreement_line(selectors.agreement_for_run(run=run))
     assert line.endswith("; worst tag billing: kappa -0.99 on 8 items")
+
+
+def test_the_migration_gives_items_drawn_before_it_their_cases_tags_and_recomputes_their_agreement(sliced):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from calibration.models import Sample
+
+    _run, sample, _scores = sliced
+    SampleItem.objects.filter(sample=sample).update(tags=[])  # as drawn before tags were kept
+    Sample.objects.filter(pk=sample.pk).update(agreement_version=sample.labels_version)
+    import_module("calibration.migrations.0008_slices").tags_from_cases(apps, None)
+    assert SampleItem.objects.get(sample=sample, case_key="c000").tags == ["billing", "vip"]
+    sample.refresh_from_db()
+    assert sample.agreement_stale  # the next refresh computes it again, slices included
