@@ -216,7 +216,7 @@ def checkup_set(name: str) -> CheckupSet:
     try:
         return SETS[name]
     except KeyError:
-        raise InputError(f"unknown set {name!r}: choose from {', '.join(SETS)}") from None
+        raise InputError(f"unknown set {name!r}: choose from {', '.join(SETS)}, or give a .jsonl file of your own pairs") from None
 
 
 def parse_sets(value: str | list[str] | None) -> list[str]:
