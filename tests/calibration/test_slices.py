@@ -238,3 +238,44 @@ def test_the_migration_gives_items_drawn_before_it_their_cases_tags_and_recomput
     assert SampleItem.objects.get(sample=sample, case_key="c000").tags == ["billing", "vip"]
     sample.refresh_from_db()
     assert sample.agreement_stale  # the next refresh computes it again, slices included
+
+
+def test_a_jury_run_s_tagged_cases_give_pass_fail_agreement_per_tag(monkeypatch, make_judge, annotator):
+    """Jury (and pairwise) test sets share the reader: a drawn sample's items keep the tags, and each juror's
+    Cohen's kappa is computed per tag (here against scikit-learn)."""
+    import json
+
+    from calibration.services.agreement import agreement_compute
+    from calibration.services.labels import labels_import
+    from calibration.services.samples import sample_draw
+    from judgeapp.judging import runkind as runkinds_base
+    from judgeapp.judging.content import rubric_store
+    from judgeapp.judging.runs import run_create
+    from judgeapp.models import Output, RunKind, RunStatus
+    from tests.calibration.conftest import RUBRIC_ONE, labels_csv, two_annotators
+    from tests.calibration.test_jury_runs import N as JURY_N
+    from tests.calibration.test_jury_runs import StandInJury, truth
+
+    runkinds_base.handler_for(RunKind.JURY)
+    monkeypatch.setitem(runkinds_base._REGISTRY, RunKind.JURY, StandInJury())
+    jurors = [make_judge(name, family=family) for name, family in (("juror-a", "qwen"), ("juror-b", "mistral"), ("juror-c", "google"))]
+    rows = [{"id": f"c{i:03d}", "input": f"Ticket {i}", "output": f"Reply {i}", "tags": ["even" if i % 2 == 0 else "odd"]}
+            for i in range(JURY_N)]
+    testset = content.testset_store(data="".join(json.dumps(r) + "\n" for r in rows).encode(), name="jury-tagged.jsonl")
+    run = run_create(kind=RunKind.JURY, run_id="jury-tags", judges=jurors, testset=testset, rubric=rubric_store(data=RUBRIC_ONE, name="r.toml"))
+    Output.objects.bulk_create(Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in testset.cases.all())
+    run.status = RunStatus.DONE
+    run.save()
+
+    drawn = sample_draw(run=run, size=6, seed=2, annotators=[annotator])
+    assert all(item.tags == ["even" if int(item.case_key[1:]) % 2 == 0 else "odd"] for item in drawn.items.all())
+
+    labels = [(run.run_id, f"c{i:03d}", "", "ann", truth(i)) for i in range(JURY_N)]
+    sample = labels_import(data=labels_csv(two_annotators(labels)), name="jury.csv").samples[0]
+    agreement_compute(sample_pk=sample.pk)
+    result = AgreementResult.objects.get(sample=sample, judge_name="juror-c")  # juror-c always says pass
+    for entry in result.slices:
+        items = [i for i in range(JURY_N) if (i % 2 == 0) == (entry["tag"] == "even")]
+        expected = cohen_kappa_score(["pass"] * len(items), [truth(i) for i in items], labels=["fail", "pass"])
+        assert entry["n_items"] == len(items) and entry["kappa"]["value"] == pytest.approx(expected, abs=1e-12)
+        assert entry["agreement"]["value"] == pytest.approx(sum(truth(i) == "pass" for i in items) / len(items))
