@@ -185,7 +185,7 @@ def _checkup_record(run: Run, current_version: str | None) -> CheckupRecord:
     for name in [n for n in report.get("set_order") or [] if n in entries] or list(entries):
         entry = entries[name]
         figures = entry.get("figures", {})
-        sets[name] = {"pairs": entry.get("counts", {}).get("pairs"),
+        sets[name] = {"pairs": entry.get("counts", {}).get("pairs"), "sha256": entry.get("sha256"),  # a team's own set: its hash
                       **{f: {k: figures.get(f, {}).get(k) for k in ("value", "ci95")} for f in CHECKUP_FIGURES}}
     return CheckupRecord(
         run_id=run.run_id,

@@ -205,3 +205,6 @@ def test_the_run_page_names_the_own_set_by_file_and_hash_and_shows_its_tags_wors
     assert [table.index(f'data-tag="{s["tag"]}"') for s in entry["slices"]] == sorted(
         table.index(f'data-tag="{s["tag"]}"') for s in entry["slices"])
     assert "<span class=\"badge\">published</span>" not in html
+    judges = client.get(reverse("judges")).content.decode()
+    cell = judges[judges.index('id="checkup-judge-a"'):]
+    assert f'ours.jsonl <span class="mono" title="sha256 {entry["sha256"]}">{entry["sha256"][:12]}</span>: accuracy' in cell
