@@ -94,6 +94,11 @@ class AgreementCommand(JudgeCommand):
                 self.stdout.write(f"    {pair['annotators'][0]} / {pair['annotators'][1]}: Cohen's kappa {kappa} (n {pair['n']})")
         for line in beside_people_lines(r, self.epsilon):
             self.stdout.write(f"  {line}")
+        for entry in selectors.slices_shown(r):
+            self.stdout.write(
+                f"  tag {entry['tag']} ({entry['n_items']} items{'' if entry['decides'] else ', too few to decide'}): "
+                f"kappa {format_figure(entry['kappa'])}, agreement {format_figure(entry['agreement'])}"
+            )
         for c in row.per_criterion:
             figures = ", ".join(f"{METRIC_LABELS.get(n, n)} {format_figure(f)}" for n, f in c.metrics.items())
             self.stdout.write(f"  criterion {c.criterion} ({c.n_items} items): {figures}")
@@ -167,6 +172,7 @@ def _row(row):
         "per_annotator": r.per_annotator,
         "inter_annotator": r.inter_annotator,
         "per_criterion": {c.criterion: _figures(c) for c in row.per_criterion},
+        "slices": selectors.slices_shown(r),
         "status": row.status,
         "planning": row.planning,
         "sensitivity": row.sensitivity["alternatives"] if row.sensitivity else [],

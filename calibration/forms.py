@@ -128,6 +128,15 @@ class PolicyForm(forms.Form):
         choices=NonAnswerHandling.choices, label="The judge's non-answers",
         help_text="A labelled item the judge gave no usable verdict on (a disagreement by default; an imported run's are left out, as published).",
     )
+    slice_floor = forms.FloatField(
+        required=False, min_value=-1.0, max_value=1.0, label="Floor for the worst slice",
+        help_text="The least the worst tag's agreement (the level's metric) may be, on a tag with the level's minimum of "
+                  "items; empty: no floor (the default). A smaller tag is shown and never decides.",
+    )
+    slice_floor_action = forms.ChoiceField(
+        choices=PolicyAction.choices, initial=PolicyAction.WARN, label="The worst slice below its floor",
+        help_text="Warn on the gate (the default: a tag's sample is small, its interval wide), or block it.",
+    )
     reason = forms.CharField(required=False, max_length=500)
 
 

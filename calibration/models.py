@@ -127,6 +127,9 @@ class SampleItem(TimeStampedModel):
     # What the leakage scan found in the item as an annotator would see it (judgeapp/judging/leakage.py):
     # a flagged item is held back from every queue and shown to the reviewer with its flags.
     leakage_flags = models.JSONField(default=list, blank=True, help_text="Leakage flags; non-empty: held back from annotators.")
+    # The case's tags as they were when the item was drawn (the test set's `tags`): its labels count toward
+    # each tag's slice of the agreement and the corrected mean. Never shown to annotators.
+    tags = models.JSONField(default=list, blank=True, help_text="The case's tags when drawn (slices).")
 
     class Meta:
         ordering = ["sample", "position"]
@@ -248,6 +251,10 @@ class AgreementResult(TimeStampedModel):
     sensitivity = models.JSONField(
         default=list, blank=True,
         help_text="The same figures (points) under every other handling: [{annotators, ties, non_answers, words, n_items, kappa, agreement}].",
+    )
+    slices = models.JSONField(
+        default=list, blank=True,
+        help_text="Per tag of the labelled items: [{tag, n_items, n_labels, kappa: {value, ci}, agreement: {value, ci}}], by tag.",
     )
     labels_version = models.PositiveIntegerField(default=0)
 
@@ -456,6 +463,17 @@ class CalibrationPolicy(TimeStampedModel):
         max_length=20, choices=NonAnswerHandling.choices, default=NonAnswerHandling.DISAGREEMENT,
         help_text="A labelled item the judge gave no usable verdict on: a disagreement, dropped, or the judge's tie (pairwise).",
     )
+    # The least the worst tag's agreement (the level's metric) may be, on a slice with the level's minimum of
+    # items; off (null) by default. Below it the gate warns (the default: a slice is a small sample with a
+    # wide interval) or, under `block`, blocks, naming the slice.
+    slice_floor = models.FloatField(
+        null=True, blank=True,
+        help_text="The worst tag's agreement (the level's metric) a gate needs; empty: no floor.",
+    )
+    slice_floor_action = models.CharField(
+        max_length=10, choices=PolicyAction.choices, default=PolicyAction.WARN,
+        help_text="The worst slice below its floor: warn on the gate (the default), or block it.",
+    )
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reason = models.TextField(blank=True)
 
@@ -473,6 +491,10 @@ class CalibrationPolicy(TimeStampedModel):
             models.CheckConstraint(
                 condition=Q(alt_test_epsilon__gte=0) & Q(alt_test_epsilon__lt=1), name="policy_alt_test_epsilon_in_range"
             ),
+            models.CheckConstraint(
+                condition=Q(slice_floor__isnull=True) | (Q(slice_floor__gte=-1) & Q(slice_floor__lte=1)),
+                name="policy_slice_floor_in_range",
+            ),
         ]
 
     def __str__(self):
@@ -483,6 +505,7 @@ class CalibrationPolicy(TimeStampedModel):
             f"position consistency {self.checkup_position_floor:.2f}, accuracy {self.checkup_accuracy_floor:.2f}, "
             f"kappa {self.checkup_kappa_floor:.2f}); undecided: {self.undecided}; handling: {self.declared_handling.words()}; "
             f"alternative annotator test: {self.alt_test} (ε {self.alt_test_epsilon:g})"
+            + (f"; worst slice floor {self.slice_floor:.2f} ({self.slice_floor_action})" if self.slice_floor is not None else "")
         )
 
     def as_dict(self) -> dict:
@@ -502,6 +525,8 @@ class CalibrationPolicy(TimeStampedModel):
             "annotators": self.annotators,
             "ties": self.ties,
             "non_answers": self.non_answers,
+            "slice_floor": self.slice_floor,
+            "slice_floor_action": self.slice_floor_action,
         }
 
     @property

@@ -12,6 +12,7 @@ from django.db.models import Count, Q, QuerySet
 
 from calibration.core import alt_test as alt_test_rules
 from calibration.core import checkup as checkup_rules
+from calibration.core import slices as slice_rules
 from calibration.core import status as status_rules
 from calibration.models import (
     AgreementLevel,
@@ -408,7 +409,9 @@ def gate_calibration(*, run: Run) -> dict:
     statuses = calibration_for_run(run=run)
     checkups = checkups_for_run(run=run)
     alt_tests = alt_test_for_run(run=run)
-    entries = statuses + checkups + alt_tests
+    slice_floor = slice_floor_for_run(run=run)
+    slice_entries = [{**slice_floor, "warns": not slice_floor["blocks"]}] if slice_floor else []
+    entries = statuses + checkups + alt_tests + slice_entries
     return {
         "status": statuses[0] if statuses else None,
         "statuses": statuses,
@@ -564,6 +567,11 @@ def corrected_for_run(*, run: Run) -> dict | None:
     result = corrected_mean(human, judge_labelled, judge_unlabelled, weights=weights)
     if result is None:
         return None
+    result["slices"] = corrected_slices_for(
+        run=run, sample=sample, keys=keys, human=human, judge_labelled=judge_labelled,
+        unlabelled={key: score for key, score in scores.items() if key not in labelled},
+        strata=[strata.get(key, "") for key in keys] if weights is not None else None, sample_scores=sample_scores,
+    )
     result.update(
         {
             "judge_mean_unlabelled": sum(judge_unlabelled) / len(judge_unlabelled),
@@ -744,6 +752,7 @@ def agreement_for_run(*, run: Run) -> dict | None:
         "locked": lock_reason_for(judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric) is not None,
         "pending_labels": sample.agreement_stale,
         "scripted_demo": pooled.scripted_demo,
+        "slices": slices_shown(pooled, level),
     }
 
 
@@ -1147,3 +1156,60 @@ def human_majority(*, run: Run) -> dict[str, str | None]:
         ranked = sorted(tally.items(), key=lambda kv: -kv[1])
         majority[case_key] = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else None
     return majority
+
+
+# --- Slices: the figures per tag, worst first (calibration/core/slices.py) ---------------------------------
+
+
+def slices_shown(result: AgreementResult | None, level: AgreementLevel | None = None) -> list[dict]:
+    """A result's per-tag agreement, the worst first by the level's metric, each marked `decides` (it has the
+    level's minimum of items; a smaller slice is shown and never decides)."""
+    if result is None or not result.slices:
+        return []
+    level = level or level_current()
+    return slice_rules.worst_first(result.slices, figure=level.metric, min_items=level.min_items)
+
+
+def corrected_slices_for(*, run: Run, sample: Sample, keys, human, judge_labelled, unlabelled, strata, sample_scores) -> list[dict]:
+    """The corrected mean per tag (the report's `corrected.slices`), lowest first; the labelled items' tags as
+    their sample kept them, the unlabelled ones' from the run's test set."""
+    item_tags = {(k, c): tags for k, c, tags in sample.items.values_list("case_key", "criterion", "tags")}
+    run_tags = judgeapp_selectors.run_case_tags(run=run)
+    sample_tags = run_tags if sample.run_id == run.pk else judgeapp_selectors.run_case_tags(run=sample.run)
+    tags_of = {key: item_tags.get(key) or [] for key in keys}
+    tags_of.update({key: run_tags.get(key[0], []) for key in unlabelled})
+
+    def population_of(tag: str) -> dict[str, int]:
+        population: dict[str, int] = {}
+        for key, score in sample_scores.items():
+            if tag in sample_tags.get(key[0], ()):
+                population[str(int(score))] = population.get(str(int(score)), 0) + 1
+        return population
+
+    return slice_rules.corrected_slices(
+        keys, human, judge_labelled, unlabelled, tags_of, strata=strata, population_of=population_of if strata else None,
+        min_items=level_current().min_items,
+    )
+
+
+def slice_floor_for_run(*, run: Run) -> dict | None:
+    """The lead's floor for the worst slice, read against the primary judge's deciding evidence in the run's
+    scope: {line, blocks} when the worst slice with enough items is below it; None otherwise (no floor, no
+    deciding evidence, no tags)."""
+    policy = policy_current()
+    name = primary_judge(run=run)
+    if policy.slice_floor is None or name is None:
+        return None
+    level = level_current()
+    prompt, rubric = run_scope(run=run)
+    result = decisive_result(
+        judge_name=name, judge_version=judge_configurations(run=run)[name]["version"], prompt_version=prompt,
+        rubric_version=rubric, level=level, policy=policy,
+    )
+    if result is None:
+        return None
+    line = slice_rules.slice_floor_line(
+        result.slices, figure=level.metric, figure_label=metric_label(metric=level.metric, label_kind=result.label_kind),
+        min_items=level.min_items, floor=policy.slice_floor, judge=name,
+    )
+    return {"line": line, "blocks": policy.slice_floor_action == PolicyAction.BLOCK} if line else None

@@ -25,6 +25,7 @@ from calibration.core import handling as handling_rules
 from calibration.core.agreement import inter_annotator
 from calibration.core.alt_test import judge_beside_people
 from calibration.core.labels import label_value
+from calibration.core.slices import agreement_slices
 from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
 from calibration.selectors import judge_configurations, policy_current
 from judgeapp.judging import selectors as judgeapp_selectors
@@ -115,6 +116,10 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
             )
             if figures is None:
                 continue
+            figures["slices"] = agreement_slices(
+                figures["pairs"], {item.pk: item.tags for item in in_group}, label_kind=sample.label_kind, scale=scale,
+                n_resamples=resamples, seed=seed,
+            )
             details = figures["details"]
             figures["details"] = {
                 **details,
@@ -155,6 +160,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                     "details": figures["details"],
                     "handling": figures["handling"],
                     "sensitivity": figures["sensitivity"],
+                    "slices": figures["slices"],
                     "labels_version": version,
                     "effective_at": sample.created_at,
                 },

@@ -21,7 +21,7 @@ from calibration.core.labels import PAIRWISE, SCORE, pairwise_label_from_shown, 
 from calibration.models import Assignment, AssignmentState, LabelSource, Sample, SampleItem
 from calibration.selectors import primary_judge
 from calibration.services.agreement import agreement_enqueue
-from calibration.services.samples import run_items
+from calibration.services.samples import case_tags, run_items
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import csv_records, decode_text, text_check
@@ -235,6 +235,7 @@ def labels_store(*, rows: list[tuple], runs: dict, items_of_run: dict, source: s
                     case_key=case_id,
                     criterion=criterion,
                     stratum=items.verdicts.get((case_id, criterion, stratifier), ""),
+                    tags=case_tags(items.cases[case_id]),
                 )
                 for i, (case_id, criterion) in enumerate(keys)
             )

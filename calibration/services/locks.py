@@ -255,6 +255,8 @@ def policy_set(
     annotators: str | None = None,
     ties: str | None = None,
     non_answers: str | None = None,
+    slice_floor: float | None = None,
+    slice_floor_action: str = PolicyAction.WARN,
     reason: str = "",
 ) -> CalibrationPolicy:
     """A lead's new calibration policy, audited; every lock is evaluated again under it (a new alpha floor
@@ -277,6 +279,10 @@ def policy_set(
         raise InputError(f"the alternative annotator test: must be one of {', '.join(AltTestRequirement.values)}")
     if alt_test_epsilon is not None and not 0.0 <= alt_test_epsilon < 1.0:
         raise InputError("ε of the alternative annotator test must be from 0 up to (not including) 1")
+    if slice_floor is not None and not -1.0 <= slice_floor <= 1.0:
+        raise InputError("the worst slice's floor must be between -1 and 1")
+    if slice_floor_action not in PolicyAction.values:
+        raise InputError(f"the worst slice below its floor: must be one of {', '.join(PolicyAction.values)}")
     with transaction.atomic():
         previous = policy_current()
         checkup = {
@@ -297,6 +303,8 @@ def policy_set(
             alpha_floor=alpha_floor,
             single_annotator_locks=single_annotator_locks,
             corrected_gate=corrected_gate,
+            slice_floor=slice_floor,  # None: no floor (off), as a lead's form leaves it empty
+            slice_floor_action=slice_floor_action,
             **{name: getattr(previous, name) if value is None else value for name, value in checkup.items()},
             set_by=actor if getattr(actor, "is_authenticated", False) else None,
             reason=reason.strip(),

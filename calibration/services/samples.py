@@ -51,6 +51,12 @@ def run_items(*, run: Run) -> RunItems:
     return RunItems(label_kind=label_kind, cases=cases, verdicts=verdicts, scales=scales)
 
 
+def case_tags(case) -> list[str]:
+    """A case's tags (the test set's `tags`, checked when it was read), which its sample item keeps."""
+    tags = (case.extra or {}).get("tags")
+    return list(tags) if isinstance(tags, list) else []
+
+
 def items_leakage(*, run: Run, case_ids) -> dict[str, list[dict]]:
     """The leakage flags of each case as an annotator would see it: its input and the reply (or both
     replies) they score, scanned like a blind comparator's inputs (judgeapp/judging/leakage.py) against
@@ -155,6 +161,7 @@ def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators,
             criterion=criterion,
             stratum=strata[(case_id, criterion)],
             leakage_flags=leaks.get(case_id, []),
+            tags=case_tags(items.cases[case_id]),
         )
         for i, (case_id, criterion) in enumerate(keys)
     )

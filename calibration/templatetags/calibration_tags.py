@@ -38,3 +38,11 @@ def alt_test(result):
     from calibration.selectors import alt_test_of
 
     return alt_test_of(result)
+
+
+@register.filter
+def slices_of(result):
+    """A result's per-tag agreement, the worst first by the level's metric, each marked whether it decides."""
+    from calibration.selectors import slices_shown
+
+    return slices_shown(result)

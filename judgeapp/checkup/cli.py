@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from django.conf import settings
@@ -44,7 +45,8 @@ class CheckupCommand(JudgeCommand):
         parser.add_argument("--judge", required=True, metavar="J", help="the judge to check up (a name from the judges file)")
         parser.add_argument(
             "--set", dest="sets", default=",".join(DEFAULT_SETS), metavar="S1,S2",
-            help=f"the public sets, comma-separated (default all: {', '.join(SETS)})",
+            help=f"the public sets, comma-separated (default all: {', '.join(SETS)}), and/or a team's own set: a JSONL "
+                 "file of labelled pairs (input, output_1, output_2, label 1|2|tie, tags optional)",
         )
         parser.add_argument("--sample", type=int, metavar="N", help="judge N pairs drawn from each set (a smaller set whole)")
         parser.add_argument("--seed", type=int, metavar="K", help="seed of the --sample draw (default 0); same seed, same pairs")
@@ -62,10 +64,12 @@ class CheckupCommand(JudgeCommand):
 
         concurrency = concurrency_check(options["concurrency"])
         report_path = report_path_check(options.get("report"))
+        names, own = sets_split(options["sets"])
         judge = self.judge_get(name=options["judge"])
         run = checkup_run_create(
             judge=judge,
-            sets=options["sets"],
+            sets=names,
+            own=own,
             sample=options.get("sample"),
             seed=options.get("seed"),
             trials=options.get("trials"),
@@ -83,6 +87,20 @@ class CheckupCommand(JudgeCommand):
         # A failed check-up (a figure below the lead's floor) exits 1 as an invalid one does (CONTRACT §3).
         if run.status != RunStatus.DONE or not (run.report.get("verdict") or {}).get("passed"):
             sys.exit(1)
+
+
+def sets_split(value: str) -> tuple[list[str], list]:
+    """`--set`: the shipped sets named and the team's own set files given (a path: it ends in .jsonl or
+    holds a path separator), each file read (bounded by INPUT_MAX_BYTES) before anything is stored."""
+    from judgeapp.judging.content import InputFile
+
+    names, own = [], []
+    for item in (part.strip() for part in value.split(",")):
+        if item.lower().endswith(".jsonl") or "/" in item or os.sep in item:
+            own.append(InputFile.from_path(item))
+        elif item:
+            names.append(item)
+    return names, own
 
 
 def _figure(figure: dict, *, share: bool = True) -> str:
@@ -119,6 +137,20 @@ def favours_text(position: dict) -> str:
     return text
 
 
+def slice_lines(slices: list[dict]) -> list[str]:
+    """The set's figures per tag, worst first (the lowest accuracy over all pairs)."""
+    if not slices:
+        return []
+    lines = ["    per tag, worst first:"]
+    for entry in slices:
+        figures = entry["figures"]
+        lines.append(
+            f"      {entry['tag']} ({entry['n']} pairs): accuracy over all {_figure(figures['accuracy_all'])}; "
+            f"position consistency {_figure(figures['position_consistency'])}; kappa {_figure(figures['kappa'], share=False)}"
+        )
+    return lines
+
+
 def checkup_summary(run: Run) -> str:
     report = run.report
     if report is None:
@@ -133,6 +165,8 @@ def checkup_summary(run: Run) -> str:
         entry = report["sets"][name]
         counts = entry["counts"]
         lines.append(f"  {name}: {counts['pairs']} of {entry.get('of', counts['pairs'])} pairs, {counts['judged']} judged in both orders")
+        if entry.get("own"):
+            lines.append(f"    the team's own set {entry['file']}, sha256 {entry['sha256']} (no published figures)")
         for key, label in FIGURE_LABELS.items():
             lines.append(f"    {label}: {_figure(entry['figures'][key], share=key != 'kappa')}")
             for ref in entry["references"]:
@@ -145,6 +179,7 @@ def checkup_summary(run: Run) -> str:
                 f"Reply 2 both times {position['followed_second']}, a tie in one order {position['mixed']}: {favours_text(position)}"
             )
         lines.append(f"    parse failures {counts['parse_failures']}, truncated replies {counts['truncated']}")
+        lines += slice_lines(entry.get("slices") or [])
     lines.append(f"  intervals: shares {report['intervals']['shares']}; kappa {report['intervals']['kappa and per-order accuracy']}")
     lines.append(f"  calls: {report['calls']['summary']}")
     for warning in report.get("warnings", []):

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import decode_text, json_load, tags_parse, text_check, text_lines
 from judgeapp.judging.pairs import both_orders, sample_case_ids
 
 if TYPE_CHECKING:
@@ -148,7 +149,8 @@ class Pair:
     input: str
     output_1: str
     output_2: str
-    label: str
+    label: str  # "tie" only in a team's own set: the shipped sets have no tied label
+    tags: tuple[str, ...] = ()
 
 
 def _read_json_list(path: Path) -> list:
@@ -214,7 +216,7 @@ def checkup_set(name: str) -> CheckupSet:
     try:
         return SETS[name]
     except KeyError:
-        raise InputError(f"unknown set {name!r}: choose from {', '.join(SETS)}") from None
+        raise InputError(f"unknown set {name!r}: choose from {', '.join(SETS)}, or give a .jsonl file of your own pairs") from None
 
 
 def parse_sets(value: str | list[str] | None) -> list[str]:
@@ -232,6 +234,58 @@ def parse_sets(value: str | list[str] | None) -> list[str]:
     if not chosen:
         raise InputError(f"--set is empty: choose from {', '.join(SETS)}")
     return chosen
+
+
+# --- A team's own set: JSONL of human-labelled pairs -------------------------------------------------------
+
+OWN_LABELS = {1: "A", 2: "B", "1": "A", "2": "B", "tie": "tie"}
+# A set's file name names it in the report and builds its pairs' ids ("<file name>/<n>", 150 characters).
+MAX_OWN_NAME = 100
+OWN_LABEL_RULE = "the team's own human label in the file: 1 (output_1 is better), 2 (output_2 is) or tie"
+
+
+def own_set_name(name: str) -> str:
+    """The set's name: its file name (not a path), refused when it is a shipped set's name or too long."""
+    name = Path(name).name
+    text_check(name, name, "the set's file name", max_length=MAX_OWN_NAME)
+    if name in SETS:
+        raise InputError(f"{name}: a shipped set has this name; rename the file")
+    return name
+
+
+def _own_text(row: dict, key: str, where: str, *, blank: bool = True) -> str:
+    value = row.get(key)
+    if not isinstance(value, str) or (not blank and not value.strip()):
+        raise InputError(f"{where}: '{key}' must be a {'' if blank else 'non-empty '}text")
+    return value
+
+
+def own_pairs(data: bytes, name: str, *, max_pairs: int) -> list[Pair]:
+    """A team's own pairs: JSONL `{"input", "output_1", "output_2", "label": 1 | 2 | "tie", "tags"?}`, read
+    strictly line by line (the first bad row is one line naming its line number and the reason); ids are
+    "<file name>/<n>", n counting the pairs from 0 as a shipped set's file index does."""
+    set_name = own_set_name(name)
+    pairs: list[Pair] = []
+    for line_no, line in enumerate(text_lines(decode_text(data, set_name)), start=1):
+        if not line.strip():
+            continue
+        where = f"{set_name} line {line_no}"
+        if len(pairs) >= max_pairs:
+            raise InputError(f"{set_name}: more than {max_pairs:,} pairs (MAX_TESTSET_CASES)")
+        row = json_load(line, where)
+        if not isinstance(row, dict):
+            raise InputError(f"{where}: expected a JSON object")
+        label = row.get("label")
+        if isinstance(label, bool) or not isinstance(label, (int, str)) or label not in OWN_LABELS:
+            raise InputError(f"{where}: 'label' must be 1, 2 or \"tie\", got {json.dumps(label)[:40]}")
+        pairs.append(Pair(
+            f"{set_name}/{len(pairs)}", set_name, _own_text(row, "input", where, blank=False),
+            _own_text(row, "output_1", where), _own_text(row, "output_2", where), OWN_LABELS[label],
+            tuple(tags_parse(row.get("tags"), where)),
+        ))
+    if not pairs:
+        raise InputError(f"{set_name}: no pairs")
+    return pairs
 
 
 def sample_pairs(pairs: list[Pair], *, sample: int | None, seed: int | None) -> list[Pair]:
@@ -254,6 +308,7 @@ class CheckupCase:
     truncated: tuple[str, ...] = ()  # the orders whose final reply was cut at the token limit
     parse_failed: tuple[str, ...] = ()  # the orders whose reply did not parse, after the one retry
     errors: dict[str, str] = field(default_factory=dict)  # order -> why it has no verdict
+    tags: tuple[str, ...] = ()  # a team's own pair's tags: its figures again per tag (set_figures' slices)
 
     @property
     def judged(self) -> bool:
@@ -297,6 +352,7 @@ class CheckupCase:
             **({"followed": self.followed} if self.followed else {}),
             **({"truncated": list(self.truncated)} if self.truncated else {}),
             **({"errors": self.errors} if self.errors else {}),
+            **({"tags": list(self.tags)} if self.tags else {}),
         }
 
 
@@ -395,7 +451,26 @@ def mean_figure(values: list[float]) -> dict:
 
 
 def set_figures(cases: list[CheckupCase]) -> dict:
-    """Every figure of one set, from its cases (one per pair drawn)."""
+    """Every figure of one set, from its cases (one per pair drawn), and its slices when pairs carry tags."""
+    figures = _figures(cases)
+    slices = tag_slices(cases)
+    return {**figures, "slices": slices} if slices else figures
+
+
+def tag_slices(cases: list[CheckupCase]) -> list[dict]:
+    """The set's figures again over the pairs of each tag, worst first: the lowest accuracy over all pairs
+    (the share both orders got right), a slice without any figure last. Each slice is an object
+    ({tag, n, figures, counts}) so that another figure (a run-to-run noise) can sit beside it."""
+    tags = sorted({tag for case in cases for tag in case.tags})
+    slices = []
+    for tag in tags:
+        tagged = [c for c in cases if tag in c.tags]
+        figures = _figures(tagged)
+        slices.append({"tag": tag, "n": len(tagged), "figures": figures["figures"], "counts": figures["counts"]})
+    return sorted(slices, key=lambda s: (s["figures"]["accuracy_all"]["value"] is None, s["figures"]["accuracy_all"]["value"] or 0, s["tag"]))
+
+
+def _figures(cases: list[CheckupCase]) -> dict:
     judged = [c for c in cases if c.judged]
     consistent = [c for c in judged if c.consistent]
     correct = [c for c in consistent if c.correct]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.checkup.core import (
     BOOTSTRAP,
+    OWN_LABEL_RULE,
     WILSON,
     CheckupCase,
     checkup_set,
@@ -17,6 +17,7 @@ from judgeapp.checkup.core import (
     references_of,
     set_figures,
 )
+from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.judging.pairs import ORDERS, map_back, render_pairwise_prompt, shown_first
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
@@ -71,6 +72,28 @@ def calls_summary(units: list[Judgment]) -> dict:
     else:
         text = f"{called} judgments called the judge ({sum(u.attempts for u in units)} HTTP requests), {cached} came from the response cache"
     return {"judgments": len(units), "called": called, "cached": cached, "http_requests": sum(u.attempts for u in units), "summary": text}
+
+
+def shipped_set_described(name: str, datasets_dir: Path, cases: list[CheckupCase]) -> dict:
+    spec = checkup_set(name)
+    references = references_of(name)
+    if name == "pandalm":
+        references += pandalm_gpt35_reference(datasets_dir, cases)
+    return {"title": spec.title, "source": spec.source, "label_rule": spec.label_rule, "own": False, "references": references}
+
+
+def own_set_described(name: str, options: dict) -> dict:
+    """A team's own set, named by its file name and content hash; nobody published figures on it."""
+    digest = (options.get("datasets", {}).get(name) or {}).get("sha256", "")
+    return {
+        "title": f"{name} (sha256 {digest[:12]}): the team's own labelled pairs",
+        "source": f"uploaded file {name}, sha256 {digest}",
+        "label_rule": OWN_LABEL_RULE,
+        "own": True,
+        "file": name,
+        "sha256": digest,
+        "references": [],
+    }
 
 
 @register
@@ -131,23 +154,20 @@ class CheckupHandler(RunHandler):
                     truncated=tuple(o for o in ORDERS if o in per_order and unit_truncated(per_order[o])),
                     parse_failed=tuple(o for o in ORDERS if o in per_order and per_order[o].is_parse_failure),
                     errors={o: unit_error(u) for o, u in (("ab", ab), ("ba", ba)) if unit_error(u)},
+                    tags=tuple(case.extra.get("tags") or ()),
                 )
             )
         datasets_dir = Path(options.get("datasets_dir", ""))
         sets = {}
+        own_sets = set(options.get("own_sets") or ())
         for name in options.get("sets", []):
-            spec = checkup_set(name)
             cases = cases_by_set.get(name, [])
-            references = references_of(name)
-            if name == "pandalm":
-                references += pandalm_gpt35_reference(datasets_dir, cases)
+            described = own_set_described(name, options) if name in own_sets else shipped_set_described(name, datasets_dir, cases)
             sets[name] = {
-                "title": spec.title,
-                "source": spec.source,
-                "label_rule": spec.label_rule,
+                **described,
                 **options.get("per_set", {}).get(name, {}),
                 **set_figures(cases),
-                "references": references,
+                "references": described["references"],  # last, after the figures
             }
 
         counts = counts_of(units)

@@ -2,7 +2,9 @@
 the prompt and the run in one transaction, so that bad input leaves nothing behind.
 
 Every pair of every set is stored as one test set ("checkup-pairs", by content hash: stored once, and its
-version names the data a check-up judged); a run judges the pairs of the sets it chose, or its sample.
+version names the data a check-up judged); a run judges the pairs of the sets it chose, or its sample. A
+check-up of a team's own set (a JSONL file of labelled pairs, `--set FILE` or an upload) stores the pairs it
+judges as a test set "checkup-own-pairs" of their own, the set named by its file name and content hash.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from judgeapp.checkup.core import SETS, load_pairs, parse_sets, sample_pairs
-from judgeapp.judging.content import prompt_register, rubric_load, testset_store
+from judgeapp.checkup.core import SETS, Pair, load_pairs, own_pairs, parse_sets, sample_pairs
+from judgeapp.judging.content import InputFile, prompt_register, rubric_load, testset_store
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.noise import trials_check
 from judgeapp.judging.runs import run_create, run_enqueue
@@ -24,6 +26,7 @@ from judgeapp.models import Executor, Judge, Run, RunKind
 DATASETS_DIR = Path(settings.BASE_DIR) / "datasets"
 RUBRIC_PATH = Path(__file__).resolve().with_name("rubric.toml")
 TESTSET_NAME = "checkup-pairs.jsonl"
+OWN_TESTSET_NAME = "checkup-own-pairs.jsonl"
 
 
 def _sample_check(sample: int | None, seed: int | None) -> None:
@@ -35,19 +38,40 @@ def _sample_check(sample: int | None, seed: int | None) -> None:
         raise InputError(f"--sample {sample}: give a positive number of pairs")
 
 
-def _pairs_file(datasets_dir: Path) -> tuple[bytes, dict[str, list], dict[str, dict]]:
-    """Every pair of every set as one JSONL test set, the pairs by set, and each set's file and its hash."""
-    by_set, files, rows = {}, {}, []
-    for name, spec in SETS.items():
+def _pairs_file(datasets_dir: Path, names=None) -> tuple[bytes, dict[str, list], dict[str, dict]]:
+    """Every pair of every set (or of the sets `names`) as one JSONL test set, the pairs by set, and each
+    set's file and its hash."""
+    by_set, files = {}, {}
+    for name in SETS if names is None else names:
+        spec = SETS[name]
         path = Path(datasets_dir) / spec.path
         by_set[name] = load_pairs(name, datasets_dir)
         files[name] = {"path": spec.path, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
-        rows += [
-            {"id": p.case_id, "input": p.input, "set": name, "output_1": p.output_1, "output_2": p.output_2, "label": p.label}
-            for p in by_set[name]
-        ]
-    data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
-    return data, by_set, files
+    return _pairs_jsonl(by_set), by_set, files
+
+
+def _pairs_jsonl(by_set: dict[str, list[Pair]]) -> bytes:
+    rows = [
+        {"id": p.case_id, "input": p.input, "set": name, "output_1": p.output_1, "output_2": p.output_2, "label": p.label,
+         **({"tags": list(p.tags)} if p.tags else {})}
+        for name, pairs in by_set.items()
+        for p in pairs
+    ]
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
+def own_sets_read(files: list[InputFile]) -> tuple[dict[str, list[Pair]], dict[str, dict]]:
+    """A team's own sets: the pairs of each file by its name, and each file's name and content hash; one
+    line (the file, the line, the reason) for the first bad row, before anything is stored."""
+    by_set, described = {}, {}
+    for file in files:
+        pairs = own_pairs(file.data, file.name, max_pairs=settings.MAX_TESTSET_CASES)
+        name = pairs[0].set
+        if name in by_set:
+            raise InputError(f"{name}: given twice")
+        by_set[name] = pairs
+        described[name] = {"path": name, "sha256": hashlib.sha256(file.data).hexdigest(), "own": True}
+    return by_set, described
 
 
 def checkup_run_create(
@@ -61,19 +85,29 @@ def checkup_run_create(
     executor: str = Executor.CELERY,
     created_by=None,
     datasets_dir: Path = DATASETS_DIR,
+    own: list[InputFile] | None = None,
 ) -> Run:
     """A queued check-up of `judge`, or InputError (one line) with nothing stored.
 
     `sets`: names from core.SETS (a comma-separated text or a list; all of them by default). With
     `sample`, that many pairs are drawn from each set with `seed` (0 when not given; a set smaller than
-    the sample is taken whole); the same seed draws the same pairs again.
+    the sample is taken whole); the same seed draws the same pairs again. `own`: a team's own sets (JSONL
+    files of labelled pairs), judged after the shipped sets named in `sets` (none unless named).
     """
     trials = trials_check(trials)
-    chosen_sets = parse_sets(sets)
     _sample_check(sample, seed)
+    own_by_set, own_files = own_sets_read(own or [])
+    chosen_sets = parse_sets(sets) if sets or not own else []
     if sample is not None and seed is None:
         seed = 0
-    data, by_set, files = _pairs_file(datasets_dir)
+    # With a team's own set, only the pairs this check-up judges: the shipped sets' pairs are not copied
+    # into a new test set for each file.
+    data, by_set, files = _pairs_file(datasets_dir, chosen_sets if own_by_set else None)
+    testset_name = TESTSET_NAME
+    if own_by_set:
+        by_set, files = {**by_set, **own_by_set}, {**files, **own_files}
+        data, testset_name = _pairs_jsonl(by_set), OWN_TESTSET_NAME
+        chosen_sets += list(own_by_set)
     drawn = {name: sample_pairs(by_set[name], sample=sample, seed=seed) for name in chosen_sets}
     case_ids = [p.case_id for name in chosen_sets for p in drawn[name]]
     warnings = []
@@ -81,7 +115,7 @@ def checkup_run_create(
         warnings.append(f"{judge.name} is the scripted demo server, not a language model: these figures say nothing about a model")
 
     with transaction.atomic():
-        testset = testset_store(data=data, name=TESTSET_NAME, source_path=str(datasets_dir))
+        testset = testset_store(data=data, name=testset_name, source_path=str(datasets_dir))
         run = run_create(
             kind=RunKind.CHECKUP,
             run_id=run_id,
@@ -101,6 +135,7 @@ def checkup_run_create(
                 "per_set": {name: {"drawn": len(drawn[name]), "of": len(by_set[name])} for name in chosen_sets},
                 "datasets": {name: files[name] for name in chosen_sets},
                 "datasets_dir": str(datasets_dir),
+                "own_sets": list(own_by_set),
                 "warnings": warnings,
                 "trials": trials,
             },

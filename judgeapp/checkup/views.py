@@ -20,7 +20,7 @@ def checkup_start(request: HtmxHttpRequest, judge_name: str) -> HttpResponse:
     judge = checkup_judge_find(name=judge_name)
     if judge is None:
         raise Http404(f"no judge {judge_name!r}")
-    form = CheckupForm(request.POST)
+    form = CheckupForm(request.POST, request.FILES)
     if not form.is_valid():
         errors = "; ".join(e for field_errors in form.errors.values() for e in field_errors)
         messages.error(request, f"Check-up of {judge.name} not started: {errors}")
@@ -33,6 +33,7 @@ def checkup_start(request: HtmxHttpRequest, judge_name: str) -> HttpResponse:
             sample=data["sample"],
             seed=data["seed"],
             trials=data.get("trials"),
+            own=[data["own_set"]] if data["own_set"] else None,
             executor=Executor.CELERY,
             created_by=request.user,
         )

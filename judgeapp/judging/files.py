@@ -30,6 +30,12 @@ MAX_CASE_ID = 150
 MAX_RUBRIC_NAME = 200
 MAX_CRITERION_NAME = 100
 MAX_TESTSET_NAME = 200
+# A case's `tags` (slices of a test set: "long input", "german", "refund"): a few short labels, since every
+# figure is computed once per tag and shown on the pages.
+MAX_TAGS = 20
+MAX_TAG_LENGTH = 50
+# A CSV cell holds a case's tags as one text, separated by this character.
+CSV_TAG_SEPARATOR = ";"
 # The Pointwise seed: "a rubric with a 1-5 scale per criterion and an example of each score".
 SCALE = (1, 5)
 
@@ -152,10 +158,35 @@ def _check_rows(rows, name: str, *, needs_input: bool = True, limit: int | None 
         output = row.get("output")
         if output is not None and not isinstance(output, str):
             raise InputError(f"{where}: 'output' must be a text")
-        extra = {k: v for k, v in row.items() if k not in ("id", "input", "output")}
+        extra = {k: v for k, v in row.items() if k not in ("id", "input", "output", "tags")}
+        tags = tags_parse(row.get("tags"), where)
+        if tags:
+            extra["tags"] = tags
         yield CaseRow(case_id, row.get("input") or "", output if output not in ("",) else None, extra)
     if not seen:
         raise InputError(f"{name}: no cases")
+
+
+def tags_parse(value, where: str) -> list[str]:
+    """A case's tags: a JSON list of short texts, or (a CSV cell) one text of tags separated by ";". Blank
+    and repeated tags are dropped, the rest kept in the order given; anything else is one line naming it."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        value = value.split(CSV_TAG_SEPARATOR)
+    if not isinstance(value, list):
+        raise InputError(f"{where}: 'tags' must be a list of texts")
+    if len(value) > MAX_TAGS:
+        raise InputError(f"{where}: {len(value)} tags, over the limit of {MAX_TAGS}")
+    tags: list[str] = []
+    for position, tag in enumerate(value, start=1):
+        if not isinstance(tag, str):
+            raise InputError(f"{where}: tag {position} must be a text, got {json.dumps(tag)[:40]}")
+        tag = " ".join(tag.split())
+        text_check(tag, where, f"tag {position}", max_length=MAX_TAG_LENGTH)
+        if tag and tag not in tags:
+            tags.append(tag)
+    return tags
 
 
 # A line with its ending (\n, \r\n or \r), or the last line without one.

@@ -194,7 +194,7 @@ def _checkup_record(run: Run, current_version: str | None) -> CheckupRecord:
     for name in [n for n in report.get("set_order") or [] if n in entries] or list(entries):
         entry = entries[name]
         figures = entry.get("figures", {})
-        sets[name] = {"pairs": entry.get("counts", {}).get("pairs"),
+        sets[name] = {"pairs": entry.get("counts", {}).get("pairs"), "sha256": entry.get("sha256"),  # a team's own set: its hash
                       **{f: {k: figures.get(f, {}).get(k) for k in ("value", "ci95")} for f in CHECKUP_FIGURES}}
     return CheckupRecord(
         run_id=run.run_id,
@@ -286,3 +286,13 @@ def run_noise(*, run: Run, rule: str = "majority", positive=None, tie=None, mapp
                 verdicts[number - 1] = mapped(order, verdict) if mapped and order else verdict
         items.append(NoiseItem(case_id=case_id or "", criterion=criterion or "", verdicts=verdicts, judge=judge or ""))
     return noise_report(items, trials=trials, rule=rule, positive=positive, tie=tie)
+
+
+def run_case_tags(*, run: Run) -> dict[str, list[str]]:
+    """{case id: its tags} of the cases of a run's test set that carry tags (calibration's slices)."""
+    if not run.testset_id:
+        return {}
+    return {
+        case_id: extra["tags"]
+        for case_id, extra in Case.objects.filter(testset_id=run.testset_id, extra__has_key="tags").values_list("case_id", "extra")
+    }

@@ -250,7 +250,12 @@ def _agreement_line(agreement: dict | None) -> str:
     sample = agreement.get("sample_run_id")
     where = f" on {agreement.get('n_items', '?')} items of a sample of {sample}" if sample else ""
     status = f" ({agreement['status']})" if agreement.get("status") else ""
-    return (", ".join(parts) or "no figure") + where + status
+    # The slices come worst first by the level's metric (calibration/core/slices.py).
+    worst = next(iter(agreement.get("slices") or []), None)
+    metric = (agreement.get("level") or {}).get("metric", "kappa")
+    figure = (worst or {}).get(metric) or {}
+    slices = f"; worst tag {worst['tag']}: {metric} {figure['value']:.2f} on {worst['n_items']} items" if figure.get("value") is not None else ""
+    return (", ".join(parts) or "no figure") + where + status + slices
 
 
 def one_line(text: str, limit: int = 160) -> str:

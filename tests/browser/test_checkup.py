@@ -50,3 +50,39 @@ def test_reviewer_checks_up_a_judge_from_the_judges_page(roles, page, make_user,
     assert "failed: position consistency 50% (floor 60%) on llmbar-natural" in cell_text
     assert cell.locator(".badge.failed").evaluate("e => getComputedStyle(e).color") == "rgb(179, 38, 30)"  # var(--bad)
     page.screenshot(path=screenshots / "checkup-judges-after.png", full_page=True)
+
+
+def test_reviewer_uploads_the_team_s_own_pairs_and_reads_their_figures_per_tag(
+    roles, page, make_user, make_judge, fake_judge, worker_factory, screenshots, tmp_path
+):
+    from tests.checkup.test_own_sets import jsonl, thirty_pairs
+
+    fake_judge.action = LabelOracle(noise=0.2)
+    make_user("rita", "reviewer")
+    make_judge("small-judge", model="qwen2.5-7b-instruct", family="qwen")
+    worker_factory(concurrency=4)
+    bad = tmp_path / "bad-pairs.jsonl"
+    bad.write_text(jsonl(thirty_pairs()[:3]) + '{"input": "q", "output_1": "a", "output_2": "b", "label": 7}\n')
+    ours = tmp_path / "our-pairs.jsonl"
+    ours.write_text(jsonl(thirty_pairs()[:12]))
+
+    log_in(page, "rita")
+    page.click("nav >> text=Judges")
+    cell = page.locator("#checkup-small-judge")
+    cell.locator("input[name=own_set]").set_input_files(str(bad))
+    cell.locator("text=Check up").click()
+    page.wait_for_load_state()
+    assert "not started: bad-pairs.jsonl line 4: 'label' must be 1, 2 or \"tie\", got 7" in page.inner_text("main")
+
+    cell = page.locator("#checkup-small-judge")
+    cell.locator("input[name=own_set]").set_input_files(str(ours))
+    cell.locator("text=Check up").click()
+    page.wait_for_url("**/runs/*/")
+    page.wait_for_selector('[data-status="done"]', timeout=180_000)
+    page.wait_for_selector("#checkup-result", timeout=30_000)
+    text = page.inner_text("main")
+    assert "our-pairs.jsonl" in text and "the team's own labelled pairs" in text and "llmbar-natural" not in text
+    assert "24 judgments called the judge" in text and "published:" not in text
+    tags = page.locator("table.checkup-slices tr[data-tag]").evaluate_all("rows => rows.map(r => r.dataset.tag)")
+    assert sorted(tags) == ["hard", "short"]
+    page.screenshot(path=screenshots / "checkup-own-set.png", full_page=True)

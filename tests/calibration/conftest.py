@@ -68,12 +68,13 @@ def planted_run(db, make_judge, make_system, planted_server):
     created = {}
 
     def make(scores, *, run_id="planted", judge=None, rubric=RUBRIC_ONE, title="", prompt_text=None, unreadable=(), status="done",
-             addendum=""):
+             addendum="", tags=None):
         rows = [
             {
                 "id": f"c{i:03d}",
                 "input": f"Customer question number {i} about a refund.",
                 "output": f"Reply with grade {s}: refunds take 5 days.{addendum}" + (f" {UNREADABLE}" if i in unreadable else ""),
+                **({"tags": tags(i)} if tags else {}),  # tags(i): case i's tags (slices)
             }
             for i, s in enumerate(scores)
         ]

@@ -169,7 +169,7 @@ def test_a_lead_sets_the_check_up_floors_on_the_calibration_page(client, lead, r
     assert "A judge whose latest check-up <strong>failed</strong>" in page
     form = {**CalibrationPolicy().as_dict(), "checkup_failed": "warn", "checkup_position_floor": "0.7",
             "checkup_accuracy_floor": "0.65", "checkup_kappa_floor": "0.5", "reason": "stricter check-ups"}
-    form = {k: v for k, v in form.items() if v is not False}  # an unticked box is not sent
+    form = {k: v for k, v in form.items() if v is not False and v is not None}  # an unticked box, an empty field: not sent
     client.post(reverse("calibration:policy_set"), form)
     policy = selectors.policy_current()
     assert (policy.checkup_failed, policy.checkup_position_floor, policy.checkup_accuracy_floor, policy.checkup_kappa_floor) == (
