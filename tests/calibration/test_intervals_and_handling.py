@@ -246,7 +246,7 @@ def test_a_lead_declares_the_handling_and_the_undecided_rule_on_the_calibration_
     assert "Figures count <strong>pooled labels, ties kept, non-answers counted as disagreements</strong>" in page
     form = {**CalibrationPolicy().as_dict(), "undecided": "block", "annotators": "majority", "ties": "human ties dropped",
             "non_answers": "tie", "reason": "majority labels, as the paper counts them"}
-    form = {k: v for k, v in form.items() if v is not False}  # an unticked box is not sent
+    form = {k: v for k, v in form.items() if v is not False and v is not None}  # an unticked box, an empty field: not sent
     client.post(reverse("calibration:policy_set"), form)
     policy = selectors.policy_current()
     assert (policy.undecided, policy.annotators, policy.ties, policy.non_answers) == ("block", "majority", "human ties dropped", "tie")

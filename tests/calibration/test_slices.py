@@ -234,7 +234,7 @@ def test_the_migration_gives_items_drawn_before_it_their_cases_tags_and_recomput
     _run, sample, _scores = sliced
     SampleItem.objects.filter(sample=sample).update(tags=[])  # as drawn before tags were kept
     Sample.objects.filter(pk=sample.pk).update(agreement_version=sample.labels_version)
-    import_module("calibration.migrations.0008_slices").tags_from_cases(apps, None)
+    import_module("calibration.migrations.0010_slices").tags_from_cases(apps, None)
     assert SampleItem.objects.get(sample=sample, case_key="c000").tags == ["billing", "vip"]
     sample.refresh_from_db()
     assert sample.agreement_stale  # the next refresh computes it again, slices included
