@@ -162,3 +162,35 @@ def test_the_run_page_shows_each_judgments_trials_and_the_scorecard_the_judges_l
     card = client.get(reverse("judge_scorecard_version", args=["llama", jurors[0].version])).content.decode()
     assert 'id="scorecard-noise"' in card and run.run_id in card
     assert f"of {llama['changed_share']['items']} judgments changed verdict" in card
+
+
+@pytest.mark.usefixtures("transactional_db")
+def test_the_noise_is_given_per_tag_of_the_cases_each_equal_to_a_recount_of_its_stored_trials(judge, client, reviewer, fake_judge, tmp_path, capsys):
+    fake_judge.action = Flip(DemoBrain(quality=lambda reply, message="": 1.0), share=FLIP, seed=7)
+    tags = {i: (["billing"] if i % 3 else ["billing", "refunds"]) if i % 2 else ["login"] for i in range(24)}
+    rows = [{"id": f"c{i:03d}", "input": f"ticket {i}", "output": GOOD_REPLY, "tags": tags[i]} for i in range(24)]
+    testset, rubric = tmp_path / "t.jsonl", tmp_path / "r.toml"
+    testset.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    rubric.write_bytes(RUBRIC_ONE)
+    argv = ["pointwise", "--testset", str(testset), "--rubric", str(rubric), "--judge", judge.name, "--trials", "3", "--format", "json"]
+    code, out, err = run_evaluate(capsys, *argv)
+    assert code == 0, err
+    report = json.loads(out)
+    slices = {s["tag"]: s for s in report["noise"]["slices"]}
+    assert set(slices) == {"billing", "refunds", "login"}
+
+    units = Judgment.objects.filter(run__run_id=report["run_id"], purpose="judge").select_related("case")
+    changed = {tag: [0, 0] for tag in slices}
+    for unit in units:
+        moved = len({t["verdict"] for t in unit.trials}) > 1
+        for tag in tags[int(unit.case.case_id[1:])]:
+            changed[tag][0] += moved
+            changed[tag][1] += 1
+    for tag, (moved, n) in changed.items():
+        assert slices[tag]["items"] == n and slices[tag]["changed_share"]["share"] == pytest.approx(moved / n, abs=1e-4)
+    shares = [s["changed_share"]["share"] for s in report["noise"]["slices"]]
+    assert shares == sorted(shares, reverse=True)  # the noisiest tag first
+
+    client.force_login(reviewer)
+    page = client.get(reverse("run_detail", args=[report["run_id"]])).content.decode()
+    assert 'id="run-noise-slices"' in page and "refunds:" in page

@@ -216,9 +216,21 @@ def noise_figures(items: Sequence[NoiseItem], *, trials: int, rule: str, positiv
     }
 
 
-def noise_report(items: Sequence[NoiseItem], *, trials: int, rule: str, positive=None, tie=None) -> dict | None:
-    """The report's `noise` key: None for a single trial; else overall and per criterion (items without a
-    criterion are only overall)."""
+def noise_slices(items: Sequence[NoiseItem], tags: dict[str, list[str]], *, trials: int, rule: str, positive=None) -> list[dict]:
+    """The noise per tag of the items' cases (calibration's slices), the noisiest first: [{tag, ...figures}]."""
+    tagged: dict[str, list[NoiseItem]] = {}
+    for item in items:
+        for tag in tags.get(item.case_id, ()):
+            tagged.setdefault(tag, []).append(item)
+    slices = [{"tag": tag, **noise_figures(group, trials=trials, rule=rule, positive=positive)} for tag, group in tagged.items()]
+    return sorted(slices, key=lambda s: (-(s["changed_share"]["share"] or 0.0), s["tag"]))
+
+
+def noise_report(
+    items: Sequence[NoiseItem], *, trials: int, rule: str, positive=None, tie=None, tags: dict[str, list[str]] | None = None
+) -> dict | None:
+    """The report's `noise` key: None for a single trial; else overall, per criterion (items without a
+    criterion are only overall) and per tag of the cases (`slices`, empty without tags)."""
     if trials < 2:
         return None
     report = noise_figures(items, trials=trials, rule=rule, positive=positive)
@@ -234,6 +246,7 @@ def noise_report(items: Sequence[NoiseItem], *, trials: int, rule: str, positive
         name: noise_figures([i for i in items if i.judge == name], trials=trials, rule=rule, positive=positive)
         for name in judges
     } if len(judges) > 1 else {}
+    report["slices"] = noise_slices(items, tags or {}, trials=trials, rule=rule, positive=positive)
     return report
 
 

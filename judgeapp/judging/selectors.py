@@ -285,7 +285,7 @@ def run_noise(*, run: Run, rule: str = "majority", positive=None, tie=None, mapp
             if isinstance(number, int) and 1 <= number <= trials and verdict is not None:
                 verdicts[number - 1] = mapped(order, verdict) if mapped and order else verdict
         items.append(NoiseItem(case_id=case_id or "", criterion=criterion or "", verdicts=verdicts, judge=judge or ""))
-    return noise_report(items, trials=trials, rule=rule, positive=positive, tie=tie)
+    return noise_report(items, trials=trials, rule=rule, positive=positive, tie=tie, tags=run_case_tags(run=run))
 
 
 def run_case_tags(*, run: Run) -> dict[str, list[str]]:
