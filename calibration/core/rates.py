@@ -12,24 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from calibration.core.agreement import LabelPair
+from judgeapp.judging.stats import wilson_interval
 
 CONFIDENCE = 0.95
-
-
-def wilson(successes: int, total: int) -> list[float] | None:
-    """The 95% Wilson score interval of successes/total; None with no trial."""
-    if total == 0:
-        return None
-    from statsmodels.stats.proportion import proportion_confint  # seconds to import: only when computed
-
-    low, high = proportion_confint(successes, total, alpha=1 - CONFIDENCE, method="wilson")
-    return [float(low), float(high)]
 
 
 def _rate(successes: int, total: int) -> dict:
     return {
         "value": successes / total if total else None,
-        "ci": wilson(successes, total),
+        "ci": wilson_interval(successes, total, confidence=CONFIDENCE),
         "successes": successes,
         "total": total,
     }

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import decode_text, json_load, tags_parse, text_check, text_lines
 from judgeapp.judging.pairs import both_orders, sample_case_ids
+from judgeapp.judging.stats import wilson_interval
 
 if TYPE_CHECKING:
     import numpy as np
@@ -358,14 +359,11 @@ class CheckupCase:
 
 def wilson(successes: int, trials: int) -> dict:
     """A share with its Wilson score interval (None without trials)."""
-    from scipy.stats import binomtest
-
     if not trials:
         return {"value": None, "ci95": None, "k": successes, "n": trials, "method": WILSON}
-    interval = binomtest(successes, trials).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
     return {
         "value": successes / trials,
-        "ci95": [float(interval.low), float(interval.high)],
+        "ci95": wilson_interval(successes, trials, confidence=CONFIDENCE),
         "k": successes,
         "n": trials,
         "method": WILSON,

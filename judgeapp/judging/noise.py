@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.lazy import LazyModule
+from judgeapp.judging.stats import wilson_interval
 
 np = LazyModule("numpy")
 
@@ -89,12 +90,8 @@ class NoiseItem:
 
 
 def wilson(successes: int, n: int) -> list[float] | None:
-    if not n:
-        return None
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(successes, n, alpha=1 - CONFIDENCE, method="wilson")
-    return [round(float(low), 4), round(float(high), 4)]
+    interval = wilson_interval(successes, n, confidence=CONFIDENCE)
+    return [round(bound, 4) for bound in interval] if interval else None
 
 
 def changed_share(items: Sequence[NoiseItem]) -> dict:

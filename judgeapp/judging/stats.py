@@ -1,5 +1,6 @@
 """Small statistics more than one mode reads: the pairwise sign test (pairwise runs, imported verdicts,
-the dashboard's one-word outcome). Plain Python and scipy, no Django."""
+the dashboard's one-word outcome) and the Wilson interval of a share (check-ups, trials' noise, a pass/fail
+judge's TPR and TNR). Plain Python, scipy and statsmodels, no Django."""
 
 from __future__ import annotations
 
@@ -26,3 +27,14 @@ def sign_test(wins_a: int, wins_b: int, *, confidence: float = CONFIDENCE) -> di
         "significant": bool(result.pvalue < 1 - confidence),
         "method": "exact binomial sign test, ties excluded; Clopper-Pearson interval",
     }
+
+
+def wilson_interval(successes: int, total: int, *, confidence: float = CONFIDENCE) -> list[float] | None:
+    """The Wilson score interval of successes/total (statsmodels); None with no trial. It stays inside [0, 1]
+    and keeps its coverage on the small counts a sample or a check-up gives."""
+    if not total:
+        return None
+    from statsmodels.stats.proportion import proportion_confint  # seconds to import: only when computed
+
+    low, high = proportion_confint(successes, total, alpha=1 - confidence, method="wilson")
+    return [float(low), float(high)]
