@@ -21,10 +21,12 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-import krippendorff
-import numpy as np
-
 from calibration.core.labels import PAIRWISE, PASS_FAIL, SCORE
+from judgeapp.judging.lazy import LazyModule
+
+# Imported by the first figure, not by the models that name this module's constants (`--help`, `gate`).
+np = LazyModule("numpy")
+krippendorff = LazyModule("krippendorff")
 
 CATEGORIES = {PASS_FAIL: ["fail", "pass"], PAIRWISE: ["A", "tie", "B"]}
 

@@ -30,10 +30,11 @@ import warnings
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-import numpy as np
-
 from calibration.core.labels import PASS_FAIL, SCORE
 from calibration.core.rates import pass_fail_rates
+from judgeapp.judging.lazy import LazyModule
+
+np = LazyModule("numpy")  # imported by the first test, not by the models that name DEFAULT_EPSILON
 
 DEFAULT_EPSILON = 0.2
 FDR_ALPHA = 0.05
