@@ -31,11 +31,24 @@ DEMO_SYSTEMS = [
 ]
 
 
+# Every account the demo makes, in the order `up` prints them: the two extra annotators are the ones the demo's
+# calibration sample is queued for beside `annotator` (calibration/demo.py, DEMO_ANNOTATORS).
+DEMO_ACCOUNTS = [
+    ("lead", Role.LEAD),
+    ("reviewer", Role.REVIEWER),
+    ("annotator", Role.ANNOTATOR),
+    ("annotator2", Role.ANNOTATOR),
+    ("annotator3", Role.ANNOTATOR),
+]
+
+
 def demo_users() -> list[tuple[str, str, str]]:
-    """(username, password, role) of the demo accounts, created if missing."""
+    """(username, password, role) of the demo accounts that log in with the demo password, created if missing.
+
+    An account that already existed keeps its password: one changed since (or made unusable) is left out,
+    so that every account printed logs in with what is printed."""
     accounts = []
-    for role in (Role.LEAD, Role.REVIEWER, Role.ANNOTATOR):
-        username = str(role)
+    for username, role in DEMO_ACCOUNTS:
         password = f"{username}{DEMO_PASSWORD_SUFFIX}"
         user, created = User.objects.get_or_create(username=username)
         if created:
@@ -46,13 +59,8 @@ def demo_users() -> list[tuple[str, str, str]]:
             # The README sends people to /admin/ to edit judges and groups: the demo's lead may open it.
             user.is_staff = user.is_superuser = True
             user.save(update_fields=["is_staff", "is_superuser"])
-        accounts.append((username, password, str(role)))
-    for extra in ("annotator2", "annotator3"):
-        user, created = User.objects.get_or_create(username=extra)
-        if created:
-            user.set_password(f"{extra}{DEMO_PASSWORD_SUFFIX}")
-            user.save()
-        user.groups.add(Group.objects.get_or_create(name=Role.ANNOTATOR)[0])
+        if created or (user.is_active and user.check_password(password)):
+            accounts.append((username, password, str(role)))
     return accounts
 
 

@@ -27,3 +27,31 @@ def test_demo_imports_pandalm_and_puts_a_sample_of_the_pointwise_demo_in_three_q
     # Loading the demo again adds nothing.
     demo_load(judge_url=fake_judge.url, log=lines.append)
     assert Sample.objects.count() == 2
+
+
+def test_demo_prints_a_password_for_every_account_it_queues_items_for_and_each_logs_in(fake_judge):
+    import re
+
+    from django.contrib.auth.models import Group, User
+    from django.test import Client
+
+    from calibration.models import AssignmentState
+
+    for role in ("reviewer", "annotator", "lead"):
+        Group.objects.get_or_create(name=role)
+    # An account that was there before the demo, with a password of its own: `up` cannot know it, so says nothing.
+    User.objects.create_user(username="reviewer", password="chosen-by-the-reviewer")
+    lines = []
+    demo_load(judge_url=fake_judge.url, log=lines.append)
+    (accounts_line,) = [line for line in lines if line.startswith("demo accounts: ")]
+    printed = dict(re.findall(r"(\S+) / (\S+) \(\w+\)", accounts_line))
+    assert set(printed) == {"lead", "annotator", "annotator2", "annotator3"}
+    for username, password in printed.items():
+        assert Client().login(username=username, password=password), username
+    queued = set(
+        Assignment.objects.filter(state=AssignmentState.PENDING).values_list("annotator__username", flat=True).distinct()
+    )
+    assert queued == {"annotator", "annotator2", "annotator3"} and queued <= set(printed)
+    # PandaLM's annotators (imported labels, no password) are never printed.
+    imported = set(Assignment.objects.filter(item__sample__run__run_id=RUN_ID).values_list("annotator__username", flat=True))
+    assert imported and not imported & set(printed)
