@@ -3,6 +3,8 @@ published figures that stand beside one of ours."""
 
 from django import template
 
+from judgeapp.checkup.selectors import checkup_calls_default
+
 register = template.Library()
 
 FIGURES = (
@@ -52,3 +54,13 @@ def output_name(verdict: str | None) -> str:
 @register.simple_tag
 def checkup_figures():
     return FIGURES
+
+
+@register.simple_tag
+def checkup_confirm(judge) -> str:
+    """The question the "Check up" button asks first: what it costs at the form's defaults."""
+    calls, sets = checkup_calls_default()
+    return (
+        f"Check up {judge.name}? About {calls:,} calls to its endpoint ({', '.join(sets)}; both orders, one trial each). "
+        "A sample of pairs asks fewer, more trials more."
+    )

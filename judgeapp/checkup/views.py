@@ -2,14 +2,14 @@
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
-from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from judgeapp.checkup.forms import CheckupForm
 from judgeapp.checkup.selectors import checkup_judge_find
 from judgeapp.checkup.services import checkup_run_create
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, run_started_response
+from judgeapp.judging.pages import HtmxHttpRequest, page_redirect, run_started_response
 from judgeapp.models import Executor
 from judgeapp.roles import READERS, role_required
 
@@ -24,7 +24,7 @@ def checkup_start(request: HtmxHttpRequest, judge_name: str) -> HttpResponse:
     if not form.is_valid():
         errors = "; ".join(e for field_errors in form.errors.values() for e in field_errors)
         messages.error(request, f"Check-up of {judge.name} not started: {errors}")
-        return redirect("judges")
+        return page_redirect(request, reverse("judges"))
     data = form.cleaned_data
     try:
         run = checkup_run_create(
@@ -39,5 +39,5 @@ def checkup_start(request: HtmxHttpRequest, judge_name: str) -> HttpResponse:
         )
     except InputError as exc:
         messages.error(request, f"Check-up of {judge.name} not started: {exc}")
-        return redirect("judges")
+        return page_redirect(request, reverse("judges"))
     return run_started_response(request, run)

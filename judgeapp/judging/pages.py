@@ -43,10 +43,15 @@ def judges_file_notice(request: HtmxHttpRequest) -> None:
     messages.warning(request, text, extra_tags=JUDGES_FILE_TAG)
 
 
+def page_redirect(request: HtmxHttpRequest, url: str) -> HttpResponse:
+    """To `url` after a post: a client-side redirect for an htmx form (htmx would otherwise swap the whole
+    next page into the form), a plain redirect otherwise."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
 def run_started_response(request: HtmxHttpRequest, run) -> HttpResponse:
     """To the new run's page: a client-side redirect for an htmx form, a plain redirect otherwise."""
-    url = reverse("run_detail", args=[run.run_id])
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    return page_redirect(request, reverse("run_detail", args=[run.run_id]))
 
 
 def preflight_partial(request, form_class) -> HttpResponse | None:

@@ -6,11 +6,12 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from judgeapp.judging import selectors as judging_selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, render_partial
+from judgeapp.judging.pages import HtmxHttpRequest, page_redirect, render_partial
 from judgeapp.models import Run, RunKind
 from judgeapp.releases import selectors, services
 from judgeapp.releases.forms import CompareForm, GateDecisionForm, ReleaseForm, ReleasePolicyForm
@@ -76,8 +77,11 @@ def release_mark(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"{release.system.name} released from run {run.run_id} (mean {release.mean:.3f}).")
-            return redirect("releases:gate", run_id=run.run_id)
-    return render(request, "judgeapp/releases/gate.html", _gate_context(request, run, release_form=form), status=400)
+            return page_redirect(request, reverse("releases:gate", args=[run.run_id]))
+    # A refused form is 400 to a plain post; htmx swaps only 2xx replies, so it gets the page as 200 (the form
+    # selects its own card from it).
+    status = 200 if request.htmx else 400
+    return render(request, "judgeapp/releases/gate.html", _gate_context(request, run, release_form=form), status=status)
 
 
 def _releases_context(policy_form=None) -> dict:

@@ -9,6 +9,7 @@ from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
@@ -17,7 +18,7 @@ from judgeapp.judging import runs as run_services
 from judgeapp.judging import selectors
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, page_redirect
 from judgeapp.judging.runkind import handler_for
 from judgeapp.models import AuditLog, Judge, Judgment, RunKind, System
 from judgeapp.web import selectors as web_selectors
@@ -150,7 +151,7 @@ def run_cancel(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         messages.success(request, f"Run {run.run_id} cancelled.")
     else:
         messages.info(request, f"Run {run.run_id} had already finished.")
-    return redirect("run_detail", run_id=run.run_id)
+    return page_redirect(request, reverse("run_detail", args=[run.run_id]))
 
 
 @role_required(*READERS)

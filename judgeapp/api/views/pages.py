@@ -6,14 +6,14 @@ import json
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from judgeapp.api import selectors, services
 from judgeapp.api.forms import TokenCreateForm
-from judgeapp.judging.pages import HtmxHttpRequest
+from judgeapp.judging.pages import HtmxHttpRequest, page_redirect
 from judgeapp.roles import READERS, has_role, role_required, user_roles
 
 
@@ -49,7 +49,7 @@ def token_revoke(request: HtmxHttpRequest, uuid) -> HttpResponse:
         messages.success(request, f"Token {token.name} ({token.shown}) revoked: requests with it now get 401.")
     else:
         messages.info(request, f"Token {token.name} was already revoked.")
-    return redirect("api:profile")
+    return page_redirect(request, reverse("api:profile"))
 
 
 @role_required(*READERS)
