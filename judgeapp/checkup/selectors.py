@@ -6,10 +6,9 @@ from pathlib import Path
 
 from judgeapp.checkup.core import DEFAULT_SETS, SETS, load_pairs
 from judgeapp.checkup.services import DATASETS_DIR
+from judgeapp.judging.pairs import ORDERS
 from judgeapp.judging.selectors import checkup_latest, checkups_in_progress, checkups_latest  # noqa: F401
 from judgeapp.models import Judge
-
-ORDERS = 2  # every pair is judged in both orders
 
 
 def checkup_judge_find(*, name: str) -> Judge | None:
@@ -25,4 +24,4 @@ def checkup_calls_default(*, datasets_dir: Path = DATASETS_DIR) -> tuple[int, li
     """The judge calls a check-up asks for with the button's defaults (every pair of every shipped set, both
     orders, one trial), and the sets' short titles: what the "Check up" confirmation names."""
     pairs = sum(_pairs_in_set(name, Path(datasets_dir)) for name in DEFAULT_SETS)
-    return pairs * ORDERS, [SETS[name].title.split(":")[0] for name in DEFAULT_SETS]
+    return pairs * len(ORDERS), [SETS[name].title.split(":")[0] for name in DEFAULT_SETS]
