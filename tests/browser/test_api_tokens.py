@@ -1,5 +1,6 @@
 """A reviewer, in headless Chromium: opens API tokens from the navigation, makes a token (shown once), uses
-it from outside the browser, sees its last use, and revokes it."""
+it from outside the browser, sees its last use, and revokes it, with the keyboard, after saying no once to
+the question that names what breaks."""
 
 import pytest
 from django.test import Client
@@ -29,9 +30,29 @@ def test_reviewer_makes_uses_and_revokes_a_token(page, reviewer, screenshots):
     row = page.locator("#tokens tbody tr").first
     assert token not in page.content() and "github-actions" in row.inner_text() and "never" not in row.inner_text()
     page.screenshot(path=screenshots / "api-token-used.png", full_page=True)
-    row.locator("button", has_text="Revoke").click()
-    page.wait_for_load_state()
-    assert "revoked" in page.locator("#tokens").inner_text()
+    revoke = row.locator("button", has_text="Revoke")
+    asked = []
+
+    def answer(reply: str):
+        # In a handler: a confirm open blocks the page, and the key press that opened it returns once it is answered.
+        return lambda dialog: (asked.append((dialog.type, dialog.message)), getattr(dialog, reply)())
+
+    page.once("dialog", answer("dismiss"))
+    revoke.focus()
+    page.keyboard.press("Enter")
+    question = "Revoke token 'github-actions'? Anything using it, a CI job or a script, is refused from now on."
+    assert asked == [("confirm", question)]
+    # Dismissed: nothing was posted, the token still works.
+    assert api.get("/api/v1/token", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    assert ApiToken.objects.get().revoked_at is None and "active" in page.locator("#tokens").inner_text()
+
+    page.once("dialog", answer("accept"))
+    revoke.focus()
+    page.keyboard.press("Enter")
+    assert asked[1:] == [("confirm", question)]
+    page.wait_for_selector("#tokens >> text=revoked")
+    page.screenshot(path=screenshots / "api-token-revoked.png", full_page=True)
+    assert ApiToken.objects.get().revoked_at is not None
     assert api.get("/api/v1/token", headers={"Authorization": f"Bearer {token}"}).status_code == 401
 
 

@@ -31,6 +31,7 @@ def test_reviewer_checks_up_a_judge_from_the_judges_page(roles, page, make_user,
     assert "never checked up" in cell.inner_text()
     cell.locator("input[name=sample]").fill("10")
     page.screenshot(path=screenshots / "checkup-judges-before.png", full_page=True)
+    page.once("dialog", lambda dialog: dialog.accept())  # "Check up small-judge? About … calls to its endpoint …"
     cell.locator("text=Check up").click()
     page.wait_for_url("**/runs/*/")
     page.wait_for_selector('[data-status="done"]', timeout=180_000)
@@ -70,12 +71,14 @@ def test_reviewer_uploads_the_team_s_own_pairs_and_reads_their_figures_per_tag(
     page.click("nav >> text=Judges")
     cell = page.locator("#checkup-small-judge")
     cell.locator("input[name=own_set]").set_input_files(str(bad))
+    page.once("dialog", lambda dialog: dialog.accept())
     cell.locator("text=Check up").click()
-    page.wait_for_load_state()
+    page.wait_for_selector("main >> text=not started")
     assert "not started: bad-pairs.jsonl line 4: 'label' must be 1, 2 or \"tie\", got 7" in page.inner_text("main")
 
     cell = page.locator("#checkup-small-judge")
     cell.locator("input[name=own_set]").set_input_files(str(ours))
+    page.once("dialog", lambda dialog: dialog.accept())
     cell.locator("text=Check up").click()
     page.wait_for_url("**/runs/*/")
     page.wait_for_selector('[data-status="done"]', timeout=180_000)

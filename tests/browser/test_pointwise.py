@@ -62,6 +62,7 @@ def test_lead_runs_reads_the_report_and_releases(page, lead, make_judge, make_sy
         page.click("#decide button[value=approved]")
         page.wait_for_selector("#decisions td >> text=approved")
         page.fill("#id_label", "v2.0")
+        page.once("dialog", lambda dialog: dialog.accept())  # "Mark … released from run …? Later gates … compare against it."
         page.click("#mark-released button[type=submit]")
         page.wait_for_selector("text=is now the baseline")
         page.screenshot(path=screenshots / "pointwise-gate.png", full_page=True)
