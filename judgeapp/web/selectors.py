@@ -8,6 +8,7 @@ from django.db.models import Avg, Count, Sum
 from calibration import selectors as calibration_selectors
 from judgeapp.judging.accounting import CATEGORIES
 from judgeapp.judging.noise import noise_line
+from judgeapp.judging.pairs import ORDERS, map_back
 from judgeapp.models import AuditLog, Judge, Judgment, Purpose, Run, RunKind, UnitStatus
 from judgeapp.releases.selectors import gate_evaluate
 
@@ -82,13 +83,12 @@ PAIR_KEY_NOTE = (
     "a prompt pair is the two orders' prompts (the sha-256 of each, sorted): a cache replay or a re-run of the same "
     "pair is counted once, the first time it was judged"
 )
-_MAPPED = {"ab": {"1": "A", "2": "B", "tie": "tie"}, "ba": {"1": "B", "2": "A", "tie": "tie"}}
 
 
 def _pair_key(hashes: dict[str, str], fallback: tuple) -> tuple:
     """The two orders' prompt hashes, in either order (a run with A and B swapped asks the same pair)."""
-    if all(hashes.get(order) for order in _MAPPED):
-        return tuple(sorted(hashes[order] for order in _MAPPED))
+    if all(hashes.get(order) for order in ORDERS):
+        return tuple(sorted(hashes[order] for order in ORDERS))
     return fallback  # a unit stored without its prompt's hash: evidence of its own run only
 
 
@@ -98,7 +98,7 @@ def _both_order_pairs(*, name: str, runs: list[Run]) -> dict[int, list[tuple[tup
     pair_kinds = [kind for kind in {run.kind for run in runs} if getattr(_handler(kind), "position_evidence", False)]
     units = Judgment.objects.filter(
         run__in=[run.pk for run in runs if run.kind in pair_kinds], judge__name=name, purpose=Purpose.JUDGE,
-        status=UnitStatus.DONE, order__in=list(_MAPPED),
+        status=UnitStatus.DONE, order__in=list(ORDERS),
     ).values_list("run_id", "case_id", "key", "order", "prompt_hash", "parsed__winner").order_by("id")
     pairs: dict[tuple, dict] = {}
     for run_pk, case_pk, key, order, prompt_hash, winner in units.iterator(chunk_size=2000):
@@ -109,7 +109,7 @@ def _both_order_pairs(*, name: str, runs: list[Run]) -> dict[int, list[tuple[tup
         pair["hashes"][order], pair["winners"][order] = prompt_hash, None if winner is None else str(winner)
     by_run: dict[int, list] = {}
     for item, pair in pairs.items():
-        if len(pair["winners"]) == len(_MAPPED):
+        if len(pair["winners"]) == len(ORDERS):
             by_run.setdefault(item[0], []).append((_pair_key(pair["hashes"], item), pair["winners"]))
     return by_run
 
@@ -126,8 +126,9 @@ def _handler(kind: str):
 
 def _position_of(winners: dict[str, str]) -> tuple[bool, int, int] | None:
     """(the two orders agreed, how often it chose the reply shown first, shown second), None when unreadable."""
-    ab, ba = _MAPPED["ab"].get(winners["ab"]), _MAPPED["ba"].get(winners["ba"])
-    if ab is None or ba is None:
+    try:
+        ab, ba = map_back("ab", winners["ab"]), map_back("ba", winners["ba"])
+    except ValueError:  # an unreadable winner
         return None
     if ab == ba:
         return True, 0, 0
