@@ -53,7 +53,11 @@ MEASURE = """(strict) => {
     if (frame && !(frame.tabIndex >= 0 && frame.getAttribute('role') === 'region' && frame.getAttribute('aria-label')))
       unreachable.push(table.id || table.className || 'table');
   }
-  return {scrollWidth: document.documentElement.scrollWidth, width, off, unreachable, widestTable: Math.round(widestTable)};
+  // Two frames of one name would be two landmarks a screen reader cannot tell apart.
+  const names = [...document.querySelectorAll('.table-scroll')].map((frame) => frame.getAttribute('aria-label'));
+  const repeated = [...new Set(names.filter((name, index) => names.indexOf(name) !== index))];
+  return {scrollWidth: document.documentElement.scrollWidth, width, off, unreachable, repeated,
+          widestTable: Math.round(widestTable)};
 }"""
 
 
@@ -111,6 +115,7 @@ def test_every_page_fits_a_phone_and_a_laptop_as_every_role(demo, browser, live_
                 problems += [f"{username} {width}px {url}: {action} off screen" for action in seen["off"]]
                 problems += [f"{username} {width}px {url}: table {table} scrolls in a frame without tabindex, role "
                              f"and name" for table in seen["unreachable"]]
+                problems += [f"{username} {width}px {url}: two table frames named {name!r}" for name in seen["repeated"]]
                 if width == 390 and seen["widestTable"] > widest_table[0]:
                     widest_table = (seen["widestTable"], url)
             context.close()
