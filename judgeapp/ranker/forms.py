@@ -164,6 +164,12 @@ class InsertForm(forms.Form):
 
 class CompareForm(PreflightForm):
     preflight_id = "compare-preflight"
+
+    def __init__(self, *args, **kwargs):
+        # The ranker's page shows this form beside RankForm, whose fields share names: ids must not repeat.
+        kwargs.setdefault("auto_id", "compare_%s")
+        super().__init__(*args, **kwargs)
+
     goal = forms.CharField(max_length=2000, initial=DEFAULT_GOAL, widget=forms.Textarea(attrs={"rows": 2}))
     file_a = forms.FileField(label="Artifact A")
     file_b = forms.FileField(label="Artifact B")
