@@ -77,3 +77,18 @@ def test_every_page_as_every_role_has_no_critical_or_serious_violation(demo, bro
     report = [f"{rule} ({help_}): {len(where)} pages, e.g.\n    " + "\n    ".join(where[:3])
               for (rule, help_), where in problems.items()]
     assert not problems, "\n".join(report)
+
+
+def test_the_first_tab_reaches_skip_to_content_and_enter_moves_past_the_menu(page, reviewer):
+    from tests.browser.conftest import log_in
+
+    log_in(page, "rita")
+    page.goto("/runs/")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("() => [document.activeElement.textContent.trim(), document.activeElement.getAttribute('href')]")
+    assert focused == ["Skip to content", "#content"]
+    assert page.locator(".skip-link").bounding_box()["x"] >= 0  # shown when focused, off-screen otherwise
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    # The next stop is inside the page's content, not the menu's first link.
+    assert page.evaluate("() => !!document.activeElement.closest('main#content')")
