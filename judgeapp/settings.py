@@ -82,7 +82,7 @@ if PRODUCTION or not DEBUG:
 WHITENOISE_USE_FINDERS = not PRODUCTION
 if not PRODUCTION:
     # Files come from the finders here; STATIC_ROOT exists only after a collectstatic.
-    warnings.filterwarnings("ignore", message="No directory at: ", module="whitenoise")
+    warnings.filterwarnings("ignore", message="No directory at: ", category=UserWarning)
 
 ROOT_URLCONF = "judgeapp.urls"
 
