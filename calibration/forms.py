@@ -57,6 +57,11 @@ class LevelForm(forms.Form):
                                    help_text="Labelled items a sample needs before it can lock or unlock a judge.")
     reason = forms.CharField(required=False, max_length=500)
 
+    def __init__(self, *args, **kwargs):
+        # The calibration page shows this form beside PolicyForm, which also has a reason: ids must not repeat.
+        kwargs.setdefault("auto_id", "level_%s")
+        super().__init__(*args, **kwargs)
+
 
 class UnlockForm(forms.Form):
     reason = forms.CharField(max_length=500, help_text="Why the judge may be trusted without a recalibration.")

@@ -7,6 +7,7 @@ Every variable read here is listed in `.env.example`.
 
 import importlib.util
 import sys
+import warnings
 from pathlib import Path
 
 import environ
@@ -73,9 +74,15 @@ MIDDLEWARE = [
     "judgeapp.judging.memo.SharedReadsMiddleware",
 ]
 
-if PRODUCTION:
-    # Static files straight from the app server (after collectstatic); runserver serves them in development.
+if PRODUCTION or not DEBUG:
+    # Static files straight from the app server: after collectstatic in production; on a laptop with DEBUG off
+    # (what `up` serves, so a missing page is the site's 404, not a list of every URL) from the apps' static
+    # folders, without a collectstatic. runserver itself serves them only with DEBUG on.
     MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+WHITENOISE_USE_FINDERS = not PRODUCTION
+if not PRODUCTION:
+    # Files come from the finders here; STATIC_ROOT exists only after a collectstatic.
+    warnings.filterwarnings("ignore", message="No directory at: ", category=UserWarning)
 
 ROOT_URLCONF = "judgeapp.urls"
 

@@ -1,6 +1,8 @@
-"""Every page a role reaches on the demo: the demo `up` loads (judgeapp/demo, judged by the scripted demo judge),
-and `crawl`, which follows every link from each role's home and the menu (GET only, same site). Shared by the
-tests that look at every page: the words (tests/web/test_vocabulary.py), the layout (tests/browser/test_layout.py)."""
+"""Every page of the demo a role reaches: the demo data (`demo`, a module-scoped fixture) and the crawl over it.
+
+The pages are found by following every link from each role's home and the menu (GET only, same site), over the
+demo `up` loads (judgeapp/demo), judged by the scripted demo judge. The vocabulary test reads each page's words,
+the browser tests check each page's accessibility and layout."""
 
 import html as html_lib
 import re
@@ -36,6 +38,7 @@ def demo(django_db_setup, django_db_blocker):
 
 
 def crawl(client: Client) -> dict[str, str]:
+    """Each page the client's user reaches (URL → HTML), following links breadth first from STARTS."""
     seen: dict[str, str] = {}
     queue = list(STARTS)
     while queue and len(seen) < MAX_PAGES:

@@ -39,6 +39,14 @@ def _wait_for_port(host: str, port: int, timeout: float) -> bool:
     return False
 
 
+def web_environment() -> dict[str, str]:
+    """The web app's environment: DEBUG off unless DJANGO_DEBUG says otherwise, so a missing page is the site's
+    404 (DEBUG's lists every URL pattern) and an error the site's 500, not a traceback."""
+    environment = dict(os.environ)
+    environment.setdefault("DJANGO_DEBUG", "0")
+    return environment
+
+
 class UpCommand(JudgeCommand):
     ends_at_once = False  # it stops its child processes on the way out
     help = (
@@ -72,8 +80,8 @@ class UpCommand(JudgeCommand):
         root = str(settings.BASE_DIR)
         children: list[tuple[str, subprocess.Popen]] = []
 
-        def spawn(name: str, argv: list[str]) -> None:
-            children.append((name, subprocess.Popen(argv, cwd=root, start_new_session=True)))
+        def spawn(name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+            children.append((name, subprocess.Popen(argv, cwd=root, start_new_session=True, env=env)))
 
         def stop_all():
             # SIGTERM to each child's own process, not its group: the worker then stops its pool itself (warm
@@ -104,7 +112,7 @@ class UpCommand(JudgeCommand):
                 [python, "-m", "celery", "-A", "judgeapp", "--quiet", "worker", "--pool", "prefork",
                  "--concurrency", str(options["concurrency"]), "--loglevel", "WARNING"],
             )
-            spawn("web", [python, "manage.py", "runserver", "--noreload", f"{host}:{port}"])
+            spawn("web", [python, "manage.py", "runserver", "--noreload", f"{host}:{port}"], env=web_environment())
             if not _wait_for_port(host, port, 30):
                 raise InputError("the web app did not start")
             self.stdout.write(self.style.SUCCESS(f"\njudgeapp is running at http://{host}:{port}/  (Ctrl-C stops it)"))

@@ -164,12 +164,15 @@ class InsertForm(forms.Form):
 
 class CompareForm(PreflightForm):
     preflight_id = "compare-preflight"
+
     goal = forms.CharField(max_length=2000, initial=DEFAULT_GOAL, widget=forms.Textarea(attrs={"rows": 2}))
     file_a = forms.FileField(label="Artifact A")
     file_b = forms.FileField(label="Artifact B")
     both_orders = forms.BooleanField(required=False, label="Judge both orders", help_text="A disagreement counts as Equal.")
 
     def __init__(self, *args, **kwargs):
+        # The ranker's page shows this form beside RankForm, whose fields share names: ids must not repeat.
+        kwargs.setdefault("auto_id", "compare_%s")
         super().__init__(*args, **kwargs)
         self.fields["judge"] = judge_field()
         self.order_fields(["goal", "judge", "file_a", "file_b", "both_orders", "confirm"])
