@@ -106,7 +106,7 @@ def test_a_block_that_comes_in_while_a_release_is_marked_refuses_the_release(jud
         return gate
 
     monkeypatch.setattr(services, "gate_evaluate", gate_then_a_block)
-    with pytest.raises(InputError, match="cannot be released: blocked by lead lena .*a regression was just reported"):
+    with pytest.raises(InputError, match="cannot be released: blocked by lena .*a regression was just reported"):
         services.release_mark(run=run, actor=lead, label="v2")
     assert not Release.objects.exists()
     assert gate_decision_in_force(run=run).verdict == GateDecision.Verdict.BLOCKED

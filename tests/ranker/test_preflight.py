@@ -22,7 +22,7 @@ def test_compare_says_on_stderr_that_its_judge_was_never_calibrated(oracle_judge
     assert out.getvalue().splitlines()[0] == "WINNER: B"  # stdout stays the seed's two lines
     lines = err.getvalue().splitlines()
     assert [line for line in lines if line.startswith("warning: ")] == [
-        "warning: judge oracle has never been calibrated: no person has scored a sample of it"
+        "warning: judge oracle is not calibrated: no person has scored a sample of it"
     ]
 
 
