@@ -34,5 +34,5 @@ class CheckupForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("seed") is not None and data.get("sample") is None:
-            self.add_error("seed", "A seed without a sample draws nothing: give the sample size too.")
+            self.add_error("seed", "A draw number without a sample draws nothing: give the sample size too.")
         return data

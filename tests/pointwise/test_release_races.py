@@ -131,7 +131,7 @@ def test_a_release_and_a_block_at_the_same_moment_never_release_over_a_block_in_
             try:
                 services.release_mark(run=Run.objects.get(pk=run.pk), actor=lead, label="v1")
             except InputError as exc:
-                assert "blocked by lead" in str(exc)
+                assert "cannot be released: blocked by lena" in str(exc)
 
         def block(run=run, actor=other):
             services.gate_decide(run=Run.objects.get(pk=run.pk), actor=actor, verdict="blocked", reason="hold on")
