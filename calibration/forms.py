@@ -30,7 +30,9 @@ def calibratable_runs() -> list[tuple[str, str]]:
 class SampleForm(forms.Form):
     run = forms.ChoiceField(help_text="A finished pointwise, pairwise or jury run.")
     size = forms.IntegerField(min_value=1, max_value=MAX_SAMPLE_SIZE, initial=30, help_text="Items to label; fewer if the run has fewer judged items.")
-    seed = forms.IntegerField(min_value=0, max_value=2**62, help_text="The same run, size and seed always draw the same items.")
+    seed = forms.IntegerField(
+        min_value=0, max_value=2**62, label="Draw number", help_text="The same run, size and draw number always draw the same items."
+    )
     overlap = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Annotators per item (k). Two or more gives inter-annotator agreement.")
     annotators = forms.ModelMultipleChoiceField(queryset=User.objects.none(), widget=forms.CheckboxSelectMultiple)
 
@@ -72,8 +74,8 @@ class UnlockForm(forms.Form):
 
 class PolicyForm(forms.Form):
     not_calibrated = forms.ChoiceField(
-        choices=PolicyAction.choices, label="A judge not calibrated",
-        help_text="No human sample, too few labels, or labels nobody can vouch for: warn on the gate, or block it.",
+        choices=PolicyAction.choices, label="An unchecked judge",
+        help_text="No person has scored a sample, too few labels, or labels unreliable: warn on the gate, or block it.",
     )
     stale = forms.ChoiceField(
         choices=PolicyAction.choices, label="A stale calibration",

@@ -499,7 +499,7 @@ class CalibrationPolicy(TimeStampedModel):
 
     def __str__(self):
         return (
-            f"not calibrated: {self.not_calibrated}; stale: {self.stale}; alpha floor {self.alpha_floor:.3f}; "
+            f"unchecked: {self.not_calibrated}; stale: {self.stale}; alpha floor {self.alpha_floor:.3f}; "
             f"single-annotator samples {'lock' if self.single_annotator_locks else 'warn only'}; "
             f"corrected gate {'on' if self.corrected_gate else 'off'}; a failed check-up: {self.checkup_failed} (floors: "
             f"position consistency {self.checkup_position_floor:.2f}, accuracy {self.checkup_accuracy_floor:.2f}, "

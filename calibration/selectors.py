@@ -198,7 +198,7 @@ def lock_reason_for(*, judge_name: str, judge_version: str, prompt_version: str,
     lock = scoped.filter(judge_version=judge_version).first()
     if lock is not None:
         if lock.locked:
-            return f"judge not calibrated: {judge_name} (configuration {judge_version[:12]}): {lock.reason}"
+            return f"judge locked: {judge_name} (configuration {judge_version[:12]}): {lock.reason}"
         return None
     # A configuration no person has scored in this scope inherits its judge's state there: changing a locked
     # judge's base URL must not be a way round the lock. It is lifted when a sample of the new configuration
@@ -206,7 +206,7 @@ def lock_reason_for(*, judge_name: str, judge_version: str, prompt_version: str,
     latest = scoped.order_by("-changed_at", "-id").first()
     if latest is not None and latest.locked:
         return (
-            f"judge not calibrated: {judge_name} was locked in configuration {latest.judge_version[:12]} with "
+            f"judge locked: {judge_name} was locked in configuration {latest.judge_version[:12]} with "
             f"{_scope_words(prompt_version, rubric_version)} ({latest.reason}); configuration {judge_version[:12]} has no "
             "human-scored sample that reaches the level yet"
         )
@@ -214,7 +214,7 @@ def lock_reason_for(*, judge_name: str, judge_version: str, prompt_version: str,
 
 
 def gate_lock_reasons(*, run: Run) -> list[str]:
-    """Reasons the release gate of `run` is locked by calibration, e.g. ["judge not calibrated: …"]: the
+    """Reasons the release gate of `run` is locked by calibration, e.g. ["judge locked: …"]: the
     locks of the run's judge configurations with the run's prompt and rubric versions.
 
     Empty while no agreement level applies to the run's judge configurations in that scope: a judge no

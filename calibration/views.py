@@ -139,8 +139,8 @@ def sample_new(request: HtmxHttpRequest) -> HttpResponse:
             if sample.created_at < asked_at:
                 messages.info(
                     request,
-                    f"Sample {sample.short_id} of this run, size and seed was drawn on {sample.created_at:%Y-%m-%d %H:%M} UTC: "
-                    "here it is, with its annotators. Another seed draws another sample.",
+                    f"Sample {sample.short_id} of this run, size and draw number was drawn on {sample.created_at:%Y-%m-%d %H:%M} UTC: "
+                    "here it is, with its annotators. Another draw number draws another sample.",
                 )
                 return redirect("calibration:sample_detail", sample_uuid=sample.uuid)
             held = len(selectors.sample_held_back(sample=sample))

@@ -48,7 +48,7 @@ def pointwise_run(*, judge, n=4, rubric=RUBRIC_ONE, executor=Executor.INLINE, sy
     )
 
 
-def judge_locked(run, *, reason: str = "quadratic-weighted kappa 0.12 < 0.60 on sample 1a2b3c4d (30 items)"):
+def judge_locked(run, *, reason: str = "quadratic-weighted kappa 0.12 with people, level 0.60 on sample 1a2b3c4d (30 items)"):
     """The run's judge locked in the run's scope (judge configuration × prompt × rubric) as calibration's lock
     service leaves it after a sample below the level: the lock row the gate reads and its audit entry."""
     from django.utils import timezone

@@ -329,14 +329,19 @@ def _result(base: dict, status: str, summary: str, evidence: Evidence | None, ru
 
 
 def gate_line(status: dict) -> str:
-    """The status as one line of a gate's reasons or warnings: 'judge not calibrated: …'."""
+    """The status as one line of a gate's reasons or warnings, its status word first: 'judge locked: …',
+    'judge not calibrated: …' (no person has scored it), 'judge has too few labels: …'."""
     judge = f"{status['judge']} (configuration {status['judge_version'][:12]})"
     if status["status"] == LOCKED:
-        return status["summary"]  # the lock's own reason starts "judge not calibrated: …"
+        return status["summary"]  # the lock's own reason starts "judge locked: …"
     if status["status"] == STALE:
         return f"judge calibration stale: {judge} {status['summary']}"
     if status["status"] == CALIBRATED:
         return f"judge calibrated: {judge}: {status['summary']}"
     if status["status"] == UNDECIDED:
         return f"judge calibration undecided: {judge}: {status['summary']}"
-    return f"judge not calibrated: {judge} is {status['status']}: {status['summary']}"
+    if status["status"] == TOO_FEW_LABELS:
+        return f"judge has too few labels: {judge}: {status['summary']}"
+    if status["status"] == LABELS_UNRELIABLE:
+        return f"judge's labels unreliable: {judge}: {status['summary']}"
+    return f"judge not calibrated: {judge}: {status['summary']}"

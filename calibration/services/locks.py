@@ -57,7 +57,6 @@ def _describe(level: AgreementLevel, result: AgreementResult) -> str:
     value = result.metric_value(level.metric)
     figure = result.kappa_figure if level.metric == AgreementMetric.KAPPA else result.agreement_figure
     ci = (figure or {}).get("ci")
-    relation = "≥" if value >= level.threshold else "<"
     # The lock reads the interval: said beside the point, which side of the level it lies on.
     side = {ABOVE: "at or above", BELOW: "below"}.get(_position(level, result), "across")
     interval = f" (95% interval [{ci[0]:.2f}, {ci[1]:.2f}], {side} the level)" if ci else ""
@@ -65,7 +64,7 @@ def _describe(level: AgreementLevel, result: AgreementResult) -> str:
     non_answers = (result.handling or {}).get("non_answers", "disagreement")
     unreadable = unreadable_text(result.n_unreadable, result.n_items, non_answers)
     return (
-        f"{_metric_label(level, result)} {value:.2f} {relation} {level.threshold:.2f}{interval} on sample {result.sample.short_id} "
+        f"{_metric_label(level, result)} {value:.2f} with people, level {level.threshold:.2f}{interval} on sample {result.sample.short_id} "
         f"of run {result.sample.run.run_id} ({result.n_items} items, prompt {result.prompt_version or '—'}, "
         f"rubric {result.rubric_version or '—'}{source})" + (f"; {unreadable}" if unreadable else "")
         + f"; {result.handling_words}"

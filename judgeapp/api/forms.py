@@ -135,7 +135,7 @@ class GateOut(Schema):
     baseline_run: str | None
     reasons: list[str]
     notes: list[str]
-    calibration_lock: list[str] = Field(..., description="the calibration lock's reasons (judge not calibrated: …); empty when none")
+    calibration_lock: list[str] = Field(..., description="the calibration lock's reasons (judge locked: …); empty when none")
     flaky: list[str] = Field(
         default_factory=list, description="the threshold or the baseline inside the noise band of a run with trials: 'trial means ranged …: flaky'"
     )

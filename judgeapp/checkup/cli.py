@@ -160,7 +160,7 @@ def checkup_summary(run: Run) -> str:
     if judge.get("scripted_demo"):
         lines.append("  NOTE: judged by the scripted demo server, not a language model")
     if report.get("sample"):
-        lines.append(f"  a sample of {report['sample']['size']} pairs a set, seed {report['sample']['seed']}")
+        lines.append(f"  a sample of {report['sample']['size']} pairs a set, draw number {report['sample']['seed']}")
     for name in report.get("set_order") or list(report["sets"]):
         entry = report["sets"][name]
         counts = entry["counts"]

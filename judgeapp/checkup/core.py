@@ -45,7 +45,7 @@ BOOTSTRAP_SEED = 0
 # failures, truncated replies, no reply at all) makes the run invalid; its figures are still shown.
 UNUSABLE_LIMIT = 0.05
 WILSON = "Wilson score interval, 95%"
-BOOTSTRAP = f"percentile bootstrap over pairs, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}, 95%"
+BOOTSTRAP = f"percentile bootstrap over pairs, {BOOTSTRAP_RESAMPLES} resamples, random draw {BOOTSTRAP_SEED}, 95%"
 
 PUBLISHED = "published"
 COMPUTED_FROM_PUBLISHED = "computed here from published verdicts"

@@ -15,7 +15,7 @@ class CheckupForm(forms.Form):
         help_text="None ticked: all of them.",
     )
     sample = forms.IntegerField(required=False, min_value=1, help_text="Pairs drawn from each set; blank: every pair.")
-    seed = forms.IntegerField(required=False, help_text="Same seed, same pairs (default 0).")
+    seed = forms.IntegerField(required=False, label="Draw number", help_text="Same draw number, same pairs (default 0).")
     trials = trials_field()
     own_set = forms.FileField(
         required=False, label="…or your own pairs",
@@ -34,5 +34,5 @@ class CheckupForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("seed") is not None and data.get("sample") is None:
-            self.add_error("seed", "A seed without a sample draws nothing: give the sample size too.")
+            self.add_error("seed", "A draw number without a sample draws nothing: give the sample size too.")
         return data

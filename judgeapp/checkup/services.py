@@ -122,7 +122,7 @@ def checkup_run_create(
             executor=executor,
             created_by=created_by,
             title=f"Check-up of {judge.name} on {', '.join(chosen_sets)}"
-            + (f" ({sample} pairs a set, seed {seed})" if sample is not None else ""),
+            + (f" ({sample} pairs a set, draw {seed})" if sample is not None else ""),
             judge=judge,
             testset=testset,
             rubric=rubric_load(path=RUBRIC_PATH),

@@ -51,7 +51,7 @@ class UpCommand(JudgeCommand):
     ends_at_once = False  # it stops its child processes on the way out
     help = (
         "Start everything a laptop needs: migrate, load the demo, start the scripted demo judge, a real "
-        "Celery worker and the web app. Ctrl-C stops them all."
+        "background worker and the web app. Ctrl-C stops them all."
     )
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1", help="address of the web app (default 127.0.0.1)")

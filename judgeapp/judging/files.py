@@ -392,7 +392,7 @@ def parse_rubric(data: bytes, name: str) -> RubricSpec:
         expected = list(range(SCALE[0], SCALE[1] + 1))
         if points != expected:
             raise InputError(
-                f"{where}: 'scale' must define exactly the scores {SCALE[0]} to {SCALE[1]} (the Pointwise seed's "
+                f"{where}: 'scale' must define exactly the scores {SCALE[0]} to {SCALE[1]} (the Pointwise "
                 f"1-5 scale), got {_describe_points(points)}"
             )
         examples = _score_map(c["examples"], where, "examples") if "examples" in c else {}
@@ -400,7 +400,7 @@ def parse_rubric(data: bytes, name: str) -> RubricSpec:
         if unknown:
             raise InputError(f"{where}: examples for scores not on the scale: {', '.join(sorted(unknown))}")
         if set(examples) != set(scale):
-            warnings.append(f"criterion {cname!r} has no example for every score (the seed asks for one each)")
+            warnings.append(f"criterion {cname!r} has no example for every score (one example for each score is expected)")
         criteria.append(CriterionSpec(cname, description.strip(), scale, examples))
     return RubricSpec(rubric_name.strip(), criteria, warnings)
 

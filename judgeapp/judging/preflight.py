@@ -86,7 +86,7 @@ def run_warnings(
             plan = (status.get("planning") or {}).get("text") or "more labelled items would settle it"
             warnings.append(Warning(f"judge {judge.name} is undecided by calibration (its agreement interval reaches across the level): {plan}", confirm=False))
         elif status.get("status") == "not calibrated":
-            warnings.append(Warning(f"judge {judge.name} has never been calibrated: no person has scored a sample of it", confirm=False))
+            warnings.append(Warning(f"judge {judge.name} is not calibrated: no person has scored a sample of it", confirm=False))
         for system in systems:
             if judge.effective_family and judge.effective_family == system.effective_family:
                 warnings.append(Warning(f"judge {judge.name} is of {system.name}'s family ({system.effective_family}): it may favour its own family's replies"))

@@ -20,7 +20,7 @@ class Winner(models.TextChoices):
 
 
 class Strategy(models.TextChoices):
-    SEED = "seed", "seed (ranker.md's binary insertion)"
+    SEED = "seed", "binary insertion (top, bottom, then bisection)"
     ROBUST = "robust", "robust (gate in both orders, reserve, verification pass)"
     TOURNAMENT = "tournament", "tournament (Bradley–Terry, active pairs, call budget)"
 

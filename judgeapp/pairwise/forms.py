@@ -14,8 +14,10 @@ class PairwiseForm(InputsForm):
     a_file = forms.FileField(required=False, label="…or version A's outputs", help_text="JSONL {id, output}.")
     system_b = EndpointChoiceField(queryset=System.objects.order_by("name"), required=False, label="Version B: a system generates its replies")
     b_file = forms.FileField(required=False, label="…or version B's outputs", help_text="JSONL {id, output}.")
-    sample = forms.IntegerField(required=False, min_value=1, help_text="Compare only this many cases, drawn with the seed.")
-    seed = forms.IntegerField(required=False, initial=0, help_text="Same seed, same cases: both versions see identical inputs.")
+    sample = forms.IntegerField(required=False, min_value=1, help_text="Compare only this many cases, drawn at random.")
+    seed = forms.IntegerField(
+        required=False, initial=0, label="Draw number", help_text="Same draw number, same cases: both versions see identical inputs."
+    )
     trials = trials_field()
 
     field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judge", "system_a", "a_file",

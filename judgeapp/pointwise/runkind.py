@@ -172,7 +172,7 @@ def report_warnings(*, run) -> list[str]:
     if system is None:
         warnings.append(
             "no system under test was named, so the judge's family could not be checked against the system's "
-            "(the seed asks for a judge from another family)"
+            "(a judge should be of another model family than the system it grades)"
         )
     elif judge.get("family") and judge.get("family") == system.get("family"):
         warnings.append(

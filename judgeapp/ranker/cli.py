@@ -10,7 +10,7 @@ from judgeapp.judging.client import JudgeError
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline, run_id_check
 from judgeapp.models import Executor, Insertion, InsertionStatus, Run, RunStatus, Strategy
-from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, format_calls, format_ranklist, format_verdict, seed_worst_case
+from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, format_calls, format_placement, format_ranklist, format_verdict, seed_worst_case
 from judgeapp.ranker.core.tournament import CALLS_PER_CANDIDATE
 from judgeapp.ranker.services import (
     ComparatorFailed,
@@ -31,7 +31,7 @@ from judgeapp.ranker.services.inputs import SET_NAME
 
 # compare: `manage.py compare FILE_A FILE_B`: direct compare (seed Mode 1).
 class CompareCommand(JudgeCommand):
-    help = "Direct compare (seed ranker.md, Mode 1): which of two files better accomplishes the goal, with the rationale."
+    help = "Direct compare: which of two files better accomplishes the goal, with the rationale."
 
     def add_arguments(self, parser):
         parser.add_argument("file_a", metavar="FILE_A", help="artifact A")
@@ -88,7 +88,7 @@ def add_strategy_arguments(parser, *, default: str | None) -> None:
         choices=Strategy.values,
         default=default,
         help=(
-            "how candidates are placed: seed (ranker.md's binary insertion, the default), robust (a gate asked in "
+            "how candidates are placed: seed (binary insertion: the top, the bottom, then bisection; the default), robust (a gate asked in "
             "both orders, a reserve below the cut, a verification pass), tournament (Bradley–Terry with active "
             "pairs, within --budget); fixed for the ranklist's life"
             + ("" if default else " (default: the ranklist's; another one is refused)")
@@ -132,7 +132,7 @@ def unplaced_lines(summary: dict) -> list[str]:
 # rank: `manage.py rank DIR --goal G`: batch rank (seed Mode 2).
 class RankCommand(JudgeCommand):
     help = (
-        "Batch rank (seed ranker.md, Mode 2): register every file of DIR (sorted by name, the arrival order) "
+        "Batch rank: register every file of DIR (sorted by name, the arrival order) "
         "and insert each into an initially empty ranklist with one pairwise LLM comparator against the goal."
     )
 
@@ -255,6 +255,9 @@ class InsertCommand(JudgeCommand):
         ranklist.refresh_from_db()
         summary = ranklist_summary(ranklist)
         self.stdout.write(format_ranklist(summary["ranklist"], [(t["id"], t["preview"]) for t in summary["top"]]))
+        placement = format_placement(candidate.artifact_id, summary["ranking"])
+        if placement and insertion.status == InsertionStatus.DONE:
+            self.stdout.write(placement)
         if queued:
             calls = summary["judge_calls"]
             for line in summary_lines(

@@ -106,7 +106,7 @@ class RankForm(PreflightForm):
         initial=Strategy.SEED,
         required=False,
         help_text=(
-            "seed: ranker.md's binary insertion. robust: survives a noisy or position-biased judge for a few more "
+            "binary insertion: the top, the bottom, then bisection. robust: survives a noisy or position-biased judge for a few more "
             "calls. tournament: a Bradley–Terry model choosing the pairs, within a call budget. Fixed for the ranklist's life."
         ),
     )

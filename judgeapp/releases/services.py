@@ -96,7 +96,7 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
             decision = gate_decision_in_force(run=run)
             if decision is not None and decision.verdict == GateDecision.Verdict.BLOCKED:
                 raise InputError(
-                    f"the gate does not pass, so the run cannot be released: blocked by lead {decision.actor_label} "
+                    f"the gate does not pass, so the run cannot be released: blocked by {decision.actor_label} "
                     f"on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
                 )
             release = Release.objects.create(

@@ -1,8 +1,27 @@
 """Filters every page may use: percentages, p-values, a dict entry by a variable key."""
 
 from django import template
+from django.urls import reverse
+from django.utils.html import format_html
+
+from judgeapp.web.glossary import BY_SLUG
 
 register = template.Library()
+
+
+@register.simple_tag
+def term(slug: str, label: str = "") -> str:
+    """`{% term "kappa" %}`: a statistic's or state's name, linked to its glossary entry, its one-line
+    meaning as the tooltip. A link, so the keyboard reaches it."""
+    entry = BY_SLUG[slug]
+    return format_html('<a class="term" href="{}#{}" title="{}">{}</a>', reverse("glossary"), slug, entry.short, label or entry.term)
+
+
+@register.filter
+def glossary_slug(status: str) -> str:
+    """A calibration status word's glossary entry: "below level — locked" -> "locked"."""
+    return {"below level — locked": "locked"}.get(status, str(status).replace(" ", "-"))
+
 
 @register.filter
 def pct(value, digits: int = 0) -> str:

@@ -12,6 +12,7 @@ urlpatterns = [
     path("runs/<str:run_id>/progress/", views.run_progress, name="run_progress"),
     path("runs/<str:run_id>/cancel/", views.run_cancel, name="run_cancel"),
     path("runs/<str:run_id>/judgments/<uuid:judgment_uuid>/", views.judgment_detail, name="judgment_detail"),
+    path("help/", views.glossary, name="glossary"),
     path("judges/", views.judges_list, name="judges"),
     path("judges/reload/", views.judges_reload, name="judges_reload"),
     path("judges/<str:name>/", views.judge_scorecard, name="judge_scorecard"),

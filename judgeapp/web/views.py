@@ -21,6 +21,7 @@ from judgeapp.judging.judges import judges_sync
 from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, page_redirect
 from judgeapp.judging.runkind import handler_for
 from judgeapp.models import AuditLog, Judge, Judgment, RunKind, System
+from judgeapp.web import glossary as glossary_entries
 from judgeapp.web import selectors as web_selectors
 from judgeapp.roles import READERS, Role, has_role, role_required
 from judgeapp.throttle import (
@@ -161,6 +162,11 @@ def judgment_detail(request: HtmxHttpRequest, run_id: str, judgment_uuid) -> Htt
     # The texts the verdict is about: the case's input and the replies judged (both, for a pairwise case).
     outputs = run.outputs.filter(case=judgment.case).order_by("slot") if judgment.case_id else []
     return render(request, "judgeapp/web/judgment_detail.html", {"run": run, "judgment": judgment, "outputs": outputs})
+
+
+def glossary(request: HtmxHttpRequest) -> HttpResponse:
+    """The words and figures the pages use, in plain words; every role reads it (an annotator too)."""
+    return render(request, "judgeapp/web/glossary.html", {"entries": glossary_entries.ENTRIES})
 
 
 @role_required(*READERS)

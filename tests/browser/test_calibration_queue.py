@@ -42,14 +42,14 @@ def test_annotator_scores_five_items_with_the_keyboard_only_undoes_one_and_the_l
         page.keyboard.press(key)
         wait_for_item_other_than(page, item)
         pressed[item] = key
-    assert "5 of 8 scored" in page.locator("#queue-progress").inner_text()
+    assert "5 of 8 done" in page.locator("#queue-progress").inner_text()
 
     last = list(pressed)[-1]
     showing = current(page)
     page.keyboard.press("u")
     wait_for_item_other_than(page, showing)
     assert current(page) == last  # the undone item is back
-    assert "4 of 8 scored" in page.locator("#queue-progress").inner_text()
+    assert "4 of 8 done" in page.locator("#queue-progress").inner_text()
     assert Assignment.objects.get(uuid=last).state == AssignmentState.PENDING
     page.keyboard.press("2")
     wait_for_item_other_than(page, last)

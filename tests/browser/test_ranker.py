@@ -36,7 +36,7 @@ def test_reviewer_ranks_inserts_and_compares_in_the_browser(roles, page, reviewe
         # Each form says what is known of its judge as soon as the page loads (htmx, its own region).
         for region in ("#rank-preflight", "#compare-preflight"):
             page.wait_for_selector(f"{region} .preflight-warnings li")
-            assert "comparator has never been calibrated" in page.locator(region).inner_text()
+            assert "comparator is not calibrated" in page.locator(region).inner_text()
         page.screenshot(path=screenshots / "ranker-index.png", full_page=True)
         form = page.locator("#rank-form")
         form.locator("#id_goal").fill(GOAL)

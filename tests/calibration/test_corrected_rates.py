@@ -179,7 +179,7 @@ def test_a_pairwise_run_page_shows_its_corrected_win_rate_and_a_draw_link_withou
     run.refresh_from_db()
     client.force_login(reviewer)
     page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
-    assert "Human-corrected win rate of B" in page and "No labelled sample for this judge configuration yet" in page
+    assert "Human-corrected</a> win rate of B" in page and "No labelled sample for this judge configuration yet" in page
     rows = [(run.run_id, f"c{i:03d}", "", "ann", "tie" if i < 2 else "B") for i in range(5)]
     labels_import(data=labels_csv(rows), name="pairs.csv")
     corrected = selectors.corrected_rate_for_run(run=run)

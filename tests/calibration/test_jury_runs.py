@@ -73,7 +73,7 @@ def test_agreement_per_juror_and_for_the_pool_and_only_the_dissenting_juror_is_l
     assert results["juror-c"].agreement == pytest.approx(16 / 24) and results["juror-c"].kappa == pytest.approx(0.0)
     assert set(results["jury"].metrics) == {"percent", "kappa"}
     reasons = selectors.gate_lock_reasons(run=jury_run)
-    assert len(reasons) == 1 and reasons[0].startswith("judge not calibrated: juror-c")
+    assert len(reasons) == 1 and reasons[0].startswith("judge locked: juror-c")
     assert selectors.agreement_for_run(run=jury_run)["judge"] == "jury"
 
 

@@ -60,7 +60,7 @@ def test_planted_labels_lock_the_gate_command_until_a_new_sample_agrees(planted_
     assert code == 0, output
     with_tasks(run, disagreeing(scores_for(N)), annotator="bob")
     code, output = run_gate(run.run_id, capsys)
-    assert code == 1 and "judge not calibrated" in output
+    assert code == 1 and "judge locked" in output
     with_tasks(run, agreeing(scores_for(N)), annotator="cy")
     code, output = run_gate(run.run_id, capsys)
     assert code == 0, output
@@ -75,15 +75,15 @@ def test_planted_labels_perfect_agreement_locks_nothing_disagreement_locks_a_fre
 
     with_tasks(run, disagreeing(scores_for(N)), annotator="bob")
     reasons = selectors.gate_lock_reasons(run=run)
-    assert len(reasons) == 1 and reasons[0].startswith("judge not calibrated: planted-judge")
-    assert "quadratic-weighted kappa -1.00 < 0.60" in reasons[0]
+    assert len(reasons) == 1 and reasons[0].startswith("judge locked: planted-judge")
+    assert "quadratic-weighted kappa -1.00 with people, level 0.60" in reasons[0]
     locked = AuditLog.objects.get(action=AuditLog.Action.JUDGE_LOCKED)
     assert locked.actor_label == "system" and locked.run == run and locked.detail["value"] == pytest.approx(-1.0)
 
     with_tasks(run, agreeing(scores_for(N)), annotator="cy")
     assert selectors.gate_lock_reasons(run=run) == []
     unlocked = AuditLog.objects.get(action=AuditLog.Action.JUDGE_UNLOCKED)
-    assert unlocked.reason.startswith("recalibrated: quadratic-weighted kappa 1.00 ≥ 0.60")
+    assert unlocked.reason.startswith("recalibrated: quadratic-weighted kappa 1.00 with people, level 0.60")
 
 
 def test_a_sample_below_the_minimum_size_decides_nothing(planted_run, with_tasks):

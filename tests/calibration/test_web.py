@@ -217,7 +217,7 @@ def test_a_reviewer_draws_a_sample_from_the_form(client, planted_run, reviewer, 
     assert response.status_code == 302
     assert Assignment.objects.filter(annotator=annotator).count() == Assignment.objects.filter(annotator=bob).count() == 5
     detail = client.get(response["Location"]).content.decode()
-    assert "seed 3" in detail and "ann" in detail and "bob" in detail
+    assert "draw number 3" in detail and "ann" in detail and "bob" in detail
 
 
 def test_posts_need_the_csrf_token(scored_sample, annotator):

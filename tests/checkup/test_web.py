@@ -58,7 +58,7 @@ def test_the_button_with_htmx_redirects_on_the_client(client, reviewer, judge, m
 def test_bad_input_from_the_button_is_a_message_on_the_judges_page_and_nothing_stored(client, reviewer, judge):
     client.force_login(reviewer)
     response = client.post(reverse("checkup:start", args=["judge-a"]), {"seed": "3"}, follow=True)
-    assert "Check-up of judge-a not started: A seed without a sample draws nothing" in response.content.decode()
+    assert "Check-up of judge-a not started: A draw number without a sample draws nothing" in response.content.decode()
     response = client.post(reverse("checkup:start", args=["judge-a"]), {"sample": "0"}, follow=True)
     assert "not started" in response.content.decode()
     assert not Run.objects.exists()

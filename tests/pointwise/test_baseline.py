@@ -247,11 +247,11 @@ def test_an_earlier_releases_decision_is_unchanged_by_a_later_release_and_a_lock
     assert stored.gate == decided
     as_decided = gate_as_decided(run=first)
     assert as_decided["passed"] is True and as_decided["released"]["label"] == "v1.0"
-    assert as_decided["now"]["passed"] is False and "judge not calibrated" in as_decided["now"]["reasons"][0]
+    assert as_decided["now"]["passed"] is False and "judge locked" in as_decided["now"]["reasons"][0]
     texts = [note["text"] for note in release_notes(release=stored)]
     assert texts[0] == "superseded by v2.0"
     assert texts[1].startswith(f"judge {judge.name} locked: this release was gated by a judge now below level")
-    assert texts[-1].startswith("asked today, the gate would block: judge not calibrated")
+    assert texts[-1].startswith("asked today, the gate would block: judge locked")
     # The releases page shows the decision as it was, with the later events as dated notes.
     client.force_login(lead)
     page = client.get("/pointwise/releases/").content.decode()
@@ -269,7 +269,7 @@ def test_gate_json_of_a_released_run_gives_the_stored_decision_and_now_apart(jud
     call_command("gate", run.run_id, "--json")
     gate = json.loads(capsys.readouterr().out)
     assert gate["passed"] is True and gate["released"]["label"] == "v1.0" and gate["decided_by"] == "leo"
-    assert gate["now"]["passed"] is False and gate["now"]["reasons"][0].startswith("judge not calibrated")
+    assert gate["now"]["passed"] is False and gate["now"]["reasons"][0].startswith("judge locked")
 
 
 # --- Two runs side by side ------------------------------------------------------------------------------------

@@ -199,10 +199,10 @@ def test_gate_is_computed_fresh_so_a_later_calibration_lock_blocks(cli, judge, f
     assert cli("gate", "r1").code == 0
     import calibration.selectors
 
-    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge not calibrated: agreement 0.41 < 0.70")
+    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge locked: agreement 0.41 with people, level 0.70")
     result = cli("gate", "r1")
     assert result.code == 1
-    assert "blocked: judge not calibrated: agreement 0.41 < 0.70" in result.out
+    assert "blocked: judge locked: agreement 0.41 with people, level 0.70" in result.out
 
 
 def test_gate_is_computed_fresh_so_a_lead_block_after_the_run_blocks(cli, judge, files, lead):

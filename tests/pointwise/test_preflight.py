@@ -60,7 +60,7 @@ def test_the_pointwise_form_warns_of_a_key_not_set_and_of_the_system_family(clie
     html = client.get(reverse("pointwise:new"), {"preflight": "1", "judge": remote.pk, "system": bot.pk}, headers=HTMX).content.decode()
     assert "its key variable REMOTE_JUDGE_KEY is not set" in html
     assert escape("judge remote is of bot-1's family (openai)") in html
-    assert "remote has never been calibrated" in html
+    assert "remote is not calibrated" in html
 
 
 def test_a_locked_judge_is_a_warning_that_needs_the_tick():
@@ -70,7 +70,7 @@ def test_a_locked_judge_is_a_warning_that_needs_the_tick():
         "judge small is locked by calibration (it agreed with people below the set level): its runs cannot pass a gate"]
     assert warnings[0].confirm
     never = run_warnings(judges=[judge], status_of=lambda j: {"status": "not calibrated"})
-    assert "never been calibrated" in never[0].text and not never[0].confirm
+    assert "is not calibrated" in never[0].text and not never[0].confirm
     plan = {"text": "about 140 more labelled items would settle it, if the kappa stays near 0.58 — an estimate"}
     undecided = run_warnings(judges=[judge], status_of=lambda j: {"status": "undecided", "planning": plan})
     assert undecided[0].text.endswith(plan["text"]) and "undecided by calibration" in undecided[0].text and not undecided[0].confirm
@@ -102,5 +102,5 @@ def test_the_command_prints_each_warning_on_one_line_before_it_runs(cli, files, 
     result = cli("evaluate", "pointwise", "--testset", testset, "--rubric", rubric, "--judge", judge.name,
                  "--system", "bot-1", "--concurrency", "1")
     lines = [line for line in result.err.splitlines() if line.startswith("warning: judge same-family")]
-    assert "warning: judge same-family has never been calibrated: no person has scored a sample of it" in lines
+    assert "warning: judge same-family is not calibrated: no person has scored a sample of it" in lines
     assert any("of bot-1's family (openai)" in line for line in lines)

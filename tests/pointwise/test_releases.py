@@ -58,8 +58,8 @@ def test_an_approval_cannot_open_a_gate_locked_by_calibration(judge, system, lea
     import calibration.selectors
 
     run = finished(judge, system=system)
-    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge not calibrated: no human sample")
-    with pytest.raises(InputError, match="judge not calibrated"):
+    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge locked: no human sample")
+    with pytest.raises(InputError, match="judge locked"):
         gate_decide(run=run, actor=lead, verdict="approved", reason="trust me")
 
 
@@ -129,7 +129,7 @@ def test_only_a_valid_passing_run_of_a_system_can_be_released(judge, system, lea
     elif problem == "blocked-gate":
         run, message = finished(judge, system=system, good=False, threshold=3.5), "below the threshold"
     else:
-        run, message = finished(judge, system=system), "blocked by lead leo on"
+        run, message = finished(judge, system=system), "blocked by leo on"
         gate_decide(run=run, actor=lead, verdict="blocked", reason="not yet")
     with pytest.raises(InputError, match=message):
         release_mark(run=run, actor=lead)

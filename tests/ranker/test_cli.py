@@ -135,6 +135,8 @@ def test_insert_places_a_new_candidate_and_reports_the_calls(oracle_judge, oracl
     assert 2 <= made <= max_comparisons(10)
     assert out.splitlines()[0] == f"Ranklist: {path}"
     assert f"Comparator calls: {made} for 1 insert" in out
+    # Below the top 3, the new item's own place: it is not among the three lines above.
+    assert f"Placed: new.md 4th of 10 (between {before[2]} and {before[3]})" in out.splitlines()
     metadata = read_jsonl(settings.DATA_DIR / "sst-llm-judge-ranker" / "ins" / "metadata.jsonl")
     assert [m["artifact_id"] for m in metadata][-1] == "new.md" and len(metadata) == 13
 

@@ -149,3 +149,14 @@ def test_seed_figures():
     # Ordering the top 10 of 100: log2(100!/90!) bits of answer, about 65.8 two-way comparisons.
     assert top_k_lower_bound(100, 10) == pytest.approx(sum(math.log2(k) for k in range(91, 101)))
     assert 65 < top_k_lower_bound(100, 10) < 66
+
+
+def test_placement_names_the_place_and_the_neighbours_at_either_end():
+    from judgeapp.ranker.core import format_placement
+
+    ranking = [f"r{n}.md" for n in range(1, 13)]
+    assert format_placement("r1.md", ranking) == "Placed: r1.md 1st of 12 (above r2.md)"
+    assert format_placement("r12.md", ranking) == "Placed: r12.md 12th of 12 (below r11.md, the last)"
+    assert format_placement("r2.md", ranking) == "Placed: r2.md 2nd of 12 (between r1.md and r3.md)"
+    assert format_placement("solo.md", ["solo.md"]) == "Placed: solo.md 1st of 1 (the only one)"
+    assert format_placement("gone.md", ranking) is None  # discarded: the command says "not kept" instead

@@ -22,7 +22,7 @@ def test_compare_says_on_stderr_that_its_judge_was_never_calibrated(oracle_judge
     assert out.getvalue().splitlines()[0] == "WINNER: B"  # stdout stays the seed's two lines
     lines = err.getvalue().splitlines()
     assert [line for line in lines if line.startswith("warning: ")] == [
-        "warning: judge oracle has never been calibrated: no person has scored a sample of it"
+        "warning: judge oracle is not calibrated: no person has scored a sample of it"
     ]
 
 
@@ -64,7 +64,7 @@ def test_the_rank_and_compare_forms_warn_of_a_key_not_set_as_the_judge_changes(c
     assert warned.lstrip().startswith(f'<div id="{region}"') and "<html" not in warned
     assert "its key variable REMOTE_JUDGE_KEY is not set" in warned and 'name="confirm"' in warned
     quiet = client.get(reverse(url_name), {"preflight": "1", "judge": judge.pk}, headers=HTMX).content.decode()
-    assert "REMOTE_JUDGE_KEY" not in quiet and "never been calibrated" in quiet
+    assert "REMOTE_JUDGE_KEY" not in quiet and "is not calibrated" in quiet
 
 
 def test_the_ranker_page_holds_both_forms_each_asking_its_own_url(client, reviewer, judge):

@@ -282,7 +282,7 @@ def test_the_ranklist_page_says_what_is_unplaced_and_how_well_the_order_is_suppo
     html = logged_in.get(reverse("run_detail", args=["up"])).content.decode()
     assert 'id="unplaced"' in html and broken in html and "context length exceeded" in html
     assert "every adjacent pair supported" in html and html.count('data-support="supported"') == 3
-    assert "<strong>robust</strong>" in html and "Retry the 1 unplaced candidate" in html
+    assert "<strong>robust (gate in both orders" in html and "Retry the 1 unplaced candidate" in html
 
     fake_judge.action = brain
     ranklist = Ranklist.objects.get(run=run)

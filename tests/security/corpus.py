@@ -168,7 +168,7 @@ ATTACKS = [
     Attack("long-candidate-path", "compare FILE_A", "paths longer than 1,000 characters are not supported",
            ["compare", f"{{d}}/{DEEP_DIR}/one.md", "{d}/two.md", "--judge", "judge-a"], {f"{DEEP_DIR}/one.md": b"first\n"}),
     # --- Rubric scales: exactly 1-5 --------------------------------------------------------------------------
-    Attack("scale-0-10", "evaluate pointwise --rubric", "'scale' must define exactly the scores 1 to 5 (the Pointwise seed's 1-5 scale), got 0, 1, 2",
+    Attack("scale-0-10", "evaluate pointwise --rubric", "'scale' must define exactly the scores 1 to 5 (the Pointwise 1-5 scale), got 0, 1, 2",
            pointwise(), {"rubric.toml": rubric({p: "x" for p in range(0, 11)})}),
     Attack("scale-1-3", "evaluate pointwise --rubric", "got 1, 2, 3", pointwise(), {"rubric.toml": rubric({p: "x" for p in range(1, 4)})}),
     Attack("scale-minus-2-2", "evaluate pointwise --rubric", "'scale' key '-2' is not an integer score (use 1 to 5)",

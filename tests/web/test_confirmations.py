@@ -86,7 +86,7 @@ def test_check_up_refused_by_htmx_goes_back_to_the_judges_page_with_the_reason(c
     client.force_login(reviewer)
     response = client.post(reverse("checkup:start", args=["judge-a"]), {"seed": "3"}, headers=HTMX)
     assert response["HX-Redirect"] == reverse("judges") and not Run.objects.exists()
-    assert "A seed without a sample draws nothing" in client.get(reverse("judges")).content.decode()
+    assert "A draw number without a sample draws nothing" in client.get(reverse("judges")).content.decode()
 
 
 @pytest.fixture

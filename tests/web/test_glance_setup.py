@@ -31,7 +31,7 @@ def test_a_run_just_after_submit_shows_its_units_and_that_it_started(client, rev
     client.force_login(reviewer)
     html = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
     units = re.search(r"<span class=\"small muted\" data-units>(.*?)</span>", html).group(1)
-    assert units == "0 done · 2 being judged · 2 waiting, of 4"
+    assert units == "0 of 4 done · 2 being judged · 2 waiting"
     assert "under way: its units are being judged" in html and "Queued" not in html.split("data-units")[0][-200:]
     polled = client.get(reverse("run_progress", args=[run.run_id]), headers={"HX-Request": "true"}).content.decode()
     assert "2 being judged" in polled

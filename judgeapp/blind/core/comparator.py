@@ -547,4 +547,4 @@ def comparison_errors(doc: object) -> list[str]:
 def validate_comparison(doc: object) -> None:
     errors = comparison_errors(doc)
     if errors:
-        raise ValueError("comparison.json does not match the seed's format: " + "; ".join(errors[:5]))
+        raise ValueError("comparison.json does not match the comparison format: " + "; ".join(errors[:5]))

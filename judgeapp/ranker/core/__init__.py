@@ -301,6 +301,31 @@ def format_ranklist(path: str | Path, top: list[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def format_placement(artifact_id: str, ranking: list[str]) -> str | None:
+    """Where an inserted candidate stands now: `Placed: <id> 4th of 12 (between <3rd> and <5th>)`; None
+    when the list does not hold it (discarded, or pushed out later)."""
+    if artifact_id not in ranking:
+        return None
+    index = ranking.index(artifact_id)
+    above = ranking[index - 1] if index > 0 else None
+    below = ranking[index + 1] if index + 1 < len(ranking) else None
+    if above and below:
+        where = f" (between {above} and {below})"
+    elif below:
+        where = f" (above {below})"
+    elif above:
+        where = f" (below {above}, the last)"
+    else:
+        where = " (the only one)"
+    return f"Placed: {artifact_id} {ordinal(index + 1)} of {len(ranking)}{where}"
+
+
 def format_calls(calls: int, worst_case: float, *, inserts: int, both_orders: bool) -> str:
     orders = " (each comparison judged in both orders)" if both_orders else ""
     return (

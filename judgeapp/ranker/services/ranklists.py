@@ -118,7 +118,7 @@ def strategy_options_check(strategy: str, *, budget: int | None, both_orders: bo
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
         raise InputError(f"budget must be a positive number of comparator calls, got {budget!r}")
     if both_orders and strategy != Strategy.SEED:
-        raise InputError(f"--both-orders is the seed's option; --strategy {strategy} chooses its own orders")
+        raise InputError(f"--both-orders goes with binary insertion; --strategy {strategy} chooses its own orders")
     if strategy == Strategy.TOURNAMENT:
         return {"budget": budget or tournament.default_budget(candidates, max_size), "confidence": tournament.DEFAULT_CONFIDENCE}
     if strategy == Strategy.ROBUST:

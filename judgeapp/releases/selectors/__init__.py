@@ -163,7 +163,7 @@ def gate_evaluate(
                 "reason": decision.reason,
             }
             if decision.verdict == GateDecision.Verdict.BLOCKED:
-                reasons.append(f"blocked by lead {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}")
+                reasons.append(f"blocked by {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}")
     compared = baseline is not None and baseline["how"] != SKIPPED
     return {
         "passed": not reasons,
