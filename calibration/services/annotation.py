@@ -18,7 +18,9 @@ from calibration.core.labels import PAIRWISE
 from calibration.core.sampling import queue_order, reply_order_swapped
 from calibration.models import MAX_NOTE_LENGTH, Assignment, ItemNote, NoteKind, Sample
 from calibration.services.audit import calibration_audit
+from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.leakage import Kind, scan_texts
 from judgeapp.judging.markdown import markdown_check
 from judgeapp.judging.text import text_refuse
 from judgeapp.roles import Role, has_role
@@ -148,9 +150,30 @@ def sample_annotator_add(*, sample: Sample, annotator, actor, every_item: bool =
     return len(added)
 
 
-def sample_instructions_set(*, sample: Sample, instructions: str, actor) -> Sample:
-    """Replace the sample's instructions to its annotators (Markdown, at most 20,000 characters)."""
+# What in the instructions would tell an annotator which system, judge, model or version made a reply.
+REVEALING = frozenset({Kind.KNOWN_NAME, Kind.PROVIDER, Kind.MODEL_NAME})
+
+
+def instructions_check(instructions: str, *, run) -> str:
+    """The instructions (Markdown) as they can be stored, or InputError: too long, not text, or naming a
+    configured system, judge, model or the run's versions (annotators score blind: the leakage scan of
+    judgeapp/judging/leakage.py, as their items get)."""
     instructions = markdown_check(instructions).strip()
+    if instructions:
+        names = judgeapp_selectors.leakage_known_names(run=run)
+        for flag in scan_texts([("the instructions", instructions)], names=names):
+            if flag.kind in REVEALING:
+                raise InputError(
+                    f"the instructions name {flag.snippet.strip()[:80]!r} ({Kind.LABELS.get(flag.kind, flag.kind)}): "
+                    "annotators must not learn which system, judge or version made a reply"
+                )
+    return instructions
+
+
+def sample_instructions_set(*, sample: Sample, instructions: str, actor) -> Sample:
+    """Replace the sample's instructions to its annotators (Markdown, at most 20,000 characters, naming no
+    system, judge, model or version)."""
+    instructions = instructions_check(instructions, run=sample.run)
     with transaction.atomic():
         Sample.objects.filter(pk=sample.pk).update(instructions=instructions)
         calibration_audit(

@@ -11,10 +11,10 @@ from calibration.core.labels import PAIRWISE, parse_label
 from calibration.core.sampling import assign, queue_order, reply_order_swapped, stratified_sample
 from calibration.models import Assignment, Sample, SampleItem
 from calibration.selectors import POOLED_JURY, judge_configurations, primary_judge
+from calibration.services.annotation import instructions_check
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.leakage import Collector, Scanner
-from judgeapp.judging.markdown import markdown_check
 from judgeapp.models import Run, RunStatus
 from judgeapp.roles import Role, has_role
 
@@ -111,7 +111,7 @@ def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators,
     judged ones draws the 40, the same sample as asking for 40. `instructions` (Markdown) are the new
     sample's; a sample drawn before keeps its own."""
     annotators = annotators_check(annotators)
-    instructions = markdown_check(instructions).strip()
+    instructions = instructions_check(instructions, run=run)
     if not annotators:
         raise InputError("choose at least one annotator")
     if not 1 <= size <= MAX_SAMPLE_SIZE:

@@ -353,3 +353,18 @@ def test_annotator_invite_service_refuses_a_deactivated_account(lead, make_user)
         annotator_invite(username="gone", actor=lead)
     invitation = annotator_invite(username="fresh", actor=lead)
     assert invitation.password and invitation.password not in repr(invitation)
+
+
+def test_instructions_that_name_the_system_or_the_judge_are_refused(client, lead, scored_sample):
+    from tests.calibration.conftest import SYSTEM_MODEL, SYSTEM_NAME
+
+    for revealing in (f"These replies come from {SYSTEM_NAME}.", f"Model: {SYSTEM_MODEL}", "The judge is judge-model-xl."):
+        with pytest.raises(InputError, match="annotators must not learn"):
+            sample_instructions_set(sample=scored_sample, instructions=revealing, actor=lead)
+    client.force_login(lead)
+    response = client.post(reverse("calibration:sample_instructions", args=[scored_sample.uuid]),
+                           {"instructions": f"Be kind to {SYSTEM_NAME}."})
+    assert response.status_code == 400 and "annotators must not learn" in response.content.decode()
+    assert Sample.objects.get(pk=scored_sample.pk).instructions == ""
+    # Ordinary words about scoring pass.
+    sample_instructions_set(sample=scored_sample, instructions="Score version 2 of the **refund policy** wording, 1 to 5.", actor=lead)
