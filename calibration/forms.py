@@ -3,11 +3,21 @@ import secrets
 from django import forms
 from django.contrib.auth import get_user_model
 
-from calibration.models import AgreementMetric, AltTestRequirement, AnnotatorHandling, NonAnswerHandling, PolicyAction, TieHandling
+from calibration.models import (
+    AgreementMetric,
+    AltTestRequirement,
+    AnnotatorHandling,
+    NonAnswerHandling,
+    PolicyAction,
+    Sample,
+    TieHandling,
+)
+from calibration.services.annotation import USERNAME_MAX_LENGTH
 from calibration.services.samples import MAX_SAMPLE_SIZE
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.content import InputFile
 from judgeapp.judging.forms import trials_field
+from judgeapp.judging.markdown import MAX_MARKDOWN_LENGTH
 from judgeapp.models import StructuredOutput
 from judgeapp.roles import Role
 
@@ -35,6 +45,11 @@ class SampleForm(forms.Form):
     )
     overlap = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Annotators per item (k). Two or more gives inter-annotator agreement.")
     annotators = forms.ModelMultipleChoiceField(queryset=User.objects.none(), widget=forms.CheckboxSelectMultiple)
+    instructions = forms.CharField(
+        required=False, max_length=MAX_MARKDOWN_LENGTH, widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="What the annotators read at the top of their queue and on each item (Markdown; links to http, https "
+        "and mailto only). Say nothing of the run, system or judge.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -177,3 +192,57 @@ class CandidateForm(forms.Form):
 
 class AdoptForm(forms.Form):
     reason = forms.CharField(required=False, max_length=500, help_text="Why this candidate becomes the judge.")
+
+
+def active_annotators():
+    return User.objects.filter(groups__name=Role.ANNOTATOR, is_active=True).order_by("username")
+
+
+def samples_to_fill():
+    """The samples people label (drawn ones), newest first."""
+    return Sample.objects.filter(method=Sample.Method.DRAWN).order_by("-created_at", "-id")
+
+
+class SampleChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, sample):
+        return f"{sample.short_id} · {sample.size} items · {sample.created_at:%Y-%m-%d}"
+
+
+class AnnotatorInviteForm(forms.Form):
+    """A lead makes someone an annotator: a new account (its password shown once) or an existing one."""
+
+    username = forms.CharField(max_length=USERNAME_MAX_LENGTH, help_text="Letters, digits and @ . + - _ only.")
+    email = forms.EmailField(required=False, max_length=254, help_text="Optional.")
+    sample = SampleChoiceField(
+        queryset=Sample.objects.none(), required=False, empty_label="no sample yet", label="Queue",
+        help_text="Give them every item of this sample (one more annotator per item).",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["sample"].queryset = samples_to_fill()
+
+
+class AnnotatorAssignForm(forms.Form):
+    """A lead puts an annotator in a sample's queue."""
+
+    annotator = forms.ModelChoiceField(queryset=User.objects.none(), empty_label=None)
+    sample = SampleChoiceField(queryset=Sample.objects.none(), empty_label=None)
+    every_item = forms.BooleanField(
+        required=False, label="Every item (one more annotator per item)",
+        help_text="Unticked: only the items that have fewer annotators than the sample asks for.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["annotator"].queryset = active_annotators()
+        self.fields["sample"].queryset = samples_to_fill()
+
+
+class InstructionsForm(forms.Form):
+    instructions = forms.CharField(
+        required=False, max_length=MAX_MARKDOWN_LENGTH, widget=forms.Textarea(attrs={"rows": 14}),
+        help_text="Markdown: headings, lists, emphasis, links to http, https and mailto. HTML is shown as text. "
+        "At most 20,000 characters. Say nothing of the run, system or judge.",
+    )
+

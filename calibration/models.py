@@ -83,6 +83,9 @@ class Sample(TimeStampedModel):
     # so a task that finds them equal has nothing to do, and one that computed a stale version throws it away.
     labels_version = models.PositiveIntegerField(default=0)
     agreement_version = models.PositiveIntegerField(default=0)
+    # What the lead tells the annotators (Markdown, rendered without HTML at the top of their queue and on each
+    # item: judgeapp/judging/markdown.py). Never says anything of the run, system or judge: annotators read it.
+    instructions = models.TextField(blank=True, help_text="Instructions for the annotators, in Markdown.")
     repeat = models.PositiveSmallIntegerField(
         default=0,
         help_text="0: the draw of its run, size and seed. A database from before a draw was made once (calibration "
@@ -194,6 +197,40 @@ class Assignment(TimeStampedModel):
 
     def __str__(self):
         return f"{self.item} for {self.annotator_id}"
+
+
+class NoteKind(models.TextChoices):
+    COMMENT = "comment", "comment"
+    FLAG = "flag", "flag"
+
+
+MAX_NOTE_LENGTH = 2000
+
+
+class ItemNote(TimeStampedModel):
+    """An annotator's comment on an item of their queue, or a flag ("this item is broken", with the reason),
+    for the lead to read on the sample's page. Several per item and annotator; never changes a label."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    item = models.ForeignKey(SampleItem, on_delete=models.CASCADE, related_name="notes")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="notes")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibration_notes")
+    kind = models.CharField(max_length=10, choices=NoteKind.choices)
+    text = models.TextField(max_length=MAX_NOTE_LENGTH)
+
+    class Meta:
+        # No default ordering: reads say their order (a sample's notes: newest first).
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=NoteKind.values), name="itemnote_kind_known"),
+            models.CheckConstraint(condition=~Q(text=""), name="itemnote_text_not_empty"),
+        ]
+        indexes = [
+            # The lead's list of a sample's notes, and the flagged count per sample on the overview.
+            models.Index(fields=["item", "kind"], name="itemnote_by_item_kind"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} on {self.item_id} by {self.annotator_id}"
 
 
 DEFAULT_HANDLING_WORDS = {kind: handling_rules.Handling().words(kind) for kind in ("score", "pass_fail", "pairwise")}

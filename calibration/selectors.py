@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from calibration.core import alt_test as alt_test_rules
 from calibration.core import checkup as checkup_rules
@@ -23,8 +24,10 @@ from calibration.models import (
     AssignmentState,
     CalibrationPolicy,
     Candidate,
+    ItemNote,
     JudgeLock,
     LabelKind,
+    NoteKind,
     PolicyAction,
     Sample,
 )
@@ -826,11 +829,20 @@ def results_of_sample(*, sample: Sample) -> QuerySet[AgreementResult]:
 
 
 def samples_recent(*, limit: int = 50) -> QuerySet[Sample]:
+    # The flags counted in a subquery: a second join (items → notes) would multiply the assignments counted.
+    flags = (
+        ItemNote.objects.filter(item__sample=OuterRef("pk"), kind=NoteKind.FLAG)
+        .order_by()
+        .values("item__sample")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
     return (
         Sample.objects.select_related("run", "created_by")
         .annotate(
             n_assignments=Count("items__assignments"),
             n_labelled=Count("items__assignments", filter=Q(items__assignments__state=AssignmentState.LABELLED)),
+            n_flags=Coalesce(Subquery(flags, output_field=IntegerField()), 0),
         )
         .order_by("-created_at")[:limit]
     )
@@ -903,6 +915,38 @@ def assignment_get(*, assignment_uuid) -> Assignment:
     )
 
 
+def sample_notes(*, sample: Sample, limit: int = 200) -> list[ItemNote]:
+    """The annotators' comments and flags on the sample's items, newest first."""
+    return list(
+        ItemNote.objects.filter(item__sample=sample)
+        .select_related("item", "annotator")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def sample_flag_count(*, sample: Sample) -> int:
+    return ItemNote.objects.filter(item__sample=sample, kind=NoteKind.FLAG).count()
+
+
+def item_notes_of(*, assignment: Assignment) -> list[ItemNote]:
+    """The annotator's own comments and flags on the item of this assignment, oldest first."""
+    return list(ItemNote.objects.filter(assignment=assignment).order_by("created_at", "id"))
+
+
+def queue_cues(*, assignment: Assignment | None, last: Assignment | None) -> dict:
+    """What changed since the annotator's last answered item: the criterion they score (`criterion_was`,
+    the previous criterion's name, or ""), and the sample (`new_sample`: its instructions are shown open)."""
+    if assignment is None:
+        return {"criterion_was": "", "new_sample": False}
+    if last is None or last.pk == assignment.pk:
+        return {"criterion_was": "", "new_sample": last is None}
+    was, now = last.item.criterion, assignment.item.criterion
+    return {
+        "criterion_was": was if was and now and was != now else "",
+        "new_sample": last.item.sample_id != assignment.item.sample_id,
+    }
+
+
 def item_display(*, assignment: Assignment) -> dict:
     """What an annotator sees of an item, and nothing else: the input, the reply (or both replies, as 1
     and 2 in this annotator's order), the rubric with its examples. No run, system, version, judge,
@@ -925,7 +969,13 @@ def item_display(*, assignment: Assignment) -> dict:
         }
         for c in criteria
     ]
-    display = {"input": item.case.input, "rubric": rubric, "label_kind": sample.label_kind}
+    display = {
+        "input": item.case.input,
+        "rubric": rubric,
+        "label_kind": sample.label_kind,
+        "criterion": item.criterion,
+        "instructions": sample.instructions,
+    }
     if sample.label_kind == "pairwise":
         first, second = ("B", "A") if assignment.swapped else ("A", "B")
         display["replies"] = [outputs.get(first, ""), outputs.get(second, "")]

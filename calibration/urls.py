@@ -8,6 +8,9 @@ urlpatterns = [
     path("", views.overview, name="overview"),
     path("samples/new/", views.sample_new, name="sample_new"),
     path("samples/<uuid:sample_uuid>/", views.sample_detail, name="sample_detail"),
+    path("samples/<uuid:sample_uuid>/instructions/", views.sample_instructions, name="sample_instructions"),
+    path("annotators/invite/", views.annotator_invite, name="annotator_invite"),
+    path("annotators/assign/", views.annotator_assign, name="annotator_assign"),
     path("samples/<uuid:sample_uuid>/candidates/", views.candidates, name="candidates"),
     path("samples/<uuid:sample_uuid>/candidates/new/", views.candidate_new, name="candidate_new"),
     path("candidates/<uuid:candidate_uuid>/adopt/", views.candidate_adopt, name="candidate_adopt"),
@@ -20,4 +23,5 @@ urlpatterns = [
     path("queue/items/<uuid:assignment_uuid>/", views.queue_item, name="queue_item"),
     path("queue/items/<uuid:assignment_uuid>/label/", views.queue_label, name="queue_label"),
     path("queue/items/<uuid:assignment_uuid>/skip/", views.queue_skip, name="queue_skip"),
+    path("queue/items/<uuid:assignment_uuid>/notes/", views.queue_note, name="queue_note"),
 ]

@@ -6,11 +6,23 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST
 
 from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS
-from calibration.forms import AdoptForm, CandidateForm, LevelForm, PolicyForm, SampleForm, UnlockForm
+from calibration.forms import (
+    AdoptForm,
+    AnnotatorAssignForm,
+    AnnotatorInviteForm,
+    CandidateForm,
+    InstructionsForm,
+    LevelForm,
+    PolicyForm,
+    SampleForm,
+    UnlockForm,
+)
+from calibration.services import annotation as annotation_services
 from calibration.services import candidates as candidate_services
 from calibration.services import labels as label_services
 from calibration.services import locks as lock_services
@@ -24,11 +36,14 @@ from judgeapp.roles import READERS, Role, has_role, role_required
 
 
 def _queue_page(request: HtmxHttpRequest, assignment, *, error: str = "", status: int = 200, skipped_view: bool = False) -> HttpResponse:
+    last = selectors.queue_last_action(annotator=request.user)
     context = {
         "assignment": assignment,
         "display": selectors.item_display(assignment=assignment) if assignment else None,
         "progress": selectors.queue_progress(annotator=request.user),
-        "can_undo": selectors.queue_last_action(annotator=request.user) is not None,
+        "can_undo": last is not None,
+        "cues": selectors.queue_cues(assignment=assignment, last=last),
+        "notes": selectors.item_notes_of(assignment=assignment) if assignment else [],
         "skipped_view": skipped_view,
         "error": error,
     }
@@ -93,14 +108,46 @@ def queue_undo(request: HtmxHttpRequest) -> HttpResponse:
     return redirect("calibration:queue_item", assignment_uuid=assignment.uuid)
 
 
+@require_POST
+@role_required(Role.ANNOTATOR)
+def queue_note(request: HtmxHttpRequest, assignment_uuid) -> HttpResponse:
+    """The annotator's comment on the item, or their flag with its reason; the item stays where it is."""
+    assignment = _own(request, assignment_uuid)
+    error = ""
+    try:
+        note = annotation_services.item_note_create(
+            assignment=assignment, kind=request.POST.get("kind", ""), text=request.POST.get("text", "")
+        )
+    except InputError as exc:
+        error = str(exc)
+    if not request.htmx:
+        if error:
+            return _queue_page(request, assignment, error=error, status=400)
+        messages.success(request, "Your flag is saved." if note.kind == "flag" else "Your comment is saved.")
+        return redirect("calibration:queue_item", assignment_uuid=assignment.uuid)
+    context = {
+        "assignment": assignment,
+        "notes": selectors.item_notes_of(assignment=assignment),
+        "note_error": error,
+        "note_saved": "" if error else note.kind,
+        "note_text": request.POST.get("text", "")[:2000] if error else "",
+    }
+    return render(request, "calibration/queue.html#notes", context)
+
+
 # --- Samples, agreement, level and locks (reviewers and leads) -----------------------------------------
 
 
 @role_required(*READERS)
 def overview(request: HtmxHttpRequest) -> HttpResponse:
+    return render(request, "calibration/overview.html", _overview_context(request))
+
+
+def _overview_context(request: HtmxHttpRequest, **forms) -> dict:
     level = selectors.level_current()
     policy = selectors.policy_current()
-    context = {
+    is_lead = has_role(request.user, Role.LEAD)
+    return {
         "level": level,
         "level_form": LevelForm(initial={"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items}),
         "policy": policy,
@@ -113,9 +160,80 @@ def overview(request: HtmxHttpRequest) -> HttpResponse:
         "metric_labels": METRIC_LABELS,
         "audit": judgeapp_selectors.audit_recent(action_prefix="calibration."),
         "unlock_form": UnlockForm(),
-        "is_lead": has_role(request.user, Role.LEAD),
+        "is_lead": is_lead,
+        **(_annotators_context(**forms) if is_lead else {}),
     }
-    return render(request, "calibration/overview.html", context)
+
+
+def _annotators_context(*, invite_form=None, assign_form=None, invitation=None, assigned=None) -> dict:
+    return {
+        "invite_form": invite_form or AnnotatorInviteForm(),
+        "assign_form": assign_form or AnnotatorAssignForm(),
+        "invitation": invitation,
+        "assigned": assigned,
+    }
+
+
+def _annotators_answer(request: HtmxHttpRequest, *, status: int = 200, **forms) -> HttpResponse:
+    """The lead's annotators card: its own partial for htmx, else the whole overview."""
+    if request.htmx:
+        response = render(request, "calibration/overview.html#annotators", _annotators_context(**forms))
+    else:
+        response = render(request, "calibration/overview.html", _overview_context(request, **forms), status=status)
+    # It may hold a password shown once: no cache keeps a copy.
+    patch_cache_control(response, no_store=True, private=True)
+    return response
+
+
+@require_POST
+@role_required(Role.LEAD)
+def annotator_invite(request: HtmxHttpRequest) -> HttpResponse:
+    form = AnnotatorInviteForm(request.POST)
+    if form.is_valid():
+        try:
+            invitation = annotation_services.annotator_invite(
+                username=form.cleaned_data["username"],
+                email=form.cleaned_data["email"],
+                sample=form.cleaned_data["sample"],
+                actor=request.user,
+            )
+        except InputError as exc:
+            form.add_error("username", str(exc))
+        else:
+            return _annotators_answer(request, invitation=invitation)
+    return _annotators_answer(request, invite_form=form, status=200 if request.htmx else 400)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def annotator_assign(request: HtmxHttpRequest) -> HttpResponse:
+    form = AnnotatorAssignForm(request.POST)
+    if form.is_valid():
+        try:
+            added = annotation_services.sample_annotator_add(actor=request.user, **form.cleaned_data)
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            assigned = {"annotator": form.cleaned_data["annotator"], "sample": form.cleaned_data["sample"], "items": added}
+            return _annotators_answer(request, assigned=assigned)
+    return _annotators_answer(request, assign_form=form, status=200 if request.htmx else 400)
+
+
+@role_required(Role.LEAD)
+def sample_instructions(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
+    """The lead writes what the sample's annotators read at the top of their queue and on each item."""
+    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    form = InstructionsForm(request.POST or None, initial={"instructions": sample.instructions})
+    if request.method == "POST" and form.is_valid():
+        try:
+            annotation_services.sample_instructions_set(sample=sample, instructions=form.cleaned_data["instructions"], actor=request.user)
+        except InputError as exc:
+            form.add_error("instructions", str(exc))
+        else:
+            messages.success(request, f"Instructions of sample {sample.short_id} saved: its annotators read them from their next item.")
+            return redirect("calibration:sample_instructions", sample_uuid=sample.uuid)
+    context = {"sample": sample, "form": form}
+    return render(request, "calibration/sample_instructions.html", context, status=400 if form.errors else 200)
 
 
 @role_required(*READERS)
@@ -132,6 +250,7 @@ def sample_new(request: HtmxHttpRequest) -> HttpResponse:
                 overlap=form.cleaned_data["overlap"],
                 annotators=list(form.cleaned_data["annotators"]),
                 created_by=request.user,
+                instructions=form.cleaned_data["instructions"],
             )
         except InputError as exc:
             form.add_error(None, str(exc))

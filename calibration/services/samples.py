@@ -11,6 +11,7 @@ from calibration.core.labels import PAIRWISE, parse_label
 from calibration.core.sampling import assign, queue_order, reply_order_swapped, stratified_sample
 from calibration.models import Assignment, Sample, SampleItem
 from calibration.selectors import POOLED_JURY, judge_configurations, primary_judge
+from calibration.services.annotation import instructions_check
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.leakage import Collector, Scanner
@@ -102,13 +103,15 @@ def sample_drawn(*, run: Run, size: int, seed: int) -> Sample | None:
 
 
 @transaction.atomic
-def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators, created_by=None) -> Sample:
+def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators, created_by=None, instructions: str = "") -> Sample:
     """Draw `size` items of `run`, stratified by its judge's verdicts, and give each to `overlap`
     annotators. The same run, size and seed always draw the same items, so they make one sample: drawn
     again (a double click, two reviewers at the same moment), the sample drawn first is returned as it is,
     with its annotators and overlap. The size is the size drawn: asking for 100 items of a run with 40
-    judged ones draws the 40, the same sample as asking for 40."""
+    judged ones draws the 40, the same sample as asking for 40. `instructions` (Markdown) are the new
+    sample's; a sample drawn before keeps its own."""
     annotators = annotators_check(annotators)
+    instructions = instructions_check(instructions, run=run)
     if not annotators:
         raise InputError("choose at least one annotator")
     if not 1 <= size <= MAX_SAMPLE_SIZE:
@@ -144,6 +147,7 @@ def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators,
                 overlap=overlap,
                 stratified_by=stratifier,
                 created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
+                instructions=instructions,
             )
     except IntegrityError:
         # The same draw, committed by another request since the look above (the unique constraint waited for

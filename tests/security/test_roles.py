@@ -83,6 +83,11 @@ EXPECTED: dict[str, Expected] = {
     "calibration:candidates": Expected(READERS),
     "calibration:candidate_new": Expected(READERS),
     "calibration:candidate_adopt": Expected(POST_ONLY, LEADS_POST),
+    # Leads invite annotators, fill a sample's queue and write its instructions; an empty form is refused (400)
+    # once the role check has let the lead through.
+    "calibration:annotator_invite": Expected(POST_ONLY, statuses(302, 403, 403, 403, 400)),
+    "calibration:annotator_assign": Expected(POST_ONLY, statuses(302, 403, 403, 403, 400)),
+    "calibration:sample_instructions": Expected(statuses(302, 403, 403, 403, 200)),
     # A judge's scorecard (the judge's reasoning, runs and gates): readers; without a version it redirects.
     "judge_scorecard": Expected(statuses(302, 403, 403, 302, 302)),
     "judge_scorecard_version": Expected(READERS),
@@ -93,6 +98,8 @@ EXPECTED: dict[str, Expected] = {
     # An empty label is refused (400) once the role check has let the annotator through.
     "calibration:queue_label": Expected(POST_ONLY, statuses(302, 403, 400, 403, 403)),
     "calibration:queue_skip": Expected(POST_ONLY, ANNOTATORS_POST),
+    # An empty comment is refused (400) once the role check has let the annotator through.
+    "calibration:queue_note": Expected(POST_ONLY, statuses(302, 403, 400, 403, 403)),
     "ranker:index": Expected(READERS),
     "ranker:rank_new": Expected(READERS),
     "ranker:compare_new": Expected(READERS),
@@ -253,6 +260,8 @@ def _build(server, tmp: Path) -> dict:
         "calibration:queue_item": {"assignment_uuid": assignment.uuid},
         "calibration:queue_label": {"assignment_uuid": assignment.uuid},
         "calibration:queue_skip": {"assignment_uuid": assignment.uuid},
+        "calibration:queue_note": {"assignment_uuid": assignment.uuid},
+        "calibration:sample_instructions": {"sample_uuid": sample.uuid},
         "ranker:state": {"ranklist_uuid": ranklist.uuid},
         "ranker:insert": {"ranklist_uuid": ranklist.uuid},
         "ranker:resume": {"ranklist_uuid": ranklist.uuid},
