@@ -3,7 +3,9 @@ import secrets
 from django import forms
 from django.contrib.auth import get_user_model
 
+from calibration.core.adjudication import MAX_MARGIN
 from calibration.models import AgreementMetric, AltTestRequirement, AnnotatorHandling, NonAnswerHandling, PolicyAction, TieHandling
+from calibration.services.adjudication import MAX_NOTE
 from calibration.services.samples import MAX_SAMPLE_SIZE
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.content import InputFile
@@ -170,3 +172,14 @@ class CandidateForm(forms.Form):
 
 class AdoptForm(forms.Form):
     reason = forms.CharField(required=False, max_length=500, help_text="Why this candidate becomes the judge.")
+
+
+class AdjudicationForm(forms.Form):
+    answer = forms.CharField(max_length=10, error_messages={"required": "Choose the resolved label."})
+    note = forms.CharField(required=False, max_length=MAX_NOTE, widget=forms.Textarea(attrs={"rows": 2}),
+                           help_text="Optional: why this label (kept in the audit log).")
+
+
+class MarginForm(forms.Form):
+    margin = forms.IntegerField(min_value=0, max_value=MAX_MARGIN,
+                                help_text="Items whose highest and lowest scores differ by more than this are resolved by a lead.")
