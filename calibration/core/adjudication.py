@@ -43,6 +43,8 @@ def duration_words(seconds: float | None) -> str:
     """'40 s', '2 min 5 s'; '—' when not measurable."""
     if seconds is None:
         return "—"
+    if seconds < 0.5:
+        return "under 1 s"
     whole = round(seconds)
     if whole < 60:
         return f"{whole} s"
