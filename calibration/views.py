@@ -212,7 +212,7 @@ def adjudication_resolve(request: HtmxHttpRequest, sample_uuid, position: int) -
         except InputError as exc:
             error = str(exc)
     else:
-        error = " ".join(message for messages_ in form.errors.values() for message in messages_)
+        error = " ".join(form.errors.get("answer", []) + form.errors.get("note", []))
     if error:
         if not request.htmx:
             messages.error(request, f"Item {position + 1} not resolved: {error}")
@@ -240,7 +240,7 @@ def adjudication_margin(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
         else:
             messages.success(request, f"Margin set: items whose scores differ by more than {form.cleaned_data['margin']} are resolved here.")
     else:
-        messages.error(request, "Margin not changed: " + " ".join(m for ms in form.errors.values() for m in ms))
+        messages.error(request, "Margin not changed: " + " ".join(form.errors.get("margin", [])))
     return page_redirect(request, reverse("calibration:adjudication", args=[sample.uuid]))
 
 
