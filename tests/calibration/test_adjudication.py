@@ -226,3 +226,11 @@ def test_a_pairwise_item_is_resolved_in_the_leads_own_reply_order(client, small_
     client.post(reverse("calibration:adjudication_resolve", args=[sample.uuid, item.position]), {"answer": "2"}, headers=HTMX)
     assert Adjudication.objects.get(item=item).value == "B"
     assert selectors.human_majority(run=run)[item.case_key] == "B"  # the people's one label on the run's page
+
+
+def test_the_human_corrected_mean_takes_the_resolved_label_as_the_items_score(labelled, lead):
+    before = selectors.corrected_for_run(run=labelled.run)
+    adjudication_record(item=labelled.items.get(position=0), answer="1", actor=lead)  # ann 1, bob 5: their mean was 3
+    after = selectors.corrected_for_run(run=labelled.run)
+    assert after["n_labelled"] == before["n_labelled"] == 6
+    assert after["human_mean_labelled"] == pytest.approx(before["human_mean_labelled"] - 2 / 6)
