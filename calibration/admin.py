@@ -35,3 +35,14 @@ class AgreementLevelAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # set on the calibration page, where it is audited
+
+
+@admin.register(models.Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    # Read-only: a resolved label changes the sample's figures, so it is recorded on the adjudication page,
+    # where its labels version is bumped and the decision audited.
+    list_display = ["item", "value", "decided_by", "decided_at"]
+    readonly_fields = [f.name for f in models.Adjudication._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

@@ -3,6 +3,7 @@ import secrets
 from django import forms
 from django.contrib.auth import get_user_model
 
+from calibration.core.adjudication import MAX_MARGIN
 from calibration.models import (
     AgreementMetric,
     AltTestRequirement,
@@ -13,6 +14,7 @@ from calibration.models import (
     TieHandling,
 )
 from calibration.services.annotation import USERNAME_MAX_LENGTH
+from calibration.services.adjudication import MAX_NOTE
 from calibration.services.samples import MAX_SAMPLE_SIZE
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.content import InputFile
@@ -246,3 +248,12 @@ class InstructionsForm(forms.Form):
         "At most 20,000 characters. Say nothing of the run, system or judge.",
     )
 
+class AdjudicationForm(forms.Form):
+    answer = forms.CharField(max_length=10, error_messages={"required": "Choose the resolved label."})
+    note = forms.CharField(required=False, max_length=MAX_NOTE, widget=forms.Textarea(attrs={"rows": 2}),
+                           help_text="Optional: why this label (kept in the audit log).")
+
+
+class MarginForm(forms.Form):
+    margin = forms.IntegerField(min_value=0, max_value=MAX_MARGIN,
+                                help_text="Items whose highest and lowest scores differ by more than this are resolved by a lead.")

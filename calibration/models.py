@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from calibration.core import adjudication as adjudication_rules
 from calibration.core import alt_test as alt_test_rules
 from calibration.core import checkup as checkup_rules
 from calibration.core import handling as handling_rules
@@ -86,6 +87,10 @@ class Sample(TimeStampedModel):
     # What the lead tells the annotators (Markdown, rendered without HTML at the top of their queue and on each
     # item: judgeapp/judging/markdown.py). Never says anything of the run, system or judge: annotators read it.
     instructions = models.TextField(blank=True, help_text="Instructions for the annotators, in Markdown.")
+    adjudication_margin = models.PositiveSmallIntegerField(
+        default=adjudication_rules.DEFAULT_MARGIN,
+        help_text="Scores: an item whose highest and lowest labels differ by more than this goes to the lead to resolve.",
+    )
     repeat = models.PositiveSmallIntegerField(
         default=0,
         help_text="0: the draw of its run, size and seed. A database from before a draw was made once (calibration "
@@ -231,6 +236,25 @@ class ItemNote(TimeStampedModel):
 
     def __str__(self):
         return f"{self.kind} on {self.item_id} by {self.annotator_id}"
+
+
+class Adjudication(TimeStampedModel):
+    """A lead's resolved label of an item its annotators disagree on. Kept beside the annotators' own labels,
+    never instead of them: agreement among annotators reads theirs; wherever the judge is set against the
+    people's one label of an item (the majority), this label is that item's. `value` is in the run's terms,
+    as an Assignment's is."""
+
+    item = models.OneToOneField(SampleItem, on_delete=models.CASCADE, related_name="adjudication")
+    value = models.CharField(max_length=10)
+    note = models.TextField(blank=True, max_length=2000)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(value__gt=""), name="adjudication_value_not_empty")]
+
+    def __str__(self):
+        return f"{self.item}: {self.value}"
 
 
 DEFAULT_HANDLING_WORDS = {kind: handling_rules.Handling().words(kind) for kind in ("score", "pass_fail", "pairwise")}

@@ -15,7 +15,7 @@ from calibration.core import handling as handling_rules
 from calibration.core.agreement import inter_annotator
 from calibration.core.alt_test import judge_beside_people
 from calibration.core.labels import label_value
-from calibration.models import AgreementResult, Assignment, AssignmentState, CalibrationPolicy, Candidate
+from calibration.models import Adjudication, AgreementResult, Assignment, AssignmentState, CalibrationPolicy, Candidate
 from judgeapp.judging.files import render_criterion
 from judgeapp.judging.parsing import score_spec
 from judgeapp.judging.prompts import user_message
@@ -141,12 +141,19 @@ def sample_labels(sample) -> dict[tuple[str, str], dict[str, int | str]]:
     return dict(labels)
 
 
+def sample_resolved(sample) -> dict[tuple[str, str], int | str]:
+    """{(case id, criterion): a lead's resolved label} of a sample's resolved items."""
+    rows = Adjudication.objects.filter(item__sample=sample).values_list("item__case_key", "item__criterion", "value")
+    return {(case_key, criterion): label_value(value, label_kind=sample.label_kind) for case_key, criterion, value in rows}
+
+
 def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RESAMPLES) -> list[AgreementResult]:
     """Measure a finished candidate run against its sample's labels now; one result per criterion and
     every criterion pooled (""), replacing the previous ones."""
     sample = candidate.sample
     run = candidate.run
     labels = sample_labels(sample)
+    resolved = sample_resolved(sample)
     scales = {c.name: c.scale_bounds for c in run.rubric.criteria.all()} if run.rubric_id else {}
     verdicts = {
         (case_key, criterion): (parsed or {}).get("score")
@@ -181,6 +188,7 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
         figures = handling_rules.measured(
             {index[key]: by for key, by in in_group.items()}, judged, declared=declared, label_kind=sample.label_kind,
             scale=scale, scales={index[key]: scales.get(key[1], (1, 5)) for key in in_group}, n_resamples=resamples, seed=seed,
+            resolved={index[key]: value for key, value in resolved.items() if key in in_group},
         )
         if figures is None:
             continue

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from calibration.core import adjudication as adjudication_rules
 from calibration.core import alt_test as alt_test_rules
 from calibration.core import checkup as checkup_rules
 from calibration.core import slices as slice_rules
 from calibration.core import status as status_rules
 from calibration.models import (
+    Adjudication,
     AgreementLevel,
     AgreementMetric,
     AgreementResult,
@@ -30,6 +32,7 @@ from calibration.models import (
     NoteKind,
     PolicyAction,
     Sample,
+    SampleItem,
 )
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.memo import shared_read
@@ -488,7 +491,8 @@ def judge_status(*, judge) -> dict:
 
 
 def _human_means(sample: Sample) -> dict[tuple[str, str], list[float]]:
-    """{(case id, criterion): [each person's score]} of a score sample's labelled items."""
+    """{(case id, criterion): [each person's score]} of a score sample's labelled items; a resolved item's
+    one score is the lead's resolved label."""
     labels: dict[tuple[str, str], list[float]] = {}
     for case_key, criterion, value in Assignment.objects.filter(item__sample=sample, state=AssignmentState.LABELLED).values_list(
         "item__case_key", "item__criterion", "value"
@@ -497,7 +501,16 @@ def _human_means(sample: Sample) -> dict[tuple[str, str], list[float]]:
             labels.setdefault((case_key, criterion), []).append(float(value))
         except ValueError:
             continue
+    for key, value in _resolved_labels(sample=sample).items():
+        if key in labels:
+            labels[key] = [float(value)]
     return labels
+
+
+def _resolved_labels(*, sample: Sample | None = None, run: Run | None = None) -> dict[tuple[str, str], str]:
+    """{(case id, criterion): a lead's resolved label} of one sample's items, or of every sample of a run."""
+    rows = Adjudication.objects.filter(item__sample=sample) if sample is not None else Adjudication.objects.filter(item__sample__run=run)
+    return {(case_key, criterion): value for case_key, criterion, value in rows.values_list("item__case_key", "item__criterion", "value")}
 
 
 # The label kind whose samples correct each kind of run: a pointwise run's mean of scores, a jury's pass rate,
@@ -616,6 +629,9 @@ def corrected_rate_for_run(*, run: Run) -> dict | None:
     ).order_by("item__case_key", "id"):
         if value in values:
             humans.setdefault(case_key, []).append(value)
+    for (case_key, _criterion), value in _resolved_labels(sample=sample).items():
+        if case_key in humans and value in values:
+            humans[case_key] = [value]  # the lead's resolved label is the item's one label
     keys = sorted(key for key in humans if key in sample_verdicts)
     labelled = set(keys) if same_run else set()
     # A sample drawn with equal allocation over the judge's verdicts is weighted back to the sample run's mix
@@ -854,19 +870,123 @@ def sample_get(*, sample_uuid) -> Sample:
     return get_object_or_404(Sample.objects.select_related("run", "created_by"), uuid=sample_uuid)
 
 
-def sample_progress(*, sample: Sample) -> list[dict]:
-    """Per annotator: assigned, labelled, skipped."""
-    rows = (
-        Assignment.objects.filter(item__sample=sample)
-        .values("annotator__username")
-        .annotate(
-            assigned=Count("id"),
-            labelled=Count("id", filter=Q(state=AssignmentState.LABELLED)),
-            skipped=Count("id", filter=Q(state=AssignmentState.SKIPPED)),
-        )
-        .order_by("annotator__username")
+@dataclass
+class AnnotatorProgress:
+    annotator: str
+    assigned: int
+    done: int
+    skipped: int
+    remaining: int
+    seconds_per_item: float | None
+
+    @property
+    def done_words(self) -> str:
+        return f"{self.done} of {self.assigned} done"
+
+    @property
+    def time_per_item(self) -> str:
+        return adjudication_rules.duration_words(self.seconds_per_item)
+
+
+def sample_progress(*, sample: Sample) -> list[AnnotatorProgress]:
+    """Per annotator, over the items in the queues (not those held back on leakage): done (labelled),
+    skipped, remaining, and the time per item (calibration/core/adjudication.py: seconds_per_item)."""
+    rows: dict[str, dict] = {}
+    assignments = (
+        Assignment.objects.filter(item__sample=sample, item__leakage_flags=[])
+        .values_list("annotator__username", "state", "acted_at")
+        .order_by("annotator__username", "acted_at")
     )
-    return [{"annotator": r["annotator__username"], **{k: r[k] for k in ("assigned", "labelled", "skipped")}} for r in rows]
+    for username, state, acted_at in assignments:
+        row = rows.setdefault(username, {"assigned": 0, AssignmentState.LABELLED: 0, AssignmentState.SKIPPED: 0, "acted": []})
+        row["assigned"] += 1
+        if state in (AssignmentState.LABELLED, AssignmentState.SKIPPED):
+            row[state] += 1
+        if acted_at is not None and state != AssignmentState.PENDING:
+            row["acted"].append(acted_at)
+    return [
+        AnnotatorProgress(
+            annotator=username,
+            assigned=row["assigned"],
+            done=row[AssignmentState.LABELLED],
+            skipped=row[AssignmentState.SKIPPED],
+            remaining=row["assigned"] - row[AssignmentState.LABELLED] - row[AssignmentState.SKIPPED],
+            seconds_per_item=adjudication_rules.seconds_per_item(row["acted"]),
+        )
+        for username, row in rows.items()
+    ]
+
+
+# --- Adjudication: the items a lead resolves ------------------------------------------------------------
+
+
+def _labels_by_item(sample: Sample) -> dict[int, list[tuple[str, str]]]:
+    """{item pk: [(annotator, label)]} of the sample's labelled assignments, annotators by name."""
+    labels: dict[int, list[tuple[str, str]]] = {}
+    for item_id, username, value in (
+        Assignment.objects.filter(item__sample=sample, state=AssignmentState.LABELLED)
+        .values_list("item_id", "annotator__username", "value")
+        .order_by("item_id", "annotator__username")
+    ):
+        labels.setdefault(item_id, []).append((username, value))
+    return labels
+
+
+def _needs_resolving(sample: Sample, labels: list[tuple[str, str]]) -> bool:
+    return adjudication_rules.disagrees([value for _, value in labels], label_kind=sample.label_kind, margin=sample.adjudication_margin)
+
+
+def adjudication_open_count(*, sample: Sample) -> int:
+    """Items whose annotators disagree by more than the sample's margin and that no lead resolved yet."""
+    resolved = set(Adjudication.objects.filter(item__sample=sample).values_list("item_id", flat=True))
+    return sum(
+        1 for item_id, labels in _labels_by_item(sample).items() if item_id not in resolved and _needs_resolving(sample, labels)
+    )
+
+
+def _shown_label(value: str, *, label_kind: str) -> str:
+    """A stored label in the words the lead's page uses (the replies in A, B order, shown as 1 and 2)."""
+    if label_kind == LabelKind.PAIRWISE:
+        return {"A": "Reply 1", "B": "Reply 2"}.get(value, "Tie")
+    if label_kind == LabelKind.PASS_FAIL:
+        return value.capitalize()
+    return value
+
+
+def adjudication_items(*, sample: Sample) -> list[dict]:
+    """The items to resolve (annotators disagree by more than the margin), open first, then those already
+    resolved; each as the annotators saw it (replies of a pair in A, B order, shown as 1 and 2), with each
+    annotator's label and the resolved one: [{item, labels [{annotator, shown}], adjudication, resolved_shown,
+    display}]."""
+    labels_of = _labels_by_item(sample)
+    adjudications = {a.item_id: a for a in Adjudication.objects.filter(item__sample=sample).select_related("decided_by")}
+    wanted = [
+        item_id for item_id, labels in labels_of.items() if item_id in adjudications or _needs_resolving(sample, labels)
+    ]
+    items = SampleItem.objects.filter(pk__in=wanted).select_related("sample", "sample__run", "case").order_by("position")
+    rows = [_adjudication_row(item, labels_of[item.pk], adjudications.get(item.pk)) for item in items]
+    rows.sort(key=lambda row: (row["adjudication"] is not None, row["item"].position))
+    return rows
+
+
+def adjudication_item(*, sample: Sample, position: int) -> dict:
+    """One item of `adjudication_items` (404 when the sample has no item at that position)."""
+    from django.shortcuts import get_object_or_404
+
+    item = get_object_or_404(SampleItem.objects.select_related("sample", "sample__run", "case"), sample=sample, position=position)
+    labels = _labels_by_item(sample).get(item.pk, [])
+    return _adjudication_row(item, labels, Adjudication.objects.filter(item=item).select_related("decided_by").first())
+
+
+def _adjudication_row(item: SampleItem, labels: list[tuple[str, str]], adjudication: Adjudication | None) -> dict:
+    kind = item.sample.label_kind
+    return {
+        "item": item,
+        "labels": [{"annotator": annotator, "shown": _shown_label(value, label_kind=kind)} for annotator, value in labels],
+        "adjudication": adjudication,
+        "resolved_shown": _shown_label(adjudication.value, label_kind=kind) if adjudication else "",
+        "display": item_view(item=item, swapped=False),
+    }
 
 
 def _queue(annotator) -> QuerySet[Assignment]:
@@ -951,7 +1071,11 @@ def item_display(*, assignment: Assignment) -> dict:
     """What an annotator sees of an item, and nothing else: the input, the reply (or both replies, as 1
     and 2 in this annotator's order), the rubric with its examples. No run, system, version, judge,
     model or verdict goes into it."""
-    item = assignment.item
+    return item_view(item=assignment.item, swapped=assignment.swapped)
+
+
+def item_view(*, item: SampleItem, swapped: bool) -> dict:
+    """An item as an annotator sees it (item_display), the replies of a pair in the order `swapped` says."""
     sample = item.sample
     run = sample.run
     outputs = {o.slot: o.text for o in judgeapp_selectors.run_outputs(run=run).filter(case_id=item.case_id)}
@@ -977,7 +1101,7 @@ def item_display(*, assignment: Assignment) -> dict:
         "instructions": sample.instructions,
     }
     if sample.label_kind == "pairwise":
-        first, second = ("B", "A") if assignment.swapped else ("A", "B")
+        first, second = ("B", "A") if swapped else ("A", "B")
         display["replies"] = [outputs.get(first, ""), outputs.get(second, "")]
         display["instruction"] = (run.config.get("imported") or {}).get("instruction") or (
             "Which reply is better against the rubric? The order of the replies means nothing, and a longer reply is not a better one."
@@ -1193,8 +1317,8 @@ def run_preflight(*, judges, systems=(), pair: tuple | None = None) -> list:
 
 
 def human_majority(*, run: Run) -> dict[str, str | None]:
-    """{case id: the label most of its annotators gave ("A", "B", "tie"), None when they split evenly} over
-    the labelled items of the run's samples: what an imported pairwise run's verdicts are set against."""
+    """{case id: the label most of its annotators gave ("A", "B", "tie"), None when they split evenly; a lead's
+    resolved label where there is one} over the labelled items of the run's samples: what an imported pairwise run's verdicts are set against."""
     votes: dict[str, dict[str, int]] = {}
     for case_key, value in Assignment.objects.filter(
         item__sample__run=run, state=AssignmentState.LABELLED
@@ -1205,6 +1329,9 @@ def human_majority(*, run: Run) -> dict[str, str | None]:
     for case_key, tally in votes.items():
         ranked = sorted(tally.items(), key=lambda kv: -kv[1])
         majority[case_key] = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else None
+    for (case_key, _criterion), value in _resolved_labels(run=run).items():
+        if case_key in majority:
+            majority[case_key] = value  # a lead resolved the item: the people's one label
     return majority
 
 

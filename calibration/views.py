@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST
@@ -12,24 +13,27 @@ from django.views.decorators.http import require_POST
 from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS
 from calibration.forms import (
+    AdjudicationForm,
     AdoptForm,
     AnnotatorAssignForm,
     AnnotatorInviteForm,
     CandidateForm,
     InstructionsForm,
     LevelForm,
+    MarginForm,
     PolicyForm,
     SampleForm,
     UnlockForm,
 )
 from calibration.services import annotation as annotation_services
+from calibration.services import adjudication as adjudication_services
 from calibration.services import candidates as candidate_services
 from calibration.services import labels as label_services
 from calibration.services import locks as lock_services
 from calibration.services.samples import sample_draw
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, render_partial
+from judgeapp.judging.pages import HtmxHttpRequest, page_redirect, render_partial
 from judgeapp.roles import READERS, Role, has_role, role_required
 
 # --- The annotator's queue (blind) ---------------------------------------------------------------------
@@ -291,8 +295,74 @@ def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
             {"result": r, "sens": selectors.result_sensitivity(r, level)} for r in results if r.criterion == ""
         ],
         "panels": [p for p in selectors.annotator_panels(limit=1000) if p["sample"].pk == sample.pk],
+        "to_resolve": selectors.adjudication_open_count(sample=sample),
+        "is_lead": has_role(request.user, Role.LEAD),
     }
     return render(request, "calibration/sample_detail.html", context)
+
+
+# --- Adjudication: a lead resolves the items annotators disagree on --------------------------------------
+
+
+@role_required(Role.LEAD)
+def adjudication(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
+    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    rows = selectors.adjudication_items(sample=sample)
+    context = {
+        "sample": sample,
+        "rows": rows,
+        "open": sum(1 for row in rows if row["adjudication"] is None),
+        "margin_form": MarginForm(initial={"margin": sample.adjudication_margin}),
+        "form": AdjudicationForm(),
+    }
+    return render(request, "calibration/adjudication.html", context)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def adjudication_resolve(request: HtmxHttpRequest, sample_uuid, position: int) -> HttpResponse:
+    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    row = selectors.adjudication_item(sample=sample, position=position)
+    form = AdjudicationForm(request.POST)
+    error = ""
+    if form.is_valid():
+        try:
+            adjudication_services.adjudication_record(
+                item=row["item"], answer=form.cleaned_data["answer"], note=form.cleaned_data["note"], actor=request.user
+            )
+        except InputError as exc:
+            error = str(exc)
+    else:
+        error = " ".join(form.errors.get("answer", []) + form.errors.get("note", []))
+    if error:
+        if not request.htmx:
+            messages.error(request, f"Item {position + 1} not resolved: {error}")
+            return redirect(reverse("calibration:adjudication", args=[sample.uuid]) + f"#item-{position}")
+        return render(request, "calibration/adjudication.html#row", {"sample": sample, "row": row, "form": form, "error": error}, status=400)
+    if not request.htmx:
+        messages.success(request, f"Item {position + 1} resolved.")
+        return redirect(reverse("calibration:adjudication", args=[sample.uuid]) + f"#item-{position}")
+    row = selectors.adjudication_item(sample=sample, position=position)
+    context = {"sample": sample, "row": row, "form": AdjudicationForm(), "just_resolved": True,
+               "open": selectors.adjudication_open_count(sample=sample)}
+    return render(request, "calibration/adjudication.html#row", context)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def adjudication_margin(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
+    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    form = MarginForm(request.POST)
+    if form.is_valid():
+        try:
+            adjudication_services.sample_margin_set(sample=sample, margin=form.cleaned_data["margin"], actor=request.user)
+        except InputError as exc:
+            messages.error(request, f"Margin not changed: {exc}")
+        else:
+            messages.success(request, f"Margin set: items whose scores differ by more than {form.cleaned_data['margin']} are resolved here.")
+    else:
+        messages.error(request, "Margin not changed: " + " ".join(form.errors.get("margin", [])))
+    return page_redirect(request, reverse("calibration:adjudication", args=[sample.uuid]))
 
 
 @require_POST

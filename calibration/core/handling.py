@@ -5,7 +5,8 @@ Three choices, each declared on the calibration policy (docs/calibration.md §4)
 
 - annotators: `pooled` — every human label of an item is a pair with the judge's verdict (an item labelled
   by three people counts three times); `majority` — one label per item, the one more than half of its
-  annotators gave, an item without such a label left out;
+  annotators gave, an item without such a label left out — or, where a lead resolved the item, the resolved
+  label (`resolved`), majority or not;
 - ties (pairwise labels only): `kept`; `human ties dropped` — a pair whose human label is a tie is left out;
   `dropped` — a pair where the person or the judge said tie is left out;
 - the judge's non-answers (a labelled item the judge gave no usable verdict on): `disagreement` — compared as
@@ -121,11 +122,13 @@ def handled_pairs(
     handling: Handling,
     label_kind: str,
     scales: dict[Hashable, tuple[int, int]] | None = None,
+    resolved: dict[Hashable, int | str] | None = None,
 ) -> tuple[list[LabelPair], dict]:
     """The (judge, human) pairs a figure is computed on, and what was left out.
 
     `humans`: {item: {annotator: label}}; `judged`: {item: the judge's verdict, or None for a non-answer} —
-    items missing from `judged` were not put to the judge and are not compared. Returns (pairs, counts):
+    items missing from `judged` were not put to the judge and are not compared; `resolved`: {item: a lead's
+    resolved label}, the item's one label under `majority`. Returns (pairs, counts):
     counts = {non_answers: non-answer items compared, left_out: {no_majority, non_answers, ties}}.
     """
     pairs: list[LabelPair] = []
@@ -136,7 +139,9 @@ def handled_pairs(
             continue
         labels = dict(by)
         if handling.annotators == MAJORITY:
-            winner = majority_label(list(by.values()))
+            winner = (resolved or {}).get(item)
+            if winner is None:
+                winner = majority_label(list(by.values()))
             if winner is None:
                 left_out["no_majority"] += 1
                 continue
@@ -167,6 +172,7 @@ def sensitivity(
     label_kind: str,
     figure,
     scales: dict[Hashable, tuple[int, int]] | None = None,
+    resolved: dict[Hashable, int | str] | None = None,
 ) -> list[dict]:
     """The same figures under every other handling, point estimates: [{annotators, ties, non_answers, words,
     n_items, n_labels, **figure(pairs)}]. `figure(pairs)` returns the point figures ({kappa, agreement})."""
@@ -174,7 +180,7 @@ def sensitivity(
     for handling in every_handling(label_kind):
         if handling.key == declared.key:
             continue
-        pairs, _ = handled_pairs(humans, judged, handling=handling, label_kind=label_kind, scales=scales)
+        pairs, _ = handled_pairs(humans, judged, handling=handling, label_kind=label_kind, scales=scales, resolved=resolved)
         rows.append(
             {
                 **handling.as_dict(label_kind),
@@ -196,11 +202,12 @@ def measured(
     scales: dict[Hashable, tuple[int, int]] | None = None,
     n_resamples: int,
     seed: int,
+    resolved: dict[Hashable, int | str] | None = None,
 ) -> dict | None:
     """A judge's figures against people under the declared handling (agreement.judge_human, with its
     intervals), what it left out, and the same figures under every other handling; None when no pair is
     left to compare. Adds to judge_human's keys: details, n_unreadable, handling, sensitivity."""
-    pairs, counts = handled_pairs(humans, judged, handling=declared, label_kind=label_kind, scales=scales)
+    pairs, counts = handled_pairs(humans, judged, handling=declared, label_kind=label_kind, scales=scales, resolved=resolved)
     if not pairs:
         return None
     figures = judge_human(pairs, label_kind=label_kind, scale=scale, n_resamples=n_resamples, seed=seed)
@@ -215,6 +222,8 @@ def measured(
         point = judge_human(alternative_pairs, label_kind=label_kind, scale=scale, n_resamples=0)
         return {"kappa": point["kappa"], "agreement": point["agreement"]}
 
-    figures["sensitivity"] = sensitivity(humans, judged, declared=declared, label_kind=label_kind, figure=points, scales=scales)
+    figures["sensitivity"] = sensitivity(
+        humans, judged, declared=declared, label_kind=label_kind, figure=points, scales=scales, resolved=resolved
+    )
     figures["pairs"] = pairs  # what else a result keeps is read from the same pairs (alt_test.judge_beside_people)
     return figures

@@ -26,7 +26,7 @@ from calibration.core.agreement import inter_annotator
 from calibration.core.alt_test import judge_beside_people
 from calibration.core.labels import label_value
 from calibration.core.slices import agreement_slices
-from calibration.models import AgreementResult, Assignment, AssignmentState, Sample
+from calibration.models import Adjudication, AgreementResult, Assignment, AssignmentState, Sample
 from calibration.selectors import judge_configurations, policy_current
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging import taskqueue
@@ -50,6 +50,14 @@ def agreement_enqueue(*, sample_id: int) -> None:
             log.warning("could not enqueue the agreement of sample %s; it stays pending", sample_id, exc_info=True)
 
     transaction.on_commit(send)
+
+
+def _resolved(sample: Sample) -> dict[int, int | str]:
+    """{item pk: the lead's resolved label} — the item's one label wherever the judge meets the majority."""
+    return {
+        item_id: label_value(value, label_kind=sample.label_kind)
+        for item_id, value in Adjudication.objects.filter(item__sample=sample).values_list("item_id", "value")
+    }
 
 
 def _groups(sample: Sample) -> tuple[list[str], dict]:
@@ -83,6 +91,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
     declared = handling_rules.effective(policy_current().declared_handling, label_kind=sample.label_kind, imported=imported)
     configs = judge_configurations(run=run)
     criteria, labels = _groups(sample)
+    resolved = _resolved(sample)
     judges = sorted(({judge for (_, _, judge) in items.verdicts} | {judge for (_, _, judge) in unusable}) & set(configs))
     resamples = bootstrap_resamples()
     seed = sample.seed or 0
@@ -112,7 +121,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                 judged[item.pk] = None if verdict is None else label_value(verdict, label_kind=sample.label_kind)
             figures = handling_rules.measured(
                 humans, judged, declared=declared, label_kind=sample.label_kind, scale=scale, scales=scales,
-                n_resamples=resamples, seed=seed,
+                n_resamples=resamples, seed=seed, resolved=resolved,
             )
             if figures is None:
                 continue

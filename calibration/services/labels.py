@@ -31,7 +31,8 @@ User = get_user_model()
 LABEL_COLUMNS = ("run_id", "case_id", "criterion", "annotator", "label")
 
 
-def _labels_changed(sample_id: int) -> None:
+def sample_labels_changed(*, sample_id: int) -> None:
+    """Call in the transaction of any change to what the sample's figures read (a label, a resolved label)."""
     Sample.objects.filter(pk=sample_id).update(labels_version=F("labels_version") + 1, updated_at=timezone.now())
     agreement_enqueue(sample_id=sample_id)
 
@@ -62,7 +63,7 @@ def label_record(*, assignment: Assignment, answer: str) -> Assignment:
         Assignment.objects.filter(pk=assignment.pk).update(
             state=AssignmentState.LABELLED, value=value, source=LabelSource.WEB, acted_at=timezone.now(), updated_at=timezone.now()
         )
-        _labels_changed(assignment.item.sample_id)
+        sample_labels_changed(sample_id=assignment.item.sample_id)
     assignment.refresh_from_db()
     return assignment
 
@@ -74,7 +75,7 @@ def label_skip(*, assignment: Assignment) -> Assignment:
             state=AssignmentState.SKIPPED, value="", source="", acted_at=timezone.now(), updated_at=timezone.now()
         )
         if had_label:
-            _labels_changed(assignment.item.sample_id)
+            sample_labels_changed(sample_id=assignment.item.sample_id)
     assignment.refresh_from_db()
     return assignment
 
@@ -95,7 +96,7 @@ def label_undo(*, annotator) -> Assignment | None:
             state=AssignmentState.PENDING, value="", source="", acted_at=None, updated_at=timezone.now()
         )
         if had_label:
-            _labels_changed(last.item.sample_id)
+            sample_labels_changed(sample_id=last.item.sample_id)
     last.refresh_from_db()
     return last
 
@@ -257,7 +258,7 @@ def labels_store(*, rows: list[tuple], runs: dict, items_of_run: dict, source: s
                 )
                 position[user.pk] += 1
             Assignment.objects.bulk_create(assignments, batch_size=1000)
-            _labels_changed(sample.pk)
+            sample_labels_changed(sample_id=sample.pk)
             sample.refresh_from_db()
             samples.append(sample)
     return ImportSummary(labels=len(checked), samples=samples, annotators=sorted(users), created_users=created_users)

@@ -307,6 +307,8 @@ class AuditLog(TimeStampedModel):
         LEVEL_SET = "calibration.level_set"
         POLICY_SET = "calibration.policy_set"
         CANDIDATE_ADOPTED = "calibration.candidate_adopted"
+        ITEM_RESOLVED = "calibration.item_resolved"
+        MARGIN_SET = "calibration.margin_set"
         MAPPING_REVEALED = "blind.mapping_revealed"
         TOKEN_CREATED = "api.token_created"
         TOKEN_REVOKED = "api.token_revoked"
