@@ -11,7 +11,7 @@ from calibration import selectors
 from calibration.models import Assignment, Sample
 from calibration.services.samples import sample_draw
 from judgeapp.judging import taskqueue
-from tests.calibration.conftest import scores_for
+from tests.calibration.conftest import planted_run, planted_server, scores_for  # noqa: F401  (the fixtures)
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.slow
