@@ -237,6 +237,7 @@ def agreements_refresh() -> int:
     # A mark whose task was lost (a killed worker) on a sample with nothing left to compute: free it, so that
     # the next label sends a task at once instead of waiting for the mark to go stale. A label that bumps the
     # version marks the row in the same transaction, so no mark cleared here is one still needed.
-    Sample.objects.filter(agreement_queued_at__isnull=False, labels_version=F("agreement_version")).update(agreement_queued_at=None)
+    done = Sample.objects.filter(agreement_queued_at__isnull=False, labels_version=F("agreement_version"))
+    done.update(agreement_queued_at=None)
     locks_evaluate()
     return count

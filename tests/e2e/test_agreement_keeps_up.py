@@ -48,7 +48,8 @@ def test_the_lock_follows_the_last_label_of_a_sample_within_ten_seconds(
     order = [(annotator, a) for a in mine[annotator.pk][:-1]] + [(other, a) for a in mine[other.pk][:-1]] + [(annotator, last)]
     for user, assignment in order:
         client.force_login(user)
-        response = client.post(reverse("calibration:queue_label", args=[assignment.uuid]), {"answer": str(6 - score[assignment.item.case_key])})
+        answer = str(6 - score[assignment.item.case_key])
+        response = client.post(reverse("calibration:queue_label", args=[assignment.uuid]), {"answer": answer})
         assert response.status_code in (200, 302), response.content[:300]
     labelled_at = time.monotonic()
     assert selectors.gate_lock_reasons(run=run) == []  # not yet: too few items until the last label counts
