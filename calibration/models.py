@@ -91,6 +91,16 @@ class Sample(TimeStampedModel):
         default=adjudication_rules.DEFAULT_MARGIN,
         help_text="Scores: an item whose highest and lowest labels differ by more than this goes to the lead to resolve.",
     )
+    # Set by the label that finds it empty (a compare-and-set in that label's transaction), which alone sends
+    # the agreement task, with a short countdown: the labels arriving meanwhile ride on that one computation.
+    # The task empties it before it reads the labels, so a label arriving during the computation sends the
+    # next one. A mark older than CALIBRATION_AGREEMENT_QUEUED_STALE (a task lost with a killed worker)
+    # counts as empty.
+    agreement_queued_at = models.DateTimeField(null=True, blank=True)
+    # The snapshot every page and report reads (one labels version, never figures from two moments): the
+    # labels the stored results were computed from, as [case id, criterion, annotator, value] rows, and when.
+    agreement_labels = models.JSONField(default=list, blank=True, help_text="The labels of agreement_version, as computed.")
+    agreement_computed_at = models.DateTimeField(null=True, blank=True)
     repeat = models.PositiveSmallIntegerField(
         default=0,
         help_text="0: the draw of its run, size and seed. A database from before a draw was made once (calibration "
@@ -121,6 +131,16 @@ class Sample(TimeStampedModel):
     @property
     def agreement_stale(self) -> bool:
         return self.agreement_version != self.labels_version
+
+    @property
+    def snapshot(self) -> dict:
+        """Which labels the stored agreement figures stand on: {sample_id, labels_version, computed_at, pending}."""
+        return {
+            "sample_id": str(self.uuid),
+            "labels_version": self.agreement_version,
+            "computed_at": self.agreement_computed_at.isoformat() if self.agreement_computed_at else None,
+            "pending": self.agreement_stale,
+        }
 
 
 class SampleItem(TimeStampedModel):

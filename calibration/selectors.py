@@ -6,9 +6,11 @@ is imported outside it. judgeapp's data is read only through `judgeapp.judging.s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from calibration.core import adjudication as adjudication_rules
@@ -35,10 +37,11 @@ from calibration.models import (
     SampleItem,
 )
 from judgeapp.judging import selectors as judgeapp_selectors
-from judgeapp.judging.memo import shared_read
+from judgeapp.judging.memo import reads_shared, shared_read
 from judgeapp.models import Run, RunKind, content_hash, short_version
 
 POOLED_JURY = "jury"
+T = TypeVar("T")
 
 
 # --- A run's judges ------------------------------------------------------------------------------------
@@ -487,16 +490,38 @@ def judge_status(*, judge) -> dict:
     return status_for(judge_name=judge.name, judge_version=judge.version)
 
 
+# --- One snapshot ------------------------------------------------------------------------------------
+
+
+def agreement_fingerprint() -> tuple:
+    """Changes whenever an agreement computation commits: each one raises its sample's agreement_version (the
+    labels version it computed, above the last) and stamps agreement_computed_at, with its results, in one
+    transaction."""
+    figures = Sample.objects.aggregate(versions=Sum("agreement_version"), last=Max("agreement_computed_at"))
+    return figures["versions"], figures["last"]
+
+
+def one_snapshot(read: Callable[[], T], *, attempts: int = 3) -> T:
+    """`read()`, whose figures all stand on stored agreement (status, agreement, corrected mean), read again
+    when a computation committed while it read: a page or report never shows figures of two moments. Each
+    attempt reads afresh (no answer shared from before the computation)."""
+    for _ in range(attempts):
+        before = agreement_fingerprint()
+        with reads_shared():
+            answer = read()
+        if agreement_fingerprint() == before:
+            break
+    return answer
+
+
 # --- The human-corrected mean (PPI++) -----------------------------------------------------------------
 
 
 def _human_means(sample: Sample) -> dict[tuple[str, str], list[float]]:
-    """{(case id, criterion): [each person's score]} of a score sample's labelled items; a resolved item's
-    one score is the lead's resolved label."""
+    """{(case id, criterion): [each person's score]} of a score sample's labelled items, as its stored
+    agreement counted them (its snapshot); a resolved item's one score is the lead's resolved label."""
     labels: dict[tuple[str, str], list[float]] = {}
-    for case_key, criterion, value in Assignment.objects.filter(item__sample=sample, state=AssignmentState.LABELLED).values_list(
-        "item__case_key", "item__criterion", "value"
-    ):
+    for case_key, criterion, _annotator, value in sample.agreement_labels or []:
         try:
             labels.setdefault((case_key, criterion), []).append(float(value))
         except ValueError:
@@ -525,7 +550,9 @@ def corrected_sample_for(*, run: Run) -> Sample | None:
     label_kind = CORRECTED_LABEL_KINDS.get(run.kind)
     if label_kind is None:
         return None
-    labelled = Sample.objects.filter(label_kind=label_kind, items__assignments__state=AssignmentState.LABELLED).distinct()
+    # Labelled as the stored agreement counted it (its snapshot), so the corrected figures and the agreement
+    # beside them stand on the same labels.
+    labelled = Sample.objects.filter(label_kind=label_kind).exclude(agreement_computed_at=None).exclude(agreement_labels=[])
     own = labelled.filter(run=run).order_by("-created_at", "-id").first()
     if own is not None:
         return own
@@ -596,6 +623,7 @@ def corrected_for_run(*, run: Run) -> dict | None:
             "sample_run_id": sample.run.run_id,
             "same_run": same_run,
             "weighted": weights is not None,
+            "snapshot": sample.snapshot,
         }
     )
     return result
@@ -624,9 +652,7 @@ def corrected_rate_for_run(*, run: Run) -> dict | None:
     same_run = sample.run_id == run.pk
     sample_verdicts = verdicts if same_run else {case: v for case, v in _verdicts_of(sample.run, name).items() if v in values}
     humans: dict[str, list[str]] = {}
-    for case_key, value in Assignment.objects.filter(item__sample=sample, state=AssignmentState.LABELLED).values_list(
-        "item__case_key", "value"
-    ).order_by("item__case_key", "id"):
+    for case_key, _criterion, _annotator, value in sorted(sample.agreement_labels or []):  # the snapshot's labels
         if value in values:
             humans.setdefault(case_key, []).append(value)
     for (case_key, _criterion), value in _resolved_labels(sample=sample).items():
@@ -660,6 +686,7 @@ def corrected_rate_for_run(*, run: Run) -> dict | None:
             "sample_run_id": sample.run.run_id,
             "same_run": same_run,
             "weighted": weights is not None,
+            "snapshot": sample.snapshot,
         }
     )
     return result
@@ -770,9 +797,33 @@ def agreement_for_run(*, run: Run) -> dict | None:
         "sensitivity": result_sensitivity(pooled, level)["alternatives"],
         "locked": lock_reason_for(judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric) is not None,
         "pending_labels": sample.agreement_stale,
+        # The labels these figures stand on: its labels_version is the results' own (read in one statement).
+        "snapshot": {**sample.snapshot, "labels_version": pooled.labels_version},
         "scripted_demo": pooled.scripted_demo,
         "slices": slices_shown(pooled, level),
     }
+
+
+def agreement_reads(*, run: Run, corrected: bool = True) -> dict:
+    """What a run's page and report show of people's labels, read from one snapshot (one_snapshot):
+    {calibration (each judge's status), agreement (pointwise), corrected (a pointwise run's corrected mean, a
+    jury's or pairwise comparison's corrected rate; None when `corrected` is False), snapshot (the labels
+    version and time of the agreement the figures stand on, None without one)}."""
+
+    def read() -> dict:
+        pointwise = run.kind == RunKind.POINTWISE
+        agreement = agreement_for_run(run=run) if pointwise else None
+        figures = None
+        if corrected:
+            figures = corrected_for_run(run=run) if pointwise else corrected_rate_for_run(run=run)
+        return {
+            "calibration": calibration_for_run(run=run),
+            "agreement": agreement,
+            "corrected": figures,
+            "snapshot": (agreement or figures or {}).get("snapshot"),
+        }
+
+    return one_snapshot(read)
 
 
 @dataclass

@@ -7,7 +7,7 @@ from judgeapp.celery import app
 @app.task(name="calibration.tasks.compute_agreement", acks_late=True, soft_time_limit=300, time_limit=360)
 def compute_agreement(sample_id: int) -> None:
     """Recompute one sample's judge–human agreement (a no-op when its labels have not changed)."""
-    agreement.agreement_compute(sample_pk=sample_id)
+    agreement.agreement_run(sample_pk=sample_id)
 
 
 @app.task(name="calibration.tasks.refresh_agreements", acks_late=True, soft_time_limit=600, time_limit=660)

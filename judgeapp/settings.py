@@ -223,6 +223,11 @@ SERVICE_OUTAGE_SECONDS = env.int("SERVICE_OUTAGE_SECONDS", default=600)
 RUN_SOFT_TIME_LIMIT = env.int("RUN_SOFT_TIME_LIMIT", default=6 * 3600)
 RUN_HARD_TIME_LIMIT = RUN_SOFT_TIME_LIMIT + 60
 WORKER_CONCURRENCY = env.int("WORKER_CONCURRENCY", default=8)
+# Labels arriving for a sample within this many seconds are counted by one agreement computation (a task sent
+# with this countdown by the first of them); a mark of a sent task older than the second setting is taken as
+# lost with its worker, and the next label sends another (calibration/services/agreement.py).
+CALIBRATION_AGREEMENT_DEBOUNCE_SECONDS = env.float("CALIBRATION_AGREEMENT_DEBOUNCE_SECONDS", default=2.0)
+CALIBRATION_AGREEMENT_QUEUED_STALE_SECONDS = env.int("CALIBRATION_AGREEMENT_QUEUED_STALE_SECONDS", default=600)
 # The scripted demo judge that `manage.py up` starts for the demo (fakejudge; not a language model).
 DEMO_JUDGE_PORT = env.int("DEMO_JUDGE_PORT", default=8931)
 

@@ -1,4 +1,9 @@
-"""Judge–human agreement of a sample, computed by a Celery task whenever its labels change.
+"""Judge–human agreement of a sample, computed by a task a few seconds after its labels change.
+
+Labels arriving together (an annotator going through a queue, two at once) are counted by one computation:
+the first marks the sample and sends the task with a short countdown, the others find it marked
+(agreement_enqueue). Each computation stores the labels it counted beside its results (the snapshot every
+page and report reads), so no page shows figures of two moments.
 
 Idempotent: the task compares the sample's labels version with the one its stored results were computed
 for and does nothing when they match; a task that finds the labels changed while it computed throws its
@@ -16,9 +21,11 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from calibration.core import handling as handling_rules
@@ -38,18 +45,50 @@ def bootstrap_resamples() -> int:
     return getattr(settings, "CALIBRATION_BOOTSTRAP_RESAMPLES", 1000)
 
 
-def agreement_enqueue(*, sample_id: int) -> None:
-    """Compute the sample's agreement in a worker once the labels' transaction commits."""
+def debounce_seconds() -> float:
+    return float(getattr(settings, "CALIBRATION_AGREEMENT_DEBOUNCE_SECONDS", 2.0))
+
+
+def _not_queued(now) -> Q:
+    """A sample with no agreement computation due: never marked, or marked so long ago that its task was lost
+    (a worker killed while it held it)."""
+    stale = now - timedelta(seconds=getattr(settings, "CALIBRATION_AGREEMENT_QUEUED_STALE_SECONDS", 600))
+    return Q(agreement_queued_at__isnull=True) | Q(agreement_queued_at__lt=stale)
+
+
+def agreement_enqueue(*, sample_id: int) -> bool:
+    """Have the sample's agreement computed in a worker a few seconds after its labels' transaction commits:
+    one computation for every label that arrives meanwhile. Call it in the transaction that changed the labels.
+
+    Compare-and-set on `agreement_queued_at`: only the label that finds it empty marks it and sends the task
+    (the row is already locked by the label's `labels_version` bump, so two labels never both win); the task
+    empties it before it reads the labels, so a label committed after that sends the next one. True when this
+    call sent (or will send, at commit) the task."""
+    now = timezone.now()
+    if not Sample.objects.filter(_not_queued(now), pk=sample_id).update(agreement_queued_at=now):
+        return False  # a computation is due and has not started: it reads this label when it does
 
     def send():
         try:
-            taskqueue.send(taskqueue.COMPUTE_AGREEMENT, sample_id)
+            taskqueue.send(taskqueue.COMPUTE_AGREEMENT, sample_id, countdown=debounce_seconds())
+            return
         except taskqueue.BrokerDown as exc:  # the labels are stored; a worker's start-up or `agreement` catches up
             log.warning("could not enqueue the agreement of sample %s; it stays pending: %s", sample_id, exc)
         except Exception:  # noqa: BLE001 - as above, with the traceback of what went wrong
             log.warning("could not enqueue the agreement of sample %s; it stays pending", sample_id, exc_info=True)
+        # Nothing was sent: the next label tries again rather than wait for the mark to go stale.
+        Sample.objects.filter(pk=sample_id, agreement_queued_at=now).update(agreement_queued_at=None)
 
     transaction.on_commit(send)
+    return True
+
+
+def agreement_run(*, sample_pk: int) -> bool:
+    """What the agreement task does: take the sample off the queued mark, then compute. The mark is emptied
+    (and committed) before the labels are read, so every label either is read by this computation or, arriving
+    after, finds the mark empty and sends the next one."""
+    Sample.objects.filter(pk=sample_pk).update(agreement_queued_at=None)
+    return agreement_compute(sample_pk=sample_pk)
 
 
 def _resolved(sample: Sample) -> dict[int, int | str]:
@@ -60,18 +99,21 @@ def _resolved(sample: Sample) -> dict[int, int | str]:
     }
 
 
-def _groups(sample: Sample) -> tuple[list[str], dict]:
-    """The criteria to report on ("" = all pooled first) and each item's human labels."""
+def _groups(sample: Sample) -> tuple[list[str], dict, list[list[str]]]:
+    """The criteria to report on ("" = all pooled first), each item's human labels, and the labels as the
+    snapshot keeps them ([case id, criterion, annotator, value] rows)."""
     assignments = (
         Assignment.objects.filter(item__sample=sample, state=AssignmentState.LABELLED)
         .select_related("item", "annotator")
         .order_by("item__position", "annotator__username")
     )
     labels: dict = defaultdict(dict)  # item -> {annotator: value}
+    rows = []
     for a in assignments:
         labels[a.item][a.annotator.username] = label_value(a.value, label_kind=sample.label_kind)
+        rows.append([a.item.case_key, a.item.criterion, a.annotator.username, a.value])
     criteria = sorted({item.criterion for item in labels if item.criterion})
-    return ([""] + criteria) if criteria else [""], labels
+    return ([""] + criteria) if criteria else [""], labels, rows
 
 
 def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
@@ -90,7 +132,7 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
     unusable = set(judgeapp_selectors.run_unusable(run=run)) | set(judgeapp_selectors.run_imported_unanswered(run=run))
     declared = handling_rules.effective(policy_current().declared_handling, label_kind=sample.label_kind, imported=imported)
     configs = judge_configurations(run=run)
-    criteria, labels = _groups(sample)
+    criteria, labels, label_rows = _groups(sample)
     resolved = _resolved(sample)
     judges = sorted(({judge for (_, _, judge) in items.verdicts} | {judge for (_, _, judge) in unusable}) & set(configs))
     resamples = bootstrap_resamples()
@@ -182,7 +224,11 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
             candidate_results_store(candidate=candidate, resamples=resamples)
             if candidate.adopted_at is not None:
                 adopted.append((candidate.judge_name, candidate.config_version))
-        Sample.objects.filter(pk=sample_pk).update(agreement_version=version, updated_at=timezone.now())
+        # The snapshot: what every page and report reads beside these results (the corrected mean among them).
+        now = timezone.now()
+        Sample.objects.filter(pk=sample_pk).update(
+            agreement_version=version, agreement_labels=label_rows, agreement_computed_at=now, updated_at=now
+        )
         locks_evaluate(configs=[(judge, configs[judge]["version"]) for judge in judges] + adopted)
     return True
 
@@ -195,7 +241,12 @@ def agreements_refresh() -> int:
 
     count = 0
     for pk in Sample.objects.exclude(labels_version=0).values_list("pk", "labels_version", "agreement_version"):
-        if pk[1] != pk[2] and agreement_compute(sample_pk=pk[0]):
+        if pk[1] != pk[2] and agreement_run(sample_pk=pk[0]):
             count += 1
+    # A mark whose task was lost (a killed worker) on a sample with nothing left to compute: free it, so that
+    # the next label sends a task at once instead of waiting for the mark to go stale. A label that bumps the
+    # version marks the row in the same transaction, so no mark cleared here is one still needed.
+    done = Sample.objects.filter(agreement_queued_at__isnull=False, labels_version=F("agreement_version"))
+    done.update(agreement_queued_at=None)
     locks_evaluate()
     return count

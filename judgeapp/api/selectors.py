@@ -8,7 +8,7 @@ import re
 from django.db.models import QuerySet
 from django.http import Http404
 
-from calibration.selectors import corrected_rate_for_run
+from calibration.selectors import agreement_reads
 from judgeapp.judging.errors import InputError
 from judgeapp.models import ApiToken, Rubric, Run, RunKind, RunStatus, System, TestSet
 from judgeapp.pointwise.services import report_current
@@ -93,8 +93,12 @@ def report_of(*, run: Run) -> dict:
     report = dict(run.report) if run.report else {"run_id": run.run_id, "kind": run.kind}
     corrected_key = CORRECTED_RATE_KEYS.get(run.kind)
     if corrected_key and run.report and run.status in (RunStatus.DONE, RunStatus.INVALID):
-        # As the run page: from the labels as they are now (a sample is drawn from a finished run).
-        report[corrected_key] = corrected_rate_for_run(run=run)
+        # As the run page: from the agreement as it is now (a sample is drawn from a finished run), the
+        # statuses beside it from the same snapshot.
+        reads = agreement_reads(run=run)
+        report[corrected_key] = reads["corrected"]
+        report["calibration"] = reads["calibration"]
+        report["agreement_snapshot"] = reads["snapshot"]
     report["status"] = run.status
     if run.error:
         report["error"] = run.error

@@ -122,7 +122,9 @@ class JuryHandler(RunHandler):
         generated_output_record(unit, result)
 
     def finalize(self, run):
-        from calibration.selectors import calibration_for_run, corrected_rate_for_run
+        from calibration.selectors import agreement_reads
+
+        people = agreement_reads(run=run)  # the statuses and the corrected rate from one agreement snapshot
 
         panel = panel_of(run)
         names = [j.name for j in panel]
@@ -173,9 +175,9 @@ class JuryHandler(RunHandler):
                 "judges": {j.name: j.version for j in panel},
             },
             "warnings": warnings,
-            "calibration": calibration_for_run(run=run),
+            "calibration": people["calibration"],
             "noise": run_noise(run=run, tie=TIE_PASS_FAIL, positive="pass"),
-            "corrected_pass_rate": corrected_rate_for_run(run=run),  # PPI++ from a labelled sample (CONTRACT §6); null without one
+            "corrected_pass_rate": people["corrected"],  # PPI++ from a labelled sample (CONTRACT §6); null without one
             **flags_of(run),
         }
         return (RunStatus.INVALID if invalid_reasons else RunStatus.DONE), report

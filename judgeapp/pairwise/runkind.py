@@ -126,7 +126,9 @@ class PairwiseHandler(RunHandler):
         generated_output_record(unit, result, slot=unit.payload.get("slot", ""))
 
     def finalize(self, run):
-        from calibration.selectors import calibration_for_run, corrected_rate_for_run
+        from calibration.selectors import agreement_reads
+
+        people = agreement_reads(run=run)  # the statuses and the corrected rate from one agreement snapshot
 
         cases = compared_cases(run)
         # The report reads the replies' lengths, not their texts, and of each unit what UNIT_REPORT_FIELDS hold.
@@ -211,9 +213,9 @@ class PairwiseHandler(RunHandler):
                 "temperature": 0.0,
             },
             "warnings": warnings,
-            "calibration": calibration_for_run(run=run),
+            "calibration": people["calibration"],
             "noise": run_noise(run=run, tie=TIE_PAIRWISE, positive="A", mapped=map_back),
-            "corrected_win_rate": corrected_rate_for_run(run=run),  # PPI++ from a labelled sample (CONTRACT §6); null without one
+            "corrected_win_rate": people["corrected"],  # PPI++ from a labelled sample (CONTRACT §6); null without one
             **flags_of(run),
         }
         return (RunStatus.INVALID if summary["invalid"] else RunStatus.DONE), report

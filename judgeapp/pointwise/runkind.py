@@ -191,8 +191,6 @@ def report_warnings(*, run) -> list[str]:
 def report_context(*, run) -> dict:
     """The report's keys beside the scores: versions, judge, system, warnings, agreement, the judge's
     calibration status, and the human-corrected mean (`corrected`, CONTRACT §6)."""
-    from calibration.selectors import agreement_for_run, calibration_for_run, corrected_for_run
-
     judge = run.config.get("judges", {}).get(run.judge.name, {}) if run.judge_id else {}
     system = run.config.get("system")
     options = run.options
@@ -221,7 +219,18 @@ def report_context(*, run) -> dict:
         "testset": {"name": run.testset.name, "cases": run.testset.case_count, "git_commit": run.testset.git_commit} if run.testset_id else None,
         "rubric": {"name": run.rubric.name, "git_commit": run.rubric.git_commit} if run.rubric_id else None,
         "warnings": report_warnings(run=run),
-        "agreement": agreement_for_run(run=run),
-        "calibration": calibration_for_run(run=run),
-        "corrected": corrected_for_run(run=run),
+        **_people(run),
+    }
+
+
+def _people(run) -> dict:
+    """The report's keys that stand on people's labels, from one agreement snapshot (`agreement_snapshot`)."""
+    from calibration.selectors import agreement_reads
+
+    reads = agreement_reads(run=run)
+    return {
+        "agreement": reads["agreement"],
+        "calibration": reads["calibration"],
+        "corrected": reads["corrected"],
+        "agreement_snapshot": reads["snapshot"],
     }

@@ -248,17 +248,21 @@ def judge_prompt(*, judge: Judge):
 def report_current(*, run: Run) -> dict:
     """The run's report with its gate and agreement as they are now (a lock or a lead's block may have
     come after the run finished)."""
-    from calibration.selectors import agreement_for_run, calibration_for_run, corrected_for_run
+    from calibration.selectors import agreement_reads, one_snapshot
     from judgeapp.releases.selectors import gate_evaluate
 
     report = dict(run.report) if run.report else {"run_id": run.run_id, "kind": run.kind, "mean": None}
     report["status"] = run.status
     if run.error:
         report["error"] = run.error
-    report["gate"] = gate_evaluate(run=run)
-    report["agreement"] = agreement_for_run(run=run)
-    report["calibration"] = calibration_for_run(run=run)
-    report["corrected"] = corrected_for_run(run=run) if run.status in (RunStatus.DONE, RunStatus.INVALID) else None
+    finished = run.status in (RunStatus.DONE, RunStatus.INVALID)
+    # The gate, the agreement, the statuses and the corrected mean from one agreement snapshot, never two.
+    gate, reads = one_snapshot(lambda: (gate_evaluate(run=run), agreement_reads(run=run, corrected=finished)))
+    report["gate"] = gate
+    report["agreement"] = reads["agreement"]
+    report["calibration"] = reads["calibration"]
+    report["corrected"] = reads["corrected"]
+    report["agreement_snapshot"] = reads["snapshot"]
     return report
 
 

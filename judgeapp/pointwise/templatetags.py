@@ -52,14 +52,3 @@ def page_warnings(report: dict | None, run) -> list[str]:
     if run.uses_scripted_judge:
         return [w for w in warnings if w != SCRIPTED_DEMO_WARNING]
     return warnings
-
-
-@register.filter
-def corrected_now(run):
-    """The run's human-corrected mean from the labels as they are now (a sample is drawn from a finished
-    run, so the report written at its end rarely has one)."""
-    from calibration.selectors import corrected_for_run
-
-    if run.status not in ("done", "invalid"):
-        return None
-    return corrected_for_run(run=run)

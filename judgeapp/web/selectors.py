@@ -9,7 +9,7 @@ from calibration import selectors as calibration_selectors
 from judgeapp.judging.accounting import CATEGORIES
 from judgeapp.judging.noise import noise_line
 from judgeapp.judging.pairs import ORDERS, map_back
-from judgeapp.models import AuditLog, Judge, Judgment, Purpose, Run, RunKind, UnitStatus
+from judgeapp.models import AuditLog, Judge, Judgment, Purpose, Run, RunKind, RunStatus, UnitStatus
 from judgeapp.releases.selectors import gate_evaluate
 
 RUNS_SCANNED = 2000
@@ -25,13 +25,6 @@ def judges_with_status(judges) -> dict[str, dict]:
 def judges_checkups(judges, records: dict | None = None) -> dict[str, dict]:
     """{judge name: its latest check-up with its verdict against the lead's floors, and whether it blocks}."""
     return calibration_selectors.checkups_for_judges(judges=judges, records=records)
-
-
-def run_calibration(*, run: Run) -> list[dict]:
-    """The calibration status of each judge a run relied on (none for kinds people do not label)."""
-    if not (run.config.get("judges") or {}):
-        return []
-    return calibration_selectors.calibration_for_run(run=run)
 
 
 def runs_of_judge(*, name: str, version: str) -> list[Run]:
@@ -499,8 +492,17 @@ def unit_counts(*, run: Run) -> dict | None:
     return units
 
 
-def agreement_now(*, run: Run) -> dict | None:
-    """The judge's agreement with people as it is now (the report holds the one at the run's end)."""
-    if run.kind != RunKind.POINTWISE or not run.is_finished:
-        return None
-    return calibration_selectors.agreement_for_run(run=run)
+def run_people(*, run: Run) -> dict:
+    """What a run's page shows of people's labels as it is now (the report holds it at the run's end), from
+    one agreement snapshot: {calibration, agreement_now (a finished pointwise run's), corrected_now (a finished
+    run's corrected mean or rate), agreement_snapshot}."""
+    if not (run.config.get("judges") or {}):
+        return {"calibration": [], "agreement_now": None, "corrected_now": None, "agreement_snapshot": None}
+    finished = run.status in (RunStatus.DONE, RunStatus.INVALID)
+    reads = calibration_selectors.agreement_reads(run=run, corrected=finished)
+    return {
+        "calibration": reads["calibration"],
+        "agreement_now": reads["agreement"] if run.is_finished else None,
+        "corrected_now": reads["corrected"],
+        "agreement_snapshot": reads["snapshot"],
+    }

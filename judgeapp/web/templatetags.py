@@ -1,7 +1,10 @@
 """Filters every page may use: percentages, p-values, a dict entry by a variable key."""
 
+from datetime import datetime
+
 from django import template
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from judgeapp.web.glossary import BY_SLUG
@@ -82,11 +85,17 @@ def signed(value, digits: int = 2) -> str:
 
 
 @register.filter
-def corrected_rate_now(run):
-    """A finished jury's or pairwise run's human-corrected pass or win rate from the labels as they are now (a
-    sample is drawn from a finished run, so the report written at its end rarely has one)."""
-    from calibration.selectors import corrected_rate_for_run
-
-    if run.status not in ("done", "invalid"):
-        return None
-    return corrected_rate_for_run(run=run)
+def snapshot_words(snapshot: dict | None) -> str:
+    """Which labels the agreement figures beside it stand on: "agreement as of labels v12, computed 14:03"."""
+    if not snapshot:
+        return ""
+    words = f"agreement as of labels v{snapshot.get('labels_version') or 0}"
+    when = snapshot.get("computed_at")
+    if when:
+        try:
+            words += f", computed {timezone.localtime(datetime.fromisoformat(when)):%Y-%m-%d %H:%M}"
+        except (TypeError, ValueError):
+            pass
+    if snapshot.get("pending"):
+        words += "; newer labels are being counted"
+    return words

@@ -118,11 +118,10 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             "run": run,
             "kind_template": kind_template.template.name,
             "judgments": selectors.judgments_of(run=run)[:200],
-            # The judges' calibration status now (the report holds the one at the run's end).
-            "calibration": web_selectors.run_calibration(run=run),
             "units": web_selectors.unit_counts(run=run),
-            # People may label a sample after the run finished: its page says the agreement as it is now.
-            "agreement_now": web_selectors.agreement_now(run=run),
+            # The judges' calibration status, agreement and corrected figures now, from one snapshot (the
+            # report holds them at the run's end; people may label a sample after the run finished).
+            **web_selectors.run_people(run=run),
             **extra,
         },
     )

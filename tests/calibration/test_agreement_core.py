@@ -115,3 +115,32 @@ def test_reply_1_and_2_map_back_to_a_and_b_in_the_order_the_annotator_saw():
     for label in ("A", "B", "tie"):
         for swapped in (False, True):
             assert pairwise_label_from_shown(pairwise_shown_from_label(label, swapped=swapped), swapped=swapped) == label
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_the_numpy_kappa_equals_scikit_learns_on_random_and_degenerate_labels(weights):
+    """The bootstrap's kappa is computed in numpy (scikit-learn's checks cost 10 ms a call); it must be
+    scikit-learn's figure: values outside the labels left out, NaN where undefined, an error without labels."""
+    import math
+    import warnings
+
+    from sklearn.metrics import cohen_kappa_score
+
+    from calibration.core.agreement import _cohen_kappa_score
+
+    rng = np.random.default_rng(7)
+    labels = [1, 2, 3, 4, 5]
+    cases = [(rng.integers(1, 6, n).astype(float), rng.integers(1, 6, n).astype(float)) for n in (2, 5, 20, 60) for _ in range(25)]
+    cases += [
+        (np.array([3.0, 3.0, 3.0]), np.array([3.0, 3.0, 3.0])),  # one category only: undefined
+        (np.array([1.0, 2.0, 9.0]), np.array([1.0, 7.0, 2.0])),  # values outside the labels
+        (np.array([1.0, 5.0]), np.array([8.0, 9.0])),  # no pair inside the labels
+    ]
+    for y1, y2 in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = cohen_kappa_score(y1, y2, labels=labels, weights=weights)
+        got = _cohen_kappa_score(y1, y2, labels=labels, weights=weights)
+        assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected, abs=1e-12), (y1, y2)
+    with pytest.raises(ValueError):
+        _cohen_kappa_score(np.array([8.0, 9.0]), np.array([1.0, 2.0]), labels=labels, weights=weights)

@@ -59,7 +59,15 @@ def people_on(run, cases, *, label_of):
         other = {"pass": "fail", "fail": "pass"}[label]
         rows += [(run.run_id, f"c{i:03d}", "", "ann", label), (run.run_id, f"c{i:03d}", "", "bob", label),
                  (run.run_id, f"c{i:03d}", "", "cat", other if i % 4 == 0 else label)]
-    return labels_import(data=labels_csv(rows), name="labels.csv").samples[0]
+    sample = labels_import(data=labels_csv(rows), name="labels.csv").samples[0]
+    agreement_compute(sample_pk=sample.pk)  # the corrected figures read the agreement's snapshot of the labels
+    return sample
+
+
+def imported(rows) -> None:
+    """People's labels imported and their agreement computed, as the task does once they commit."""
+    for sample in labels_import(data=labels_csv(rows), name="pairs.csv").samples:
+        agreement_compute(sample_pk=sample.pk)
 
 
 def test_a_jurys_corrected_pass_rate_equals_ppi_py_and_is_in_the_next_runs_report_and_page(finished_jury, client, reviewer):
@@ -97,6 +105,7 @@ def test_a_drawn_sample_is_weighted_back_to_the_runs_mix_of_verdicts(finished_ju
     human = {k: "fail" if k in passes[:2] else "pass" for k in passes} | {k: "pass" if k in fails[:4] else "fail" for k in fails}
     for assignment in Assignment.objects.filter(item__sample=sample).select_related("item").order_by("id"):
         label_record(assignment=assignment, answer=human[assignment.item.case_key])
+    agreement_compute(sample_pk=sample.pk)
     corrected = selectors.corrected_rate_for_run(run=run)
     strata = {key: jury[key] for key in keys}
     share_run = {v: sum(1 for x in jury.values() if x == v) / N for v in ("pass", "fail")}
@@ -116,7 +125,7 @@ def test_a_pairwise_corrected_win_rate_counts_ties_half_and_equals_ppi_py(small_
     run = small_pairwise_run(n=30)  # the judge preferred A on even cases, B on odd ones
     people = {i: ("tie" if i % 5 == 0 else "B") for i in range(12)}
     rows = [(run.run_id, f"p{i}", "", name, label) for i, label in people.items() for name in ("ann", "bob")]
-    labels_import(data=labels_csv(rows), name="pairs.csv")
+    imported(rows)
     corrected = selectors.corrected_rate_for_run(run=run)
     value = {"A": 0.0, "tie": 0.5, "B": 1.0}
     judge = {i: "A" if i % 2 == 0 else "B" for i in range(30)}
@@ -131,7 +140,6 @@ def test_the_agreement_task_stores_the_jurys_tpr_tnr_and_alt_test_and_the_pages_
     run = finished_jury()
     human = lambda i: "pass" if i % 2 == 0 or i % 4 == 1 else "fail"
     sample = people_on(run, range(N), label_of=human)
-    agreement_compute(sample_pk=sample.pk)
     result = AgreementResult.objects.get(sample=sample, judge_name="jury", criterion="")
     jury = {c["case_id"]: c["pooled"] for c in run.report["cases"]}
     labels = [(jury[f"c{i:03d}"], label) for i in range(N) for label in
@@ -161,7 +169,7 @@ def test_the_api_report_carries_the_corrected_win_rate_from_the_labels_as_they_a
     before = api.get(f"/api/v1/runs/{run.run_id}/report").json()
     assert before["corrected_win_rate"] is None
     rows = [(run.run_id, f"p{i}", "", name, "B") for i in range(6) for name in ("ann", "bob")]
-    labels_import(data=labels_csv(rows), name="pairs.csv")
+    imported(rows)
     after = api.get(f"/api/v1/runs/{run.run_id}/report").json()
     now = selectors.corrected_rate_for_run(run=run)
     assert after["corrected_win_rate"]["rate"] == pytest.approx(now["rate"]) and after["corrected_win_rate"]["ci95"] == pytest.approx(now["ci95"])
@@ -181,7 +189,7 @@ def test_a_pairwise_run_page_shows_its_corrected_win_rate_and_a_draw_link_withou
     page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
     assert "Human-corrected</a> win rate of B" in page and "No labelled sample for this judge configuration yet" in page
     rows = [(run.run_id, f"c{i:03d}", "", "ann", "tie" if i < 2 else "B") for i in range(5)]
-    labels_import(data=labels_csv(rows), name="pairs.csv")
+    imported(rows)
     corrected = selectors.corrected_rate_for_run(run=run)
     assert corrected["n_labelled"] == 5 and corrected["n_unlabelled"] == 5
     page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
@@ -193,7 +201,6 @@ def test_agreement_prints_a_pass_fail_judges_tpr_and_tnr(finished_jury):
 
     run = finished_jury()
     sample = people_on(run, range(N), label_of=lambda i: "pass")
-    agreement_compute(sample_pk=sample.pk)
     rates = AgreementResult.objects.get(sample=sample, judge_name="jury", criterion="").rates
     code, out, _ = run_command("agreement", "--judge", "jury")
     assert code == 0

@@ -78,7 +78,7 @@ def gate_evaluate(
     `report` and `status` default to the run's own; the run handler passes the ones it is about to write
     (with its `corrected` and `baseline` keys; otherwise both are computed now).
     """
-    from calibration.selectors import corrected_for_run, gate_calibration
+    from calibration.selectors import corrected_for_run, gate_calibration, one_snapshot
 
     if run.kind != RunKind.POINTWISE:
         raise ValueError(f"run {run.run_id} is a {run.kind} run; the release gate reads pointwise runs")
@@ -88,12 +88,19 @@ def gate_evaluate(
         threshold = DEFAULT_THRESHOLD
     policy = release_policy_current()
 
-    calibration = gate_calibration(run=run)
+    given = report is not None and "corrected" in report
+
+    def people() -> tuple[dict, dict | None]:
+        calibration = gate_calibration(run=run)
+        wanted = calibration["policy"]["corrected_gate"] and not given
+        return calibration, corrected_for_run(run=run) if wanted else None
+
+    # The statuses and the corrected mean from one agreement snapshot (a computation may commit meanwhile).
+    calibration, corrected_now = one_snapshot(people)
     warnings = ["warning: " + line for line in calibration["warnings"]]
     corrected_low = None
     if calibration["policy"]["corrected_gate"]:
-        given = report is not None and "corrected" in report
-        corrected = report["corrected"] if given else corrected_for_run(run=run)
+        corrected = report["corrected"] if given else corrected_now
         if corrected:
             corrected_low = corrected["ci95"][0]
         else:
