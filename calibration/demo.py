@@ -62,8 +62,8 @@ def calibration_demo_next_steps() -> list[str]:
         return []
     level = level_current()
     return [
-        f"see the calibration loop: log in as {' and then as '.join(DEMO_ANNOTATORS)}, and label every item of "
-        f"the queue (Calibration > queue, keys 1–5; {sample.size} items, about two minutes each)",
+        f"see the calibration loop: log in as {' and then as '.join(DEMO_ANNOTATORS)}, and score every item of "
+        f"My queue with the keys 1–5 ({sample.size} items each, about two minutes)",
         f"then, as lead, open Calibration: labels given as you read the replies calibrate the demo judge "
         f"({level.get_metric_display()} at or above {level.threshold:.2f} on at least {level.min_items} items); "
         "both annotators scoring against the replies (5 for the worst, 1 for the best) lock it, and the gate of "
