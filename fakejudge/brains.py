@@ -203,7 +203,10 @@ class DemoBrain:
         if score is None:
             score = 1 + round(4 * self.quality(reply, message))
         if rng.random() < self.noise:
-            score = rng.randint(1, 5)
+            # Rubric-aware, it errs as a careful judge does, by a point; else any score at random. (A random score
+            # on a good reply is a rare verdict, which a sample stratified by verdict draws first: in the demo's
+            # calibration sample two of them were enough to leave a careful reader's agreement undecided.)
+            score = min(5, max(1, score + rng.choice((-1, 1)))) if criterion else rng.randint(1, 5)
         # The reasoning says what the score says, noise included: a newcomer reads the two side by side.
         said = "addresses" if score >= 4 else "only partly addresses" if score == 3 else "misses"
         reasoning = self._say(f"The reply {said} the customer's request, so it scores {score} of 5 on the rubric.")
