@@ -142,10 +142,13 @@ def large_run_box(page: str) -> tuple[str, str]:
 
 
 def pointwise_form(judge, **extra):
-    return {"judge": judge.pk, "threshold": "3.5", "testset_pick": "support/testset.jsonl", "rubric_pick": "support/rubric.toml", **extra}
+    return {"judge": judge.pk, "threshold": "3.5", "testset_pick": "support/testset.jsonl", "rubric_pick": "support/rubric.toml",
+            **extra}
 
 
-def test_a_large_pointwise_run_names_its_calls_and_starts_only_once_that_figure_is_confirmed(client, reviewer, judge, settings, sent):
+def test_a_large_pointwise_run_names_its_calls_and_starts_only_once_that_figure_is_confirmed(
+    client, reviewer, judge, settings, sent
+):
     settings.LARGE_RUN_CALLS = 100
     client.force_login(reviewer)
     url = reverse("pointwise:new")
@@ -176,10 +179,13 @@ def test_a_pointwise_run_under_the_threshold_starts_without_a_question(client, r
 def many_cases(db):
     from judgeapp.judging.content import rubric_store, testset_store
 
-    return testset_store(data=factories.testset_bytes(600, output=None), name="big.jsonl"), rubric_store(data=RUBRIC_ONE, name="rubric.toml")
+    testset = testset_store(data=factories.testset_bytes(600, output=None), name="big.jsonl")
+    return testset, rubric_store(data=RUBRIC_ONE, name="rubric.toml")
 
 
-def test_a_large_pairwise_run_answers_htmx_with_its_form_asking_about_both_orders(client, reviewer, judge, make_system, many_cases, sent):
+def test_a_large_pairwise_run_answers_htmx_with_its_form_asking_about_both_orders(
+    client, reviewer, judge, make_system, many_cases, sent
+):
     testset, rubric = many_cases
     data = {"testset": testset.pk, "rubric": rubric.pk, "judge": judge.pk, "system_a": make_system("bot-a").pk,
             "system_b": make_system("bot-b").pk}
@@ -222,8 +228,10 @@ def test_a_large_batch_rank_names_the_most_calls_its_inserts_can_make(client, re
     client.force_login(reviewer)
 
     def form(**extra):
-        files = [SimpleUploadedFile(f"report-{i}.md", f"Report {i}: the outage, its cause and its fix.".encode()) for i in range(8)]
-        return {"goal": "depth of the analysis", "judge": judge.pk, "set_name": "reports", "max_size": 10, "files": files, **extra}
+        files = [SimpleUploadedFile(f"report-{i}.md", f"Report {i}: the outage, its cause and its fix.".encode())
+                 for i in range(8)]
+        return {"goal": "depth of the analysis", "judge": judge.pk, "set_name": "reports", "max_size": 10, "files": files,
+                **extra}
 
     # Eight inserts into a growing list: 0 + 1 + 2 + 3 + 4 + 4 + 5 + 5 = 24 calls at most, 48 in both orders.
     assert client.post(reverse("ranker:rank_new"), form()).status_code == 302
