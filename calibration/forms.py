@@ -18,7 +18,7 @@ from calibration.services.adjudication import MAX_NOTE
 from calibration.services.samples import MAX_SAMPLE_SIZE
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.content import InputFile
-from judgeapp.judging.forms import trials_field
+from judgeapp.judging.forms import LargeRunForm, trials_field
 from judgeapp.judging.markdown import MAX_MARKDOWN_LENGTH
 from judgeapp.models import StructuredOutput
 from judgeapp.roles import Role
@@ -164,8 +164,9 @@ class PolicyForm(forms.Form):
     reason = forms.CharField(required=False, max_length=500)
 
 
-class CandidateForm(forms.Form):
-    """A candidate configuration of the sample's judge; every field starts as the judge is now."""
+class CandidateForm(LargeRunForm):
+    """A candidate configuration of the sample's judge; every field starts as the judge is now. It judges each
+    of the sample's `items` labelled items `trials` times: a large candidate asks first."""
 
     label = forms.CharField(required=False, max_length=100, help_text="A short name, e.g. 'stricter scale wording'.")
     model = forms.CharField(max_length=200, help_text="The model the judge's server should use.")
@@ -180,9 +181,15 @@ class CandidateForm(forms.Form):
         help_text="Must keep every criterion the sample's items were labelled on.",
     )
 
-    def __init__(self, *args, rubric_name: str = "rubric.toml", **kwargs):
+    def __init__(self, *args, rubric_name: str = "rubric.toml", items: int = 0, **kwargs):
         super().__init__(*args, **kwargs)
         self.rubric_name = rubric_name
+        self.items = items
+
+    def clean(self):
+        cleaned = super().clean()
+        self.calls_check(self.items * (cleaned.get("trials") or 1))
+        return cleaned
 
     def clean_rubric_text(self):
         text = self.cleaned_data["rubric_text"].replace("\r\n", "\n")

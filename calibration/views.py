@@ -450,7 +450,8 @@ def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
         "prompt_text": run.prompt.text if run.prompt_id else "",
         "rubric_text": run.rubric.raw if run.rubric_id else "",
     }
-    form = CandidateForm(request.POST or None, initial=initial, rubric_name=rubric_name)
+    items = len(selectors.labelled_items(sample=sample))
+    form = CandidateForm(request.POST or None, initial=initial, rubric_name=rubric_name, items=items)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -471,7 +472,7 @@ def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
             if candidate.run.broker_notice:
                 messages.warning(request, f"{candidate.run.run_id}: {candidate.run.broker_notice}.")
             return redirect("calibration:candidates", sample_uuid=sample.uuid)
-    context = {"sample": sample, "run": run, "form": form, "items": len(selectors.labelled_items(sample=sample))}
+    context = {"sample": sample, "run": run, "form": form, "items": items}
     return render(request, "calibration/candidate_new.html", context, status=400 if form.errors else 200)
 
 

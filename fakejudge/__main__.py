@@ -20,6 +20,12 @@ def main(argv=None) -> int:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
     parser.add_argument("--position-bias", type=float, default=0.0, help="probability of picking the first reply")
     parser.add_argument("--noise", type=float, default=0.0, help="probability of a random verdict")
+    parser.add_argument(
+        "--rubric-aware",
+        action="store_true",
+        help="score a pointwise prompt on the criterion it names (the support rubric's helpfulness, accuracy, tone) "
+        "instead of alike on every criterion",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the per-prompt randomness")
     parser.add_argument(
         "--behaviour",
@@ -29,7 +35,7 @@ def main(argv=None) -> int:
         "length); ignore-tools: never calls a tool, answers a verdict at once",
     )
     args = parser.parse_args(argv)
-    brain = DemoBrain(position_bias=args.position_bias, noise=args.noise, seed=args.seed)
+    brain = DemoBrain(position_bias=args.position_bias, noise=args.noise, seed=args.seed, rubric_aware=args.rubric_aware)
     if args.behaviour == "runaway":
         brain = Runaway()
     elif args.behaviour == "ignore-tools":

@@ -5,7 +5,9 @@ quality function, and answers in the form the prompt asks for. The default quali
 text heuristic (on-topic words, concrete steps, refusals, length) so that the demo's verdicts look
 plausible; tests pass their own quality function (an oracle) to know the true answer.
 
-Options that make it a bad judge on purpose: `position_bias` (probability of picking the first reply or
+`rubric_aware` makes the pointwise judge read the criterion it is asked about (the support rubric's
+helpfulness, accuracy and tone); without it every criterion of a reply gets the same score. Options that
+make it a bad judge on purpose: `position_bias` (probability of picking the first reply or
 artifact whatever the content) and `noise` (probability of a random verdict), both seeded per prompt, so
 the same prompt always gets the same answer.
 """
@@ -58,6 +60,48 @@ def support_reply_quality(reply: str, message: str = "") -> float:
     return max(0.0, min(1.0, score))
 
 
+# Replies that brush the customer off: wrong on the facts (or against policy) and rude at once.
+_DISMISSIVE = re.compile(
+    r"(can't help|cannot help|not our problem|no idea|i don't know|nothing we can do|contact someone else|"
+    r"figure it out|maybe it was you|orders are final|read (our|the) (terms|faq))"
+)
+_WARM = re.compile(r"\b(sorry|apolog|thanks for|thank you for|happy to help)")
+_CONCRETE = re.compile(r"\b(settings|click|go to|within \d|\d+ ?(-\d+ )?(business )?(days?|hours?)|i've|i'll|i can)\b")
+
+
+def support_criterion_score(criterion: str, reply: str, message: str = "") -> int | None:
+    """The score a careful reader gives a support reply on one criterion of the support rubric
+    (evals/support/rubric.toml), or None for a criterion it does not know. Plain text rules, each a habit
+    of the rubric's own examples: a dismissive reply is wrong and rude; a curt one is vague and unhelpful
+    but not false; a warm, concrete one scores 5 on every criterion."""
+    words = _words(reply)
+    lower = reply.lower()
+    dismissive = bool(_DISMISSIVE.search(lower))
+    curt = len(words) < 8
+    warm = bool(_WARM.search(lower))
+    name = criterion.strip().lower()
+    if name == "helpfulness":
+        if dismissive:
+            return 1
+        if curt:
+            return 2
+        quality = support_reply_quality(reply, message)
+        return 5 if quality >= 0.6 else 4 if quality >= 0.5 else 3
+    if name == "accuracy":
+        if dismissive:
+            return 1 if re.search(r"no idea|not our problem|figure it out|maybe it was you", lower) else 2
+        return 3 if curt else 5
+    if name == "tone":
+        if dismissive:
+            return 1 if re.search(r"no idea|not our problem|figure it out|maybe it was you", lower) else 2
+        if curt:
+            return 2
+        if warm:
+            return 5 if _CONCRETE.search(lower) else 4
+        return 4
+    return None
+
+
 def artifact_quality(artifact: str, goal: str = "") -> float:
     """A plausible quality estimate for a document ranked against a goal: coverage, structure, substance."""
     words = _words(artifact)
@@ -105,8 +149,12 @@ def _fenced_block(text: str, label: str, start: int = 0) -> tuple[str, int] | No
 class DemoBrain:
     def __init__(self, *, quality: Quality | None = None, artifact_quality_fn: Quality | None = None,
                  position_bias: float = 0.0, noise: float = 0.0, seed: int = 0, tie_margin: float = 0.02,
-                 note: str = SCRIPTED_NOTE):
+                 note: str = SCRIPTED_NOTE, rubric_aware: bool = False):
         self.quality = quality or support_reply_quality
+        # Read the criterion a pointwise prompt asks about (support_criterion_score) instead of scoring every
+        # criterion of a reply alike: the demo's judge, so that people who label its sample as they read the
+        # replies agree with it well enough to calibrate it (README, "the calibration loop").
+        self.rubric_aware = rubric_aware
         self.artifact_quality = artifact_quality_fn or artifact_quality
         self.position_bias = position_bias
         self.noise = noise
@@ -149,11 +197,16 @@ class DemoBrain:
         prompt = request.prompt
         reply = _between(prompt, "<assistant_reply>", "</assistant_reply>") or ""
         message = _between(prompt, "<customer_message>", "</customer_message>") or ""
-        quality = self.quality(reply, message)
         rng = self._rng(request)
-        score = 1 + round(4 * quality)
+        criterion = _between(prompt, "Criterion: ", "\n") if self.rubric_aware else None
+        score = support_criterion_score(criterion, reply, message) if criterion else None
+        if score is None:
+            score = 1 + round(4 * self.quality(reply, message))
         if rng.random() < self.noise:
-            score = rng.randint(1, 5)
+            # Rubric-aware, it errs as a careful judge does, by a point; else any score at random. (A random score
+            # on a good reply is a rare verdict, which a sample stratified by verdict draws first: in the demo's
+            # calibration sample two of them were enough to leave a careful reader's agreement undecided.)
+            score = min(5, max(1, score + rng.choice((-1, 1)))) if criterion else rng.randint(1, 5)
         # The reasoning says what the score says, noise included: a newcomer reads the two side by side.
         said = "addresses" if score >= 4 else "only partly addresses" if score == 3 else "misses"
         reasoning = self._say(f"The reply {said} the customer's request, so it scores {score} of 5 on the rubric.")

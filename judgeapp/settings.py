@@ -151,6 +151,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_500_000
 # A test set of more cases is refused with one line, before it is stored: a run plans a unit per case and
 # criterion, and a test set of millions of cases is a job for batches of test sets, not one run.
 MAX_TESTSET_CASES = env.int("MAX_TESTSET_CASES", default=100_000)
+# A run started in the browser that asks the judge more often than this says about how often, and starts only
+# once its form's "Start this run of about N judge calls" is ticked (judging/forms.py: PreflightForm).
+LARGE_RUN_CALLS = env.int("LARGE_RUN_CALLS", default=500)
 
 # --- Default judge (CONTRACT §1) -------------------------------------------------------------------------
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")

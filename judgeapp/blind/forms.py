@@ -62,6 +62,9 @@ class BlindCompareForm(PreflightForm):
         if not self.errors and len(self.versions) < 2:
             raise forms.ValidationError("Pick or upload at least two versions.")
         cleaned["expectation_list"] = expectations_from_lines(cleaned.get("expectations") or "")
+        # One call derives the rubric, then one scores each run of each version.
+        if self.versions:
+            self.calls_check(1 + sum(len(version.content.runs) for version in self.versions))
         return cleaned
 
 

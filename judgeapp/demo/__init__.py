@@ -18,6 +18,11 @@ from judgeapp.models import EndpointSource, Judge, Run, System
 from judgeapp.roles import Role
 
 DEMO_PASSWORD_SUFFIX = "-demo-password"
+# How `up` starts the scripted demo judge (python -m fakejudge): now and then a random verdict, as a real
+# judge errs; and pointwise scores read per criterion, so that people labelling the demo's calibration sample
+# as they read the replies calibrate it (README, "The calibration loop").
+DEMO_JUDGE_NOISE = 0.08
+DEMO_JUDGE_OPTIONS = ("--noise", str(DEMO_JUDGE_NOISE), "--rubric-aware")
 # One scripted judge per family, so that the jury demo has a panel of different families.
 DEMO_JUDGES = [
     ("demo-judge", "demo-judge-qwen2.5-7b", "qwen"),
@@ -31,8 +36,9 @@ DEMO_SYSTEMS = [
 ]
 
 
-# Every account the demo makes, in the order `up` prints them: the two extra annotators are the ones the demo's
-# calibration sample is queued for beside `annotator` (calibration/demo.py, DEMO_ANNOTATORS).
+# Every account the demo makes, in the order `up` prints them. `annotator` and `annotator2` share the demo's
+# calibration sample (calibration/demo.py, DEMO_ANNOTATORS); `annotator3` starts with an empty queue, for a
+# lead to give a sample of their own (a database from before the sample grew may still queue items for it).
 DEMO_ACCOUNTS = [
     ("lead", Role.LEAD),
     ("reviewer", Role.REVIEWER),
@@ -114,3 +120,7 @@ def demo_load(*, judge_url: str, log: Callable[[str], None] = print) -> None:
         if message:
             log(message)
     log("demo accounts: " + ", ".join(f"{u} / {p} ({r})" for u, p, r in accounts))
+    from calibration.demo import calibration_demo_next_steps
+
+    for line in calibration_demo_next_steps():
+        log(line)

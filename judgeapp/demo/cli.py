@@ -98,11 +98,12 @@ class UpCommand(JudgeCommand):
 
         try:
             if demo:
+                from judgeapp.demo import DEMO_JUDGE_OPTIONS, demo_load
+
                 judge_port = options["demo_judge_port"]
-                spawn("demo judge", [python, "-m", "fakejudge", "--port", str(judge_port), "--noise", "0.08"])
+                spawn("demo judge", [python, "-m", "fakejudge", "--port", str(judge_port), *DEMO_JUDGE_OPTIONS])
                 if not _wait_for_port("127.0.0.1", judge_port, 15):
                     raise InputError("the scripted demo judge did not start")
-                from judgeapp.demo import demo_load
 
                 self.stdout.write("Loading the demo (judged by the scripted demo server, not a language model)…")
                 demo_load(judge_url=f"http://127.0.0.1:{judge_port}/v1", log=lambda line: self.stdout.write(f"  {line}"))

@@ -3,7 +3,9 @@
 from django import forms
 from django.conf import settings
 
-from judgeapp.judging.content import InputFile
+from judgeapp.judging.content import InputFile, testset_cases
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import parse_rubric
 from judgeapp.models import EndpointSource, Judge, Rubric, TestSet
 
 
@@ -23,7 +25,77 @@ def judges_callable():
     return Judge.objects.exclude(source=EndpointSource.IMPORT).order_by("name")
 
 
-class PreflightForm(forms.Form):
+def cases_in(testset: TestSet | InputFile | None) -> int | None:
+    """Cases of a stored test set or of a file given to a form; None when it cannot be read (its field says why)."""
+    if isinstance(testset, TestSet):
+        return testset.case_count
+    if testset is None:
+        return None
+    try:
+        return sum(1 for _case in testset_cases(testset.data, testset.name))
+    except (InputError, ValueError):
+        return None
+
+
+def criteria_in(rubric: Rubric | InputFile | None) -> int | None:
+    """Criteria of a stored rubric or of a file given to a form; None when it cannot be read."""
+    if isinstance(rubric, Rubric):
+        return rubric.criteria.count()
+    if rubric is None:
+        return None
+    try:
+        return len(parse_rubric(rubric.data, rubric.name).criteria)
+    except (InputError, ValueError):
+        return None
+
+
+def product(*factors: int | None) -> int | None:
+    """A run's judge calls from its factors (cases × criteria × trials, …); None when one is unknown."""
+    total = 1
+    for factor in factors:
+        if factor is None:
+            return None
+        total *= factor
+    return total
+
+
+class LargeRunForm(forms.Form):
+    """A form that starts a run which may be large: a run of more judge calls than LARGE_RUN_CALLS starts only
+    when the form's "Start this run of about N judge calls" was ticked for this N (`_large_run.html`); else the
+    form comes back saying so, and nothing is started. The mode's `clean()` calls `calls_check(estimate)`."""
+
+    # The checkbox's value is the figure it was shown with, so that a tick given for 600 calls does not start
+    # a run whose inputs have since grown to 6,000.
+    large_run_confirm = forms.CharField(required=False, max_length=20)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls: int | None = None
+
+    @property
+    def large_run(self) -> bool:
+        return self.calls is not None and self.calls > settings.LARGE_RUN_CALLS
+
+    @property
+    def calls_text(self) -> str:
+        return f"{self.calls:,}" if self.calls is not None else ""
+
+    @property
+    def large_run_label(self) -> str:
+        return f"Start this run of about {self.calls_text} judge calls"
+
+    def calls_check(self, calls: int | None) -> None:
+        """`calls`: the mode's estimate from the inputs (None when the inputs could not be read)."""
+        self.calls = calls
+        if self.large_run and self.cleaned_data.get("large_run_confirm") != str(calls):
+            self.add_error(
+                "large_run_confirm",
+                f"This run asks the judge about {self.calls_text} times, more than the {settings.LARGE_RUN_CALLS:,} that "
+                f"start without a question: tick \u201c{self.large_run_label}\u201d to start it.",
+            )
+
+
+class PreflightForm(LargeRunForm):
     """A form that starts a run: it shows what the app already knows (judging/preflight.py) as its fields
     change (htmx, `templates/judgeapp/_preflight.html`), and a warning that matters needs "start anyway".
     The mode's `clean()` calls `preflight(warnings)` with `calibration.selectors.run_preflight`'s answer."""

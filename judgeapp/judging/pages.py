@@ -61,5 +61,6 @@ def preflight_partial(request, form_class) -> HttpResponse | None:
         return None
     form = form_class(request.GET)
     form.is_valid()
-    form.errors.pop("confirm", None)  # asked on submit, not while the fields are being filled in
+    for asked_on_submit in ("confirm", "large_run_confirm"):  # not while the fields are being filled in
+        form.errors.pop(asked_on_submit, None)
     return render(request, "judgeapp/_preflight.html", {"form": form, "preflight_url": request.path})

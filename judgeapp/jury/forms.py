@@ -3,7 +3,7 @@
 from django import forms
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.forms import EndpointChoiceField, InputsForm, judges_callable, trials_field
+from judgeapp.judging.forms import EndpointChoiceField, InputsForm, cases_in, judges_callable, product, trials_field
 from judgeapp.models import System
 
 
@@ -34,4 +34,7 @@ class JuryForm(InputsForm):
         cleaned = super().clean()
         # A juror of the system's family is the service's refusal (the seed's rule), not a warning.
         self.preflight(run_preflight(judges=list(cleaned.get("judges") or [])))
+        # Every juror judges every case, each asked `trials` times.
+        jurors = len(cleaned.get("judges") or []) or None
+        self.calls_check(product(cases_in(cleaned.get("testset_input")), jurors, cleaned.get("trials") or 1))
         return cleaned

@@ -3,7 +3,8 @@
 from django import forms
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.forms import EndpointChoiceField, InputsForm, judges_callable, trials_field, upload_of
+from judgeapp.judging.forms import EndpointChoiceField, InputsForm, cases_in, judges_callable, product, trials_field, upload_of
+from judgeapp.judging.pairs import ORDERS
 from judgeapp.models import System
 from judgeapp.pairwise.services import VersionSource
 
@@ -41,4 +42,9 @@ class PairwiseForm(InputsForm):
             judges=[cleaned.get("judge")], systems=[system_a, system_b],
             pair=(system_a.name, system_b.name) if system_a and system_b else None,
         ))
+        # Each case compared is judged in both orders, each asked `trials` times.
+        cases = cases_in(cleaned.get("testset_input"))
+        if cases is not None and cleaned.get("sample"):
+            cases = min(cases, cleaned["sample"])
+        self.calls_check(product(cases, len(ORDERS), cleaned.get("trials") or 1))
         return cleaned

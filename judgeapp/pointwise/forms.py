@@ -7,7 +7,7 @@ from calibration.selectors import run_preflight
 from judgeapp.judging.content import testset_check
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric
-from judgeapp.judging.forms import PreflightForm, judges_callable, trials_field
+from judgeapp.judging.forms import PreflightForm, cases_in, criteria_in, judges_callable, product, trials_field
 from judgeapp.models import System, UnitStatus
 from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files
 from judgeapp.releases.core import DEFAULT_THRESHOLD
@@ -94,6 +94,8 @@ class PointwiseForm(PreflightForm):
         # The checks across fields (outputs or a system to generate them, the threshold on the scale) are
         # pointwise_create's; the view shows its refusal on this form.
         self.preflight(run_preflight(judges=[data.get("judge")], systems=[data.get("system")]))
+        # One call per case and criterion, each asked `trials` times (a baseline judged again adds its own).
+        self.calls_check(product(cases_in(data["testset"]), criteria_in(data["rubric"]), data.get("trials") or 1))
         return data
 
 

@@ -12,7 +12,7 @@ from judgeapp.judging.errors import InputError
 from calibration.selectors import run_preflight
 from judgeapp.judging.forms import MultipleFileField, PreflightForm, judges_callable
 from judgeapp.models import Strategy
-from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE
+from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, rank_calls_most, tournament
 from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
 from judgeapp.ranker.services.inputs import SET_NAME, Candidate, unique_ids_check
 
@@ -152,7 +152,19 @@ class RankForm(PreflightForm):
         except InputError as exc:
             raise forms.ValidationError(str(exc)) from None
         cleaned["candidates"] = candidates
+        self.calls_check(rank_calls_estimate(
+            len(candidates), max_size=cleaned.get("max_size") or DEFAULT_MAX_SIZE, both_orders=bool(cleaned.get("both_orders")),
+            strategy=cleaned.get("strategy") or Strategy.SEED, budget=cleaned.get("budget"),
+        ))
         return cleaned
+
+
+def rank_calls_estimate(candidates: int, *, max_size: int, both_orders: bool, strategy: str, budget: int | None) -> int:
+    """About how many comparator calls a batch rank makes: a tournament its budget; binary insertion (and the
+    robust strategy, which spends about as many) the most its inserts can make into a new ranklist."""
+    if strategy == Strategy.TOURNAMENT:
+        return budget or tournament.default_budget(candidates, max_size)
+    return rank_calls_most(candidates, max_size=max_size, both_orders=both_orders)
 
 
 class InsertForm(forms.Form):

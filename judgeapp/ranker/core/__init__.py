@@ -193,6 +193,16 @@ def max_comparisons(list_length: int) -> int:
     return 2 + math.ceil(math.log2(list_length - 1))
 
 
+def rank_calls_most(candidates: int, *, max_size: int, both_orders: bool, list_length: int = 0) -> int:
+    """The most comparator calls binary insertion makes to insert `candidates` artifacts one by one into a
+    list of `list_length`, capped at `max_size`: each insert's max_comparisons, twice when both orders are judged."""
+    total, length = 0, list_length
+    for _ in range(candidates):
+        total += max_comparisons(length)
+        length = min(length + 1, max_size)
+    return total * (2 if both_orders else 1)
+
+
 def top_k_lower_bound(n: int, k: int) -> float:
     """Information-theoretic lower bound on two-way comparisons to find and order the top k of n:
     log2 of the number of possible answers, n! / (n - k)!."""
