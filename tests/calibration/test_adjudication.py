@@ -108,6 +108,8 @@ def test_the_resolved_label_is_kept_beside_the_labels_bumps_the_version_and_is_a
     item = labelled.items.get(position=0)
     before = labelled.labels_version
     sent.clear()
+    # The labels' computation has started (the task empties the mark): a resolve sends the next one.
+    Sample.objects.filter(pk=labelled.pk).update(agreement_queued_at=None)
     with django_capture_on_commit_callbacks(execute=True):
         adjudication_record(item=item, answer="4", note="the reply answers the question; the refund time is right", actor=lead)
     assert sorted(Assignment.objects.filter(item=item).values_list("annotator__username", "value")) == [("ann", "1"), ("bob", "5")]
@@ -124,7 +126,8 @@ def test_the_resolved_label_is_kept_beside_the_labels_bumps_the_version_and_is_a
     with django_capture_on_commit_callbacks(execute=True):
         adjudication_record(item=item, answer="4", note="second look", actor=lead)
     assert Sample.objects.get(pk=labelled.pk).labels_version == before + 1 and sent == [labelled.pk]
-    # Another label does.
+    # Another label does (once the computation it was queued for has started).
+    Sample.objects.filter(pk=labelled.pk).update(agreement_queued_at=None)
     with django_capture_on_commit_callbacks(execute=True):
         adjudication_record(item=item, answer="3", actor=lead)
     assert Sample.objects.get(pk=labelled.pk).labels_version == before + 2 and sent == [labelled.pk, labelled.pk]
@@ -229,8 +232,12 @@ def test_a_pairwise_item_is_resolved_in_the_leads_own_reply_order(client, small_
 
 
 def test_the_human_corrected_mean_takes_the_resolved_label_as_the_items_score(labelled, lead):
+    from calibration.services.agreement import agreement_compute
+
+    agreement_compute(sample_pk=labelled.pk)  # the corrected mean reads the agreement's snapshot of the labels
     before = selectors.corrected_for_run(run=labelled.run)
     adjudication_record(item=labelled.items.get(position=0), answer="1", actor=lead)  # ann 1, bob 5: their mean was 3
+    agreement_compute(sample_pk=labelled.pk)
     after = selectors.corrected_for_run(run=labelled.run)
     assert after["n_labelled"] == before["n_labelled"] == 6
     assert after["human_mean_labelled"] == pytest.approx(before["human_mean_labelled"] - 2 / 6)
