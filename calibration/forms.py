@@ -243,6 +243,7 @@ class AnnotatorAssignForm(forms.Form):
     )
 
     def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "assign_%s")  # beside the invite form on one page: ids of its own
         super().__init__(*args, **kwargs)
         self.fields["annotator"].queryset = active_annotators()
         self.fields["sample"].queryset = samples_to_fill()
