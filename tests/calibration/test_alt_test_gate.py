@@ -121,7 +121,8 @@ def test_the_test_shows_on_the_calibration_page_the_sample_page_and_the_scorecar
     }
     for where, page in pages.items():
         assert 'data-alt-test="passed"' in page, where
-        assert "Alternative annotator test</a> at ε = 0.15" in page, where  # the name links to the help page
+        assert "Alternative annotator test at ε = 0.15" in page, where  # in the summary, plain text (no link inside a control)
+        assert "What the alternative annotator test is</a>" in page, where  # its help link, below
         assert 'data-annotator="cat"' in page, where
 
 
