@@ -37,7 +37,7 @@ from calibration.models import (
     SampleItem,
 )
 from judgeapp.judging import selectors as judgeapp_selectors
-from judgeapp.judging.memo import reads_shared, shared_read
+from judgeapp.judging.memo import reads_are_shared, reads_shared, shared_read
 from judgeapp.models import Run, RunKind, content_hash, short_version
 
 POOLED_JURY = "jury"
@@ -504,7 +504,11 @@ def agreement_fingerprint() -> tuple:
 def one_snapshot(read: Callable[[], T], *, attempts: int = 3) -> T:
     """`read()`, whose figures all stand on stored agreement (status, agreement, corrected mean), read again
     when a computation committed while it read: a page or report never shows figures of two moments. Each
-    attempt reads afresh (no answer shared from before the computation)."""
+    attempt reads afresh (no answer shared from before the computation). Inside a page's shared scope the
+    page's own memo already answers each read once, so a page of many runs reads once rather than check the
+    fingerprint twice a run."""
+    if reads_are_shared():
+        return read()
     for _ in range(attempts):
         before = agreement_fingerprint()
         with reads_shared():

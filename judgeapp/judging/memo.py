@@ -30,6 +30,11 @@ def reads_shared() -> Iterator[None]:
         _memo.reset(token)
 
 
+def reads_are_shared() -> bool:
+    """True inside `reads_shared()` (a GET request's scope, for one): each read is answered once there."""
+    return _memo.get() is not None
+
+
 def shared_read(fn: F) -> F:
     """Answer each distinct call (keyword arguments, hashable) once within `reads_shared()`. A dict or list
     answer is copied for each caller, so one caller's change is not another's."""

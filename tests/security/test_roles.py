@@ -56,6 +56,8 @@ class Expected:
 
 EXPECTED: dict[str, Expected] = {
     "login": Expected(EVERYONE),
+    # The help page (the words the pages use): anyone logged in.
+    "glossary": Expected(statuses(302, 200, 200, 200, 200)),
     # Anyone logged in sees their own API tokens; only a token's owner can revoke it (404 for the others).
     "api:profile": Expected(statuses(302, 200, 200, 200, 200)),
     "api:token_revoke": Expected(POST_ONLY, statuses(302, 404, 404, 302, 404)),
