@@ -10,7 +10,7 @@ import pytest
 
 from fakejudge import DemoBrain, FakeJudgeServer
 from fakejudge.server import Reply, When, prompt_contains
-from judgeapp.judging import runs
+from judgeapp.judging import runs, taskqueue
 from judgeapp.judging.content import prompt_register, rubric_store, testset_store
 from judgeapp.models import Executor, RunKind
 from tests.factories import RUBRIC_ONE, RUBRIC_TWO
@@ -148,3 +148,16 @@ def two_annotators(rows):
     sample whose people are reliable, so that it may lock and unlock (a single-annotator one cannot)."""
     rows = list(rows)
     return rows + [(run_id, case_id, criterion, f"{annotator}-2", label) for run_id, case_id, criterion, annotator, label in rows]
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The samples whose agreement task was sent (the broker replaced by a list)."""
+    calls = []
+
+    def send(name, *args, **options):
+        if name == taskqueue.COMPUTE_AGREEMENT:
+            calls.append(args[0])
+
+    monkeypatch.setattr(taskqueue, "send", send)
+    return calls

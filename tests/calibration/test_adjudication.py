@@ -13,7 +13,6 @@ from calibration.services.adjudication import adjudication_record, sample_margin
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import label_record
 from calibration.services.samples import sample_draw
-from judgeapp.judging import taskqueue
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog
 from tests.calibration.conftest import scores_for
@@ -51,18 +50,6 @@ def test_a_resolved_label_is_the_majority_items_label_and_never_a_pooled_one():
 @pytest.fixture
 def bob(make_user):
     return make_user("bob", "annotator")
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    calls = []
-
-    def send(name, *args, **options):
-        if name == taskqueue.COMPUTE_AGREEMENT:
-            calls.append(args[0])
-
-    monkeypatch.setattr(taskqueue, "send", send)
-    return calls
 
 
 @pytest.fixture

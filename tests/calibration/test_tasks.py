@@ -9,22 +9,9 @@ from calibration.services import agreement
 from calibration.services.labels import labels_import
 from calibration.services.samples import sample_draw
 from calibration.tasks import compute_agreement
-from judgeapp.judging import taskqueue
 from judgeapp.models import AuditLog
 from tests.calibration.conftest import labels_csv, scores_for, two_annotators
 from tests.helpers import wait_for
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    calls = []
-
-    def send(name, *args, **options):
-        if name == taskqueue.COMPUTE_AGREEMENT:
-            calls.append(args[0])
-
-    monkeypatch.setattr(taskqueue, "send", send)
-    return calls
 
 
 @pytest.mark.django_db
