@@ -140,3 +140,19 @@ def test_scripted_demo_judge_is_announced_on_the_transcript(client, reviewer, ma
     client.force_login(reviewer)
     html = client.get(reverse("agent:transcript", args=[run.run_id, run.judgments.get().uuid])).content.decode()
     assert "Scripted demo judge." in html
+
+
+def test_a_large_agent_run_names_the_most_calls_its_requirements_can_take_and_waits_for_the_tick(
+    client, reviewer, judge, settings, django_capture_on_commit_callbacks
+):
+    import re
+
+    settings.LARGE_RUN_CALLS = 20
+    client.force_login(reviewer)
+    # Three requirements, each at most 15 tool calls and a verdict: 48 calls at most.
+    refused = client.post(reverse("agent:home"), form_data(judge))
+    assert refused.status_code == 400 and not Run.objects.exists()
+    assert re.search(r'name="large_run_confirm" value="48"[^>]*> Start this run of about 48 judge calls</label>', refused.content.decode())
+    with django_capture_on_commit_callbacks():
+        started = client.post(reverse("agent:home"), form_data(judge, large_run_confirm="48"))
+    assert started.status_code == 302 and Run.objects.count() == 1

@@ -270,3 +270,20 @@ def test_another_upload_row_with_and_without_htmx(client, reviewer, judge):
     assert plain.status_code == 302 and plain["Location"] == reverse("blind:new") + "?uploads=3"
     page = client.get(plain["Location"]).content.decode()
     assert 'name="upload_name_2"' in page and 'href="/blind/new/?uploads=4"' in page
+
+
+def test_a_large_comparison_names_its_calls_and_starts_only_once_that_figure_is_confirmed(
+    client, reviewer, judge, inbox, settings, no_celery
+):
+    import re
+
+    settings.LARGE_RUN_CALLS = 4
+    client.force_login(reviewer)
+    data = form_data(judge, keys("alpha-terse", "team/beta-stepwise"))
+    # One call derives the rubric, then one scores each of the 3 + 2 runs.
+    refused = client.post(reverse("blind:new"), data)
+    page = refused.content.decode()
+    assert refused.status_code == 400 and not Run.objects.exists()
+    assert re.search(r'name="large_run_confirm" value="6"[^>]*> Start this run of about 6 judge calls</label>', page)
+    started = client.post(reverse("blind:new"), {**data, "large_run_confirm": "6"})
+    assert started.status_code == 302 and Run.objects.count() == 1

@@ -327,6 +327,21 @@ def test_the_candidates_page_shows_the_current_judge_beside_each_candidate(plant
     assert "Adopt this candidate" in client.get(reverse("calibration:candidates", args=[sample.uuid])).content.decode()
 
 
+def test_a_large_candidate_run_waits_for_the_tick_that_names_its_calls(planted_run, arrive, prompt_sensitive, client, reviewer, settings):
+    import re
+
+    run, sample = locked_run(planted_run, arrive)
+    settings.LARGE_RUN_CALLS = N - 1  # one call per labelled item
+    client.force_login(reviewer)
+    data = {"label": "literal", "model": run.judge.model, "structured_output": "none",
+            "prompt_text": candidate_prompt(run), "rubric_text": run.rubric.raw}
+    refused = client.post(reverse("calibration:candidate_new", args=[sample.uuid]), data)
+    assert refused.status_code == 400 and not Candidate.objects.exists()
+    assert re.search(rf'name="large_run_confirm" value="{N}"[^>]*> Start this run of about {N} judge calls</label>', refused.content.decode())
+    started = client.post(reverse("calibration:candidate_new", args=[sample.uuid]), {**data, "large_run_confirm": str(N)})
+    assert started.status_code == 302 and Candidate.objects.count() == 1
+
+
 # --- 4. The human-corrected mean ------------------------------------------------------------------------
 
 
