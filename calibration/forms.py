@@ -13,8 +13,8 @@ from calibration.models import (
     Sample,
     TieHandling,
 )
-from calibration.services.annotation import USERNAME_MAX_LENGTH
 from calibration.services.adjudication import MAX_NOTE
+from calibration.services.annotation import USERNAME_MAX_LENGTH
 from calibration.services.samples import MAX_SAMPLE_SIZE
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.content import InputFile

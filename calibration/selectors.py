@@ -1,7 +1,9 @@
 """What the rest of the app asks calibration, and calibration's own reads.
 
-judgeapp's gate and reports call `gate_lock_reasons` and `agreement_for_run`; nothing else of calibration's
-is imported outside it. judgeapp's data is read only through `judgeapp.judging.selectors`.
+judgeapp reads calibration only here: the gate (`gate_calibration`), a run's agreement and corrected figures
+(`agreement_reads`, `one_snapshot`, `corrected_for_run`), the warnings before a run starts (`run_preflight`),
+the judges' statuses, locks and check-ups for the web shell, and the prompt or candidate a lead adopted.
+judgeapp's data is read only through `judgeapp.judging.selectors`.
 """
 
 from __future__ import annotations
@@ -86,18 +88,10 @@ def level_current() -> AgreementLevel:
     return AgreementLevel.objects.select_related("set_by").first() or AgreementLevel()
 
 
-def level_history(*, limit: int = 20) -> QuerySet[AgreementLevel]:
-    return AgreementLevel.objects.select_related("set_by")[:limit]
-
-
 @shared_read
 def policy_current() -> CalibrationPolicy:
     """The policy in force: the latest a lead set, or the default (warn, alpha floor 0.667)."""
     return CalibrationPolicy.objects.select_related("set_by").first() or CalibrationPolicy()
-
-
-def policy_history(*, limit: int = 20) -> QuerySet[CalibrationPolicy]:
-    return CalibrationPolicy.objects.select_related("set_by")[:limit]
 
 
 def rules_current(*, level: AgreementLevel | None = None, policy: CalibrationPolicy | None = None) -> status_rules.Rules:

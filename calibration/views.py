@@ -25,15 +25,15 @@ from calibration.forms import (
     SampleForm,
     UnlockForm,
 )
-from calibration.services import annotation as annotation_services
 from calibration.services import adjudication as adjudication_services
+from calibration.services import annotation as annotation_services
 from calibration.services import candidates as candidate_services
 from calibration.services import labels as label_services
 from calibration.services import locks as lock_services
 from calibration.services.samples import sample_draw
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, page_redirect, render_partial
+from judgeapp.judging.pages import HtmxHttpRequest, page_redirect, render_partial, run_form_answer
 from judgeapp.roles import READERS, Role, has_role, role_required
 
 # --- The annotator's queue (blind) ---------------------------------------------------------------------
@@ -451,29 +451,25 @@ def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
         "rubric_text": run.rubric.raw if run.rubric_id else "",
     }
     items = len(selectors.labelled_items(sample=sample))
+    def start(data: dict):
+        candidate = candidate_services.candidate_create(
+            sample=sample,
+            label=data["label"],
+            model=data["model"],
+            structured_output=data["structured_output"],
+            prompt_text=data["prompt_text"],
+            rubric=data["rubric_text"],
+            trials=data.get("trials"),
+            created_by=request.user,
+        )
+        messages.success(request, f"Candidate {candidate.title} queued: {candidate.run.run_id} judges the sample's labelled items.")
+        if candidate.run.broker_notice:
+            messages.warning(request, f"{candidate.run.run_id}: {candidate.run.broker_notice}.")
+        return redirect("calibration:candidates", sample_uuid=sample.uuid)
+
     form = CandidateForm(request.POST or None, initial=initial, rubric_name=rubric_name, items=items)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            candidate = candidate_services.candidate_create(
-                sample=sample,
-                label=data["label"],
-                model=data["model"],
-                structured_output=data["structured_output"],
-                prompt_text=data["prompt_text"],
-                rubric=data["rubric_text"],
-                trials=data.get("trials"),
-                created_by=request.user,
-            )
-        except InputError as exc:
-            form.add_error(None, str(exc))
-        else:
-            messages.success(request, f"Candidate {candidate.title} queued: {candidate.run.run_id} judges the sample's labelled items.")
-            if candidate.run.broker_notice:
-                messages.warning(request, f"{candidate.run.run_id}: {candidate.run.broker_notice}.")
-            return redirect("calibration:candidates", sample_uuid=sample.uuid)
-    context = {"sample": sample, "run": run, "form": form, "items": items}
-    return render(request, "calibration/candidate_new.html", context, status=400 if form.errors else 200)
+    return run_form_answer(request, form, start=start, template="calibration/candidate_new.html",
+                           context={"sample": sample, "run": run, "items": items}, judges_notice=False)
 
 
 @require_POST

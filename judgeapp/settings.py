@@ -8,6 +8,7 @@ Every variable read here is listed in `.env.example`.
 import importlib.util
 import sys
 import warnings
+from decimal import Decimal
 from pathlib import Path
 
 import environ
@@ -154,6 +155,8 @@ MAX_TESTSET_CASES = env.int("MAX_TESTSET_CASES", default=100_000)
 # A run started in the browser that asks the judge more often than this says about how often, and starts only
 # once its form's "Start this run of about N judge calls" is ticked (judging/forms.py: PreflightForm).
 LARGE_RUN_CALLS = env.int("LARGE_RUN_CALLS", default=500)
+# …or whose estimated cost (judging/costs.py, the judge's prices) is above this many dollars.
+LARGE_RUN_COST = Decimal(env.str("LARGE_RUN_COST", default="5"))
 
 # --- Default judge (CONTRACT §1) -------------------------------------------------------------------------
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
@@ -233,6 +236,16 @@ CALIBRATION_AGREEMENT_DEBOUNCE_SECONDS = env.float("CALIBRATION_AGREEMENT_DEBOUN
 CALIBRATION_AGREEMENT_QUEUED_STALE_SECONDS = env.int("CALIBRATION_AGREEMENT_QUEUED_STALE_SECONDS", default=600)
 # The scripted demo judge that `manage.py up` starts for the demo (fakejudge; not a language model).
 DEMO_JUDGE_PORT = env.int("DEMO_JUDGE_PORT", default=8931)
+
+# --- Webhooks (docs/webhooks.md) --------------------------------------------------------------------------
+# Each POST to a receiver: at most this long per connect, send and read (and the answer's first 4 KB read).
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=5.0)
+# The waits before each retry (seconds): one attempt more than there are waits. A 429's Retry-After is
+# honoured when longer, up to WEBHOOK_RETRY_AFTER_MAX_SECONDS.
+WEBHOOK_RETRY_SECONDS = [float(s) for s in env.list("WEBHOOK_RETRY_SECONDS", default=["10", "30", "120", "600"])]
+WEBHOOK_RETRY_AFTER_MAX_SECONDS = env.float("WEBHOOK_RETRY_AFTER_MAX_SECONDS", default=3600.0)
+# The address people open judgeapp at: the link in each message's text.
+SITE_URL = env.str("SITE_URL", default="http://localhost:8000").rstrip("/")
 
 # --- Agent-as-a-Judge (docs/agent.md) --------------------------------------------------------------------
 # A workspace (a directory or an uploaded archive) is copied into the run's directory within these limits.

@@ -22,5 +22,7 @@ urlpatterns = [
     path("agent/", include("judgeapp.agent.urls")),
     path("blind/", include("judgeapp.blind.urls")),
     path("checkup/", include("judgeapp.checkup.urls")),
+    path("webhooks/", include("judgeapp.webhooks.urls")),
+    path("datasets/", include("judgeapp.datasets.urls")),
     path("admin/", admin.site.urls),
 ]

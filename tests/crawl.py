@@ -12,8 +12,9 @@ import pytest
 from django.test import Client
 
 SKIP = ("/admin/", "/logout/", "/static/", "/api/v1/", "/api-docs/")
-STARTS = ["/", "/runs/", "/judges/", "/pointwise/releases/", "/calibration/", "/pairwise/new/", "/jury/new/",
-          "/ranker/", "/agent/", "/blind/", "/pointwise/", "/calibration/queue/"]
+STARTS = ["/", "/prompts/", "/runs/", "/judges/", "/pointwise/releases/", "/calibration/", "/pairwise/new/", "/jury/new/",
+          "/ranker/", "/agent/", "/blind/", "/pointwise/", "/calibration/queue/",
+          "/datasets/"]
 MAX_PAGES = 160
 
 

@@ -174,6 +174,10 @@ def test_malformed_twice_is_recorded_as_a_parse_failure(server):
     assert "integer" in outcome.parse_error
     assert outcome.raw_reply == '{"reasoning": "ok", "score": "five"}'
     assert len(server.chat_requests) == 2
+    # The prompt a judgment shows is the one the judge got last: its first message, its first reply and one
+    # correction; never a second correction that was not sent.
+    assert outcome.messages == server.chat_requests[1].messages
+    assert [m["role"] for m in outcome.messages] == ["user", "assistant", "user"]
 
 
 def test_json_in_a_fence_from_the_server_parses(server):

@@ -109,3 +109,60 @@ def test_the_key_is_read_from_the_named_variable_and_never_stored(transactional_
         assert "sk-secret-123" not in str(server.chat_requests[0].headers)  # the log drops Authorization
 
 
+
+
+@pytest.mark.django_db
+def test_the_judges_file_names_the_default_judge(judges_file):
+    with pytest.raises(InputError, match=r"no judge chosen: pass --judge NAME \(known: small-a, small-b\), or name one in .* as default"):
+        judges_sync()
+        judge_get()
+    judges_file.write_bytes(b'default = "small-b"\n' + GOOD)
+    judges_sync()
+    assert judge_get().name == "small-b"
+    assert judge_get(name="small-a").name == "small-a"  # a name still wins
+    # The file no longer names one: the default it set is gone.
+    judges_file.write_bytes(GOOD)
+    judges_sync()
+    assert not Judge.objects.filter(is_default=True).exists()
+
+
+@pytest.mark.django_db
+def test_a_default_that_is_not_one_of_the_file_s_judges_is_refused(judges_file):
+    judges_file.write_bytes(b'default = "nope"\n' + GOOD)
+    with pytest.raises(InputError, match=r"default must name one of the file's \[judges\.\*\] \(known: small-a, small-b\), not 'nope'"):
+        judges_sync()
+    assert not Judge.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_demo_s_judges_file_names_every_judge_the_docs_use(fake_judge):
+    import re
+    from pathlib import Path
+
+    from judgeapp.demo import demo_docs_judges
+
+    root = Path(__file__).resolve().parents[1]
+    named = set()
+    for doc in [root / "README.md", *(root / "docs").glob("*.md")]:
+        text = doc.read_text(encoding="utf-8")
+        named |= set(re.findall(r"--judge ([a-z][a-z0-9.-]*[a-z0-9])", text))
+        for panel in re.findall(r"--judges ([a-z][a-z0-9,.-]+)", text):
+            named |= set(panel.split(","))
+    named -= {"gpt-3.5-turbo"}  # the PandaLM import's judge (its published verdicts), made by import-pandalm
+    demo_docs_judges(fake_judge.url)
+    assert named <= set(Judge.objects.values_list("name", flat=True)), named
+    assert judge_get().name == "small-a"
+    assert all(judge.scripted_demo and judge.base_url == fake_judge.url for judge in Judge.objects.all())
+
+
+@pytest.mark.django_db
+def test_a_team_s_judges_file_takes_over_a_judge_the_demo_made(judges_file, fake_judge):
+    from judgeapp.demo import demo_docs_judges
+
+    demo_docs_judges(fake_judge.url)
+    assert Judge.objects.get(name="small-a").scripted_demo
+    judges_sync()  # the team's file names small-a too
+    small_a = Judge.objects.get(name="small-a")
+    assert (small_a.model, small_a.source, small_a.scripted_demo) == ("qwen2.5-7b-instruct", EndpointSource.FILE, False)
+    demo_docs_judges(fake_judge.url)  # the demo loaded again leaves it as the file made it
+    assert Judge.objects.get(name="small-a").model == "qwen2.5-7b-instruct"

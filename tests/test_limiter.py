@@ -165,6 +165,7 @@ def test_a_lapsed_slot_held_elsewhere_is_taken(new_limiter, db):
         assert time.monotonic() - started < 1
 
 
+@pytest.mark.slow  # waits on the wall clock: a slot held, a Redis out of reach for seconds
 def test_live_holders_keep_their_slots_and_a_waiter_gets_one_when_they_let_go(new_limiter, transactional_db):
     """One slot held by this (live) process, the other by another machine whose lease runs: the waiter waits,
     and has a slot as soon as they are given back."""
@@ -262,6 +263,7 @@ def judge_one_unit_in_a_thread(run):
     return unit, thread
 
 
+@pytest.mark.slow  # waits on the wall clock: a slot held, a Redis out of reach for seconds
 def test_a_call_whose_limiter_lost_redis_waits_for_it_and_the_unit_is_judged_once(redis_limited, make_judge, fake_judge, transactional_db):
     """Redis is killed before a unit's call and started again 3 s later: the call waits for it, the judge is
     asked once, and the unit is done, not failed as "no reply"."""
@@ -282,6 +284,7 @@ def test_a_call_whose_limiter_lost_redis_waits_for_it_and_the_unit_is_judged_onc
     assert len(fake_judge.chat_requests) == 1
 
 
+@pytest.mark.slow  # waits on the wall clock: a slot held, a Redis out of reach for seconds
 def test_a_unit_whose_limiter_stays_out_of_reach_goes_back_to_pending_not_failed(redis_limited, make_judge, fake_judge, transactional_db, settings):
     from judgeapp.judging import runs
 

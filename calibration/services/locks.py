@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from calibration.core.status import ABOVE, BELOW, interval_position, unreadable_text
@@ -39,7 +40,8 @@ from calibration.services.audit import calibration_audit
 from judgeapp.judging import taskqueue
 from judgeapp.judging.audit import SYSTEM, audit_log_create
 from judgeapp.judging.errors import InputError
-from judgeapp.models import AuditLog
+from judgeapp.judging.notify import notify
+from judgeapp.models import AuditLog, WebhookEvent
 
 
 def _metric_label(level: AgreementLevel, result: AgreementResult) -> str:
@@ -152,7 +154,27 @@ def lock_evaluate(
     elif change == "unlocked":
         audit_log_create(action=AuditLog.Action.JUDGE_UNLOCKED, actor=SYSTEM, subject=subject,
                          reason=f"recalibrated: {lock.reason}", run=result.sample.run, detail=_detail(level, result))
+    if change:
+        _lock_notify(lock, locked=change == "locked", subject=subject)
     return change
+
+
+def _lock_notify(lock: JudgeLock, *, locked: bool, subject: str) -> None:
+    """The webhooks' judge.locked or judge.unlocked, in the transaction of the lock's change."""
+    data = {
+        "judge": lock.judge_name,
+        "judge_version": lock.judge_version,
+        "prompt_version": lock.prompt_version,
+        "rubric_version": lock.rubric_version,
+        "locked": locked,
+        "reason": lock.reason[:500],
+    }
+    if locked:
+        line = f"{subject} is locked: its release gates block until it is recalibrated. {lock.reason[:300]}"
+    else:
+        line = f"{subject} is unlocked: {lock.reason[:300]}"
+    notify(event=WebhookEvent.JUDGE_LOCKED if locked else WebhookEvent.JUDGE_UNLOCKED, data=data, line=line,
+           path=reverse("judge_scorecard", args=[lock.judge_name]))
 
 
 def locks_evaluate(*, configs=None) -> dict[tuple[str, str, str, str], str]:
@@ -233,6 +255,7 @@ def lock_unlock(*, lock: JudgeLock, actor, reason: str) -> bool:
                 "override": True,
             },
         )
+        _lock_notify(lock, locked=False, subject=_subject(lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version))
     return True
 
 

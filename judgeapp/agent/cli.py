@@ -9,7 +9,7 @@ from calibration.selectors import run_preflight
 from judgeapp.agent.core.agreement import AgreementCounts, compare
 from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_write
 from judgeapp.judging.accounting import counts_line
-from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_ended_without_verdict
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_ended_without_verdict, usage_write
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline
@@ -79,6 +79,7 @@ class AgentJudgeCommand(JudgeCommand):
         why = next((r["reason"] for r in report.get("requirements", []) if r.get("reason")), "")
         if run_ended_without_verdict(self, run, reason=why):
             sys.exit(EXIT_FAILED)
+        usage_write(self, report)
         failed = (report.get("counts") or {}).get("no_reply", 0)
         if run.status != RunStatus.DONE or failed:
             if report.get("not_judged_reasons"):

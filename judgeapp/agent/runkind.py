@@ -5,7 +5,6 @@ as far as its tool results are the same."""
 
 from django.conf import settings
 
-from judgeapp.judging.accounting import counts_reason, unit_counts
 from judgeapp.agent.core import (
     MET,
     NOT_MET,
@@ -21,7 +20,9 @@ from judgeapp.agent.core import (
     parse_trace,
     summarize,
 )
+from judgeapp.judging.accounting import counts_reason, unit_counts
 from judgeapp.judging.client import messages_hash
+from judgeapp.judging.outcomes import outcome, share_words
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.models import Purpose, Run, RunKind, RunStatus, UnitStatus
 
@@ -107,11 +108,19 @@ def _accounting(unit) -> str:
 class AgentHandler(RunHandler):
     kind = RunKind.AGENT
     page_template = "judgeapp/agent/run.html"
+    outcomes = ("result",)
     # People do not label agent requirements in the calibration queue; agreement with people is measured
     # against published human verdicts instead (docs/agent.md, `agent-devai-agreement`).
     label_kind = None
     # A tool loop: a call per turn and the tools' runs between them. Its units get UNIT_SOFT_TIME_LIMIT.
     calls_per_unit = None
+
+    def outcome(self, run):
+        counts = (run.report or {}).get("counts") or {}
+        met, total = counts.get("met", 0), counts.get("total", 0)
+        unverified = f", {counts['unverified']} unverified" if counts.get("unverified") else ""
+        return outcome("result", f"{met} of {total} requirements met", "ok" if total and met == total else "warn",
+                       f"share met {share_words(met, total)}{unverified}")
 
     def plan(self, run, stage):
         if stage != 0:

@@ -2,15 +2,14 @@
 each requirement resolve, open a requirement's transcript, download the report."""
 
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django_htmx.http import HttpResponseStopPolling
 
 from judgeapp.agent import services as agent_services
 from judgeapp.agent.forms import AgentRunForm
 from judgeapp.agent.runkind import sandbox_summary
 from judgeapp.judging import selectors
-from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, preflight_partial
+from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, run_form_answer
 from judgeapp.models import Judgment, RunKind
 from judgeapp.roles import READERS, role_required
 
@@ -27,29 +26,22 @@ def _workspace_source(upload) -> str | bytes:
 def agent_home(request: HtmxHttpRequest) -> HttpResponse:
     if (warnings := preflight_partial(request, AgentRunForm)) is not None:
         return warnings
-    if request.method == "POST":
-        form = AgentRunForm(request.POST, request.FILES)
-        if form.is_valid():
-            data = form.cleaned_data
-            inputs = agent_services.AgentInputs(
-                task=data["task_text"], requirements=data["requirement_list"], trace=data["trace_parsed"],
-                trace_name=data["trace"].name if data["trace"] else "",
-            )
-            try:
-                run = agent_services.agent_run_create(
-                    inputs=inputs, workspace=_workspace_source(data["workspace"]), workspace_name=data["workspace"].name,
-                    judge=data["judge"], run_id=data["run_id"] or None, executor="celery", created_by=request.user,
-                    title=data["title"],
-                )
-            except InputError as exc:
-                form.add_error("run_id" if "run id" in str(exc) else "workspace", str(exc))
-            else:
-                return redirect("run_detail", run_id=run.run_id)
-    else:
-        form = AgentRunForm()
-    judges_file_notice(request)
-    context = {"form": form, "runs": selectors.runs_recent(kind=RunKind.AGENT, limit=20), "sandbox": sandbox_summary()}
-    return render(request, "judgeapp/agent/home.html", context, status=400 if form.errors else 200)
+
+    def start(data: dict):
+        inputs = agent_services.AgentInputs(
+            task=data["task_text"], requirements=data["requirement_list"], trace=data["trace_parsed"],
+            trace_name=data["trace"].name if data["trace"] else "",
+        )
+        return agent_services.agent_run_create(
+            inputs=inputs, workspace=_workspace_source(data["workspace"]), workspace_name=data["workspace"].name,
+            judge=data["judge"], run_id=data["run_id"] or None, executor="celery", created_by=request.user,
+            title=data["title"],
+        )
+
+    form = AgentRunForm(request.POST or None, request.FILES or None)
+    context = {"runs": selectors.runs_recent(kind=RunKind.AGENT, limit=20), "sandbox": sandbox_summary()}
+    return run_form_answer(request, form, start=start, template="judgeapp/agent/home.html", context=context,
+                           refused_field=lambda exc: "run_id" if "run id" in str(exc) else "workspace")
 
 
 def _agent_run(run_id: str):

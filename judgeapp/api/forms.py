@@ -40,16 +40,35 @@ class _Start(Schema):
     testset_version: str | None = Field(None, description="a stored test set by content hash (12+ hex digits) or NAME@HASH, instead of the `testset` file")
     rubric_version: str | None = Field(None, description="a stored rubric by content hash or NAME@HASH, instead of the `rubric` file")
     title: str = Field("", max_length=300, description="a title shown on the run's page")
+    prompt: str | None = Field(
+        None, max_length=80,
+        description="the judge prompt: a prompt of the library by name (its latest version) or NAME@vN; "
+        "default: the built-in prompt",
+    )
     run_id: str | None = Field(None, description="the run's id (default <utc>_<short-uuid>)")
     trials: int | None = Field(
         None, ge=1, le=10, description="ask every judgment this many times (1-10, default 1); the report's `noise` says how often the verdict changed"
+    )
+    tags: str = Field("", max_length=1000, description="tags to put on the run, comma-separated (each up to 40 of a-z, 0-9, - and _)")
+    budget: str | None = Field(
+        None, max_length=30,
+        description="a spend cap in dollars: once the run's judge calls cost this much it stops, invalid, its report "
+        "`stopped: budget` (every judge needs prices)",
     )
 
 
 class PointwiseStart(_Start):
     judge: str | None = Field(None, description="judge name (default: the default judge)")
-    system: str | None = Field(None, description="the system under test: its last release is the baseline; it generates outputs when none are given")
+    system: str | None = Field(
+        None,
+        description="the system under test: its last release is the baseline; its stored outputs are judged, or it generates them "
+        "(never the test set's own outputs)",
+    )
     generate: bool = Field(False, description="have the system generate the outputs even when the test set has them")
+    outputs_version: str | None = Field(
+        None, max_length=50,
+        description="judge the outputs stored for `system` under this version label (default: its newest for the test set)",
+    )
     threshold: float | None = Field(None, description="the mean the gate requires (default 3.5)")
     baseline_mean: float | None = Field(None, description="the mean not to fall below (default: the system's last release)")
     baseline_run: str | None = Field(None, description="take the baseline mean from this earlier run")
@@ -65,13 +84,25 @@ class PairwiseStart(_Start):
 
 class JuryStart(_Start):
     judges: str = Field(..., description="the panel, J1,J2,J3: an odd number (3 or more) of judges of different families")
-    system: str | None = Field(None, description="the system under test: no juror may be of its family")
+    system: str | None = Field(
+        None,
+        description="the system under test: no juror may be of its family; its stored outputs are judged, or it generates them "
+        "(never the test set's own outputs)",
+    )
     generate: bool = Field(False, description="have the system answer the test set first")
+    outputs_version: str | None = Field(
+        None, max_length=50,
+        description="judge the outputs stored for `system` under this version label (default: its newest for the test set)",
+    )
 
 
 class GateDecisionIn(Schema):
     verdict: Literal["approved", "blocked"]
     reason: str = Field(..., max_length=2000, description="kept in the audit log")
+
+
+class TagIn(Schema):
+    name: str = Field(..., max_length=80, description="the tag: up to 40 of a-z, 0-9, - and _ (stored in lower case)")
 
 
 class ReleaseIn(Schema):
@@ -115,7 +146,23 @@ class RunOut(Schema):
     versions: dict[str, Any]
     error: str
     notice: str = Field("", description='why a run in flight waits: "queued — will start when the broker is back"')
+    tags: list[str] = Field(default_factory=list, description="the run's tags, in alphabetical order")
+    usage: dict[str, Any] | None = Field(
+        None, description="a finished run's judge calls, cached judgments, tokens in and out, cost in dollars (null: unpriced)"
+    )
+    budget: float | None = Field(None, description="the run's spend cap in dollars, if it has one")
+    stopped: str = Field("", description='"budget" when the run stopped at its cap')
     urls: dict[str, str]
+
+
+class EstimateOut(Schema):
+    """What a run would ask its judge, from its inputs alone: no judge call, nothing stored."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None = Field(description="dollars at the judge's prices; null when the judge has no price")
+    how: str
 
 
 class GateOut(Schema):
@@ -152,6 +199,25 @@ class JudgeOut(Schema):
     max_tokens: int | None = Field(None, description="the most tokens a reply may have; null: the mode's default")
     source: str
     scripted_demo: bool
+
+
+class OutputsIn(Schema):
+    system: str = Field(..., max_length=200, description="the system under test whose replies these are")
+    version_label: str = Field(..., max_length=50, description="its version label, e.g. v2.1")
+    testset_version: str = Field(
+        ..., max_length=300, description="the stored test set they answer: its name (newest version), NAME@v2, or content hash"
+    )
+
+
+class OutputSetOut(Schema):
+    system: str
+    version: str
+    testset: str
+    testset_version: str
+    outputs: int
+    uploaded_at: datetime
+    uploaded_by: str
+    created: bool
 
 
 class VersionOut(Schema):

@@ -4,15 +4,18 @@ run's status, report and gate say now."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from django.db.models import QuerySet
 from django.http import Http404
 
 from calibration.selectors import agreement_reads
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.selectors import report_without_verdict
 from judgeapp.models import ApiToken, Rubric, Run, RunKind, RunStatus, System, TestSet
 from judgeapp.pointwise.services import report_current
 from judgeapp.releases.selectors import gate_as_decided
+from judgeapp.web.selectors import RunFilters, runs_matching
 
 RUNS_LIMIT_MAX = 200
 OFFSET_MAX = 1_000_000
@@ -67,19 +70,19 @@ def system_of(*, name: str) -> System:
     return system
 
 
-def runs_filtered(
-    *, system: System | None = None, kind: str | None = None, status: str | None = None, limit: int = 50, offset: int = 0
-) -> QuerySet[Run]:
-    """Runs newest first, of one system, kind or status; `offset` of them skipped."""
-    runs = Run.objects.select_related("judge", "system", "created_by")
+def runs_filtered(*, system: System | None = None, kind: str | None = None, status: str | None = None, filters: RunFilters | None = None):
+    """Runs newest first, matching the runs page's filters (`web/selectors.py: runs_matching`, the same
+    search, outcome and tag) and, besides, one system's runs and a status. A query, or a list when the outcome
+    is one a report or a gate decides."""
+    filters = filters or RunFilters()
     if system is not None:
-        runs = runs.filter(system=system)
+        filters = replace(filters, system=system.name)
     if kind:
-        runs = runs.filter(kind=kind)
+        filters = replace(filters, kind=kind)
+    runs = runs_matching(filters=filters)
     if status:
-        runs = runs.filter(status=status)
-    offset = max(0, offset)
-    return runs.order_by("-created_at", "-id")[offset : offset + max(1, min(limit, RUNS_LIMIT_MAX))]
+        runs = runs.filter(status=status) if hasattr(runs, "filter") else [run for run in runs if run.status == status]
+    return runs
 
 
 CORRECTED_RATE_KEYS = {RunKind.JURY: "corrected_pass_rate", RunKind.PAIRWISE: "corrected_win_rate"}
@@ -87,10 +90,12 @@ CORRECTED_RATE_KEYS = {RunKind.JURY: "corrected_pass_rate", RunKind.PAIRWISE: "c
 
 def report_of(*, run: Run) -> dict:
     """The run's report (CONTRACT §4); a pointwise run's with its gate and agreement as they are now. A run
-    that has not finished has only its id, kind and status."""
+    without one (not finished, failed, cancelled) has its id, kind, status, reason and counts."""
     if run.kind == RunKind.POINTWISE:
         return report_current(run=run)
-    report = dict(run.report) if run.report else {"run_id": run.run_id, "kind": run.kind}
+    if not run.report:
+        return report_without_verdict(run=run)
+    report = dict(run.report)
     corrected_key = CORRECTED_RATE_KEYS.get(run.kind)
     if corrected_key and run.report and run.status in (RunStatus.DONE, RunStatus.INVALID):
         # As the run page: from the agreement as it is now (a sample is drawn from a finished run), the
@@ -125,8 +130,12 @@ def _stored_version(model, reference: str, what: str):
     """A stored test set or rubric by its content hash: the whole sha256, its first 6 or more hex digits
     (the 12 that reports show), optionally after `name@`."""
     match = VERSION_PATTERN.match((reference or "").strip().lower()) if reference else None
+    if match is None and reference and model.objects.filter(name=reference.strip().split("@v")[0]).exists():
+        from judgeapp.judging.content import stored_by_name
+
+        return stored_by_name(model, reference, what)  # a stored name: NAME (its newest) or NAME@v2
     if match is None:
-        raise InputError(f"{what} version {reference!r}: give its content hash (12 hex digits or more), or NAME@HASH")
+        raise InputError(f"{what} version {reference!r}: give its content hash (12 hex digits or more), NAME@HASH, or a stored name")
     rows = model.objects.filter(content_hash__startswith=match["hash"])
     if match["name"]:
         rows = rows.filter(name=reference.strip().rsplit("@", 1)[0])

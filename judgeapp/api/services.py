@@ -13,9 +13,9 @@ from datetime import timedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from judgeapp.judging.audit import audit_log_create, cli_actor
 from judgeapp.judging.content import InputFile
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.audit import audit_log_create, cli_actor
 from judgeapp.models import ApiToken, AuditLog, IdempotencyKey, Run, content_hash
 from judgeapp.models.api import TOKEN_SCHEME, token_digest
 from judgeapp.throttle import Scope, auth_failure_record, auth_failures_check, throttle_keys

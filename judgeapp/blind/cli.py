@@ -7,7 +7,8 @@ from calibration.selectors import run_preflight
 from judgeapp.blind.core.inputs import parse_eval_prompt, parse_expectations, split_version_argument
 from judgeapp.blind.core.leakage import format_flag
 from judgeapp.blind.services import blind_compare_create, version_from_directory
-from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand
+from judgeapp.judging.accounting import counts_line
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, usage_write
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline, run_id_check
@@ -115,7 +116,10 @@ class BlindCompareCommand(JudgeCommand):
         for label in comparison["ranking"]:
             entry = comparison["rubric"][label]
             self.stdout.write(f"  {label}: {entry['overall_score']:g}/10, {entry['run_consistency']} consistency")
+        if run.report.get("counts"):
+            self.stdout.write(counts_line(run.report["counts"]))
         self.stdout.write(f"run {run.run_id} done")
+        usage_write(self, run.report)
 
 
 def ranking_line(comparison: dict) -> str:

@@ -9,7 +9,6 @@ from judgeapp.blind.core.inputs import expectations_from_lines
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import MultipleFileField, PreflightForm, judges_callable
 
-
 DEFAULT_UPLOAD_ROWS = 2
 MAX_UPLOAD_ROWS = 10
 

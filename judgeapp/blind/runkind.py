@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.blind.core.comparator import ComparisonImpossible, RunScore, VersionEvidence, build_comparison, validate_comparison
 from judgeapp.blind.core.inputs import VersionFile, VersionRun
 from judgeapp.blind.core.replies import RUBRIC_SPEC, judged_texts, render_expectations, render_rubric, render_run, score_spec
+from judgeapp.judging.accounting import counts_of, counts_reason
 from judgeapp.judging.atomic import json_text, write_text_atomic
+from judgeapp.judging.outcomes import outcome
 from judgeapp.judging.prompts import load_prompt, user_message
 from judgeapp.judging.runkind import RunFailed, RunHandler, UnitResult, UnitSpec, register
 from judgeapp.models import BlindRunOutput, Purpose, RunKind, RunStatus, UnitStatus
@@ -52,6 +53,14 @@ def version_run(output: BlindRunOutput) -> VersionRun:
 class BlindHandler(RunHandler):
     kind = RunKind.BLIND
     page_template = "judgeapp/blind/run.html"
+    outcomes = ("winner", "inconclusive")
+
+    def outcome(self, run):
+        comparison = (run.report or {}).get("comparison") or {}
+        if comparison.get("winner"):
+            return outcome("winner", f"blind winner {comparison['winner']}", "ok",
+                           "ranking " + ", ".join(comparison.get("ranking") or []))
+        return outcome("inconclusive", "no blind winner", "warn", "the evidence gives no order at the top")
 
     def verdicts(self, run):
         """A blind comparison ranks versions; people do not label it item by item, so calibration has no

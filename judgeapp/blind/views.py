@@ -12,8 +12,8 @@ from judgeapp.blind import selectors as selectors_blind
 from judgeapp.blind import services as blind_services
 from judgeapp.blind.forms import MAX_UPLOAD_ROWS, BlindCompareForm, upload_rows_of
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, preflight_partial
-from judgeapp.models import BlindComparison, BlindVersion, Executor, Judge
+from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, run_form_answer
+from judgeapp.models import BlindComparison, BlindVersion, Executor
 from judgeapp.roles import READERS, role_required
 
 
@@ -47,33 +47,29 @@ def blind_new(request: HtmxHttpRequest) -> HttpResponse:
         return warnings
     if request.method == "POST":
         form = BlindCompareForm(request.POST, request.FILES, upload_rows=upload_rows_of(request.POST.get("upload_rows")))
-        if form.is_valid():
-            try:
-                outcome = blind_services.blind_compare_create(
-                    versions=form.versions,
-                    eval_prompt=form.cleaned_data["prompt"].strip(),
-                    expectations=form.cleaned_data["expectation_list"],
-                    judge=form.cleaned_data["judge"],
-                    origin=BlindComparison.Origin.WEB,
-                    executor=Executor.CELERY,
-                    created_by=request.user,
-                )
-            except InputError as exc:
-                form.add_error(None, str(exc))
-            else:
-                if outcome.leaked:
-                    return redirect("blind:leakage", uuid=outcome.comparison.uuid)
-                messages.success(request, f"Blind comparison {outcome.run.run_id} started: labels drawn, no leakage found.")
-                return redirect("run_detail", run_id=outcome.run.run_id)
     else:
         initial = _prefill(request.GET["from"]) if request.GET.get("from") else {}
         rows = upload_rows_of(request.GET.get("uploads") or initial.pop("_uploads", 0))
         initial.pop("_uploads", None)
-        default_judge = Judge.objects.filter(name="default").first() or Judge.objects.order_by("name").first()
-        form = BlindCompareForm(initial={"judge": default_judge, **initial}, upload_rows=rows)
-    judges_file_notice(request)
-    context = {"form": form, "next_rows": min(MAX_UPLOAD_ROWS, form.upload_rows + 1)}
-    return render(request, "judgeapp/blind/new.html", context, status=400 if form.errors and not request.htmx else 200)
+        form = BlindCompareForm(initial=initial, upload_rows=rows)
+
+    def start(data: dict):
+        outcome = blind_services.blind_compare_create(
+            versions=form.versions,
+            eval_prompt=data["prompt"].strip(),
+            expectations=data["expectation_list"],
+            judge=data["judge"],
+            origin=BlindComparison.Origin.WEB,
+            executor=Executor.CELERY,
+            created_by=request.user,
+        )
+        if outcome.leaked:
+            return redirect("blind:leakage", uuid=outcome.comparison.uuid)
+        messages.success(request, f"Blind comparison {outcome.run.run_id} started: labels drawn, no leakage found.")
+        return outcome.run
+
+    context = {"next_rows": min(MAX_UPLOAD_ROWS, form.upload_rows + 1)}
+    return run_form_answer(request, form, start=start, template="judgeapp/blind/new.html", context=context)
 
 
 @role_required(*READERS)

@@ -9,6 +9,7 @@ import sys
 from django.conf import settings
 
 from judgeapp.checkup.core import DEFAULT_SETS, SETS
+from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import (
     EXIT_FAILED,
     JudgeCommand,
@@ -19,6 +20,7 @@ from judgeapp.judging.cli import (
     report_path_check,
     run_ended_without_verdict,
     trials_argument,
+    usage_write,
     write_report,
 )
 from judgeapp.judging.noise import noise_line
@@ -42,7 +44,7 @@ class CheckupCommand(JudgeCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--judge", required=True, metavar="J", help="the judge to check up (a name from the judges file)")
+        parser.add_argument("--judge", metavar="J", help="the judge to check up, a name from the judges file (default: the default judge)")
         parser.add_argument(
             "--set", dest="sets", default=",".join(DEFAULT_SETS), metavar="S1,S2",
             help=f"the public sets, comma-separated (default all: {', '.join(SETS)}), and/or a team's own set: a JSONL "
@@ -84,6 +86,7 @@ class CheckupCommand(JudgeCommand):
             self.stdout.write(checkup_summary(run))
         if run_ended_without_verdict(self, run):
             sys.exit(EXIT_FAILED)
+        usage_write(self, run.report)
         # A failed check-up (a figure below the lead's floor) exits 1 as an invalid one does (CONTRACT §3).
         if run.status != RunStatus.DONE or not (run.report.get("verdict") or {}).get("passed"):
             sys.exit(1)
@@ -182,6 +185,8 @@ def checkup_summary(run: Run) -> str:
         lines += slice_lines(entry.get("slices") or [])
     lines.append(f"  intervals: shares {report['intervals']['shares']}; kappa {report['intervals']['kappa and per-order accuracy']}")
     lines.append(f"  calls: {report['calls']['summary']}")
+    if report.get("counts"):
+        lines.append(f"  {counts_line(report['counts'])}")
     for warning in report.get("warnings", []):
         lines.append(f"  warning: {warning}")
     for reason in report.get("invalid_reasons", []):

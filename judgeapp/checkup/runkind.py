@@ -18,11 +18,11 @@ from judgeapp.checkup.core import (
     set_figures,
 )
 from judgeapp.judging.accounting import counts_of, counts_reason
+from judgeapp.judging.noise import TIE_PAIRWISE
 from judgeapp.judging.pairs import ORDERS, map_back, render_pairwise_prompt, shown_first
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import rubric_text, run_prompt
-from judgeapp.judging.noise import TIE_PAIRWISE
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, register
 from judgeapp.judging.selectors import run_noise
 from judgeapp.judging.trials import judge_trials

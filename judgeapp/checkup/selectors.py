@@ -20,6 +20,30 @@ def _pairs_in_set(name: str, datasets_dir: Path) -> int:
     return len(load_pairs(name, datasets_dir))
 
 
+@cache  # the shipped sets and the check-up's rubric are files of the repo: measured once per process
+def _prompt_chars_default(datasets_dir: Path) -> float:
+    """The mean length in characters of a default check-up's prompts (every pair, as the run renders it)."""
+    from judgeapp.checkup.services import RUBRIC_PATH
+    from judgeapp.judging.files import parse_rubric, render_rubric
+    from judgeapp.judging.pairs import render_pairwise_prompt
+
+    rubric = render_rubric(parse_rubric(RUBRIC_PATH.read_bytes(), RUBRIC_PATH.name).criteria)
+    pairs = [pair for name in DEFAULT_SETS for pair in load_pairs(name, datasets_dir)]
+    chars = sum(len(render_pairwise_prompt(rubric=rubric, input=p.input, first=p.output_1, second=p.output_2)) for p in pairs)
+    return chars / len(pairs) if pairs else 0.0
+
+
+def checkup_cost_default(*, judge: Judge, datasets_dir: Path = DATASETS_DIR):
+    """What a check-up with the button's defaults would cost at the judge's prices (None: unpriced)."""
+    from judgeapp.judging.costs import estimate_from_chars, prices_of
+
+    if prices_of(judge) is None:
+        return None
+    calls, _sets = checkup_calls_default(datasets_dir=datasets_dir)
+    chars = _prompt_chars_default(Path(datasets_dir))
+    return estimate_from_chars(judge=judge, mode="checkup", chars_per_call=chars, calls=calls).cost
+
+
 def checkup_calls_default(*, datasets_dir: Path = DATASETS_DIR) -> tuple[int, list[str]]:
     """The judge calls a check-up asks for with the button's defaults (every pair of every shipped set, both
     orders, one trial), and the sets' short titles: what the "Check up" confirmation names."""

@@ -3,7 +3,8 @@ published figures that stand beside one of ours."""
 
 from django import template
 
-from judgeapp.checkup.selectors import checkup_calls_default
+from judgeapp.checkup.selectors import checkup_calls_default, checkup_cost_default
+from judgeapp.judging.accounting import money_text
 
 register = template.Library()
 
@@ -60,7 +61,9 @@ def checkup_figures():
 def checkup_confirm(judge) -> str:
     """The question the "Check up" button asks first: what it costs at the form's defaults."""
     calls, sets = checkup_calls_default()
+    cost = checkup_cost_default(judge=judge)
+    priced = f", about {money_text(cost)} at its prices" if cost is not None else ""
     return (
-        f"Check up {judge.name}? About {calls:,} calls to its endpoint ({', '.join(sets)}; both orders, one trial each). "
-        "A sample of pairs asks fewer, more trials more."
+        f"Check up {judge.name}? About {calls:,} calls to its endpoint{priced} ({', '.join(sets)}; both orders, one trial "
+        "each). A sample of pairs asks fewer, more trials more."
     )

@@ -10,10 +10,13 @@ exception is real data: the PandaLM import brings a real GPT-3.5 judge's verdict
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
 
 from django.contrib.auth.models import Group, User
 
 from judgeapp.demo.registry import EVALS, STEPS, DemoContext, step  # noqa: F401  (the steps' registry)
+from judgeapp.judging.judges import judge_default_set, judges_file_default, judges_file_parse
 from judgeapp.models import EndpointSource, Judge, Run, System
 from judgeapp.roles import Role
 
@@ -30,6 +33,9 @@ DEMO_JUDGES = [
     ("demo-juror-mistral", "demo-judge-mistral-7b", "mistral"),
     ("demo-juror-gemma", "demo-judge-gemma-2-9b", "google"),
 ]
+# Example prices per million tokens (input, output), in dollars, so that the demo's reports show a cost: about
+# what a hosted 7-9B model costs; the scripted server itself charges nothing.
+DEMO_PRICES = (Decimal("0.20"), Decimal("0.60"))
 DEMO_SYSTEMS = [
     ("support-bot-v1", "gpt-4o-mini", "openai", "You are a support assistant. Be brief."),
     ("support-bot-v2", "gpt-4o-mini", "openai", "You are a support assistant. Give concrete next steps and say what to expect."),
@@ -70,6 +76,34 @@ def demo_users() -> list[tuple[str, str, str]]:
     return accounts
 
 
+# The judges the README and the docs name (small-a, the default; qwen-7b, llama-8b, mistral-7b for a jury…).
+DEMO_JUDGES_FILE = Path(__file__).with_name("judges.toml")
+
+
+def demo_docs_judges(judge_url: str) -> list[Judge]:
+    """The demo's judges file loaded, every judge at the demo judge server; its `default` becomes the judge a
+    command uses without --judge, unless another default is set already (a team's own judges file's)."""
+    data = DEMO_JUDGES_FILE.read_bytes()
+    entries, _systems = judges_file_parse(data, str(DEMO_JUDGES_FILE))
+    judges = []
+    for name, entry in entries.items():
+        existing = Judge.objects.filter(name=name).first()
+        if existing is not None and existing.source != EndpointSource.DEMO:
+            continue  # a team's own judge of that name (its judges file's, the admin's) stays as it is
+        judge, _ = Judge.objects.update_or_create(
+            name=name,
+            defaults={"model": entry["model"], "family": entry.get("family", ""), "base_url": judge_url, "api_key_env": "DEMO_JUDGE_KEY",
+                      "source": EndpointSource.DEMO, "scripted_demo": True, "timeout_seconds": 10,
+                      "input_price_per_million": entry.get("input_price_per_million"),
+                      "output_price_per_million": entry.get("output_price_per_million")},
+        )
+        judges.append(judge)
+    default = judges_file_default(data, str(DEMO_JUDGES_FILE))
+    if default and not Judge.objects.filter(is_default=True).exists():
+        judge_default_set(name=default, source=EndpointSource.DEMO)
+    return judges
+
+
 def demo_endpoints(judge_url: str) -> tuple[list[Judge], list[System]]:
     judges = []
     for name, model, family in DEMO_JUDGES:
@@ -83,6 +117,8 @@ def demo_endpoints(judge_url: str) -> tuple[list[Judge], list[System]]:
                 "source": EndpointSource.DEMO,
                 "scripted_demo": True,
                 "timeout_seconds": 10,
+                "input_price_per_million": DEMO_PRICES[0],
+                "output_price_per_million": DEMO_PRICES[1],
             },
         )
         judges.append(judge)
@@ -110,6 +146,7 @@ def demo_load(*, judge_url: str, log: Callable[[str], None] = print) -> None:
 
     accounts = demo_users()
     judges, systems = demo_endpoints(judge_url)
+    demo_docs_judges(judge_url)
     context = DemoContext(
         judge_url=judge_url, judge=judges[0], jurors=judges[1:], systems=systems, lead=User.objects.get(username="lead")
     )

@@ -35,3 +35,13 @@ def step(run_id: str):
         return function
 
     return register
+
+
+def support_testset():
+    """evals/support/testset.jsonl as the dataset the demo loads: named "support" (not its file's stem), so the
+    run forms list it as "support (v1, 24 cases)"."""
+    from judgeapp.judging.content import InputFile
+
+    given = InputFile.from_path(EVALS / "support" / "testset.jsonl")
+    given.name = "support.jsonl"
+    return given

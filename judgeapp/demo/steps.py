@@ -1,6 +1,6 @@
 """The demo's runs, one step per mode."""
 
-from judgeapp.demo.registry import EVALS, DemoContext, step
+from judgeapp.demo.registry import EVALS, DemoContext, step, support_testset
 from judgeapp.judging.runs import run_execute_inline
 from judgeapp.models import Executor, RunKind
 
@@ -34,6 +34,30 @@ def _demo_support_bot(ctx: DemoContext):
     return system
 
 
+# support-bot's versions the demo stores, each from a file of evals/support (v1.0, the replies in production,
+# comes with the test set): docs/pairwise.md compares v2.0 with v2.1 by name.
+SUPPORT_BOT_VERSIONS = {"v2.0": "outputs-v1.jsonl", "v2.1": "outputs-v2.jsonl"}
+
+
+def _support_bot_outputs(ctx: DemoContext) -> dict:
+    """support-bot's stored outputs for the support test set by version label (stored once; found again on a
+    second load)."""
+    import json
+
+    from judgeapp.judging.content import InputFile, output_set_save, testset_save
+
+    testset = testset_save(support_testset())
+    system = _demo_support_bot(ctx)
+    rows = testset.cases.order_by("position").values_list("case_id", "output")
+    production = "\n".join(json.dumps({"id": case_id, "output": text}) for case_id, text in rows).encode()
+    files = {"v1.0": InputFile(data=production, name="support-bot-v1.0.jsonl")}
+    files.update({label: InputFile.from_path(EVALS / "support" / name) for label, name in SUPPORT_BOT_VERSIONS.items()})
+    return {
+        label: output_set_save(system=system, version_label=label, testset=testset, outputs=given, created_by=ctx.lead)[0]
+        for label, given in files.items()
+    }
+
+
 @step("demo-pointwise")
 def pointwise(ctx: DemoContext) -> str:
     """The replies support-bot gives in production (they come with the test set), scored and released by
@@ -43,11 +67,14 @@ def pointwise(ctx: DemoContext) -> str:
     from judgeapp.pointwise.services import pointwise_create
     from judgeapp.releases.services import release_mark
 
+    # The replies in production come with the test set file; uploaded as support-bot's v1.0 outputs, so
+    # that the run labelled support-bot judges support-bot's replies by name.
+    output_set = _support_bot_outputs(ctx)["v1.0"]
     run = pointwise_create(
-        testset=InputFile.from_path(EVALS / "support" / "testset.jsonl"),
+        testset=output_set.testset,
         rubric=InputFile.from_path(EVALS / "support" / "rubric.toml"),
         judge=ctx.judge,
-        system=_demo_support_bot(ctx),
+        output_set=output_set,
         threshold=3.0,
         executor=Executor.INLINE,
         run_id="demo-pointwise",
@@ -73,7 +100,7 @@ def pointwise_candidate(ctx: DemoContext) -> str:
     from judgeapp.releases.services import gate_decide
 
     run = pointwise_create(
-        testset=InputFile.from_path(EVALS / "support" / "testset.jsonl"),
+        testset=support_testset(),
         rubric=InputFile.from_path(EVALS / "support" / "rubric.toml"),
         judge=ctx.judge,
         system=_demo_support_bot(ctx),
@@ -208,7 +235,7 @@ def pairwise(ctx: DemoContext) -> str:
         run_id="demo-pairwise",
         executor=Executor.INLINE,
         title=f"{brief.name} vs {thorough.name} on the support test set (scripted demo judge and systems)",
-        testset=InputFile.from_path(EVALS / "support" / "testset.jsonl"),
+        testset=support_testset(),
         rubric=InputFile.from_path(EVALS / "support" / "rubric.toml"),
         judge=ctx.judge,
         version_a=VersionSource(system=brief),
@@ -225,14 +252,46 @@ def jury(ctx: DemoContext) -> str:
     from judgeapp.judging.content import InputFile
     from judgeapp.jury.services import jury_run_create
 
+    output_set = _support_bot_outputs(ctx)["v1.0"]  # a run labelled with a system judges its own outputs
     run = jury_run_create(
         run_id="demo-jury",
         executor=Executor.INLINE,
-        title="Support replies judged by a panel of three scripted demo jurors",
-        testset=InputFile.from_path(EVALS / "support" / "testset.jsonl"),
+        title="support-bot v1.0's replies judged by a panel of three scripted demo jurors",
+        testset=output_set.testset,
         rubric=InputFile.from_path(EVALS / "support" / "rubric.toml"),
         judges=ctx.jurors,
-        system=ctx.systems[0],
+        output_set=output_set,
     )
     run = run_execute_inline(run=run, concurrency=8)
     return f"demo: jury run {run.run_id} {run.status}, pass rate {_percent(run.report and run.report.get('pass_rate'))}"
+
+
+# A team's own pointwise prompt, for summaries: the built-in prompt's slots and tags (the demo judge reads
+# them), its reply format with the reasoning first, and instructions of its own.
+SUMMARIES_PROMPT = """You are grading one summary of a document. The document is inside customer_message and
+the summary inside assistant_reply. Judge the summary only against the rubric. A
+summary that adds a fact the document does not state is not faithful, however
+well written; length and confident tone are not quality.
+
+<rubric>{{rubric}}</rubric>
+<customer_message>{{input}}</customer_message>
+<assistant_reply>{{output}}</assistant_reply>
+
+First explain in two or three sentences how the summary meets or misses each
+criterion, naming any fact it adds. Then give one integer score from 1 to 5 as
+defined in the rubric.
+Respond in JSON: {"reasoning": "...", "score": 1-5}
+"""
+
+
+@step("demo-prompt-summaries")
+def prompt_summaries(ctx: DemoContext) -> str | None:
+    """No run: a prompt of the library (`summaries`, pointwise), saved once by the lead, so the Prompts page
+    and the run forms' Prompt choice show a team's own prompt beside the built-in one."""
+    from judgeapp.judging.library import prompt_template_save
+    from judgeapp.models import PromptTemplate
+
+    if PromptTemplate.objects.filter(mode="pointwise", name="summaries").exists():
+        return None
+    template = prompt_template_save(mode="pointwise", name="summaries", text=SUMMARIES_PROMPT, actor=ctx.lead)
+    return f"demo: pointwise prompt {template.name} {template.label} in the prompt library"

@@ -9,6 +9,7 @@ Plain Python: a unit is anything with an `accounting` attribute (a Judgment row)
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 
 CATEGORIES = ("parsed", "parse_failures", "truncated", "no_reply")
 UNUSABLE_LIMIT = 0.05
@@ -53,8 +54,32 @@ def counts_reason(counts: dict) -> str | None:
 
 
 def counts_line(counts: dict) -> str:
-    """One line for a command's summary."""
+    """The `Units:` line every command's summary prints, in the same words: each judge unit's reply after its
+    one parse retry, and the unusable share the 5% rule reads."""
     return (
         f"Units: {counts['units']}: {counts['parsed']} parsed, {counts['parse_failures']} parse failures, "
-        f"{counts['truncated']} truncated, {counts['no_reply']} no reply."
+        f"{counts['truncated']} truncated, {counts['no_reply']} no reply (after one retry each; "
+        f"{counts['unusable']} unusable, {counts['unusable_rate']:.1%})."
+    )
+
+
+# --- What the judge calls used and cost (a report's `usage`, judging/costs.py) ---------------------------
+
+
+def money_text(value: float | Decimal | None) -> str:
+    """A cost in words: `$0.0123`, `$12.40`; "no price" when unknown."""
+    if value is None:
+        return "no price"
+    value = Decimal(str(value))
+    return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"
+
+
+def usage_line(usage: dict | None) -> str:
+    """The report's usage in one line, for a command's summary: "Usage: 24 calls (0 cached), 21,310 tokens
+    in, 1,104 out, cost $0.0032"."""
+    if not usage:
+        return ""
+    return (
+        f"Usage: {usage['calls']:,} judge calls ({usage['cached']:,} cached), {usage['input_tokens']:,} tokens in, "
+        f"{usage['output_tokens']:,} out, cost {money_text(usage['cost'])}."
     )

@@ -105,6 +105,10 @@ class JudgeCommand(BaseCommand):
         """`--run-id ""` (or `gate ""`) is refused: an empty id must not silently mean "a new id"."""
         from judgeapp.judging.runs import run_id_check
 
+        for tag in options.get("tag") or []:
+            from judgeapp.judging.tags import tag_name_clean
+
+            tag_name_clean(tag)  # a bad --tag is one line before anything is stored
         title = options.get("title")
         if isinstance(title, str) and len(title) > TITLE_MAX:
             raise InputError(f"--title is {len(title):,} characters long, over the limit of {TITLE_MAX}")
@@ -178,6 +182,68 @@ def trials_argument(parser) -> None:
     )
 
 
+def tag_argument(parser) -> None:
+    """`--tag NAME`, repeatable: tags put on the run, to find it again on the runs page and in the API."""
+    parser.add_argument(
+        "--tag", action="append", default=[], metavar="NAME",
+        help="put this tag on the run (repeat for more): up to 40 of a-z, 0-9, '-' and '_'",
+    )
+
+
+def run_tags_put(run: Run, options: dict) -> None:
+    """The run's --tag words, put on it as it is created (they were checked before anything was stored)."""
+    if options.get("tag"):
+        from judgeapp.judging.tags import run_tags_add
+
+        run_tags_add(run=run, names=options["tag"])
+
+
+def prompt_argument(parser) -> None:
+    """`--prompt NAME[@vN]`, the same on every kind whose prompt the library can replace (judging/library.py)."""
+    parser.add_argument(
+        "--prompt", metavar="NAME",
+        help="the judge prompt: a prompt of the library by name (its latest version) or NAME@vN; "
+        "default: the built-in prompt (`manage.py prompts list` shows them)",
+    )
+
+
+def budget_argument(parser, *, flag: str = "--budget") -> None:
+    """A spend cap in dollars (judging/costs.py): the run stops at it, invalid, with what was judged."""
+    parser.add_argument(
+        flag, metavar="USD",
+        help="stop the run once its judge calls have cost this many dollars (the judge needs prices in the judges "
+        "file); the report then says stopped: budget, with what was judged, and the run is invalid",
+    )
+
+
+def dry_run_argument(parser) -> None:
+    parser.add_argument(
+        "--dry-run", action="store_true",
+        help="print the estimate of judge calls, tokens and cost from the inputs and exit: no judge is asked, nothing is stored",
+    )
+
+
+def estimate_write(command, estimate) -> None:
+    """A dry run's answer: the estimate in one line on stdout, and how it was made."""
+    command.stdout.write(f"Estimate: {estimate.text}.")
+    command.stdout.write(f"  ({estimate.how}; no judge was asked and nothing was stored)")
+
+
+def usage_write(command, report: dict | None) -> None:
+    """The report's usage (calls, tokens, cost), one line on stderr after the command's summary."""
+    from judgeapp.judging.costs import money_text, usage_line
+
+    line = usage_line((report or {}).get("usage"))
+    if line:
+        command.stderr.write(line)
+    if (report or {}).get("stopped") == "budget":
+        budget = report.get("budget") or {}
+        command.stderr.write(
+            f"stopped: budget: {money_text(budget.get('limit'))} reached after {budget.get('units_judged')} judgments; "
+            f"{budget.get('units_not_judged')} not judged (the run is invalid)"
+        )
+
+
 def concurrency_check(value: int) -> int:
     if value < 1:
         raise InputError(f"--concurrency {value}: give at least 1")
@@ -228,7 +294,9 @@ def run_ended_without_verdict(command, run: Run, *, reason: str = "") -> bool:
 def report_of(run: Run) -> dict:
     if run.report is not None:
         return run.report
-    return {"run_id": run.run_id, "kind": run.kind, "status": run.status, "error": run.error}
+    from judgeapp.judging.selectors import report_without_verdict
+
+    return report_without_verdict(run=run)
 
 
 def write_report(run: Run, path: Path | None) -> None:

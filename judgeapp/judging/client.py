@@ -651,6 +651,8 @@ class JudgeClient:
                 return outcome
             except ParseError as exc:
                 outcome.parse_error = str(exc)
+                if parse_attempt == 2:
+                    break  # the judgment keeps the messages sent: no correction follows the last reply
                 conversation = conversation + [
                     {"role": "assistant", "content": reply_excerpt(result.text)},
                     {"role": "user", "content": correction_message(str(exc), spec.form, truncated=outcome.truncated)},

@@ -3,6 +3,7 @@ and the input files they come from, as given on the command line or uploaded."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,10 +130,15 @@ def prompt_register(*, prompt: Prompt | str) -> PromptTemplate:
     if isinstance(prompt, str):
         prompt = load_prompt(prompt)
     path = Path(__file__).resolve().parent.parent / "prompts" / f"{prompt.name}.md"
+    # Only the file's own text names the file as its source: a calibration candidate's text, stored under the
+    # name of the prompt it replaces, has none (the report calls it `adopted`, judging/library.py).
+    from_file = path.exists() and load_prompt(prompt.name).content_hash == prompt.content_hash
     template, _ = PromptTemplate.objects.get_or_create(
         name=prompt.name,
         content_hash=prompt.content_hash,
-        defaults={"text": prompt.text, "source_path": str(path), "git_commit": git_commit_of(path) if path.exists() else ""},
+        defaults={
+            "text": prompt.text, "source_path": str(path) if from_file else "", "git_commit": git_commit_of(path) if from_file else "",
+        },
     )
     return template
 
@@ -193,3 +199,111 @@ def rubric_save(rubric: Rubric | InputFile) -> Rubric:
     if isinstance(rubric, Rubric):
         return rubric
     return rubric_store(data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit)
+
+
+# --- Outputs of a system version ------------------------------------------------------------------------
+
+VERSION_LABEL_MAX = 50
+
+
+def version_label_check(label: str) -> str:
+    """A version label as a person types it ("v2.1"): one short line of text."""
+    from judgeapp.judging.text import text_refuse
+
+    label = (label or "").strip()
+    if not label:
+        raise InputError("the version label is empty (e.g. v2.1)")
+    text_refuse(label, "the version label")
+    if len(label) > VERSION_LABEL_MAX or any(c in label for c in "\r\n\t"):
+        raise InputError(f"the version label must be one line of at most {VERSION_LABEL_MAX} characters")
+    return label
+
+
+def outputs_for_testset(outputs: InputFile, testset: TestSet) -> dict[str, str]:
+    """An outputs file's replies, one for every case of the test set and none for an id it does not have
+    (CONTRACT §2: refused, with the ids), in the test set's order."""
+    from judgeapp.judging.files import parse_outputs, unknown_ids_refuse
+
+    by_id = parse_outputs(outputs.data, outputs.name)
+    case_ids = list(testset.cases.order_by("position").values_list("case_id", flat=True))
+    unknown_ids_refuse(by_id, set(case_ids), outputs.name)
+    missing = [case_id for case_id in case_ids if case_id not in by_id]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise InputError(f"{outputs.name}: no output for case(s) {shown} of the test set")
+    return {case_id: by_id[case_id] for case_id in case_ids}
+
+
+@transaction.atomic
+def output_set_save(*, system, version_label: str, testset: TestSet, outputs: InputFile, created_by=None):
+    """Store one version of a system's replies to a test set. The same content for the same system and
+    label is stored once (found again, `created` False); nothing is stored when a line is refused.
+    `created_by`: a signed-in user, or a label such as "cli:<os user>"."""
+    from judgeapp.models import OutputRow, OutputSet
+
+    label = version_label_check(version_label)
+    replies = outputs_for_testset(outputs, testset)
+    digest = content_hash(outputs.data)
+    existing = OutputSet.objects.filter(system=system, version_label=label, content_hash=digest).first()
+    if existing:
+        if existing.testset_id != testset.pk:
+            raise InputError(
+                f"{system.name} {label}: these outputs are already stored for test set {existing.testset}; "
+                "give them another version label"
+            )
+        return existing, False
+    user = None if isinstance(created_by, str) or created_by is None else created_by
+    output_set = OutputSet.objects.create(
+        system=system, version_label=label, testset=testset, content_hash=digest,
+        source_name=source_path_fit(outputs.name, 255), row_count=len(replies), created_by=user,
+        created_by_label=created_by if isinstance(created_by, str) else (user.get_username() if user else ""),
+    )
+    position = 0
+    for batch in batched(replies.items()):
+        OutputRow.objects.bulk_create(
+            OutputRow(output_set=output_set, case_id=case_id, position=position + i, text=text)
+            for i, (case_id, text) in enumerate(batch)
+        )
+        position += len(batch)
+    return output_set, True
+
+
+def testset_named(value: str) -> TestSet:
+    """A test set given on a command line or in a request: a file when one exists at that path (stored, as
+    a run stores it), else the newest stored version of the test set with that name."""
+    if Path(value).is_file():
+        return testset_load(path=value)
+    found = TestSet.objects.filter(name=value).order_by("-created_at", "-pk").first()
+    if found is None:
+        raise InputError(f"{value}: no such file, and no stored test set of that name")
+    return found
+
+
+NAMED_VERSION = re.compile(r"^(?P<name>.+?)(?:@v(?P<number>\d{1,6}))?$")
+
+
+def stored_by_name(model, reference: str, what: str):
+    """A stored test set or rubric by name: "support" is its newest version, "support@v2" its second stored
+    (the numbers the Datasets page shows). InputError when there is none."""
+    match = NAMED_VERSION.match((reference or "").strip())
+    if match is None:
+        raise InputError(f"{what} {reference!r}: no such file, and no stored {what} of that name")
+    versions = model.objects.filter(name=match["name"])
+    if match["number"]:
+        number = int(match["number"])
+        found = versions.order_by("created_at", "pk")[number - 1] if 0 < number <= versions.count() else None
+    else:
+        found = versions.order_by("-created_at", "-pk").first()
+    if found is None:
+        raise InputError(f"{reference}: no such file, and no stored {what} of that name")
+    return found
+
+
+def input_or_stored(value: str, model, what: str):
+    """A --testset or --rubric value: the file when one exists at that path (a path wins), else the stored
+    version of that name (`stored_by_name`); neither is the missing file's own error ("F: no such file")."""
+    path = Path(value)
+    match = NAMED_VERSION.match(value.strip())
+    if not path.exists() and match and model.objects.filter(name=match["name"]).exists():
+        return stored_by_name(model, value, what)
+    return InputFile.from_path(path)

@@ -349,8 +349,68 @@ def _score_map(value, where: str, what: str) -> dict[str, str]:
         written[point] = key
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"{where}: '{what}' for score {point} must be a non-empty text")
+        _filled_check(text, where, f"'{what}' for score {point}")
         out[point] = text.strip()
     return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
+# What the rubric helper writes where a person's words must go: a rubric holding one is refused.
+FILL_IN = "FILL IN"
+
+
+def _filled_check(text: str, where: str, what: str) -> None:
+    if FILL_IN in text:
+        raise InputError(f"{where}: {what} still says {FILL_IN!r}; write your own words there before the rubric is used")
+
+
+_SKELETON_SCALE = {
+    1: "what a reply that scores 1 (the worst) does or misses",
+    2: "what a reply that scores 2 does or misses",
+    3: "what a reply that scores 3 (acceptable) does or misses",
+    4: "what a reply that scores 4 does or misses",
+    5: "what a reply that scores 5 (the best) does",
+}
+MAX_SKELETON_CRITERION = 500
+_SKELETON_STOP_WORDS = {
+    "is", "are", "the", "a", "an", "of", "to", "does", "do", "it", "its", "and", "or", "in", "on", "for", "with", "reply",
+}
+
+
+def _toml_string(value: str) -> str:
+    # A JSON string is a TOML basic string, but for DEL, which TOML wants escaped.
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def rubric_skeleton(criterion: str) -> str:
+    """A rubric in the TOML format `parse_rubric` reads, drafted from one sentence: the sentence as the
+    criterion's description, the 1-5 scale and an example per score, each a FILL_IN line to replace (the
+    rubric is refused until none is left)."""
+    sentence = " ".join((criterion or "").split())
+    if not sentence:
+        raise InputError("give the criterion in one sentence, e.g. \"Is the summary faithful to the source?\"")
+    if len(sentence) > MAX_SKELETON_CRITERION:
+        raise InputError(
+            f"the criterion is {len(sentence):,} characters; one sentence of at most {MAX_SKELETON_CRITERION} is expected"
+        )
+    text_refuse(sentence, "the criterion")
+    words = [w for w in re.findall(r"[a-z0-9]+", sentence.lower()) if w not in _SKELETON_STOP_WORDS]
+    name = "-".join(words[:3]) or "criterion"
+    lines = [
+        f"# A rubric drafted from one criterion. Replace every {FILL_IN} with your own words: the rubric is refused",
+        "# while one is left. Each score needs what it means (scale) and an example reply that earns it (examples).",
+        f"name = {_toml_string(name)}",
+        "",
+        "[[criteria]]",
+        f"name = {_toml_string(name)}",
+        f"description = {_toml_string(sentence)}",
+        "",
+        "[criteria.scale]",
+        *(f'{point} = "{FILL_IN}: {meaning}"' for point, meaning in _SKELETON_SCALE.items()),
+        "",
+        "[criteria.examples]",
+        *(f'{point} = "{FILL_IN}: an example reply that scores {point}"' for point in _SKELETON_SCALE),
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def parse_rubric(data: bytes, name: str) -> RubricSpec:
@@ -385,8 +445,12 @@ def parse_rubric(data: bytes, name: str) -> RubricSpec:
         description = c.get("description")
         if not isinstance(description, str) or not description.strip():
             raise InputError(f"{where}: missing 'description'")
+        _filled_check(description, where, "'description'")
         if "scale" not in c:
-            raise InputError(f"{where}: missing 'scale' (the meaning of each score 1-5)")
+            raise InputError(
+                f"{where}: missing 'scale' (the meaning of each score 1-5); the rubric helper drafts one from the "
+                "criterion for you to fill in (the form's \"Draft a rubric\" button, or manage.py rubric-skeleton)"
+            )
         scale = _score_map(c["scale"], where, "scale")
         points = [int(k) for k in scale]
         expected = list(range(SCALE[0], SCALE[1] + 1))

@@ -3,9 +3,11 @@
 from django import forms
 from django.conf import settings
 
+from judgeapp.judging.accounting import money_text
 from judgeapp.judging.content import InputFile, testset_cases
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric
+from judgeapp.judging.library import library
 from judgeapp.models import EndpointSource, Judge, Rubric, TestSet
 
 
@@ -20,9 +22,35 @@ def trials_field() -> forms.IntegerField:
     )
 
 
+class PromptChoiceField(forms.ChoiceField):
+    """The run forms' judge prompt (CLI --prompt): the built-in one, or a prompt of the library by name (its
+    latest version) or one of its versions. The choices are read when the form is made (`for_mode`)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            required=False, label="Prompt",
+            help_text="The judge's instructions. A team's own prompts (same slots, checked on save) are on the Prompts page.",
+            **kwargs,
+        )
+
+    def for_mode(self, mode: str) -> None:
+        choices = [("", "default (built-in)")]
+        for entry in library(mode=mode)[1:]:
+            versions = entry["versions"]
+            choices.append((entry["name"], f"{entry['name']} (latest, {versions[-1].label})"))
+            choices += [(f"{entry['name']}@{v.label}", f"{entry['name']} {v.label}") for v in reversed(versions[:-1])]
+        self.choices = choices
+
+
 def judges_callable():
     """The judges a new run may use: an imported judge (its verdicts brought in) has no endpoint to call."""
     return Judge.objects.exclude(source=EndpointSource.IMPORT).order_by("name")
+
+
+def judge_default_pk() -> int | None:
+    judges = judges_callable()
+    judge = judges.filter(name="default").first() or judges.filter(is_default=True).first()
+    return judge.pk if judge else None
 
 
 def cases_in(testset: TestSet | InputFile | None) -> int | None:
@@ -71,10 +99,12 @@ class LargeRunForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.calls: int | None = None
+        self.cost = None  # the estimate's dollars (judging/costs.py), None when unknown or unpriced
 
     @property
     def large_run(self) -> bool:
-        return self.calls is not None and self.calls > settings.LARGE_RUN_CALLS
+        costly = self.cost is not None and self.cost > settings.LARGE_RUN_COST
+        return self.calls is not None and (self.calls > settings.LARGE_RUN_CALLS or costly)
 
     @property
     def calls_text(self) -> str:
@@ -82,16 +112,20 @@ class LargeRunForm(forms.Form):
 
     @property
     def large_run_label(self) -> str:
-        return f"Start this run of about {self.calls_text} judge calls"
+        cost = f" (about {money_text(self.cost)})" if self.cost is not None else ""
+        return f"Start this run of about {self.calls_text} judge calls{cost}"
 
-    def calls_check(self, calls: int | None) -> None:
-        """`calls`: the mode's estimate from the inputs (None when the inputs could not be read)."""
-        self.calls = calls
+    def calls_check(self, calls: int | None, cost=None) -> None:
+        """`calls`: the mode's estimate from the inputs (None when the inputs could not be read); `cost`: what
+        they would cost in dollars, when the mode estimates it and the judge is priced."""
+        self.calls, self.cost = calls, cost
         if self.large_run and self.cleaned_data.get("large_run_confirm") != str(calls):
+            if calls > settings.LARGE_RUN_CALLS:
+                why = f"asks the judge about {self.calls_text} times, more than the {settings.LARGE_RUN_CALLS:,} that start"
+            else:
+                why = f"would cost about {money_text(cost)}, more than the {money_text(settings.LARGE_RUN_COST)} that start"
             self.add_error(
-                "large_run_confirm",
-                f"This run asks the judge about {self.calls_text} times, more than the {settings.LARGE_RUN_CALLS:,} that "
-                f"start without a question: tick \u201c{self.large_run_label}\u201d to start it.",
+                "large_run_confirm", f"This run {why} without a question: tick \u201c{self.large_run_label}\u201d to start it."
             )
 
 
@@ -107,6 +141,10 @@ class PreflightForm(LargeRunForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.warnings = []
+        if not self.is_bound and "judge" in self.fields and not self.initial.get("judge"):
+            # The judge a command without --judge uses (JUDGE_MODEL's, else the judges file's default), not
+            # the first name in the list.
+            self.initial["judge"] = judge_default_pk()
 
     @property
     def needs_confirm(self) -> bool:
@@ -141,15 +179,39 @@ class MultipleFileField(forms.FileField):
 
 
 class VersionedChoiceField(forms.ModelChoiceField):
+    """A stored test set or rubric by name and version number: "support (v3, 24 cases)"."""
+
     def label_from_instance(self, obj):
+        from judgeapp.judging.selectors import version_numbers
+
+        if getattr(self, "_numbers", None) is None:
+            self._numbers = version_numbers(type(obj))
         count = f", {obj.case_count} cases" if isinstance(obj, TestSet) else ""
-        return f"{obj.name} (v{obj.version}{count})"
+        return f"{obj.name} (v{self._numbers.get(obj.pk, '?')}{count})"
 
 
 class EndpointChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj):
         demo = ", scripted demo" if obj.scripted_demo else ""
         return f"{obj.name} ({obj.model}, {obj.effective_family}{demo})"
+
+
+class OutputSetChoiceField(forms.ModelChoiceField):
+    """A system version's stored outputs: "support-bot v2.1 — answers support, 24 outputs, 03 Dec 2026"."""
+
+    def label_from_instance(self, obj):
+        answers = f"answers {obj.testset.name}, {obj.row_count} outputs, {obj.created_at:%d %b %Y}"
+        return f"{obj.system.name} {obj.version_label} — {answers}"
+
+
+def output_set_field() -> OutputSetChoiceField:
+    from judgeapp.models import OutputSet
+
+    return OutputSetChoiceField(
+        queryset=OutputSet.objects.select_related("system", "testset").order_by("system__name", "-created_at"),
+        required=False, label="System version's outputs", empty_label="— the system's newest for this test set —",
+        help_text="Outputs stored on the Datasets page for a system version.",
+    )
 
 
 def upload_of(upload) -> InputFile | None:
@@ -161,29 +223,36 @@ def upload_of(upload) -> InputFile | None:
 
 
 class InputsForm(PreflightForm):
-    """A stored test set and rubric, or uploaded ones (exactly one of each)."""
+    """A stored test set and rubric, or uploaded ones: an upload wins over the picker."""
 
     title = forms.CharField(required=False, max_length=300)
     run_id = forms.CharField(required=False, max_length=100, label="Run id", help_text="Optional; default <utc>_<short-uuid>.")
-    testset = VersionedChoiceField(queryset=TestSet.objects.order_by("-created_at"), required=False, label="Test set",
+    testset = VersionedChoiceField(queryset=TestSet.objects.order_by("name", "-created_at"), required=False, label="Test set",
                                    empty_label="— upload a file instead —")
     testset_file = forms.FileField(required=False, label="…or upload a test set", help_text="JSONL or CSV: id, input (output optional).")
-    rubric = VersionedChoiceField(queryset=Rubric.objects.order_by("-created_at"), required=False, empty_label="— upload a file instead —")
+    rubric = VersionedChoiceField(queryset=Rubric.objects.order_by("name", "-created_at"), required=False, empty_label="— upload a file instead —")
     rubric_file = forms.FileField(required=False, label="…or upload a rubric", help_text="TOML or JSON.")
 
     def __init__(self, *args, **kwargs):
+        from judgeapp.judging.selectors import testsets_for_runs
+
         super().__init__(*args, **kwargs)
+        self.fields["testset"].queryset = testsets_for_runs()
         if not self.is_bound:
-            # As the pointwise form does: start from the newest stored test set and rubric, not "---------".
-            self.initial.setdefault("testset", TestSet.objects.order_by("-created_at").values_list("pk", flat=True).first())
+            # The demo's support set when it is stored, else the newest a run may use (never the check-up's
+            # 999-case public pair set), and the newest rubric; an upload still wins over them.
+            offered = testsets_for_runs()
+            default = offered.filter(name="support").order_by("-created_at").first() or offered.order_by("-created_at").first()
+            self.initial.setdefault("testset", default.pk if default else None)
             self.initial.setdefault("rubric", Rubric.objects.order_by("-created_at").values_list("pk", flat=True).first())
 
     def _one_of(self, cleaned, stored: str, upload: str, what: str):
-        if bool(cleaned.get(stored)) == bool(cleaned.get(upload)):
-            self.add_error(stored, f"Choose a stored {what} or upload one (not both).")
+        # An upload wins over the picker (which starts preselected): choosing a file is never an error.
+        if not cleaned.get(stored) and not cleaned.get(upload):
+            self.add_error(stored, f"Choose a stored {what} or upload one.")
             return None
         try:
-            return cleaned.get(stored) or upload_of(cleaned.get(upload))
+            return upload_of(cleaned.get(upload)) or cleaned.get(stored)
         except forms.ValidationError as exc:
             self.add_error(upload, exc)
             return None

@@ -10,9 +10,11 @@ Finding a judge (`judge_get`, `system_get`) only reads.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
@@ -26,6 +28,10 @@ from judgeapp.models import AuditLog, EndpointSource, Judge, StructuredOutput, S
 _KEYS = {"model", "family", "base_url", "api_key_env", "max_concurrency", "structured_output", "timeout_seconds", "max_tokens"}
 MAX_TOKENS_LIMIT = 1_000_000
 _SYSTEM_KEYS = _KEYS | {"system_prompt"}
+# A judge's prices per million tokens, in dollars (judging/costs.py): a system under test is not priced.
+PRICE_KEYS = ("input_price_per_million", "output_price_per_million")
+PRICE_LIMIT = 100_000
+_JUDGE_KEYS = _KEYS | set(PRICE_KEYS)
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
 
@@ -36,11 +42,15 @@ def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str
     except UnicodeDecodeError as exc:
         raise InputError(f"{name}: not UTF-8 text (byte {exc.start})") from None
     doc = toml_load(text, name)
-    unknown_tables = set(doc) - {"judges", "systems"}
+    unknown_tables = set(doc) - {"judges", "systems", "default"}
     if unknown_tables:
-        raise InputError(f"{name}: unknown table(s) {', '.join(sorted(unknown_tables))}; expected [judges.*], [systems.*]")
+        raise InputError(f"{name}: unknown table(s) {', '.join(sorted(unknown_tables))}; expected default = \"NAME\", [judges.*], [systems.*]")
+    default = doc.get("default")
+    if default is not None and (not isinstance(default, str) or default not in (doc.get("judges") or {})):
+        known = ", ".join(sorted(doc.get("judges") or {})) or "none"
+        raise InputError(f"{name}: default must name one of the file's [judges.*] (known: {known}), not {default!r}")
     parsed: list[dict[str, dict]] = []
-    for table, allowed in (("judges", _KEYS), ("systems", _SYSTEM_KEYS)):
+    for table, allowed in (("judges", _JUDGE_KEYS), ("systems", _SYSTEM_KEYS)):
         entries = {}
         for entry_name, entry in (doc.get(table) or {}).items():
             where = f"{name} [{table}.{entry_name}]"
@@ -69,6 +79,9 @@ def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str
                 not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= MAX_TOKENS_LIMIT
             ):
                 raise InputError(f"{where}: max_tokens must be a positive integer (at most {MAX_TOKENS_LIMIT:,})")
+            for key in PRICE_KEYS:
+                if key in entry:
+                    entry[key] = price_check(entry[key], where, key)
             # Each text goes into a column of this many characters (judgeapp/models/endpoints.py).
             for key, limit in (("model", 200), ("family", 50), ("base_url", 500), ("api_key_env", 100), ("system_prompt", 100_000)):
                 if key in entry:
@@ -78,6 +91,24 @@ def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str
             entries[entry_name] = entry
         parsed.append(entries)
     return parsed[0], parsed[1]
+
+
+def judges_file_default(data: bytes, name: str) -> str | None:
+    """The judge the file names as `default = "NAME"` (judges_file_parse checks it), or None."""
+    return toml_load(data.decode("utf-8"), name).get("default")
+
+
+def price_check(value, where: str, key: str) -> Decimal:
+    """A price per million tokens from the judges file: dollars, 0 or more, at most PRICE_LIMIT."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or not 0 <= value <= PRICE_LIMIT:
+        raise InputError(
+            f"{where}: {key} must be a number of dollars per million tokens, from 0 to {PRICE_LIMIT:,} (got {value!r})"
+        )
+    price = Decimal(str(value))
+    if price != price.quantize(Decimal("0.0001")):
+        raise InputError(f"{where}: {key} has more than 4 decimal places ({value!r})")
+    return price
 
 
 def _endpoint_fields(entry: dict) -> dict:
@@ -107,7 +138,11 @@ def _upsert(model, name: str, fields: dict) -> None:
         except IntegrityError:  # another process created it a moment ago
             pass
         return
-    if existing.source == fields["source"]:
+    if existing.source == EndpointSource.DEMO and fields["source"] != EndpointSource.DEMO:
+        # The demo made a judge of this name (the docs' small-a, say); a team's own file takes it over, so
+        # that their runs go to their endpoint and not to the scripted demo judge.
+        fields = {**fields, "scripted_demo": False}
+    if existing.source in (fields["source"], EndpointSource.DEMO):
         changed = [k for k, v in fields.items() if getattr(existing, k) != v]
         if changed:
             for k in changed:
@@ -155,6 +190,9 @@ class JudgesSource:
     def parse(self) -> tuple[dict[str, dict], dict[str, dict]]:
         return judges_file_parse(self.data, str(self.path)) if self.data is not None else ({}, {})
 
+    def default_name(self) -> str | None:
+        return judges_file_default(self.data, str(self.path)) if self.data is not None else None
+
 
 def judges_source_read(*, path: str | None = None) -> JudgesSource:
     """Read the judges file (default JUDGES_FILE; a missing default file is no file) and the environment.
@@ -193,7 +231,8 @@ def judges_sync(*, path: str | None = None, actor=SYSTEM) -> list[str]:
     names: list[str] = []
     with transaction.atomic():
         for name, entry in judges.items():
-            _upsert(Judge, name, _endpoint_fields(entry))
+            # A price left out is no price: a judge whose prices were removed from the file is unpriced again.
+            _upsert(Judge, name, _endpoint_fields(entry) | {key: entry.get(key) for key in PRICE_KEYS})
             names.append(name)
         for name, entry in systems.items():
             _upsert(System, name, _endpoint_fields(entry))
@@ -201,6 +240,7 @@ def judges_sync(*, path: str | None = None, actor=SYSTEM) -> list[str]:
         if source.default_judge is not None:
             _upsert(Judge, "default", source.default_judge)
             names.append("default")
+        judge_default_set(name=source.default_name(), source=EndpointSource.FILE)
         last = judges_last_load()
         if source.hash != (last.detail.get("hash") if last else _NOTHING.hash):
             audit_log_create(
@@ -257,22 +297,40 @@ def judges_file_status() -> JudgesFileStatus:
     )
 
 
+def judge_default_set(*, name: str | None, source: str) -> None:
+    """Mark the judge `name` as the one used when none is named (a judges file's `default`, the demo's);
+    with no name, a default this source had set is cleared. Writes."""
+    if name:
+        Judge.objects.filter(is_default=True).exclude(name=name).update(is_default=False)
+        Judge.objects.filter(name=name, is_default=False).update(is_default=True)
+    else:
+        Judge.objects.filter(is_default=True, source=source).update(is_default=False)
+
+
 def judge_get(*, name: str | None = None) -> Judge:
-    """The judge called `name`, or the default one; InputError with the known names otherwise. Reads only:
-    a command loads the judges file when it starts."""
+    """The judge called `name`, or else the default one: the judge from JUDGE_MODEL (the row "default"), the
+    one the judges file names as `default = "NAME"`, or the only judge there is. InputError with the known
+    names otherwise. Reads only: a command loads the judges file when it starts."""
     if name:
         judge = Judge.objects.filter(name=name).first()
         if judge is None:
             known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)) or "none"
             raise InputError(f"unknown judge {name!r} (known: {known}); add it to {settings.JUDGES_FILE} or the admin")
         return judge
-    judge = Judge.objects.filter(name="default").first()
+    judge = Judge.objects.filter(name="default").first() or Judge.objects.filter(is_default=True).first()
     if judge is not None:
         return judge
     only = list(Judge.objects.order_by("name")[:2])
     if len(only) == 1:
         return only[0]
-    raise InputError("no judge chosen: pass --judge NAME, or set JUDGE_MODEL (and OPENAI_BASE_URL) for a default judge")
+    if not only:
+        raise InputError(
+            f"no judge chosen: no judge is configured; add one to {settings.JUDGES_FILE}, or set JUDGE_MODEL (and OPENAI_BASE_URL) for a default judge"
+        )
+    known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)[:20])
+    raise InputError(
+        f"no judge chosen: pass --judge NAME (known: {known}), or name one in {settings.JUDGES_FILE} as default = \"NAME\""
+    )
 
 
 def system_get(*, name: str) -> System:

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_file_status
 
 # The message tag base.html shows with the "Reload the judges file" button.
@@ -52,6 +53,31 @@ def page_redirect(request: HtmxHttpRequest, url: str) -> HttpResponse:
 def run_started_response(request: HtmxHttpRequest, run) -> HttpResponse:
     """To the new run's page: a client-side redirect for an htmx form, a plain redirect otherwise."""
     return page_redirect(request, reverse("run_detail", args=[run.run_id]))
+
+
+def run_form_answer(request: HtmxHttpRequest, form, *, start, template: str, context: dict | None = None,
+                    partial: str | None = None, form_name: str = "form", refused_field=None,
+                    judges_notice: bool = True) -> HttpResponse:
+    """The answer to a form that starts a run, the same in every mode. A valid POST calls
+    `start(cleaned_data)`, which returns the new run (or an answer of its own: a blind comparison that stopped on
+    leakage) and the answer is the run's page. A refusal (a field, or the create service's InputError, put on
+    `refused_field(exc)` or on the whole form) is the form again: 400 to a plain post; 200 to htmx, which swaps
+    only 2xx answers, and then only `partial`, the form's region. `judges_notice`: the form lists judges, so
+    it says when the judges file changed since it was loaded."""
+    if request.method == "POST" and form.is_valid():
+        try:
+            started = start(form.cleaned_data)
+        except InputError as exc:
+            form.add_error(refused_field(exc) if refused_field else None, str(exc))
+        else:
+            return started if isinstance(started, HttpResponse) else run_started_response(request, started)
+    if judges_notice:
+        judges_file_notice(request)
+    status = 400 if form.errors and not request.htmx else 200
+    context = {form_name: form, **(context or {})}
+    if partial:
+        return render_partial(request, template, context, partial=partial, status=status)
+    return render(request, template, context, status=status)
 
 
 def preflight_partial(request, form_class) -> HttpResponse | None:

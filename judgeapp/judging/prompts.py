@@ -123,3 +123,68 @@ def load_prompt(name: str) -> Prompt:
 def user_message(text: str) -> list[dict]:
     """The prompt as the single user message every judge call sends."""
     return [{"role": "user", "content": text}]
+
+
+# --- A team's own prompts (the prompt library) ----------------------------------------------------------
+
+# The modes whose prompt a team may replace, and the built-in prompt file each one starts from: a prompt of
+# the library must use exactly the slots of its mode's built-in prompt (the run fills those and no others).
+LIBRARY_MODES = {"pointwise": "pointwise", "pairwise": "pairwise", "jury": "juror"}
+# The field of the verdict each mode reads (judging/parsing.py's specs), which the reply format must ask for
+# after "reasoning": a judge that writes its verdict first explains a decision it has already made.
+VERDICT_FIELDS = {"pointwise": "score", "pairwise": "winner", "jury": "verdict"}
+MAX_PROMPT_CHARS = 20_000
+BUILTIN_NAME = "default"
+# `{{ rubric }}`, `{{Rubric}}`, `{{input`: anything between double braces that is not a slot as the renderer
+# reads it would reach the judge unfilled.
+_BRACES = re.compile(r"\{\{[^{}]{0,60}\}\}|\{\{")
+
+
+def library_prompt(mode: str) -> Prompt:
+    """The built-in prompt of a mode of the library (the seed's, read-only)."""
+    return load_prompt(LIBRARY_MODES[mode])
+
+
+def prompt_text_problems(mode: str, text: str) -> list[str]:
+    """What keeps `text` from being a prompt of `mode`, one plain line per problem (empty when it can be saved).
+
+    The rules: the text is not empty, at most MAX_PROMPT_CHARS characters, with no NUL; every slot of the mode's
+    built-in prompt appears exactly once, written exactly as there (`{{rubric}}`), and no other slot; and the
+    reply format names "reasoning" before the verdict's field (`{"reasoning": "...", "score": 1-5}`), so the
+    judge explains first and decides after.
+    """
+    if not text.strip():
+        return ["the prompt text is empty"]
+    problems = []
+    if len(text) > MAX_PROMPT_CHARS:
+        problems.append(f"the prompt text is {len(text):,} characters long; at most {MAX_PROMPT_CHARS:,} are allowed")
+    if "\x00" in text:
+        problems.append("the prompt text holds a NUL character, which is not text")
+    builtin = library_prompt(mode).text
+    slots = list(dict.fromkeys(_PLACEHOLDER.findall(builtin)))  # in the built-in prompt's order
+    written = ", ".join("{{" + s + "}}" for s in slots)
+    misspelled = set()
+    for match in _BRACES.finditer(text):
+        found = _PLACEHOLDER.fullmatch(match.group(0))
+        if match.group(0) == "{{":
+            problems.append(f"a {{{{ opens no slot (it has no closing }}}}): slots are {written}")
+        elif found is None:
+            misspelled.add(match.group(0)[2:-2].strip().lower())
+            problems.append(f"{match.group(0)[:40]!s} is not a slot as written: slots are {written}, spelled exactly so")
+        elif found.group(1) not in slots:
+            problems.append(f"{match.group(0)} is not a slot of a {mode} prompt: use only {written}")
+    counts = {slot: len(re.findall(r"\{\{" + slot + r"\}\}", text)) for slot in slots}
+    for slot, count in counts.items():
+        if count == 0 and slot not in misspelled:
+            problems.append(f"the prompt text lacks {{{{{slot}}}}}: a {mode} prompt uses every one of {written}")
+        elif count > 1:
+            problems.append(f"{{{{{slot}}}}} appears {count} times; each slot appears once")
+    verdict = VERDICT_FIELDS[mode]
+    reasoning_at, verdict_at = text.find('"reasoning"'), text.find(f'"{verdict}"')
+    example = " ".join(builtin[builtin.rfind("Respond in JSON"):].split())
+    if reasoning_at < 0 or verdict_at < 0:
+        missing = " and ".join(f'"{field}"' for field, at in (("reasoning", reasoning_at), (verdict, verdict_at)) if at < 0)
+        problems.append(f"the reply format lacks {missing}: end the prompt with the JSON reply, e.g. {example}")
+    elif verdict_at < reasoning_at:
+        problems.append(f'the reply format asks for "{verdict}" before "reasoning": ask for the reasoning first, e.g. {example}')
+    return problems

@@ -112,6 +112,9 @@ class RunHandler:
     # "1" | "2" | "tie"): the evidence of whether the judge follows the order (the scorecard's position
     # consistency, judgeapp/web/selectors.py).
     position_evidence: ClassVar[bool] = False
+    # The outcomes a finished run of this kind can show (judging/outcomes.py), read from its report or its gate
+    # by `outcome`; empty: its status alone says it (done: a result; invalid: failed).
+    outcomes: ClassVar[tuple[str, ...]] = ()
 
     def plan(self, run: Run, stage: int) -> Iterable[UnitSpec] | None:
         """The units of `stage`, or None when the run has no more stages and should be finalized. An
@@ -129,6 +132,14 @@ class RunHandler:
     def finalize(self, run: Run) -> tuple[str, dict]:
         """(status, report) once every stage is done: status is done, invalid or failed."""
         raise NotImplementedError
+
+    def outcome(self, run: Run) -> dict:
+        """What a finished (done or invalid) run decided, in one word (judging/outcomes.py). By default its
+        status says it: a kind with a report to read an outcome from says so (`outcomes`)."""
+        if run.status == "invalid":
+            reasons = "; ".join((run.report or {}).get("invalid_reasons") or [])[:160]
+            return {"key": "failed", "word": "invalid", "tone": "bad", "detail": reasons}
+        return {"key": "result", "word": run.get_status_display(), "tone": "neutral", "detail": ""}
 
     def run_sequential(self, run: Run, progress=None) -> None:
         raise NotImplementedError

@@ -1,15 +1,16 @@
 """Reads. Other apps (calibration) read judgeapp's data through these functions only."""
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import PurePath
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.leakage import KnownName, version_names
-from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunKind, RunStatus, System
+from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunKind, RunStatus, RunTag, System, TestSet
 
 
 def runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:
@@ -17,6 +18,56 @@ def runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:
     if kind:
         runs = runs.filter(kind=kind)
     return runs.order_by("-created_at")[:limit]
+
+
+def runs_search(
+    *,
+    q: str = "",
+    kind: str | None = None,
+    system: str | None = None,
+    testset: str | None = None,
+    tag: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[Run]:
+    """Runs newest first, filtered on what a run stores: `q` in its title, id, system, test set or judge (a
+    jury's juror by exact name), its kind, a system (a pairwise run's A or B side too), a test set's name, a
+    tag, created in [since, until). One query; the run's judge, system and test set come with it, its tags
+    prefetched."""
+    runs = Run.objects.select_related("judge", "system", "testset", "created_by").prefetch_related(
+        Prefetch("tags", queryset=RunTag.objects.order_by("name"))
+    )
+    if q:
+        runs = runs.filter(
+            Q(title__icontains=q) | Q(run_id__icontains=q) | Q(system__name__icontains=q) | Q(system__model__icontains=q)
+            | Q(testset__name__icontains=q) | Q(judge__name__icontains=q) | Q(config__judges__has_key=q)
+            | Q(config__options__versions__A__system__icontains=q) | Q(config__options__versions__B__system__icontains=q)
+        )
+    if kind:
+        runs = runs.filter(kind=kind)
+    if system:
+        runs = runs.filter(
+            Q(system__name=system) | Q(config__options__versions__A__system=system) | Q(config__options__versions__B__system=system)
+        )
+    if testset:
+        runs = runs.filter(testset__name=testset)
+    if tag:
+        runs = runs.filter(Exists(RunTag.objects.filter(run=OuterRef("pk"), name=tag)))
+    if since:
+        runs = runs.filter(created_at__gte=since)
+    if until:
+        runs = runs.filter(created_at__lt=until)
+    return runs.order_by("-created_at", "-id")
+
+
+def testset_names() -> list[str]:
+    """The test sets' names, for a filter's choices."""
+    return list(TestSet.objects.order_by("name").values_list("name", flat=True).distinct())
+
+
+def tag_names(*, limit: int = 500) -> list[str]:
+    """The tags in use, for a filter's choices."""
+    return list(RunTag.objects.order_by("name").values_list("name", flat=True).distinct()[:limit])
 
 
 def run_get(*, run_id: str) -> Run:
@@ -296,3 +347,59 @@ def run_case_tags(*, run: Run) -> dict[str, list[str]]:
         case_id: extra["tags"]
         for case_id, extra in Case.objects.filter(testset_id=run.testset_id, extra__has_key="tags").values_list("case_id", "extra")
     }
+
+
+def output_sets_recent(*, system: System | None = None, limit: int = 200):
+    from judgeapp.models import OutputSet
+
+    found = OutputSet.objects.select_related("system", "testset", "created_by")
+    if system is not None:
+        found = found.filter(system=system)
+    return found.order_by("-created_at", "-pk")[:limit]
+
+
+def version_numbers(model) -> dict[int, int]:
+    """Each stored version's number within its name (v1, v2… by when it was stored): {pk: number}. One query
+    of two columns (a form's picker and the datasets page read it once)."""
+    numbers, seen = {}, {}
+    for pk, name in model.objects.order_by("name", "created_at", "pk").values_list("pk", "name"):
+        seen[name] = seen.get(name, 0) + 1
+        numbers[pk] = seen[name]
+    return numbers
+
+
+def testsets_for_runs():
+    """The test sets a run form offers: not the check-up's public pair sets (a run of its own kind reads them)."""
+    from judgeapp.models import TestSet
+
+    checkup_sets = Run.objects.filter(kind=RunKind.CHECKUP, testset__isnull=False).values("testset_id")
+    return TestSet.objects.exclude(pk__in=checkup_sets).order_by("name", "-created_at")
+
+
+def output_set_find(*, system: System, testset, version_label: str | None = None):
+    """The outputs stored for a system on this test set's content (a stored TestSet or a file given, by its
+    hash): the version labelled `version_label`, else the newest. None when there is none."""
+    from judgeapp.models import OutputSet, TestSet, content_hash
+
+    digest = testset.content_hash if isinstance(testset, TestSet) else content_hash(testset.data)
+    found = OutputSet.objects.filter(system=system, testset__content_hash=digest).select_related("system", "testset", "created_by")
+    if version_label:
+        found = found.filter(version_label=version_label.strip())
+    return found.order_by("-created_at", "-pk").first()
+
+
+def report_without_verdict(*, run: Run) -> dict:
+    """The report of a run that has none (not finished yet, failed, cancelled): its id, kind, status and
+    reason, and the counts of the judge units it made (CONTRACT §6), which add up as a finished report's do.
+    Every judge call counts (a derived rubric's too; a system's generated output is no judge call); units
+    never asked (pending, or cancelled when the run stopped) do not: each count is a reply the judge gave or
+    did not give."""
+    from judgeapp.judging.accounting import counts_of
+    from judgeapp.judging.runkind import UNIT_REPORT_FIELDS
+    from judgeapp.models import Purpose, UnitStatus
+
+    asked = run.judgments.exclude(purpose=Purpose.GENERATE).filter(status__in=[UnitStatus.DONE, UnitStatus.FAILED])
+    report = {"run_id": run.run_id, "kind": run.kind, "status": run.status, "counts": counts_of(asked.only(*UNIT_REPORT_FIELDS))}
+    if run.error:
+        report["error"] = run.error
+    return report

@@ -23,12 +23,14 @@ def _recover(redispatch_pending: bool) -> bool:
     """One recovery pass; False when it failed (logged)."""
     from django.db import connections
 
+    from judgeapp.judging.notify import webhook_deliveries_recover
     from judgeapp.judging.runs import runs_recover
 
     try:
         counts = runs_recover(redispatch_pending=redispatch_pending)
         if counts.get("released"):
             log.warning("recovery: %s", counts)
+        webhook_deliveries_recover()  # webhook messages whose task was lost
         return True
     except Exception:  # noqa: BLE001 - a database or broker hiccup must not kill the timer; next time will do
         log.exception("recovery pass failed")

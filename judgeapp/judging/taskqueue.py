@@ -19,6 +19,7 @@ EXECUTE_SEQUENTIAL_RUN = "judgeapp.tasks.execute_sequential_run"
 RANKLIST_WORK = "judgeapp.tasks.ranklist_work"
 COMPUTE_AGREEMENT = "calibration.tasks.compute_agreement"
 REFRESH_AGREEMENTS = "calibration.tasks.refresh_agreements"
+DELIVER_WEBHOOK = "judgeapp.tasks.deliver_webhook"
 
 
 class BrokerDown(Exception):

@@ -8,7 +8,7 @@ import logging
 from django.conf import settings
 
 from judgeapp.celery import app
-from judgeapp.judging import judges, runs
+from judgeapp.judging import judges, notify, runs
 from judgeapp.judging.audit import SYSTEM
 from judgeapp.judging.errors import InputError
 
@@ -51,3 +51,11 @@ def load_judges_file() -> None:
         judges.judges_sync(actor=SYSTEM)
     except InputError as exc:
         log.error("judges file not loaded: %s", exc)
+
+
+# One POST of at most WEBHOOK_TIMEOUT_SECONDS per socket wait (connect, send, read); retries are new
+# messages with a countdown, never a task held while it waits (judging/notify.py).
+@app.task(name="judgeapp.tasks.deliver_webhook", acks_late=True, soft_time_limit=settings.WEBHOOK_TIMEOUT_SECONDS * 3 + 20,
+          time_limit=settings.WEBHOOK_TIMEOUT_SECONDS * 3 + 30)
+def deliver_webhook(delivery_pk: int) -> None:
+    notify.webhook_delivery_attempt(delivery_pk=delivery_pk)

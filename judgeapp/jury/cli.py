@@ -7,15 +7,23 @@ import json
 from django.conf import settings
 
 from calibration.selectors import run_preflight
+from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import (
     EXIT_FAILED,
+    budget_argument,
     concurrency_check,
+    dry_run_argument,
+    estimate_write,
     execute,
     pct,
+    prompt_argument,
     report_of,
     report_path_check,
     run_ended_without_verdict,
+    run_tags_put,
+    tag_argument,
     trials_argument,
+    usage_write,
     write_report,
 )
 from judgeapp.judging.errors import InputError
@@ -39,9 +47,19 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--system", metavar="S",
-        help="the system under test: no juror may be of its family (without it the report says the rule was not checked)",
+        help="the system under test: no juror may be of its family (without it the report says the rule was not checked); "
+        "its stored outputs are judged, or it generates them (--generate); never the test set's own",
     )
     parser.add_argument("--generate", action="store_true", help="have --system answer the test set first, instead of its output column")
+    parser.add_argument(
+        "--outputs", metavar="OUT.jsonl",
+        help='the replies to judge, JSONL {"id", "output"} for every case, when they do not come with the test set',
+    )
+    parser.add_argument(
+        "--outputs-version", metavar="V",
+        help="judge the outputs stored for --system under this version label (manage.py outputs add); "
+        "default: its newest for the test set",
+    )
     parser.add_argument("--report", metavar="OUT.json", help="write the JSON report here")
     parser.add_argument("--run-id", metavar="R", help="id of the run (default <utc>_<short-uuid>)")
     parser.add_argument(
@@ -50,6 +68,10 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
     trials_argument(parser)
+    budget_argument(parser)
+    dry_run_argument(parser)
+    tag_argument(parser)
+    prompt_argument(parser)
 
 
 def handle(command, options) -> int:
@@ -65,16 +87,29 @@ def handle(command, options) -> int:
     refusal = imported_refusal(judges)
     if refusal:
         raise InputError(refusal)
+    if options.get("dry_run"):
+        from judgeapp.jury.services import jury_estimate
+
+        estimate_write(command, jury_estimate(
+            testset=InputFile.from_path(options["testset"]), rubric=InputFile.from_path(options["rubric"]), judges=judges,
+            system=system, generate=options.get("generate", False), trials=options.get("trials"), prompt=options.get("prompt"),
+        ))
+        return 0
     run = jury_run_create(
         testset=InputFile.from_path(options["testset"]),
         rubric=InputFile.from_path(options["rubric"]),
         judges=judges,
         system=system,
         generate=options.get("generate", False),
+        outputs=InputFile.from_path(options["outputs"]) if options.get("outputs") else None,
+        outputs_version=options.get("outputs_version"),
         trials=options.get("trials"),
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
+        prompt=options.get("prompt"),
+        budget=options.get("budget"),
     )
+    run_tags_put(run, options)
     command.warnings_print(run_preflight(judges=judges))
     run = execute(command, run, concurrency=concurrency)
     write_report(run, report_path)
@@ -84,6 +119,7 @@ def handle(command, options) -> int:
         command.stdout.write(jury_summary(run))
     if run_ended_without_verdict(command, run):
         return EXIT_FAILED
+    usage_write(command, run.report)
     if run.status != RunStatus.DONE:
         for reason in run.report.get("invalid_reasons", []):
             command.stderr.write(f"invalid: {reason}")
@@ -114,7 +150,11 @@ def jury_summary(run: Run) -> str:
         lines.append(f"  dissent on {len(dissenting)} case(s): " + ", ".join(
             f"{c['case_id']} ({', '.join(c['dissent'])})" for c in dissenting[:8]
         ) + (" …" if len(dissenting) > 8 else ""))
+    if report.get("outputs"):
+        lines.append(f"Outputs: {report['outputs']}")
     lines.append(f"Result: pass rate {pct(report['pass_rate'])} over {report['judged']} pooled cases")
     if report.get("noise"):
         lines.append(f"Noise: {noise_line(report['noise'])}")
+    if report.get("counts"):
+        lines.append(counts_line(report["counts"]))
     return "\n".join(lines)

@@ -3,8 +3,18 @@
 from django import forms
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.forms import EndpointChoiceField, InputsForm, cases_in, judges_callable, product, trials_field
-from judgeapp.models import System
+from judgeapp.judging.forms import (
+    EndpointChoiceField,
+    InputsForm,
+    PromptChoiceField,
+    cases_in,
+    judges_callable,
+    output_set_field,
+    product,
+    trials_field,
+    upload_of,
+)
+from judgeapp.models import PromptMode, System
 
 
 class PanelField(forms.ModelMultipleChoiceField):
@@ -22,16 +32,32 @@ class JuryForm(InputsForm):
     )
     system = EndpointChoiceField(
         queryset=System.objects.order_by("name"), required=False, label="System under test",
-        help_text="No juror may share its family. Without it, the report says the rule was not checked.",
+        help_text="No juror may share its family. Its outputs are judged: a version stored for it, a file below, or replies it "
+        "generates; never the test set's own. Without it, the report says the family rule was not checked.",
+    )
+    output_set = output_set_field()
+    outputs_file = forms.FileField(
+        required=False, label="…or upload the system's outputs", help_text='JSONL {"id", "output"}, one line for every case.'
     )
     generate = forms.BooleanField(required=False, label="Have the system answer the test set (instead of its output column)")
-
+    prompt = PromptChoiceField()
     trials = trials_field()
 
-    field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judges", "system", "generate", "trials", "run_id"]
+    field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judges", "prompt", "system", "output_set",
+                   "outputs_file", "generate", "trials",
+                   "run_id"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["prompt"].for_mode(PromptMode.JURY)
 
     def clean(self):
         cleaned = super().clean()
+        cleaned["outputs"] = None
+        try:
+            cleaned["outputs"] = upload_of(cleaned.get("outputs_file"))
+        except forms.ValidationError as exc:
+            self.add_error("outputs_file", exc)
         # A juror of the system's family is the service's refusal (the seed's rule), not a warning.
         self.preflight(run_preflight(judges=list(cleaned.get("judges") or [])))
         # Every juror judges every case, each asked `trials` times.

@@ -7,21 +7,24 @@ from __future__ import annotations
 from collections import defaultdict
 
 from judgeapp.judging.accounting import counts_of, counts_reason
+from judgeapp.judging.library import prompt_entry
+from judgeapp.judging.noise import TIE_PASS_FAIL
+from judgeapp.judging.outcomes import outcome, share_words
 from judgeapp.judging.parsing import JUROR_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import (
     flags_of,
-    judged_flags,
     generate_output,
     generated_output_record,
     generates,
     generation_units,
+    judged_flags,
     judging_stage,
+    outputs_said,
     replies_to_judge,
     rubric_text,
     run_prompt,
 )
-from judgeapp.judging.noise import TIE_PASS_FAIL
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.judging.selectors import run_noise
 from judgeapp.judging.trials import judge_trials
@@ -67,7 +70,14 @@ class JuryHandler(RunHandler):
     kind = RunKind.JURY
     leaves_out_failed_judges = True
     page_template = "judgeapp/jury/run.html"
+    outcomes = ("result",)
     label_kind = "pass_fail"
+
+    def outcome(self, run):
+        report = run.report or {}
+        passed, total = report.get("passed", 0), report.get("total", 0)
+        unjudged = f", {report['unjudged']} unjudged" if report.get("unjudged") else ""
+        return outcome("result", f"{passed} of {total} cases passed", "neutral", f"pass rate {share_words(passed, total)}{unjudged}")
 
     def verdicts(self, run):
         """Each juror's pass/fail per case, and the pooled verdict under the judge name "jury"
@@ -157,6 +167,7 @@ class JuryHandler(RunHandler):
         if reason:
             warnings.append(f"{reason}: those votes were left out of their pools")
         invalid_reasons = ["no case was judged"] if cases and not summary["judged"] else []
+        outputs, outputs_source = outputs_said(run)
         report = {
             "run_id": run.run_id,
             "kind": run.kind,
@@ -170,10 +181,14 @@ class JuryHandler(RunHandler):
                 for j in panel
             ],
             "system": options.get("system_family_check"),
+            "outputs": outputs,
+            "outputs_source": outputs_source,
             "versions": {
                 **{k: run.versions.get(k) for k in ("testset", "rubric", "prompt")},
+                **({"outputs": run.versions["outputs"]} if run.versions.get("outputs") else {}),
                 "judges": {j.name: j.version for j in panel},
             },
+            "prompt": prompt_entry(run.prompt),
             "warnings": warnings,
             "calibration": people["calibration"],
             "noise": run_noise(run=run, tie=TIE_PASS_FAIL, positive="pass"),

@@ -5,12 +5,15 @@ from __future__ import annotations
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
+from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts, estimates_sum
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
+from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
+from judgeapp.judging.outputs import run_outputs_store, system_replies
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.jury.core import Panelist, panel_check
-from judgeapp.models import Executor, Judge, Rubric, Run, RunKind, System, TestSet
+from judgeapp.models import Executor, Judge, OutputSet, PromptMode, Rubric, Run, RunKind, System, TestSet
 from judgeapp.models.families import recognised_family
 
 
@@ -57,6 +60,54 @@ def jury_panel_check(*, judges: list[Judge], system: System | None) -> tuple[lis
     return warnings, check
 
 
+# A reply the system under test has not written yet is taken as this long, in characters, for an estimate.
+GENERATED_REPLY_CHARS = 800
+
+
+def jury_estimate(
+    *,
+    testset: TestSet | InputFile,
+    rubric: Rubric | InputFile,
+    judges: list[Judge],
+    system: System | None = None,
+    generate: bool = False,
+    trials: int | None = None,
+    prompt: str | None = None,
+) -> Estimate:
+    """What the run `jury_run_create` would start asks its jurors, from its inputs alone: no judge call, nothing
+    stored. Every juror judges every case once per trial with the identical prompt; a reply the system would
+    generate is taken as GENERATED_REPLY_CHARS long."""
+    from judgeapp.judging.content import testset_cases
+    from judgeapp.judging.files import parse_rubric, render_rubric
+    from judgeapp.judging.prompts import Prompt, user_message
+    from judgeapp.judging.replies import criterion_spec
+    from judgeapp.jury.core import render_juror_prompt
+
+    trials = trials_check(trials)
+    jury_panel_check(judges=judges, system=system)
+    if generate and system is None:
+        raise InputError("jury: --generate needs --system S, the system that answers the test set")
+    chosen = prompt_choose(mode=PromptMode.JURY, spec=prompt)
+    template = Prompt(name=chosen.name, text=chosen.text) if chosen is not None else None
+    if isinstance(rubric, Rubric):
+        rubric_block = render_rubric([criterion_spec(c) for c in rubric.criteria.order_by("position")])
+    else:
+        rubric_block = render_rubric(parse_rubric(rubric.data, rubric.name).criteria)
+    if isinstance(testset, TestSet):
+        rows = list(testset.cases.order_by("position").values_list("input", "output"))
+    else:
+        rows = [(row.input, row.output) for row in testset_cases(testset.data, testset.name)]
+
+    def prompts():
+        for text, output in rows:
+            reply = "x" * GENERATED_REPLY_CHARS if generate or output is None else output
+            yield user_message(render_juror_prompt(rubric=rubric_block, input=text, output=reply, prompt=template))
+
+    return estimates_sum([
+        estimate_from_prompts(judge=judge, mode="jury", prompts=prompts(), count=len(rows), trials=trials) for judge in judges
+    ])
+
+
 @refused_when_disk_full
 def jury_run_create(
     *,
@@ -65,27 +116,57 @@ def jury_run_create(
     judges: list[Judge],
     system: System | None = None,
     generate: bool = False,
+    outputs: InputFile | None = None,
+    output_set: OutputSet | None = None,
+    outputs_version: str | None = None,
     trials: int | None = None,
     run_id: str | None = None,
     title: str = "",
     executor: str = Executor.CELERY,
+    prompt: str | None = None,
     created_by=None,
+    budget=None,
 ) -> Run:
-    """A queued jury run, or InputError (one line) with nothing stored."""
+    """A queued jury run, or InputError (one line) with nothing stored. `prompt` names a jury prompt of the
+    library (`NAME` or `NAME@vN`); without one every juror reads the built-in juror prompt.
+
+    A run labelled with a system judges that system's replies, as pointwise does: an outputs file, the
+    outputs stored for one of its versions (`output_set`, or `outputs_version` its label; default its newest
+    for this test set), or replies it generates (`generate`); never the test set's own outputs."""
     trials = trials_check(trials)
+    budget = budget_check(budget=budget, judges=judges)  # a spend cap in dollars (judging/costs.py)
+    chosen_prompt = prompt_choose(mode=PromptMode.JURY, spec=prompt)
+    if output_set is not None and system is None:
+        system = output_set.system  # the run is labelled with the system whose outputs it judges
     warnings, family_check = jury_panel_check(judges=judges, system=system)
     case_ids, has_output = testset_case_ids(testset)
     warnings += rubric_check(rubric)
     if generate and system is None:
         raise InputError("jury: --generate needs --system S, the system that answers the test set")
-    if not generate:
+    given = system_replies(
+        testset=testset, case_ids=case_ids, system=system, generate=generate, outputs=outputs, output_set=output_set,
+        outputs_version=outputs_version,
+    )
+    if not generate and given.replies is None:
         without = [c for c in case_ids if not has_output[c]]
         if without:
             shown = ", ".join(without[:5]) + (f" and {len(without) - 5} more" if len(without) > 5 else "")
             raise InputError(
                 f"test set: case(s) {shown} have no 'output' to judge; add outputs, or pass --system S --generate"
             )
+    options = {
+        "judge_ids": [j.pk for j in judges],
+        "generate": generate,
+        "warnings": warnings,
+        "system_family_check": family_check,
+        "trials": trials,
+    }
+    # One line for the run page; the report has them as a table.
+    versions = {"judges": ", ".join(f"{j.name}@{j.version}" for j in judges)}
+    if given.option is not None:
+        options["outputs"], versions["outputs"] = given.option, given.version
     with transaction.atomic():
+        testset_row = testset_save(testset)
         run = run_create(
             kind=RunKind.JURY,
             run_id=run_id,
@@ -94,19 +175,16 @@ def jury_run_create(
             title=title or f"Jury of {', '.join(j.name for j in judges)}",
             judges=judges,
             system=system,
-            testset=testset_save(testset),
+            testset=testset_row,
             rubric=rubric_save(rubric),
-            prompt=prompt_register(prompt="juror"),
-            options={
-                "judge_ids": [j.pk for j in judges],
-                "generate": generate,
-                "warnings": warnings,
-                "system_family_check": family_check,
-                "trials": trials,
-            },
-            # One line for the run page; the report has them as a table.
-            versions={"judges": ", ".join(f"{j.name}@{j.version}" for j in judges)},
+            prompt=chosen_prompt or prompt_register(prompt="juror"),
+            budget=budget,
+            options=options,
+            versions=versions,
         )
+        if given.replies is not None:
+            owner = given.output_set.system if given.output_set is not None else None
+            run_outputs_store(run=run, testset=testset_row, replies=given.replies, system=owner)
         if executor == Executor.CELERY:
             run_enqueue(run=run)
     return run

@@ -6,6 +6,14 @@ from django import template
 register = template.Library()
 
 
+@register.filter
+def jury_outputs_words(run) -> str:
+    """Where the run's replies come from, in words, before its report says it."""
+    from judgeapp.judging.replies import outputs_said
+
+    return outputs_said(run)[0]
+
+
 
 @register.filter
 def jury_grid(report: dict) -> list[dict]:

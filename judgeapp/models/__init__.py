@@ -1,5 +1,17 @@
 from .base import TimeStampedModel, content_hash, short_version
-from .content import Artifact, ArtifactSet, Case, Criterion, Goal, PromptTemplate, Rubric, TestSet
+from .content import (
+    Artifact,
+    ArtifactSet,
+    Case,
+    Criterion,
+    Goal,
+    OutputRow,
+    OutputSet,
+    PromptMode,
+    PromptTemplate,
+    Rubric,
+    TestSet,
+)
 from .endpoints import EndpointSource, Judge, StructuredOutput, System
 from .releases import BaselineRule, GateAction, GateDecision, Release, ReleasePolicy
 from .runs import (
@@ -15,6 +27,8 @@ from .runs import (
     Run,
     RunKind,
     RunStatus,
+    RunTag,
+    StopReason,
     UnitStatus,
 )
 
@@ -36,6 +50,9 @@ __all__ = [
     "JudgeSlot",
     "Judgment",
     "Output",
+    "OutputRow",
+    "OutputSet",
+    "PromptMode",
     "PromptTemplate",
     "Purpose",
     "Release",
@@ -44,7 +61,9 @@ __all__ = [
     "Run",
     "RunKind",
     "RunStatus",
+    "RunTag",
     "GateAction",
+    "StopReason",
     "StructuredOutput",
     "System",
     "TestSet",
@@ -88,3 +107,6 @@ __all__ += ["ApiToken", "IdempotencyKey"]
 from .throttle import AuthFailureCount  # noqa: E402
 
 __all__ += ["AuthFailureCount"]
+from .webhooks import DeliveryStatus, Webhook, WebhookDelivery, WebhookEvent  # noqa: E402
+
+__all__ += ["DeliveryStatus", "Webhook", "WebhookDelivery", "WebhookEvent"]

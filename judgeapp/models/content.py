@@ -2,25 +2,53 @@
 
 import uuid
 
+from django.conf import settings
 from django.db import models
 
 from .base import TimeStampedModel, short_version
 
 
+class PromptMode(models.TextChoices):
+    """The modes whose judge prompt a team may replace with one of the prompt library."""
+
+    POINTWISE = "pointwise", "pointwise"
+    PAIRWISE = "pairwise", "pairwise A/B"
+    JURY = "jury", "jury"
+
+
 class PromptTemplate(TimeStampedModel):
+    """A judge prompt's text, by content hash. The built-in prompts (judgeapp/prompts/*.md, named by their file)
+    and a calibration candidate's text are stored when a run first uses them (`mode` empty, `number` null).
+    A prompt of the library (a team's own, `docs/prompts.md`) has a mode and a sequential `number` per
+    (mode, name): a version is never changed, an edit saves the next number."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=100)
     content_hash = models.CharField(max_length=64)
     text = models.TextField()
     source_path = models.CharField(max_length=500, blank=True)
     git_commit = models.CharField(max_length=40, blank=True)
+    mode = models.CharField(max_length=20, choices=PromptMode.choices, blank=True)
+    number = models.PositiveIntegerField(null=True, blank=True, help_text="The library version: 1 for v1, 2 for v2…")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["name", "content_hash"], name="prompttemplate_unique_version"),
+            # One v1, v2… per prompt of the library; the built-ins and candidates have no number.
+            models.UniqueConstraint(
+                fields=["mode", "name", "number"], condition=models.Q(number__isnull=False),
+                name="prompttemplate_unique_library_version",
+            ),
         ]
 
     def __str__(self):
-        return f"{self.name}@{self.version}"
+        return f"{self.name} {self.label}" if self.number else f"{self.name}@{self.version}"
+
+    @property
+    def label(self) -> str:
+        """The version as people say it: v2 (a prompt of the library), else its short hash."""
+        return f"v{self.number}" if self.number else self.version
 
     @property
     def version(self) -> str:
@@ -42,6 +70,10 @@ class TestSet(TimeStampedModel):
     source_path = models.CharField(max_length=500, blank=True)
     git_commit = models.CharField(max_length=40, blank=True)
     case_count = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Who saved this version on the Datasets page (empty for a file a run or a command stored).",
+    )
 
     class Meta:
         constraints = [
@@ -68,6 +100,50 @@ class Case(TimeStampedModel):
         ordering = ["testset", "position"]
         constraints = [
             models.UniqueConstraint(fields=["testset", "case_id"], name="case_unique_id_per_testset"),
+        ]
+
+    def __str__(self):
+        return self.case_id
+
+
+class OutputSet(TimeStampedModel):
+    """One version of a system's replies to a test set, uploaded (browser, API, `manage.py outputs add`):
+    what a run labelled with that system judges instead of the test set's own outputs."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    system = models.ForeignKey("judgeapp.System", on_delete=models.PROTECT, related_name="output_sets")
+    version_label = models.CharField(max_length=50, help_text='The version it answers as, e.g. "v2.1".')
+    testset = models.ForeignKey(TestSet, on_delete=models.PROTECT, related_name="output_sets")
+    content_hash = models.CharField(max_length=64)
+    source_name = models.CharField(max_length=255, blank=True, help_text="The uploaded file's name.")
+    row_count = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_by_label = models.CharField(max_length=150, blank=True, help_text="The username, or 'cli:<os user>'.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["system", "version_label", "content_hash"], name="outputset_unique_per_system_version"
+            ),
+        ]
+        indexes = [
+            # A run labelled with a system finds the outputs uploaded for it on its test set, newest first.
+            models.Index(fields=["system", "testset", "-created_at"], name="outputset_by_system_testset"),
+        ]
+
+    def __str__(self):
+        return f"{self.system.name} {self.version_label}"
+
+
+class OutputRow(TimeStampedModel):
+    output_set = models.ForeignKey(OutputSet, on_delete=models.CASCADE, related_name="rows")
+    case_id = models.CharField(max_length=200)
+    position = models.PositiveIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["output_set", "case_id"], name="outputrow_unique_id_per_set"),
         ]
 
     def __str__(self):

@@ -1,7 +1,9 @@
 """Judges and systems under test: where a model is reached, never the key itself."""
 
 import uuid
+from decimal import Decimal
 
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from .base import TimeStampedModel, content_hash, short_version
@@ -104,9 +106,40 @@ class Endpoint(TimeStampedModel):
         return short_version(self.config_hash)
 
 
+# A price per million tokens, in the judges' price currency (USD): a judge without both is unpriced, and a
+# report's cost is then null (judging/costs.py). Not in the configuration snapshot: a price is what a call
+# costs, not how the judge judges, so changing it changes no judge's version.
+def price_field(what: str) -> models.DecimalField:
+    return models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True, validators=[MinValueValidator(Decimal(0))],
+        help_text=f"What a million {what} tokens cost, in dollars; blank: unpriced (reports show no cost).",
+    )
+
+
 class Judge(Endpoint):
+    # The judge a command or a form uses when none is named: the one the judges file names as `default`
+    # (or the demo's). The default judge from JUDGE_MODEL, the row named "default", comes first.
+    is_default = models.BooleanField(default=False)
+
+    input_price_per_million = price_field("prompt (input)")
+    output_price_per_million = price_field("reply (output)")
+
     class Meta(Endpoint.Meta):
-        pass
+        constraints = [
+            models.UniqueConstraint(fields=["is_default"], condition=models.Q(is_default=True), name="judge_one_default"),
+            models.CheckConstraint(
+                condition=models.Q(input_price_per_million__gte=0) | models.Q(input_price_per_million__isnull=True),
+                name="judge_input_price_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(output_price_per_million__gte=0) | models.Q(output_price_per_million__isnull=True),
+                name="judge_output_price_not_negative",
+            ),
+        ]
+
+    @property
+    def priced(self) -> bool:
+        return self.input_price_per_million is not None and self.output_price_per_million is not None
 
 
 class System(Endpoint):

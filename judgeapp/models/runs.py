@@ -31,6 +31,12 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
+class StopReason(models.TextChoices):
+    """Why a run stopped before judging all its units, when nobody cancelled it."""
+
+    BUDGET = "budget", "its budget was spent"
+
+
 FINISHED_RUN_STATUSES = (RunStatus.DONE, RunStatus.INVALID, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
@@ -83,6 +89,12 @@ class Run(TimeStampedModel):
     # broker was down. The workers' recovery sends it at its next pass after the broker is back, and the
     # run's page and the API say why the run waits.
     awaiting_broker = models.BooleanField(default=False)
+    # A spend cap in the judges' price currency (USD): when the run's judge calls have cost this much, no
+    # further unit is started and the run ends invalid, `stopped` "budget" (judging/costs.py). `spent` is what
+    # its recorded units cost, moved with the counters once per recorded batch.
+    budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    spent = models.DecimalField(max_digits=16, decimal_places=8, default=0)
+    stopped = models.CharField(max_length=20, choices=StopReason.choices, blank=True)
 
     class Meta:
         # No default ordering: the counters of a running run are updated after every unit, and every read
@@ -135,6 +147,28 @@ class Run(TimeStampedModel):
         if self.kind in (RunKind.RANK, RunKind.COMPARE):
             return Path(settings.DATA_DIR) / "sst-llm-judge-ranker" / self.run_id
         return Path(settings.DATA_DIR) / "runs" / self.run_id
+
+
+TAG_MAX_LENGTH = 40
+
+
+class RunTag(TimeStampedModel):
+    """A word a team puts on a run ("nightly", "rc-2"), to find it again on the runs page and in the API."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="tags")
+    name = models.SlugField(max_length=TAG_MAX_LENGTH, allow_unicode=False)
+    # Who tagged: the signed-in person or the API token's owner; null when a command tagged it.
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="run_tag_unique_name")]
+        indexes = [
+            # The runs list filtered by tag: the runs with this tag.
+            models.Index(fields=["name", "run"], name="run_tag_by_name"),
+        ]
+
+    def __str__(self):
+        return self.name
 
 
 class UnitStatus(models.TextChoices):
@@ -294,7 +328,7 @@ class JudgeSlot(models.Model):
 
 
 class AuditLog(TimeStampedModel):
-    """Append-only record of every decision a person or the app made about a release, a judge or an API token."""
+    """Append-only record of every decision a person or the app made about a release, a judge, an API token or a webhook."""
 
     class Action(models.TextChoices):
         RELEASE_APPROVED = "release.approved"
@@ -313,6 +347,10 @@ class AuditLog(TimeStampedModel):
         TOKEN_CREATED = "api.token_created"
         TOKEN_REVOKED = "api.token_revoked"
         JUDGES_LOADED = "judges.loaded"
+        WEBHOOK_CREATED = "webhook.created"
+        WEBHOOK_CHANGED = "webhook.changed"
+        WEBHOOK_DELETED = "webhook.deleted"
+        PROMPT_SAVED = "prompt.saved"
 
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     actor_label = models.CharField(

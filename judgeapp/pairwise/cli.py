@@ -7,15 +7,23 @@ import json
 from django.conf import settings
 
 from calibration.selectors import run_preflight
+from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import (
     EXIT_FAILED,
+    budget_argument,
     concurrency_check,
+    dry_run_argument,
+    estimate_write,
     execute,
     pct,
+    prompt_argument,
     report_of,
     report_path_check,
     run_ended_without_verdict,
+    run_tags_put,
+    tag_argument,
     trials_argument,
+    usage_write,
     write_report,
 )
 from judgeapp.judging.noise import noise_line
@@ -35,6 +43,8 @@ def add_arguments(parser) -> None:
     b = parser.add_mutually_exclusive_group(required=True)
     b.add_argument("--b", metavar="OUT_B.jsonl", help="version B's outputs, JSONL {id, output}")
     b.add_argument("--system-b", metavar="S", help="a configured system that generates version B's outputs")
+    parser.add_argument("--outputs-version-a", metavar="V", help="with --system-a: judge the outputs stored for it under this version label")
+    parser.add_argument("--outputs-version-b", metavar="V", help="with --system-b: judge the outputs stored for it under this version label")
     parser.add_argument("--rubric", required=True, metavar="R", help="rubric, TOML or JSON")
     parser.add_argument("--judge", metavar="J", help="judge name (default: the default judge)")
     parser.add_argument("--sample", type=int, metavar="N", help="compare N cases drawn from the test set")
@@ -47,6 +57,10 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
     trials_argument(parser)
+    budget_argument(parser)
+    dry_run_argument(parser)
+    tag_argument(parser)
+    prompt_argument(parser)
 
 
 def handle(command, options) -> int:
@@ -56,17 +70,37 @@ def handle(command, options) -> int:
     concurrency = concurrency_check(options["concurrency"])
     report_path = report_path_check(options.get("report"))
     judge = command.judge_get(name=options.get("judge"))
+    from judgeapp.judging.errors import InputError
+    from judgeapp.judging.selectors import output_set_find
+
+    testset = InputFile.from_path(options["testset"])
     versions = {}
     for slot in ("a", "b"):
+        label = options.get(f"outputs_version_{slot}")
         if options.get(slot):
+            if label:
+                raise InputError(f"--outputs-version-{slot} picks a system's stored outputs: give --system-{slot}, not --{slot}")
             versions[slot] = VersionSource(outputs=InputFile.from_path(options[slot]))
-        else:
-            versions[slot] = VersionSource(system=command.system_get(name=options[f"system_{slot}"]))
+            continue
+        system = command.system_get(name=options[f"system_{slot}"])
+        stored = output_set_find(system=system, testset=testset, version_label=label) if label else None
+        if label and stored is None:
+            raise InputError(f"{system.name} has no outputs labelled {label!r} for this test set (version {slot.upper()})")
+        versions[slot] = VersionSource(system=system, output_set=stored)
     systems = [versions[slot].system for slot in ("a", "b")]
     same = options.get("a") and options["a"] == options.get("b")
     pair = (options["a"], options["b"]) if same else (systems[0].name if systems[0] else None, systems[1].name if systems[1] else None)
+    if options.get("dry_run"):
+        from judgeapp.pairwise.services import pairwise_estimate
+
+        estimate_write(command, pairwise_estimate(
+            testset=testset, rubric=InputFile.from_path(options["rubric"]), judge=judge, version_a=versions["a"],
+            version_b=versions["b"], sample=options.get("sample"), seed=options.get("seed"), trials=options.get("trials"),
+            prompt=options.get("prompt"),
+        ))
+        return 0
     run = pairwise_run_create(
-        testset=InputFile.from_path(options["testset"]),
+        testset=testset,
         rubric=InputFile.from_path(options["rubric"]),
         judge=judge,
         version_a=versions["a"],
@@ -76,7 +110,10 @@ def handle(command, options) -> int:
         trials=options.get("trials"),
         run_id=options.get("run_id"),
         executor=Executor.INLINE,
+        prompt=options.get("prompt"),
+        budget=options.get("budget"),
     )
+    run_tags_put(run, options)
     command.warnings_print(run_preflight(judges=[judge], systems=[s for s in systems if s], pair=pair))
     run = execute(command, run, concurrency=concurrency)
     write_report(run, report_path)
@@ -86,7 +123,9 @@ def handle(command, options) -> int:
         command.stdout.write(pairwise_summary(run))
     if run_ended_without_verdict(command, run):
         return EXIT_FAILED
-    return 1 if run.report["inconclusive"] else 0
+    usage_write(command, run.report)
+    # A run stopped at its budget judged only part of the cases: no verdict to pass on.
+    return 1 if run.report["inconclusive"] or run.report.get("stopped") else 0
 
 
 def pairwise_summary(run: Run) -> str:
@@ -128,4 +167,6 @@ def pairwise_summary(run: Run) -> str:
         lines.append("Result: no winner (A and B won equally often)")
     if report.get("noise"):
         lines.append(f"Noise: {noise_line(report['noise'])}")
+    if report.get("counts"):
+        lines.append(counts_line(report["counts"]))
     return "\n".join(lines)

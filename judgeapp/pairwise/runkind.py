@@ -9,13 +9,16 @@ from collections import Counter, defaultdict
 from django.db.models.functions import Length
 
 from judgeapp.judging.accounting import counts_of, counts_reason
+from judgeapp.judging.library import prompt_entry
 from judgeapp.judging.noise import TIE_PAIRWISE
+from judgeapp.judging.outcomes import outcome, p_words, share_words
 from judgeapp.judging.pairs import map_back
 from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import flags_of, generate_output, generated_output_record, judged_flags, rubric_text, run_prompt
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.stats import sign_test
 from judgeapp.judging.trials import judge_trials
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
 from judgeapp.pairwise.core import ORDERS, case_from_replies, order_prompt, summarize
@@ -45,12 +48,41 @@ def order_of(unit: Judgment) -> str:
     return unit.order or unit.key.rsplit("/", 1)[-1]
 
 
+def pairwise_outcome(report: dict, names: dict[str, str]) -> dict:
+    """Winner or not, as a pairwise run's page and the runs list say it: a winner only when the two orders
+    agreed often enough (the seed's stop rule) and the sign test rejects "equally good"."""
+    wins_a, wins_b = report.get("wins_a") or 0, report.get("wins_b") or 0
+    test = report.get("sign_test") or sign_test(wins_a, wins_b)
+    decisive = wins_a + wins_b
+    leader = "A" if wins_a > wins_b else "B"
+    lead_wins = max(wins_a, wins_b)
+    if report.get("inconclusive"):
+        reasons = report.get("inconclusive_reasons") or []
+        return outcome("inconclusive", "inconclusive", "warn",
+                       reasons[0] if reasons else "the two orders disagreed too often to name a winner", winner=None, sign_test=test)
+    if report.get("winner") and test.get("significant"):
+        detail = f"won {lead_wins} of {decisive} decided cases ({share_words(lead_wins, decisive)}); sign test {p_words(test.get('p_value'))}"
+        return outcome("winner", f"winner {names.get(leader, leader)}", "ok", detail, winner=leader, sign_test=test)
+    if decisive and wins_a != wins_b:
+        detail = (f"{names.get(leader, leader)} won {lead_wins} of {decisive} decided cases ({share_words(lead_wins, decisive)}), "
+                  f"a difference the sign test does not tell from chance ({p_words(test.get('p_value'))})")
+    else:
+        detail = f"{wins_a} wins each way" if decisive else "no case was decided"
+    return outcome("inconclusive", "inconclusive: no clear winner", "warn", detail, winner=None, sign_test=test)
+
+
 @register
 class PairwiseHandler(RunHandler):
     kind = RunKind.PAIRWISE
     page_template = "judgeapp/pairwise/run.html"
+    outcomes = ("winner", "inconclusive")
     label_kind = "pairwise"
     position_evidence = True
+
+    def outcome(self, run):
+        versions = run.options.get("versions") or {}
+        names = {slot: (versions.get(slot) or {}).get("system") or slot for slot in ("A", "B")}
+        return pairwise_outcome(run.report or {}, names)
 
     def _judged_cases(self, run):
         """(case id, the judge's name, its both-order verdict or None) of every case with a judge unit."""
@@ -206,6 +238,7 @@ class PairwiseHandler(RunHandler):
                 "a": run.versions.get("a"),
                 "b": run.versions.get("b"),
             },
+            "prompt": prompt_entry(run.prompt),
             "judge": {
                 "name": run.judge.name if run.judge else None,
                 "model": run.judge.model if run.judge else None,

@@ -8,23 +8,42 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
+from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import parse_outputs, unknown_ids_refuse
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
+from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
 from judgeapp.judging.runs import run_create, run_enqueue
-from judgeapp.models import Executor, Judge, Output, Rubric, Run, RunKind, System, TestSet, content_hash, short_version
+from judgeapp.models import (
+    Executor,
+    Judge,
+    Output,
+    OutputSet,
+    PromptMode,
+    Rubric,
+    Run,
+    RunKind,
+    System,
+    TestSet,
+    content_hash,
+    short_version,
+)
 from judgeapp.pairwise.core import sample_case_ids
 
 
 @dataclass
 class VersionSource:
-    """Where one version's replies come from: a JSONL file of outputs, or a system that generates them."""
+    """Where one version's replies come from: a JSONL file of outputs, the outputs stored for a system version
+    (`output_set`), or a system that generates them."""
 
     outputs: InputFile | None = None
     system: System | None = None
+    output_set: OutputSet | None = None
 
     def describe(self) -> str:
+        if self.output_set is not None:
+            return str(self.output_set)
         return self.outputs.name if self.outputs else self.system.name
 
 
@@ -37,6 +56,67 @@ def _sample_check(sample: int | None, seed: int | None, case_count: int) -> None
         raise InputError(f"--sample {sample}: give a positive number of cases")
     if sample > case_count:
         raise InputError(f"--sample {sample} is more than the test set's {case_count} cases")
+
+
+# A reply a system has not written yet is taken as this long, in characters, for an estimate.
+GENERATED_REPLY_CHARS = 800
+
+
+def pairwise_estimate(
+    *,
+    testset: TestSet | InputFile,
+    rubric: Rubric | InputFile,
+    judge: Judge,
+    version_a: VersionSource,
+    version_b: VersionSource,
+    sample: int | None = None,
+    seed: int | None = None,
+    trials: int | None = None,
+    prompt: str | None = None,
+) -> Estimate:
+    """What the run `pairwise_run_create` would start asks its judge, from its inputs alone: no judge call,
+    nothing stored. Every chosen case in both orders, once per trial; a reply a system would generate is taken
+    as GENERATED_REPLY_CHARS long."""
+    from judgeapp.judging.content import testset_cases
+    from judgeapp.judging.files import parse_rubric, render_rubric
+    from judgeapp.judging.prompts import Prompt, user_message
+    from judgeapp.judging.replies import criterion_spec
+    from judgeapp.pairwise.core import ORDERS, order_prompt
+
+    trials = trials_check(trials)
+    chosen_prompt = prompt_choose(mode=PromptMode.PAIRWISE, spec=prompt)
+    template = Prompt(name=chosen_prompt.name, text=chosen_prompt.text) if chosen_prompt is not None else None
+    case_ids, _has_output = testset_case_ids(testset)
+    _sample_check(sample, seed, len(case_ids))
+    chosen = set(sample_case_ids(case_ids, sample=sample, seed=0 if seed is None else seed))
+    replies = {}
+    for slot, source in (("A", version_a), ("B", version_b)):
+        if source.output_set is not None:
+            replies[slot] = dict(source.output_set.rows.values_list("case_id", "text"))
+        elif source.outputs is not None:
+            replies[slot] = parse_outputs(source.outputs.data, source.outputs.name)
+        else:
+            replies[slot] = {}
+    if isinstance(rubric, Rubric):
+        rubric_block = render_rubric([criterion_spec(c) for c in rubric.criteria.order_by("position")])
+    else:
+        rubric_block = render_rubric(parse_rubric(rubric.data, rubric.name).criteria)
+    if isinstance(testset, TestSet):
+        rows = testset.cases.order_by("position").values_list("case_id", "input")
+    else:
+        rows = ((row.case_id, row.input) for row in testset_cases(testset.data, testset.name))
+    generated = "x" * GENERATED_REPLY_CHARS
+
+    def prompts():
+        for case_id, text in rows:
+            if case_id not in chosen:
+                continue
+            reply_a, reply_b = (replies[slot].get(case_id, generated) for slot in ("A", "B"))
+            for order in ORDERS:
+                yield user_message(order_prompt(order, rubric=rubric_block, input=text, reply_a=reply_a, reply_b=reply_b,
+                                                prompt=template))
+
+    return estimate_from_prompts(judge=judge, mode="pairwise", prompts=prompts(), count=len(chosen) * len(ORDERS), trials=trials)
 
 
 @refused_when_disk_full
@@ -53,16 +133,26 @@ def pairwise_run_create(
     run_id: str | None = None,
     title: str = "",
     executor: str = Executor.CELERY,
+    prompt: str | None = None,
     created_by=None,
+    budget=None,
 ) -> Run:
-    """A queued pairwise run, or InputError (one line) with nothing stored.
+    """A queued pairwise run, or InputError (one line) with nothing stored. `prompt` names a pairwise prompt
+    of the library (`NAME` or `NAME@vN`); without one the judge reads the built-in pairwise prompt.
 
     With `sample`, that many cases are drawn from the test set with `seed` (0 when not given, recorded in
     the report): the draw depends on the test set alone, so both versions answer identical inputs.
     """
     trials = trials_check(trials)
+    budget = budget_check(budget=budget, judges=[judge])  # a spend cap in dollars (judging/costs.py)
+    chosen_prompt = prompt_choose(mode=PromptMode.PAIRWISE, spec=prompt)
     sources = {"A": version_a, "B": version_b}
     for slot, source in sources.items():
+        if source.output_set is not None:
+            if source.outputs is not None:
+                raise InputError(f"version {slot}: give its outputs file or a stored system version, not both")
+            source.system = source.output_set.system  # named (family checks, the page); it generates nothing
+            continue
         if (source.outputs is None) == (source.system is None):
             raise InputError(f"version {slot}: give either its outputs file or the system that generates them")
     judge_not_system_check(judge=judge, systems=[version_a.system, version_b.system])
@@ -75,7 +165,15 @@ def pairwise_run_create(
 
     outputs: dict[str, dict[str, str]] = {}
     warnings = list(rubric_warnings) + family_warnings([judge, version_a.system, version_b.system])
+    digest = testset.content_hash if isinstance(testset, TestSet) else content_hash(testset.data)
     for slot, source in sources.items():
+        if source.output_set is not None:
+            if source.output_set.testset.content_hash != digest:
+                raise InputError(f"version {slot}: the outputs {source.output_set} answer test set {source.output_set.testset}, not this one")
+            by_id = dict(source.output_set.rows.values_list("case_id", "text"))
+            unknown_ids_refuse(by_id, set(case_ids), str(source.output_set), f" (version {slot})")
+            outputs[slot] = {c: by_id[c] for c in chosen if c in by_id}
+            continue
         if source.outputs is None:
             continue
         by_id = parse_outputs(source.outputs.data, source.outputs.name)
@@ -99,7 +197,15 @@ def pairwise_run_create(
     version_options: dict[str, dict] = {}
     version_ids: dict[str, str] = {}
     for slot, source in sources.items():
-        if source.outputs is not None:
+        if source.output_set is not None:
+            stored = source.output_set
+            version_options[slot] = {
+                "source": "uploaded", "system": stored.system.name, "version": stored.version_label,
+                "uploaded_at": stored.created_at.isoformat(), "uploaded_by": stored.created_by_label,
+                "outputs_id": str(stored.uuid), "content_hash": stored.content_hash,
+            }
+            version_ids[slot.lower()] = short_version(stored.content_hash)
+        elif source.outputs is not None:
             digest = content_hash(source.outputs.data)
             version_options[slot] = {"source": "file", "file": source.outputs.name, "content_hash": digest}
             version_ids[slot.lower()] = short_version(digest)
@@ -126,7 +232,8 @@ def pairwise_run_create(
             judge=judge,
             testset=stored_testset,
             rubric=rubric_save(rubric),
-            prompt=prompt_register(prompt="pairwise"),
+            prompt=chosen_prompt or prompt_register(prompt="pairwise"),
+            budget=budget,
             options={
                 "versions": version_options,
                 "sample": sample,
@@ -140,7 +247,8 @@ def pairwise_run_create(
         cases = {c.case_id: c for c in stored_testset.cases.filter(case_id__in=chosen)}
         Output.objects.bulk_create(
             [
-                Output(run=run, case=cases[case_id], slot=slot, text=text, source=Output.Source.FILE)
+                Output(run=run, case=cases[case_id], slot=slot, text=text, source=Output.Source.FILE,
+                       system=sources[slot].output_set.system if sources[slot].output_set else None)
                 for slot, by_id in outputs.items()
                 for case_id, text in by_id.items()
             ],

@@ -7,7 +7,19 @@ import sys
 
 from calibration.selectors import run_preflight
 from judgeapp.judging.atomic import json_text, write_text_atomic
-from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_ended_without_verdict, trials_argument
+from judgeapp.judging.cli import (
+    EXIT_FAILED,
+    JudgeCommand,
+    budget_argument,
+    dry_run_argument,
+    estimate_write,
+    prompt_argument,
+    run_ended_without_verdict,
+    run_tags_put,
+    tag_argument,
+    trials_argument,
+    usage_write,
+)
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline
 from judgeapp.models import Executor, Run, RunKind
@@ -25,14 +37,28 @@ help = (
 
 
 def add_arguments(parser):
-    parser.add_argument("--testset", required=True, metavar="F", help="test set: JSONL or CSV with id, input and (unless a system generates it) output")
-    parser.add_argument("--rubric", required=True, metavar="R", help="rubric: TOML or JSON, criteria with a 1-5 scale and an example per score")
+    parser.add_argument(
+        "--testset", required=True, metavar="F",
+        help="test set: JSONL or CSV with id, input and (unless a system generates it) output; or a stored test set's name "
+        "(NAME for its newest version, NAME@v2 for another; a file at that path wins)",
+    )
+    parser.add_argument(
+        "--rubric", required=True, metavar="R",
+        help="rubric: TOML or JSON, criteria with a 1-5 scale and an example per score; or a stored rubric's name (as --testset)",
+    )
     parser.add_argument(
         "--outputs", metavar="OUT.jsonl",
         help='the replies to judge, JSONL {"id", "output"} for every case, when they do not come with the test set',
     )
+    parser.add_argument(
+        "--outputs-version", metavar="V",
+        help="judge the outputs stored for --system under this version label (manage.py outputs add); default: its newest for the test set",
+    )
     parser.add_argument("--judge", metavar="J", help="judge name from the judges file or the admin (default: the default judge)")
-    parser.add_argument("--system", metavar="S", help="the system under test; it generates the outputs when the test set has none")
+    parser.add_argument(
+        "--system", metavar="S",
+        help="the system under test: its stored outputs are judged, or its endpoint generates them; never the test set's own",
+    )
     parser.add_argument("--generate", action="store_true", help="have the system generate outputs even when the test set has them")
     parser.add_argument("--threshold", type=float, metavar="X", help=f"the mean the gate requires (default {DEFAULT_THRESHOLD:g})")
     baseline = parser.add_mutually_exclusive_group()
@@ -52,6 +78,10 @@ def add_arguments(parser):
     parser.add_argument("--title", default="", help="a title shown on the run's page")
     parser.add_argument("--concurrency", type=int, metavar="N", help="judge calls in flight (default: the judge's max_concurrency)")
     trials_argument(parser)
+    tag_argument(parser)
+    prompt_argument(parser)
+    budget_argument(parser)
+    dry_run_argument(parser)
 
 
 def handle(command, options) -> int:
@@ -66,7 +96,19 @@ def handle(command, options) -> int:
         raise InputError("--concurrency must be at least 1")
     judge = command.judge_get(name=options.get("judge"))
     system = command.system_get(name=options["system"]) if options.get("system") else None
+    if options.get("dry_run"):
+        estimate_write(command, pointwise_services.pointwise_estimate(
+            testset=pointwise_services.InputFile.from_path(options["testset"]),
+            rubric=pointwise_services.InputFile.from_path(options["rubric"]),
+            judge=judge,
+            system=system,
+            outputs=pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None,
+            generate=options["generate"],
+            trials=options.get("trials"),
+        ))
+        return 0
     run = _run_create(options, judge=judge, system=system)
+    run_tags_put(run, options)
     # After the inputs are checked (bad input is one line), before the first judge call.
     command.warnings_print(run_preflight(judges=[judge], systems=[system]))
     command.current_run = run
@@ -100,6 +142,7 @@ def handle(command, options) -> int:
     gate = report["gate"]
     mean = report.get("mean")
     reasons = gate["reasons"]
+    command.stderr.write(f"Outputs: {pointwise_services.outputs_words(run=run)}")
     command.stderr.write(
         f"GATE: {'PASSED' if gate['passed'] else 'BLOCKED'} · run {run.run_id} {run.status} · "
         f"mean {'—' if mean is None else f'{mean:.3f}'} · threshold {gate['threshold']:g}"
@@ -108,18 +151,23 @@ def handle(command, options) -> int:
     )
     for warning in gate.get("warnings") or []:
         command.stderr.write(warning)
+    usage_write(command, report)
     return 0 if gate["passed"] else 1
 
 
 def _run_create(options, *, judge, system) -> Run:
     """The run, its inputs stored; the files read for it are not kept while it runs (a 100,000-case test
     set's bytes would stay alive to the end of the command)."""
+    from judgeapp.judging.content import input_or_stored
+    from judgeapp.models import Rubric, TestSet
+
     return pointwise_services.pointwise_create(
-        testset=pointwise_services.InputFile.from_path(options["testset"]),
-        rubric=pointwise_services.InputFile.from_path(options["rubric"]),
+        testset=input_or_stored(options["testset"], TestSet, "test set"),
+        rubric=input_or_stored(options["rubric"], Rubric, "rubric"),
         judge=judge,
         system=system,
         outputs=pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None,
+        outputs_version=options.get("outputs_version"),
         generate=options["generate"],
         threshold=options.get("threshold"),
         baseline_mean=options.get("baseline_mean"),
@@ -128,6 +176,8 @@ def _run_create(options, *, judge, system) -> Run:
         executor=Executor.INLINE,
         run_id=options.get("run_id"),
         title=options.get("title") or "",
+        prompt=options.get("prompt"),
+        budget=options.get("budget"),
     )
 
 

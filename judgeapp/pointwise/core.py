@@ -13,7 +13,15 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from judgeapp.judging.accounting import CATEGORIES, UNUSABLE_LIMIT, counts_line, counts_reason, tally_counts
+from judgeapp.judging.accounting import (
+    CATEGORIES,
+    UNUSABLE_LIMIT,
+    counts_line,
+    counts_reason,
+    money_text,
+    tally_counts,
+    usage_line,
+)
 from judgeapp.judging.batches import ROWS_AT_ONCE
 from judgeapp.judging.lazy import LazyModule
 from judgeapp.judging.noise import noise_line
@@ -289,6 +297,18 @@ def baseline_line(baseline: dict | None) -> str:
     )
 
 
+def usage_lines(report: dict) -> list[str]:
+    """What the run's judge calls used and cost, and where its budget stopped it (judging/costs.py)."""
+    lines = [usage_line(report["usage"])] if report.get("usage") else []
+    if report.get("stopped") == "budget":
+        budget = report.get("budget") or {}
+        lines.append(
+            f"Stopped at the budget of {money_text(budget.get('limit'))}: {budget.get('units_judged')} judgments made, "
+            f"{budget.get('units_not_judged')} not; cases judged: {budget.get('cases_judged_count')}."
+        )
+    return lines
+
+
 def report_markdown(report: dict) -> str:
     """The report as Markdown: the gate first, then the scores, the lowest cases and what to be wary of."""
     gate = report.get("gate") or {}
@@ -302,6 +322,7 @@ def report_markdown(report: dict) -> str:
         *([f"Noise: {noise_line(report['noise'])}.", ""] if report.get("noise") else []),
         f"Baseline: {one_line(baseline_line(gate.get('baseline', report.get('baseline'))), 400)}",
         "",
+        *([f"Outputs: {one_line(report['outputs'], 300)}", ""] if isinstance(report.get("outputs"), str) else []),
     ]
     if report.get("invalid"):
         lines += ["**The run is invalid:** " + "; ".join(report.get("invalid_reasons") or []), ""]
@@ -357,14 +378,19 @@ def report_markdown(report: dict) -> str:
             lines.append(f"| {item['case_id']} | {item['criterion']} | {item['score']} | {one_line(item.get('reasoning', ''))} |")
         lines.append("")
 
-    rate = report.get("parse_failure_rate") or 0.0
-    lines.append(f"Parse failures after one retry: {report.get('parse_failures', 0)} ({rate:.1%}).")
     if report.get("counts"):
         lines.append(counts_line(report["counts"]))
+    else:  # a report stored before the counts were kept
+        rate = report.get("parse_failure_rate") or 0.0
+        lines.append(f"Parse failures after one retry: {report.get('parse_failures', 0)} ({rate:.1%}).")
+    lines += usage_lines(report)
     judge = report.get("judge") or {}
     lines.append(
         f"Judge: {judge.get('model')} (family {judge.get('family')}, temperature {judge.get('temperature')})."
     )
+    prompt = report.get("prompt") or {}
+    if prompt.get("name"):
+        lines.append(f"Prompt: {prompt['name']} ({prompt['version']}, `{prompt['hash']}`).")
     versions = report.get("versions") or {}
     lines.append("Versions: " + ", ".join(f"{k} `{v}`" for k, v in versions.items() if v) + ".")
     lines.append(f"Judge–human agreement: {_agreement_line(report.get('agreement'))}.")

@@ -1,4 +1,6 @@
-"""Forms of the pointwise pages: start an evaluation, decide on a release, mark a run released."""
+"""Forms of the pointwise pages: start an evaluation (PointwiseForm) and filter a run's judgments."""
+
+from decimal import Decimal
 
 from django import forms
 from django.conf import settings
@@ -6,10 +8,21 @@ from django.conf import settings
 from calibration.selectors import run_preflight
 from judgeapp.judging.content import testset_check
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import parse_rubric
-from judgeapp.judging.forms import PreflightForm, cases_in, criteria_in, judges_callable, product, trials_field
-from judgeapp.models import System, UnitStatus
-from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files
+from judgeapp.judging.files import MAX_SKELETON_CRITERION, parse_rubric
+from judgeapp.judging.forms import (
+    PreflightForm,
+    PromptChoiceField,
+    cases_in,
+    criteria_in,
+    judges_callable,
+    output_set_field,
+    product,
+    trials_field,
+    upload_of,
+)
+from judgeapp.judging.selectors import testsets_for_runs, version_numbers
+from judgeapp.models import PromptMode, Rubric, System, TestSet, UnitStatus
+from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files, pointwise_estimate
 from judgeapp.releases.core import DEFAULT_THRESHOLD
 
 
@@ -23,26 +36,73 @@ def _servable(relative: str, suffixes, parse) -> bool:
     return True
 
 
-def _choices(suffixes, parse) -> list[tuple[str, str]]:
-    return [("", "— upload a file instead —")] + [(f, f"evals/{f}") for f in evals_files(suffixes) if _servable(f, suffixes, parse)]
+STORED = "stored:"  # a picker's value for a stored version: "stored:<uuid>"
+
+
+def _choices(suffixes, parse, stored=None) -> list:
+    """The picker: "— upload a file instead —", the stored versions by name ("support (v3, 24 cases)"),
+    then the files in evals/."""
+    files = [(f, f"evals/{f}") for f in evals_files(suffixes) if _servable(f, suffixes, parse)]
+    choices = [("", "— upload a file instead —")]
+    if stored is not None:
+        numbers = version_numbers(stored.model)
+        cases = stored.model is TestSet
+        rows = [
+            (f"{STORED}{row.uuid}", f"{row.name} (v{numbers.get(row.pk, '?')}{f', {row.case_count} cases' if cases else ''})")
+            for row in stored
+        ]
+        if rows:
+            choices.append(("Stored", rows))
+    if files:
+        choices.append(("Files in evals/", files))
+    return choices
+
+
+def _is_uuid(value: str) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+RUBRIC_TEXT_MAX = 200_000  # a rubric written in the form, in characters (an upload is bounded by UPLOAD_MAX_BYTES)
 
 
 class PointwiseForm(PreflightForm):
-    testset_pick = forms.ChoiceField(label="Test set from evals/", required=False)
+    testset_pick = forms.ChoiceField(label="Test set", required=False)
     testset_file = forms.FileField(
         label="…or upload a test set", required=False, help_text="JSONL or CSV: id, input, output (output optional when a system generates it)."
     )
-    rubric_pick = forms.ChoiceField(label="Rubric from evals/", required=False)
+    rubric_pick = forms.ChoiceField(label="Rubric", required=False)
     rubric_file = forms.FileField(
         label="…or upload a rubric", required=False, help_text="TOML or JSON: criteria, each with a 1-5 scale and an example per score."
     )
+    rubric_text = forms.CharField(
+        label="…or write one here", required=False, max_length=RUBRIC_TEXT_MAX,
+        widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
+        help_text="TOML, as in evals/. \"Draft a rubric\" writes one from a one-sentence criterion for you to fill in.",
+    )
+    rubric_criterion = forms.CharField(
+        label="Criterion in one sentence", required=False, max_length=MAX_SKELETON_CRITERION,
+        help_text="e.g. Is the summary faithful to the source?",
+        widget=forms.TextInput(attrs={"form": "rubric-draft"}),  # sent by the rubric helper's own small form
+    )
     judge = forms.ModelChoiceField(queryset=judges_callable(), empty_label=None)
+    prompt = PromptChoiceField()
     system = forms.ModelChoiceField(
         queryset=System.objects.order_by("name"),
         required=False,
         empty_label="— none (outputs come with the test set) —",
         label="System under test",
-        help_text="Generates the outputs when the test set has none; its releases are the gate's baseline.",
+        help_text="Its outputs are judged: a version stored for it, a file below, or replies its endpoint generates; "
+        "never the test set's own outputs. Its releases are the gate's baseline.",
+    )
+    output_set = output_set_field()
+    outputs_file = forms.FileField(
+        required=False, label="…or upload the system's outputs", help_text='JSONL {"id", "output"}, one line for every case.'
     )
     generate = forms.BooleanField(required=False, label="Generate outputs with the system even if the test set has them")
     threshold = forms.FloatField(initial=DEFAULT_THRESHOLD, help_text="The mean score the release gate requires.")
@@ -56,24 +116,64 @@ class PointwiseForm(PreflightForm):
     )
     title = forms.CharField(required=False, max_length=300)
     trials = trials_field()
+    budget = forms.DecimalField(
+        required=False, label="Budget (USD)", min_value=Decimal("0.0001"), max_digits=12, decimal_places=4,
+        help_text="Stop the run once its judge calls have cost this much (the judge needs prices): the report says "
+        "stopped: budget with what was judged, and the run is invalid. Empty: no cap.",
+    )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, outputs_uuid: str = "", **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["testset_pick"].choices = _choices(TESTSET_SUFFIXES, testset_check)
-        self.fields["rubric_pick"].choices = _choices(RUBRIC_SUFFIXES, parse_rubric)
+        self.fields["testset_pick"].choices = _choices(TESTSET_SUFFIXES, testset_check, testsets_for_runs())
+        self.fields["rubric_pick"].choices = _choices(RUBRIC_SUFFIXES, parse_rubric, Rubric.objects.order_by("name", "-created_at"))
+        self.fields["prompt"].for_mode(PromptMode.POINTWISE)
         if not self.is_bound:
-            default_testset = next((f for f, _ in self.fields["testset_pick"].choices if f.endswith("testset.jsonl")), "")
-            default_rubric = next((f for f, _ in self.fields["rubric_pick"].choices if f.endswith("rubric.toml")), "")
+            flat = [value for _, group in self.fields["testset_pick"].choices[1:] for value, _label in group]
+            # The demo's support set, else the team's newest stored test set (one just saved on the Datasets
+            # page is what a new team means to judge), else the example in evals/.
+            stored = testsets_for_runs()
+            newest = stored.filter(name="support").order_by("-created_at").first() or stored.order_by("-created_at").first()
+            default_testset = f"{STORED}{newest.uuid}" if newest else next((f for f in flat if f.endswith("testset.jsonl")), "")
+            flat = [value for _, group in self.fields["rubric_pick"].choices[1:] for value, _label in group]
+            default_rubric = next((f for f in flat if f.endswith("rubric.toml")), "")
             self.initial.setdefault("testset_pick", default_testset)
             self.initial.setdefault("rubric_pick", default_rubric)
+            self._start_from_outputs(outputs_uuid)
 
-    def _input(self, pick_field: str, file_field: str, suffixes, parse) -> InputFile | None:
+    def _start_from_outputs(self, outputs_uuid: str) -> None:
+        """The Datasets page's "Judge these outputs" (`?outputs=<uuid>`): their test set, system and version
+        picked. An unknown or malformed id picks nothing (a stale link opens the plain form)."""
+        found = self.fields["output_set"].queryset.filter(uuid=outputs_uuid).first() if _is_uuid(outputs_uuid) else None
+        if found is not None:
+            self.initial.update(testset_pick=f"{STORED}{found.testset.uuid}", system=found.system_id, output_set=found.pk)
+
+    def _input(self, pick_field: str, file_field: str, suffixes, parse, model=None, text_field: str | None = None):
+        """The rubric written here, else the upload, else the picked version or file: an upload wins over the
+        picker (which starts preselected)."""
         pick, upload = self.cleaned_data.get(pick_field), self.cleaned_data.get(file_field)
-        if bool(pick) == bool(upload):
-            self.add_error(file_field, "Pick a file from evals/ or upload one (not both).")
+        written = (self.cleaned_data.get(text_field) or "").strip() if text_field else ""
+        if written:
+            # A rubric written here is the one used, whatever the list of evals/ files shows.
+            if upload:
+                self.add_error(text_field, "Upload a rubric or write one here, not both.")
+                return None
+            try:
+                given = InputFile(data=written.encode("utf-8"), name="rubric.toml")
+                parse(given.data, given.name)
+            except InputError as exc:
+                self.add_error(text_field, str(exc))
+                return None
+            return given
+        if not pick and not upload:
+            self.add_error(file_field, "Pick one or upload a file.")
             return None
+        if not upload and pick.startswith(STORED):
+            found = model.objects.filter(uuid=pick.removeprefix(STORED)).first() if _is_uuid(pick.removeprefix(STORED)) else None
+            if found is None:
+                self.add_error(pick_field, "That stored version is gone; pick another.")
+            return found
         try:
-            if pick:
+            if not upload:
                 given = evals_file(pick, suffixes)
             else:
                 if upload.size > settings.UPLOAD_MAX_BYTES:
@@ -87,16 +187,38 @@ class PointwiseForm(PreflightForm):
 
     def clean(self):
         data = super().clean()
-        data["testset"] = self._input("testset_pick", "testset_file", TESTSET_SUFFIXES, testset_check)
-        data["rubric"] = self._input("rubric_pick", "rubric_file", RUBRIC_SUFFIXES, parse_rubric)
+        data["testset"] = self._input("testset_pick", "testset_file", TESTSET_SUFFIXES, testset_check, TestSet)
+        data["rubric"] = self._input("rubric_pick", "rubric_file", RUBRIC_SUFFIXES, parse_rubric, Rubric, text_field="rubric_text")
+        data["outputs"] = None
+        if data.get("outputs_file"):
+            try:
+                data["outputs"] = upload_of(data["outputs_file"])
+            except forms.ValidationError as exc:
+                self.add_error("outputs_file", exc)
         if data.get("baseline_mean") is not None and data.get("baseline_run"):
             self.add_error("baseline_run", "Give a baseline mean or a baseline run, not both.")
         # The checks across fields (outputs or a system to generate them, the threshold on the scale) are
         # pointwise_create's; the view shows its refusal on this form.
         self.preflight(run_preflight(judges=[data.get("judge")], systems=[data.get("system")]))
         # One call per case and criterion, each asked `trials` times (a baseline judged again adds its own).
-        self.calls_check(product(cases_in(data["testset"]), criteria_in(data["rubric"]), data.get("trials") or 1))
+        self.estimate = self._estimate(data)
+        calls = product(cases_in(data["testset"]), criteria_in(data["rubric"]), data.get("trials") or 1)
+        self.calls_check(calls, cost=self.estimate.cost if self.estimate else None)
         return data
+
+    def _estimate(self, data):
+        """The run's calls, tokens and cost from its inputs (no judge call), or None when they do not make a
+        run (pointwise_create says why when it is started)."""
+        if not (data.get("testset") and data.get("rubric") and data.get("judge")):
+            return None
+        try:
+            return pointwise_estimate(
+                testset=data["testset"], rubric=data["rubric"], judge=data["judge"], system=data.get("system"),
+                outputs=data.get("outputs"), output_set=data.get("output_set"), generate=data.get("generate") or False,
+                trials=data.get("trials"), prompt=data.get("prompt") or None,
+            )
+        except InputError:
+            return None
 
 
 class JudgmentFilterForm(forms.Form):

@@ -13,16 +13,23 @@ from django.db import transaction
 
 from judgeapp.judging.batches import batched
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_cases, testset_save
+from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError, refused_when_disk_full
-from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_outputs, parse_rubric, unknown_ids_refuse
+from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_rubric, render_criterion, unknown_ids_refuse
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
+from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
+from judgeapp.judging.outputs import no_system_outputs, outputs_file_check, outputs_origin
+from judgeapp.judging.prompts import Prompt, load_prompt, user_message
 from judgeapp.judging.runs import run_create, run_enqueue
+from judgeapp.judging.selectors import output_set_find, report_without_verdict
 from judgeapp.models import (
     Executor,
     Judge,
     Output,
+    OutputSet,
+    PromptMode,
     Purpose,
     Rubric,
     Run,
@@ -81,18 +88,6 @@ def _spec_of(rubric: Rubric | InputFile) -> RubricSpec:
     return parse_rubric(rubric.data, rubric.name)
 
 
-def _outputs_check(outputs: InputFile, case_ids: list[str]) -> dict[str, str]:
-    """One version's replies from an outputs file: one for every case of the test set, none for an id it
-    does not have (CONTRACT §2: refused, with the ids)."""
-    by_id = parse_outputs(outputs.data, outputs.name)
-    missing = [case_id for case_id in case_ids if case_id not in by_id]
-    if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise InputError(f"{outputs.name}: no output for case(s) {shown} of the test set")
-    unknown_ids_refuse(by_id, set(case_ids), outputs.name)
-    return {case_id: by_id[case_id] for case_id in case_ids}
-
-
 def pointwise_check(
     *,
     testset: TestSet | InputFile,
@@ -101,12 +96,16 @@ def pointwise_check(
     generate: bool,
     threshold: float | None,
     outputs: InputFile | None = None,
+    output_set: OutputSet | None = None,
 ) -> PointwisePlan:
     """Everything about the inputs that can be wrong, found before anything is stored. The cases are walked
-    once, one at a time (counted, not kept: a large test set is not a list of its cases here)."""
+    once, one at a time (counted, not kept: a large test set is not a list of its cases here).
+
+    A run labelled with a system judges that system's replies: an outputs file, outputs uploaded for it
+    (`output_set`), or replies its endpoint generates; never the test set's own outputs."""
     rows, testset_name = _rows_of(testset)
     total, with_output, missing = 0, 0, None
-    case_ids: list[str] | None = [] if outputs is not None else None
+    case_ids: list[str] | None = [] if outputs is not None or output_set is not None else None
     for row in rows:
         total += 1
         if row.output is not None:
@@ -118,13 +117,29 @@ def pointwise_check(
     spec = _spec_of(rubric)
     if generate and system is None:
         raise InputError("generating outputs needs a system under test (--system)")
+    if outputs is not None and output_set is not None:
+        raise InputError("give an outputs file or a stored system version, not both")
     replies, warnings = None, []
-    if outputs is not None:
+    if outputs is not None or output_set is not None:
         if generate:
-            raise InputError("give an outputs file or have the system generate the outputs, not both")
-        replies = _outputs_check(outputs, case_ids)
+            raise InputError("give outputs or have the system generate the outputs, not both")
+        if output_set is not None:
+            if system is not None and output_set.system_id != system.pk:
+                raise InputError(f"the outputs {output_set} are {output_set.system.name}'s, not {system.name}'s")
+            digest = testset.content_hash if isinstance(testset, TestSet) else content_hash(testset.data)
+            if output_set.testset.content_hash != digest:
+                raise InputError(f"the outputs {output_set} answer test set {output_set.testset}, not {testset_name}")
+            replies = dict(output_set.rows.values_list("case_id", "text"))
+            unknown_ids_refuse(replies, set(case_ids), str(output_set))
+            replies = {case_id: replies[case_id] for case_id in case_ids if case_id in replies}
+        else:
+            replies = outputs_file_check(outputs, case_ids)
         with_output = total
-    generates = system is not None and (generate or with_output == 0)
+    generates = system is not None and replies is None
+    if generates and not generate and with_output:
+        # The test set carries replies, but they are nobody's in particular: a run that says it scores
+        # this system must not score them under its name.
+        raise InputError(no_system_outputs(system))
     if not generates and with_output < total:
         if with_output == 0:
             raise InputError(
@@ -154,6 +169,24 @@ def baseline_run_get(*, run_id: str) -> Run:
     return run
 
 
+def _outputs_resolve(
+    *, testset, judge: Judge, system: System | None, outputs, output_set: OutputSet | None, outputs_version: str | None,
+    generate: bool,
+) -> tuple[System | None, OutputSet | None]:
+    """The system a run is labelled with and the stored outputs it judges (a system's latest upload on this
+    test set when neither a file nor a version is named). Reads only."""
+    if output_set is not None and system is None:
+        system = output_set.system  # the run is labelled with the system whose outputs it judges
+    judge_not_system_check(judge=judge, systems=[system])
+    if output_set is None and outputs is None and system is not None and not generate:
+        output_set = output_set_find(system=system, testset=testset, version_label=outputs_version)
+        if output_set is None and outputs_version:
+            raise InputError(no_system_outputs(system, outputs_version))
+    elif outputs_version and output_set is None:
+        raise InputError("a version label picks a system's stored outputs: name the system (--system) and give no outputs file")
+    return system, output_set
+
+
 @refused_when_disk_full
 def pointwise_create(
     *,
@@ -162,6 +195,8 @@ def pointwise_create(
     judge: Judge,
     system: System | None = None,
     outputs: InputFile | None = None,
+    output_set: OutputSet | None = None,
+    outputs_version: str | None = None,
     generate: bool = False,
     threshold: float | None = None,
     baseline_mean: float | None = None,
@@ -170,20 +205,33 @@ def pointwise_create(
     executor: str = Executor.CELERY,
     run_id: str | None = None,
     title: str = "",
+    prompt: str | None = None,
     created_by=None,
+    budget=None,
 ) -> Run:
     """Check every input, then store the test set, rubric and prompt (by content hash and git commit) and a
     queued run, in one transaction. A Celery run is sent to the workers once that transaction commits.
 
     The test set and rubric are files, or versions stored before. `outputs` (JSONL `{"id", "output"}`) are
     the replies to judge when they do not come with the test set: one file per version of the system, the
-    test set's version unchanged.
+    test set's version unchanged. `output_set` (or, with a system, `outputs_version`, its label) names
+    outputs uploaded for the system before; a system with neither and no file judges the outputs uploaded
+    for it last on this test set, or generates them. `prompt` names a prompt of the library (`summaries`,
+    `summaries@v2`); without one the run takes the judge's prompt (the built-in, or the text a lead adopted
+    for it in calibration). `budget`: a spend cap in dollars (judging/costs.py): at the cap the run stops,
+    invalid, with what was judged.
     """
     trials = trials_check(trials)
-    plan = pointwise_check(
-        testset=testset, rubric=rubric, system=system, generate=generate, threshold=threshold, outputs=outputs
+    budget = budget_check(budget=budget, judges=[judge])
+    chosen_prompt = prompt_choose(mode=PromptMode.POINTWISE, spec=prompt)
+    system, output_set = _outputs_resolve(
+        testset=testset, judge=judge, system=system, outputs=outputs, output_set=output_set, outputs_version=outputs_version,
+        generate=generate,
     )
-    judge_not_system_check(judge=judge, systems=[system])
+    plan = pointwise_check(
+        testset=testset, rubric=rubric, system=system, generate=generate, threshold=threshold, outputs=outputs,
+        output_set=output_set,
+    )
     if baseline_mean is not None and baseline_run:
         raise InputError("give --baseline-mean or --baseline-run, not both")
     if baseline_mean is not None and not math.isfinite(baseline_mean):
@@ -202,6 +250,9 @@ def pointwise_create(
         options["outputs"] = {"file": outputs.name, "content_hash": digest}
         options["warnings"] = plan.warnings
         versions["outputs"] = short_version(digest)
+    if output_set is not None:
+        options["outputs"] = outputs_origin(output_set=output_set)
+        versions["outputs"] = short_version(output_set.content_hash)
     if family_warnings([judge, system]):
         options["warnings"] = options.get("warnings", []) + family_warnings([judge, system])
     if baseline_run:
@@ -220,21 +271,89 @@ def pointwise_create(
             system=system,
             testset=testset_row,
             rubric=rubric_save(rubric),
-            prompt=judge_prompt(judge=judge),
+            prompt=chosen_prompt or judge_prompt(judge=judge),
             options=options,
             versions=versions,
+            budget=budget,
         )
         if plan.outputs is not None:
             # Stored before the run is planned: the plan takes these over the test set's own outputs.
             cases = dict(testset_row.cases.values_list("case_id", "pk"))
+            output_system = output_set.system if output_set is not None else None
             for batch in batched(plan.outputs.items()):
                 Output.objects.bulk_create(
-                    [Output(run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE) for case_id, text in batch],
+                    [
+                        Output(run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE, system=output_system)
+                        for case_id, text in batch
+                    ],
                     batch_size=500,
                 )
         if executor == Executor.CELERY:
             run_enqueue(run=run)
     return run
+
+
+def outputs_words(*, run: Run) -> str:
+    """Where the run's replies come from, in words ("uploaded as support-bot v2.1 on 3 Dec 2026 by lead")."""
+    from judgeapp.judging.replies import outputs_said
+
+    return outputs_said(run)[0]
+
+
+# A reply the system under test has not written yet is taken as this long, in characters, for an estimate.
+GENERATED_REPLY_CHARS = 800
+
+
+def pointwise_estimate(
+    *,
+    testset: TestSet | InputFile,
+    rubric: Rubric | InputFile,
+    judge: Judge,
+    system: System | None = None,
+    outputs: InputFile | None = None,
+    output_set: OutputSet | None = None,
+    outputs_version: str | None = None,
+    generate: bool = False,
+    trials: int | None = None,
+    prompt: str | None = None,
+) -> Estimate:
+    """What the run `pointwise_create` would start asks its judge, from its inputs alone: no judge call, nothing
+    stored. One call per case and criterion (each asked `trials` times), the prompt the run would take
+    rendered with each; a reply the system would generate is taken as GENERATED_REPLY_CHARS long. A baseline
+    judged again adds its own calls, not counted here."""
+    trials = trials_check(trials)
+    chosen = prompt_choose(mode=PromptMode.POINTWISE, spec=prompt) or judge_prompt_adopted(judge=judge)
+    system, output_set = _outputs_resolve(
+        testset=testset, judge=judge, system=system, outputs=outputs, output_set=output_set, outputs_version=outputs_version,
+        generate=generate,
+    )
+    plan = pointwise_check(
+        testset=testset, rubric=rubric, system=system, generate=generate, threshold=None, outputs=outputs, output_set=output_set
+    )
+    template = Prompt(name=chosen.name, text=chosen.text) if chosen is not None else load_prompt("pointwise")
+    criteria = [render_criterion(c) for c in plan.rubric.criteria]
+    rows, _name = _rows_of(testset)
+
+    def prompts():
+        for row in rows:
+            if plan.generate:
+                reply = "x" * GENERATED_REPLY_CHARS
+            elif plan.outputs is not None:
+                reply = plan.outputs[row.case_id]
+            else:
+                reply = row.output
+            for criterion in criteria:
+                yield user_message(template.render(rubric=criterion, input=row.input, output=reply))
+
+    total = testset.case_count if isinstance(testset, TestSet) else sum(1 for _ in testset_cases(testset.data, testset.name))
+    return estimate_from_prompts(judge=judge, mode="pointwise", prompts=prompts(), count=total * len(criteria), trials=trials)
+
+
+def judge_prompt_adopted(*, judge: Judge):
+    """The prompt a lead adopted for this judge (a PromptTemplate), or None for the seed's. Reads only."""
+    from calibration.selectors import adopted_prompt
+
+    return adopted_prompt(judge_name=judge.name)
 
 
 def judge_prompt(*, judge: Judge):
@@ -251,7 +370,7 @@ def report_current(*, run: Run) -> dict:
     from calibration.selectors import agreement_reads, one_snapshot
     from judgeapp.releases.selectors import gate_evaluate
 
-    report = dict(run.report) if run.report else {"run_id": run.run_id, "kind": run.kind, "mean": None}
+    report = dict(run.report) if run.report else {**report_without_verdict(run=run), "mean": None}
     report["status"] = run.status
     if run.error:
         report["error"] = run.error

@@ -8,6 +8,14 @@ register = template.Library()
 
 
 @register.filter
+def outputs_words(run) -> str:
+    """Where the run's replies come from, in words, before its report says it."""
+    from judgeapp.judging.replies import outputs_said
+
+    return outputs_said(run)[0]
+
+
+@register.filter
 def histogram_bars(histogram: dict | None) -> list[dict]:
     """[{point, count, height}] with height in percent of the tallest bar (drawn with CSS)."""
     histogram = histogram or {}

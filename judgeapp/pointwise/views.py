@@ -7,12 +7,15 @@ The run's report itself is the run page (run_detail) with `templates/judgeapp/po
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from judgeapp.judging import selectors
 from judgeapp.judging.atomic import json_text
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, preflight_partial, render_partial
+from judgeapp.judging.files import MAX_SKELETON_CRITERION
+from judgeapp.judging.files import rubric_skeleton as rubric_skeleton_text
+from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, render_partial, run_form_answer
 from judgeapp.models import Executor, Run, RunKind
 from judgeapp.pointwise import services as pointwise_services
 from judgeapp.pointwise.forms import JudgmentFilterForm, PointwiseForm
@@ -33,31 +36,59 @@ def _pointwise_run(run_id: str) -> Run:
 def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
     if (warnings := preflight_partial(request, PointwiseForm)) is not None:
         return warnings
-    form = PointwiseForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            run = pointwise_services.pointwise_create(
-                testset=data["testset"],
-                rubric=data["rubric"],
-                judge=data["judge"],
-                system=data["system"],
-                generate=data["generate"],
-                threshold=data["threshold"],
-                baseline_mean=data["baseline_mean"],
-                baseline_run=data["baseline_run"] or None,
-                trials=data.get("trials"),
-                executor=Executor.CELERY,
-                title=data["title"],
-                created_by=request.user,
-            )
-        except InputError as exc:
-            form.add_error(None, str(exc))
-        else:
-            messages.success(request, f"Run {run.run_id} queued: {run.testset.case_count} cases × {run.rubric.criteria.count()} criteria.")
-            return redirect("run_detail", run_id=run.run_id)
-    judges_file_notice(request)
-    return render(request, "judgeapp/pointwise/new.html", {"form": form}, status=400 if form.errors else 200)
+
+    def start(data: dict) -> Run:
+        run = pointwise_services.pointwise_create(
+            testset=data["testset"],
+            rubric=data["rubric"],
+            judge=data["judge"],
+            system=data["system"],
+            outputs=data["outputs"],
+            output_set=data["output_set"],
+            generate=data["generate"],
+            threshold=data["threshold"],
+            baseline_mean=data["baseline_mean"],
+            baseline_run=data["baseline_run"] or None,
+            trials=data.get("trials"),
+            executor=Executor.CELERY,
+            title=data["title"],
+            prompt=data.get("prompt") or None,
+            created_by=request.user,
+            budget=data.get("budget"),
+        )
+        messages.success(request, f"Run {run.run_id} queued: {run.testset.case_count} cases × {run.rubric.criteria.count()} criteria.")
+        return run
+
+    form = PointwiseForm(request.POST or None, request.FILES or None, outputs_uuid=request.GET.get("outputs", ""))
+    return run_form_answer(request, form, start=start, template="judgeapp/pointwise/new.html")
+
+
+@require_POST
+@role_required(*READERS)
+def evaluation_estimate(request: HtmxHttpRequest) -> HttpResponse:
+    """The "Estimate" button: the run's judge calls, tokens and cost from the form's inputs, no judge asked
+    and nothing stored (the form's own checks say what is missing)."""
+    form = PointwiseForm(request.POST, request.FILES or None)
+    form.is_valid()
+    context = {"form": form, "estimate": getattr(form, "estimate", None), "estimate_asked": True}
+    return render_partial(request, "judgeapp/pointwise/new.html", context, partial="estimate")
+
+
+@role_required(*READERS)
+def rubric_skeleton(request: HtmxHttpRequest) -> HttpResponse:
+    """The rubric helper: a rubric drafted from the one-sentence criterion in `?rubric_criterion=`, in the
+    form's rubric box (htmx swaps just the box; without JavaScript, the whole form comes back with it). It
+    writes nothing: the draft is refused as a rubric until every FILL IN is replaced."""
+    criterion = request.GET.get("rubric_criterion", "")
+    initial, problem = {"rubric_criterion": criterion}, None
+    try:
+        initial["rubric_text"] = rubric_skeleton_text(criterion[: MAX_SKELETON_CRITERION + 1])
+    except InputError as exc:
+        problem = str(exc)
+    form = PointwiseForm(initial=initial)
+    # The form's warnings region asks the form's own page, not this one.
+    context = {"form": form, "draft_problem": problem, "preflight_url": reverse("pointwise:new")}
+    return render_partial(request, "judgeapp/pointwise/new.html", context, partial="rubric-text")
 
 
 @role_required(*READERS)

@@ -5,22 +5,31 @@ from pathlib import Path
 
 from calibration.selectors import run_preflight
 from judgeapp.judging import shutdown
-from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_failure_write
+from judgeapp.judging.accounting import counts_line
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_failure_write, usage_write
 from judgeapp.judging.client import JudgeError
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline, run_id_check
 from judgeapp.models import Executor, Insertion, InsertionStatus, Run, RunStatus, Strategy
-from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, format_calls, format_placement, format_ranklist, format_verdict, seed_worst_case
+from judgeapp.ranker.core import (
+    DEFAULT_GOAL,
+    DEFAULT_MAX_SIZE,
+    format_calls,
+    format_placement,
+    format_ranklist,
+    format_verdict,
+    seed_worst_case,
+)
 from judgeapp.ranker.core.tournament import CALLS_PER_CANDIDATE
 from judgeapp.ranker.services import (
     ComparatorFailed,
     RanklistBusy,
-    judge_calls,
     candidate_read,
     candidates_in_dir,
     compare_create,
     compare_into_run,
     insertion_register,
+    judge_calls,
     rank_create,
     ranklist_from_path,
     ranklist_summary,
@@ -182,8 +191,11 @@ class RankCommand(JudgeCommand):
         calls = summary["judge_calls"]
         for line in summary_lines(summary, calls=calls["http"], cached=calls["cached"], inserts=summary["candidates"], worst_case=summary["seed_worst_case"]):
             self.stdout.write(line)
+        if summary.get("counts"):
+            self.stdout.write(counts_line(summary["counts"]))
         for line in unplaced_lines(summary):
             self.stderr.write(line)
+        usage_write(self, run.report)
         if run.status == RunStatus.DONE:
             return
         if run.status == RunStatus.INVALID:

@@ -8,9 +8,9 @@ from pathlib import Path
 from django import forms
 from django.conf import settings
 
-from judgeapp.judging.errors import InputError
 from calibration.selectors import run_preflight
-from judgeapp.judging.forms import MultipleFileField, PreflightForm, judges_callable
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.forms import MultipleFileField, PreflightForm, judge_default_pk, judges_callable
 from judgeapp.models import Strategy
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, rank_calls_most, tournament
 from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
@@ -120,6 +120,8 @@ class RankForm(PreflightForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["judge"] = judge_field()
+        if not self.is_bound and not self.initial.get("judge"):
+            self.initial["judge"] = judge_default_pk()
         self.fields["directory"].choices = [("", "—")] + browsable_directories()
         self.order_fields(["goal", "judge", "set_name", "files", "directory", "max_size", "strategy", "budget", "both_orders", "confirm"])
 
@@ -187,6 +189,8 @@ class CompareForm(PreflightForm):
         kwargs.setdefault("auto_id", "compare_%s")
         super().__init__(*args, **kwargs)
         self.fields["judge"] = judge_field()
+        if not self.is_bound and not self.initial.get("judge"):
+            self.initial["judge"] = judge_default_pk()
         self.order_fields(["goal", "judge", "file_a", "file_b", "both_orders", "confirm"])
 
     def clean(self):

@@ -3,27 +3,15 @@
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST
-from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
+from django_htmx.http import HttpResponseStopPolling
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, render_partial
+from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, run_form_answer
 from judgeapp.ranker import selectors as selectors_ranker
 from judgeapp.ranker.forms import CompareForm, InsertForm, RankForm
 from judgeapp.ranker.services import web as ranker_web
 from judgeapp.roles import READERS, role_required
-
-
-def _form_status(request: HtmxHttpRequest, form) -> int:
-    # htmx swaps only 2xx answers: a form with errors comes back 200 to be swapped in place.
-    return 400 if form.errors and not request.htmx else 200
-
-
-def _to_run(request: HtmxHttpRequest, run) -> HttpResponse:
-    if request.htmx:
-        return HttpResponseClientRedirect(reverse("run_detail", args=[run.run_id]))
-    return redirect("run_detail", run_id=run.run_id)
 
 
 @role_required(*READERS)
@@ -39,50 +27,40 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
 def rank_new(request: HtmxHttpRequest) -> HttpResponse:
     if (warnings := preflight_partial(request, RankForm)) is not None:
         return warnings
+
+    def start(data: dict):
+        run = ranker_web.rank_submit(
+            candidates=data["candidates"],
+            goal=data["goal"],
+            judge=data["judge"],
+            set_name=data["set_name"],
+            max_size=data["max_size"],
+            both_orders=data["both_orders"],
+            strategy=data["strategy"],
+            budget=data["budget"],
+            created_by=request.user,
+        )
+        messages.success(request, f"Batch rank {run.run_id} started: {len(data['candidates'])} candidates.")
+        return run
+
     form = RankForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            run = ranker_web.rank_submit(
-                candidates=data["candidates"],
-                goal=data["goal"],
-                judge=data["judge"],
-                set_name=data["set_name"],
-                max_size=data["max_size"],
-                both_orders=data["both_orders"],
-                strategy=data["strategy"],
-                budget=data["budget"],
-                created_by=request.user,
-            )
-        except InputError as exc:
-            form.add_error(None, str(exc))
-        else:
-            messages.success(request, f"Batch rank {run.run_id} started: {len(data['candidates'])} candidates.")
-            return _to_run(request, run)
-    return render_partial(request, "judgeapp/ranker/rank_new.html", {"rank_form": form}, partial="rank-form", status=_form_status(request, form))
+    return run_form_answer(request, form, start=start, template="judgeapp/ranker/rank_new.html", partial="rank-form", form_name="rank_form")
 
 
 @role_required(*READERS)
 def compare_new(request: HtmxHttpRequest) -> HttpResponse:
     if (warnings := preflight_partial(request, CompareForm)) is not None:
         return warnings
+
+    def start(data: dict):
+        return ranker_web.compare_submit(
+            a=data["file_a"], b=data["file_b"], judge=data["judge"], goal=data["goal"], both_orders=data["both_orders"],
+            created_by=request.user,
+        )
+
     form = CompareForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            run = ranker_web.compare_submit(
-                a=data["file_a"],
-                b=data["file_b"],
-                judge=data["judge"],
-                goal=data["goal"],
-                both_orders=data["both_orders"],
-                created_by=request.user,
-            )
-        except InputError as exc:
-            form.add_error(None, str(exc))
-        else:
-            return _to_run(request, run)
-    return render_partial(request, "judgeapp/ranker/compare_new.html", {"compare_form": form}, partial="compare-form", status=_form_status(request, form))
+    return run_form_answer(request, form, start=start, template="judgeapp/ranker/compare_new.html", partial="compare-form",
+                           form_name="compare_form")
 
 
 @role_required(*READERS)
@@ -99,22 +77,18 @@ def ranklist_state(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
 @role_required(*READERS)
 def ranklist_insert(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
     ranklist = selectors_ranker.ranklist_get(uuid=ranklist_uuid)
-    form = InsertForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        candidate = form.cleaned_data["file"]
-        try:
-            insertion, queued = ranker_web.insertion_submit(
-                ranklist=ranklist, candidate=candidate, requested_by=request.user.get_username()
-            )
-        except InputError as exc:
-            form.add_error(None, str(exc))
+    def start(data: dict):
+        candidate = data["file"]
+        _insertion, queued = ranker_web.insertion_submit(ranklist=ranklist, candidate=candidate, requested_by=request.user.get_username())
+        if queued:
+            messages.success(request, f"{candidate.artifact_id} is queued for insertion.")
         else:
-            if queued:
-                messages.success(request, f"{candidate.artifact_id} is queued for insertion.")
-            else:
-                messages.info(request, f"{candidate.artifact_id} is already registered in this ranklist: skipped, nothing compared.")
-            return _to_run(request, ranklist.run)
-    return render_partial(request, "judgeapp/ranker/insert.html", {"insert_form": form, "ranklist": ranklist, "run": ranklist.run}, partial="insert-form", status=_form_status(request, form))
+            messages.info(request, f"{candidate.artifact_id} is already registered in this ranklist: skipped, nothing compared.")
+        return ranklist.run
+
+    form = InsertForm(request.POST or None, request.FILES or None)
+    return run_form_answer(request, form, start=start, template="judgeapp/ranker/insert.html", partial="insert-form",
+                           form_name="insert_form", context={"ranklist": ranklist, "run": ranklist.run}, judges_notice=False)
 
 
 @require_POST

@@ -3,13 +3,23 @@ parse failures, cost and the runs and gates relying on it) and the calibration s
 
 from __future__ import annotations
 
-from django.db.models import Avg, Count, Sum
+import difflib
+import functools
+from dataclasses import dataclass, fields
+from datetime import date, datetime, time, timedelta
+
+from django.core.paginator import Paginator
+from django.db.models import Avg, Count, Q, QuerySet, Sum
+from django.utils import timezone
 
 from calibration import selectors as calibration_selectors
+from judgeapp.judging import selectors as judging_selectors
 from judgeapp.judging.accounting import CATEGORIES
 from judgeapp.judging.noise import noise_line
+from judgeapp.judging.outcomes import run_outcome
 from judgeapp.judging.pairs import ORDERS, map_back
-from judgeapp.models import AuditLog, Judge, Judgment, Purpose, Run, RunKind, RunStatus, UnitStatus
+from judgeapp.judging.runkind import handlers_all
+from judgeapp.models import FINISHED_RUN_STATUSES, AuditLog, Judge, Judgment, Purpose, Run, RunKind, RunStatus, UnitStatus
 from judgeapp.releases.selectors import gate_evaluate
 
 RUNS_SCANNED = 2000
@@ -260,108 +270,6 @@ def _noise_latest(*, name: str, runs: list[Run]) -> dict | None:
 
 # --- The dashboard: each run's outcome in words ---------------------------------------------------------
 
-OUTCOMES = (
-    ("passed", "gate passed"),
-    ("blocked", "gate blocked"),
-    ("winner", "a winner"),
-    ("inconclusive", "inconclusive"),
-    ("result", "other results"),
-    ("running", "not finished"),
-    ("failed", "failed or cancelled"),
-)
-
-
-def _mean(value) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
-def _share(numerator: int, denominator: int) -> str:
-    return f"{numerator / denominator:.0%}" if denominator else "n/a"
-
-
-def _p(value) -> str:
-    if value is None:
-        return "n/a"
-    return "p < 0.0001" if value < 0.0001 else f"p = {value:.2g}"
-
-
-def pairwise_version_names(run: Run) -> dict[str, str]:
-    """{"A": what A is, "B": …}: the system's name where the replies came from one, else the slot."""
-    versions = run.options.get("versions") or {}
-    return {slot: (versions.get(slot) or {}).get("system") or slot for slot in ("A", "B")}
-
-
-def pairwise_outcome(report: dict, names: dict[str, str]) -> dict:
-    """Winner or not, as a pairwise run's page and the dashboard say it: a winner only when the two orders
-    agreed often enough (the seed's stop rule) and the sign test rejects "equally good"."""
-    from judgeapp.judging.stats import sign_test
-
-    wins_a, wins_b = report.get("wins_a") or 0, report.get("wins_b") or 0
-    test = report.get("sign_test") or sign_test(wins_a, wins_b)
-    decisive = wins_a + wins_b
-    leader = "A" if wins_a > wins_b else "B"
-    lead_wins = max(wins_a, wins_b)
-    if report.get("inconclusive"):
-        reasons = report.get("inconclusive_reasons") or []
-        return {"key": "inconclusive", "word": "inconclusive", "tone": "warn", "winner": None, "sign_test": test,
-                "detail": reasons[0] if reasons else "the two orders disagreed too often to name a winner"}
-    if report.get("winner") and test.get("significant"):
-        return {"key": "winner", "word": f"winner {names.get(leader, leader)}", "tone": "ok", "winner": leader, "sign_test": test,
-                "detail": f"won {lead_wins} of {decisive} decided cases ({_share(lead_wins, decisive)}); sign test {_p(test.get('p_value'))}"}
-    if decisive and wins_a != wins_b:
-        detail = (f"{names.get(leader, leader)} won {lead_wins} of {decisive} decided cases ({_share(lead_wins, decisive)}), "
-                  f"a difference the sign test does not tell from chance ({_p(test.get('p_value'))})")
-    else:
-        detail = f"{wins_a} wins each way" if decisive else "no case was decided"
-    return {"key": "inconclusive", "word": "inconclusive: no clear winner", "tone": "warn", "winner": None, "sign_test": test, "detail": detail}
-
-
-def run_outcome(run: Run) -> dict:
-    """{key (the dashboard's filter), word, tone (ok, bad, warn, info, neutral), detail}: what a run decided."""
-    if not run.is_finished:
-        return {"key": "running", "word": run.get_status_display(), "tone": "info", "detail": ""}
-    if run.status in ("failed", "cancelled"):
-        return {"key": "failed", "word": run.get_status_display(), "tone": "bad" if run.status == "failed" else "warn",
-                "detail": (run.error or "").splitlines()[0][:160] if run.error else ""}
-    report = run.report or {}
-    if run.kind == RunKind.POINTWISE:
-        gate = gate_evaluate(run=run)
-        mean = report.get("mean")
-        if gate["passed"]:
-            return {"key": "passed", "word": "gate passed", "tone": "ok",
-                    "detail": f"mean {_mean(mean)}, threshold {gate['threshold']:g}"}
-        reasons = gate["reasons"]
-        return {"key": "blocked", "word": "gate blocked", "tone": "bad",
-                "detail": reasons[0] if reasons and "mean" in reasons[0] else f"mean {_mean(mean)}" + (f": {reasons[0]}" if reasons else "")}
-    if run.kind == RunKind.PAIRWISE:
-        return pairwise_outcome(report, pairwise_version_names(run))
-    if run.kind == RunKind.RANK:
-        top = report.get("top") or report.get("ranking") or []
-        first = top[0].get("id") if top and isinstance(top[0], dict) else (top[0] if top else None)
-        if first:
-            return {"key": "result", "word": f"top: {first}", "tone": "neutral",
-                    "detail": f"{len(report.get('ranking') or top)} ranked"}
-        return {"key": "result", "word": "nothing ranked", "tone": "warn", "detail": ""}
-    if run.kind == RunKind.AGENT:
-        counts = report.get("counts") or {}
-        met, total = counts.get("met", 0), counts.get("total", 0)
-        return {"key": "result", "word": f"{met} of {total} requirements met", "tone": "ok" if total and met == total else "warn",
-                "detail": f"share met {_share(met, total)}" + (f", {counts['unverified']} unverified" if counts.get("unverified") else "")}
-    if run.kind == RunKind.BLIND:
-        comparison = report.get("comparison") or {}
-        if comparison.get("winner"):
-            return {"key": "winner", "word": f"blind winner {comparison['winner']}", "tone": "ok",
-                    "detail": "ranking " + ", ".join(comparison.get("ranking") or [])}
-        return {"key": "inconclusive", "word": "no blind winner", "tone": "warn", "detail": "the evidence gives no order at the top"}
-    if run.kind == RunKind.JURY:
-        passed, total = report.get("passed", 0), report.get("total", 0)
-        return {"key": "result", "word": f"{passed} of {total} cases passed", "tone": "neutral",
-                "detail": f"pass rate {_share(passed, total)}" + (f", {report['unjudged']} unjudged" if report.get("unjudged") else "")}
-    if run.status == "invalid":
-        return {"key": "failed", "word": "invalid", "tone": "bad", "detail": "; ".join(report.get("invalid_reasons") or [])[:160]}
-    return {"key": "result", "word": run.get_status_display(), "tone": "neutral", "detail": ""}
-
-
 def run_systems(run: Run) -> list[str]:
     """The systems a run judged: its system under test, or both sides of a pairwise comparison."""
     names = [run.system.name] if run.system_id else []
@@ -388,27 +296,84 @@ def _run_judge_status(run: Run, cache: dict) -> dict | None:
     return cache[key]
 
 
-def runs_dashboard(*, kind: str | None = None, outcome: str | None = None, system: str | None = None, limit: int = 50) -> list[dict]:
-    """The dashboard's rows, newest first: each run with its outcome, its judge's badge and its systems."""
-    runs = Run.objects.select_related("judge", "system").order_by("-created_at")
-    if kind:
-        runs = runs.filter(kind=kind)
-    scan = limit if not (outcome or system) else RUNS_SCANNED
+RUNS_PER_PAGE = 50
+JUDGED = (RunStatus.DONE, RunStatus.INVALID)
+
+
+@functools.cache
+def _outcome_filters() -> tuple[dict[str, Q], dict[str, Q]]:
+    """(read, stored): the stored fields that narrow the runs for an outcome a report or a gate decides,
+    read run by run (a pointwise gate moves with the calibration and the leads' decisions, so it is not
+    stored); and the filters of the outcomes the stored fields decide alone. From each kind's `outcomes`."""
+    handlers = handlers_all()
+    with_report = [h.kind for h in handlers if h.outcomes]
+    read = {
+        key: Q(kind__in=[h.kind for h in handlers if key in h.outcomes], status__in=JUDGED)
+        for key in ("passed", "blocked", "winner", "inconclusive")
+    }
+    stored = {
+        "running": ~Q(status__in=FINISHED_RUN_STATUSES),
+        "failed": Q(status__in=[RunStatus.FAILED, RunStatus.CANCELLED]) | (Q(status=RunStatus.INVALID) & ~Q(kind__in=with_report)),
+        "result": Q(kind__in=[h.kind for h in handlers if h.outcomes == ("result",)], status__in=JUDGED)
+        | (Q(status=RunStatus.DONE) & ~Q(kind__in=with_report)),
+    }
+    return read, stored
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """What the runs page and the API's run list filter by (every field optional)."""
+
+    q: str = ""
+    kind: str | None = None
+    outcome: str | None = None
+    system: str | None = None
+    testset: str | None = None
+    tag: str | None = None
+    since: date | None = None
+    until: date | None = None  # inclusive: runs created that day count
+
+    @property
+    def active(self) -> bool:
+        return any(getattr(self, f.name) for f in fields(self))
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+def runs_matching(*, filters: RunFilters) -> QuerySet[Run] | list[Run]:
+    """The runs that match, newest first: a query when the stored fields decide, else a list read run by run
+    from the newest RUNS_SCANNED that the stored fields let through (the outcomes a report or gate decides)."""
+    runs = judging_selectors.runs_search(
+        q=filters.q, kind=filters.kind, system=filters.system, testset=filters.testset, tag=filters.tag,
+        since=_day_start(filters.since) if filters.since else None,
+        until=_day_start(filters.until + timedelta(days=1)) if filters.until else None,
+    )
+    read, stored = _outcome_filters()
+    if filters.outcome in stored:
+        return runs.filter(stored[filters.outcome])
+    if filters.outcome in read:
+        return [run for run in runs.filter(read[filters.outcome])[:RUNS_SCANNED] if run_outcome(run)["key"] == filters.outcome]
+    return runs
+
+
+def runs_rows(runs) -> list[dict]:
+    """The runs page's rows: each run with its outcome, its judge's badge, its systems and its tags."""
     cache: dict = {}
     rows = []
-    for run in runs[:scan]:
-        systems = run_systems(run)
-        if system and system not in systems:
-            continue
-        result = run_outcome(run)
-        if outcome and result["key"] != outcome:
-            continue
+    for run in runs:
         judges = run.config.get("judges") or {}
-        rows.append({"run": run, "outcome": result, "systems": systems, "judge_status": _run_judge_status(run, cache),
+        rows.append({"run": run, "outcome": run_outcome(run), "systems": run_systems(run),
+                     "judge_status": _run_judge_status(run, cache), "tags": [tag.name for tag in run.tags.all()],
                      "judge_names": sorted(judges) if not run.judge_id else [run.judge.name]})
-        if len(rows) >= limit:
-            break
     return rows
+
+
+def runs_page(*, filters: RunFilters, page: str | int | None = None, per_page: int = RUNS_PER_PAGE) -> dict:
+    """One page of the matching runs (a page past the last is the last, a word the first), with its rows."""
+    page_obj = Paginator(runs_matching(filters=filters), per_page).get_page(page)
+    return {"page": page_obj, "rows": runs_rows(page_obj.object_list)}
 
 
 def judges_readiness(judges, statuses: dict[str, dict], *, checkups: dict[str, dict] | None = None) -> dict[str, dict]:
@@ -446,8 +411,6 @@ def imported_pairwise(*, run: Run, page: str | None) -> dict:
     """An imported pairwise run's page: the sign test on its wins, the judge x human-majority confusion
     matrix over the labelled cases, and one page of verdicts beside the people's majority, each a link to
     the judgment that holds both replies."""
-    from django.core.paginator import Paginator
-
     report = run.report or {}
     cases = report.get("cases") or []
     majority = calibration_selectors.human_majority(run=run)
@@ -469,7 +432,7 @@ def imported_pairwise(*, run: Run, page: str | None) -> dict:
     rows = [{**case, "human": majority.get(case["case_id"], ""), "labelled": case["case_id"] in majority,
              "judgment": links.get(case["case_id"])} for case in page_obj.object_list]
     return {
-        "outcome": pairwise_outcome(report, {"A": "A", "B": "B"}),
+        "outcome": run_outcome(run),
         "matrix": matrix,
         "human_labels": [label for _, label in VERDICT_LABELS[:-1]] + ["no majority"],
         "labelled": labelled,
@@ -506,3 +469,18 @@ def run_people(*, run: Run) -> dict:
         "corrected_now": reads["corrected"],
         "agreement_snapshot": reads["snapshot"],
     }
+
+
+# --- The prompt library ----------------------------------------------------------------------------------
+
+
+def prompt_diff(*, old: str, new: str) -> list[tuple[str, str]]:
+    """The lines of a unified diff of two prompt texts, each with its kind (`add`, `remove`, `same`, `hunk`);
+    the page escapes them like any text."""
+    lines = []
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3):
+        if line.startswith(("---", "+++")):
+            continue
+        kind = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "remove" if line.startswith("-") else "same"
+        lines.append((kind, line))
+    return lines

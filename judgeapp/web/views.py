@@ -5,7 +5,7 @@ import os
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
-from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
@@ -15,14 +15,14 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from judgeapp.judging import runs as run_services
-from judgeapp.judging import selectors
+from judgeapp.judging import selectors, tags
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync
-from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, page_redirect
+from judgeapp.judging.library import PromptRefused, library, library_versions, prompt_template_save
+from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, page_redirect, render_partial
+from judgeapp.judging.prompts import BUILTIN_NAME, library_prompt
 from judgeapp.judging.runkind import handler_for
-from judgeapp.models import AuditLog, Judge, Judgment, RunKind, System
-from judgeapp.web import glossary as glossary_entries
-from judgeapp.web import selectors as web_selectors
+from judgeapp.models import AuditLog, Judge, Judgment, PromptMode, PromptTemplate, RunKind, System
 from judgeapp.roles import READERS, Role, has_role, role_required
 from judgeapp.throttle import (
     Scope,
@@ -34,6 +34,10 @@ from judgeapp.throttle import (
     throttle_keys,
     wait_words,
 )
+from judgeapp.web import glossary as glossary_entries
+from judgeapp.web import selectors as web_selectors
+from judgeapp.web.forms import PromptForm, RunFiltersForm, TagForm
+from judgeapp.web.selectors import RunFilters
 
 
 class LoginView(auth_views.LoginView):
@@ -78,23 +82,27 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 
 @role_required(*READERS)
 def runs_list(request: HtmxHttpRequest) -> HttpResponse:
-    kind = request.GET.get("kind") or None
-    if kind not in RunKind.values:
-        kind = None
-    outcome = request.GET.get("outcome") or None
-    if outcome not in dict(web_selectors.OUTCOMES):
-        outcome = None
-    system = request.GET.get("system") or None
+    """The runs: a search, filters and real paging, all in the query string (a GET form; htmx swaps the list)."""
+    form = RunFiltersForm(request.GET or None)
+    valid = form.is_valid() if form.is_bound else True
+    filters = form.filters() if form.is_bound else RunFilters()
+    paged = web_selectors.runs_page(filters=filters, page=request.GET.get("page"))
+    keep = request.GET.copy()
+    keep.pop("page", None)
     context = {
-        "rows": web_selectors.runs_dashboard(kind=kind, outcome=outcome, system=system),
-        "kind": kind,
+        "form": form,
+        "filters": filters,
+        "valid": valid,
+        "page": paged["page"],
+        "rows": paged["rows"],
+        "query": keep.urlencode(),
+        "kind": filters.kind,
         "kinds": RunKind.choices,
-        "outcome": outcome,
-        "outcomes": web_selectors.OUTCOMES,
-        "system": system,
         "systems": list(System.objects.order_by("name").values_list("name", flat=True)),
+        "testsets": selectors.testset_names(),
+        "tags": selectors.tag_names(),
     }
-    return render(request, "judgeapp/web/dashboard.html", context)
+    return render_partial(request, "judgeapp/web/dashboard.html", context, partial="runs-list")
 
 
 @role_required(*READERS)
@@ -119,6 +127,8 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             "kind_template": kind_template.template.name,
             "judgments": selectors.judgments_of(run=run)[:200],
             "units": web_selectors.unit_counts(run=run),
+            "run_tags": tags.run_tag_names(run=run),
+            "tag_form": TagForm(),
             # The judges' calibration status, agreement and corrected figures now, from one snapshot (the
             # report holds them at the run's end; people may label a sample after the run finished).
             **web_selectors.run_people(run=run),
@@ -152,6 +162,38 @@ def run_cancel(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     else:
         messages.info(request, f"Run {run.run_id} had already finished.")
     return page_redirect(request, reverse("run_detail", args=[run.run_id]))
+
+
+def _tags_answer(request: HtmxHttpRequest, run, *, error: str = "", status: int = 200) -> HttpResponse:
+    """The run's tags: the htmx form swaps its part of the run page; without JavaScript, back to the page."""
+    if request.htmx:
+        context = {"run": run, "run_tags": tags.run_tag_names(run=run), "tag_form": TagForm(), "tag_error": error}
+        return render(request, "judgeapp/web/run_detail.html#run-tags", context, status=status)
+    if error:
+        messages.error(request, error)
+    return redirect("run_detail", run_id=run.run_id)
+
+
+@require_POST
+@role_required(*READERS)
+def run_tag_add(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    run = selectors.run_get(run_id=run_id)
+    form = TagForm(request.POST)
+    if not form.is_valid():
+        return _tags_answer(request, run, error="Type a tag to add.", status=400)
+    try:
+        tags.run_tag_add(run=run, name=form.cleaned_data["name"], actor=request.user)
+    except InputError as exc:
+        return _tags_answer(request, run, error=str(exc).capitalize() + ".", status=400)
+    return _tags_answer(request, run)
+
+
+@require_POST
+@role_required(*READERS)
+def run_tag_remove(request: HtmxHttpRequest, run_id: str, name: str) -> HttpResponse:
+    run = selectors.run_get(run_id=run_id)
+    tags.run_tag_remove(run=run, name=name)
+    return _tags_answer(request, run)
 
 
 @role_required(*READERS)
@@ -219,3 +261,74 @@ def judge_scorecard(request: HtmxHttpRequest, name: str, version: str | None = N
     if not web_selectors.scorecard_known(name=name, version=version):
         raise Http404(f"no judge {name!r} in configuration {version!r}")
     return render(request, "judgeapp/web/scorecard.html", {"card": web_selectors.scorecard(name=name, version=version)})
+
+
+# --- The prompt library: readers (reviewers and leads) read and add prompts; annotators never see them,
+# since a prompt tells how the judging is set up. ----------------------------------------------------------
+
+
+def _library_mode(mode: str) -> str:
+    if mode not in PromptMode.values:
+        raise Http404("no such mode in the prompt library")
+    return mode
+
+
+@role_required(*READERS)
+def prompts_list(request: HtmxHttpRequest) -> HttpResponse:
+    modes = [{"mode": mode, "label": label, "prompts": library(mode=mode)} for mode, label in PromptMode.choices]
+    return render(request, "judgeapp/web/prompts.html", {"modes": modes})
+
+
+@role_required(*READERS)
+def prompt_builtin(request: HtmxHttpRequest, mode: str) -> HttpResponse:
+    prompt = library_prompt(_library_mode(mode))
+    context = {"mode": mode, "mode_label": PromptMode(mode).label, "name": BUILTIN_NAME, "label": "built-in",
+               "hash": prompt.version, "text": prompt.text, "builtin": True}
+    return render(request, "judgeapp/web/prompt_detail.html", context)
+
+
+@role_required(*READERS)
+def prompt_detail(request: HtmxHttpRequest, prompt_uuid) -> HttpResponse:
+    template = get_object_or_404(PromptTemplate.objects.select_related("created_by"), uuid=prompt_uuid, number__isnull=False)
+    versions = list(library_versions(mode=template.mode, name=template.name))
+    earlier = [v for v in versions if v.number < template.number]
+    previous = earlier[-1] if earlier else None
+    old_text = previous.text if previous else library_prompt(template.mode).text
+    context = {
+        "mode": template.mode, "mode_label": PromptMode(template.mode).label, "name": template.name, "label": template.label,
+        "hash": template.version, "text": template.text, "builtin": False, "template": template, "versions": versions,
+        "previous": previous, "diff": web_selectors.prompt_diff(old=old_text, new=template.text),
+        "next_label": f"v{versions[-1].number + 1}",
+    }
+    return render(request, "judgeapp/web/prompt_detail.html", context)
+
+
+@role_required(*READERS)
+def prompt_new(request: HtmxHttpRequest) -> HttpResponse:
+    """Add a prompt, or a prompt's next version (`?from=<uuid>` starts from that version's text, `?mode=`
+    from the mode's built-in one). A version is never changed: saving always stores a new one."""
+    initial = {"mode": PromptMode.POINTWISE}
+    source = request.GET.get("from", "")
+    if source:
+        try:
+            start = PromptTemplate.objects.filter(uuid=source, number__isnull=False).first()
+        except (ValueError, ValidationError):
+            start = None
+        if start is not None:
+            initial = {"mode": start.mode, "name": start.name, "text": start.text}
+    elif request.GET.get("mode") in PromptMode.values:
+        initial = {"mode": request.GET["mode"], "text": library_prompt(request.GET["mode"]).text}
+    form = PromptForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            template = prompt_template_save(mode=data["mode"], name=data["name"], text=data["text"], actor=request.user)
+        except PromptRefused as exc:
+            for problem in exc.problems:
+                form.add_error("text", problem)
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Saved {template.mode} prompt {template.name} {template.label}.")
+            return redirect("prompt_detail", prompt_uuid=template.uuid)
+    return render(request, "judgeapp/web/prompt_new.html", {"form": form}, status=400 if form.errors else 200)

@@ -214,7 +214,8 @@ def test_an_idempotency_key_that_is_not_printable_ascii_is_refused(api, judge, n
 
 def test_status_report_summary_and_gate_of_a_finished_run(api, judge, make_system, no_celery):
     make_system("support-bot")
-    started = api.post("/api/v1/runs/pointwise", pointwise_body(judge, system="support-bot", threshold="3")).json()
+    given = b"".join(json.dumps({"id": f"c{i:03d}", "output": GOOD_REPLY}).encode() + b"\n" for i in range(4))
+    started = api.post("/api/v1/runs/pointwise", pointwise_body(judge, outputs=given, system="support-bot", threshold="3")).json()
     run = run_services.run_execute_inline(run=Run.objects.get(run_id=started["run_id"]))
 
     status = api.get(f"/api/v1/runs/{run.run_id}").json()
@@ -306,15 +307,43 @@ def test_a_jury_run_with_a_panel_and_its_rules(api, make_judge, no_celery):
     assert two.status_code == 400 and "\n" not in two.json()["detail"]
 
 
+def test_a_jury_labelled_with_a_system_judges_its_stored_version_or_is_refused(api, make_judge, make_system, no_celery):
+    for name, model, family in JURORS:
+        make_judge(name, model=model, family=family)
+    make_system("support-bot", model="gpt-4o-mini", family="openai")
+    testset = factories.testset_bytes(4, output=lambda i: "STORED-IN-THE-TEST-SET")
+
+    def start(**fields):
+        body = {"testset": upload("support.jsonl", testset), "rubric": upload("rubric.toml", RUBRIC_ONE)}
+        panel = ",".join(j[0] for j in JURORS)
+        return api.post("/api/v1/runs/jury", {**body, "judges": panel, "system": "support-bot", **fields})
+
+    refused = start()
+    assert refused.status_code == 400 and refused.json()["detail"].startswith("support-bot has no outputs for this test set")
+    assert not Run.objects.exists()
+    from judgeapp.judging.content import testset_store
+
+    testset_store(data=testset, name="support.jsonl")
+    stored = api.post("/api/v1/outputs", {"system": "support-bot", "version_label": "v2.1", "testset_version": "support",
+                                          "outputs": upload("v21.jsonl", outputs_bytes(4))})
+    assert stored.status_code == 201, stored.content
+    started = start(outputs_version="v2.1")
+    assert started.status_code == 201, started.content
+    run = Run.objects.get(run_id=started.json()["run_id"])
+    assert run.options["outputs"]["version"] == "v2.1"
+    assert set(Output.objects.filter(run=run).values_list("text", flat=True)) == {GOOD_REPLY}
+
+
 # --- Lists -------------------------------------------------------------------------------------------------
 
 
 def test_runs_by_system_newest_first(api, judge, make_system, no_celery):
     make_system("bot-a")
     make_system("bot-b")
-    a1 = api.post("/api/v1/runs/pointwise", pointwise_body(judge, system="bot-a")).json()["run_id"]
-    api.post("/api/v1/runs/pointwise", pointwise_body(judge, system="bot-b"))
-    a2 = api.post("/api/v1/runs/pointwise", pointwise_body(judge, system="bot-a", threshold="3")).json()["run_id"]
+    given = b"".join(json.dumps({"id": f"c{i:03d}", "output": GOOD_REPLY}).encode() + b"\n" for i in range(4))
+    a1 = api.post("/api/v1/runs/pointwise", pointwise_body(judge, outputs=given, system="bot-a")).json()["run_id"]
+    api.post("/api/v1/runs/pointwise", pointwise_body(judge, outputs=given, system="bot-b"))
+    a2 = api.post("/api/v1/runs/pointwise", pointwise_body(judge, outputs=given, system="bot-a", threshold="3")).json()["run_id"]
     assert [r["run_id"] for r in api.get("/api/v1/systems/bot-a/runs").json()] == [a2, a1]
     assert [r["run_id"] for r in api.get("/api/v1/runs?system=bot-a&limit=1").json()] == [a2]
     assert api.get("/api/v1/runs?kind=pairwise").json() == []
@@ -384,3 +413,58 @@ def test_an_imported_judge_with_no_endpoint_cannot_start_a_run(api, judge, no_ce
     response = api.post("/api/v1/runs/pointwise", pointwise_body(imported))
     assert response.status_code == 400 and "an imported judge" in response.json()["detail"]
     assert Run.objects.count() == 0 and no_celery == []
+
+
+def test_a_run_labelled_with_a_system_judges_the_outputs_stored_for_its_version(api, judge, make_system, lead, no_celery):
+    from judgeapp.judging.content import InputFile, output_set_save, testset_store
+
+    system = make_system("support-bot")
+    data = factories.testset_bytes(4, output=lambda i: BAD_REPLY)  # the test set's own replies: never judged here
+    testset = testset_store(data=data, name="support.jsonl")
+    given = b"".join(json.dumps({"id": f"c{i:03d}", "output": GOOD_REPLY}).encode() + b"\n" for i in range(4))
+    output_set_save(system=system, version_label="v2.1", testset=testset, outputs=InputFile(given, "v21.jsonl"), created_by=lead)
+
+    refused = api.post("/api/v1/runs/pointwise", pointwise_body(judge, testset=data, system="support-bot", outputs_version="v9"))
+    assert refused.status_code == 400 and "support-bot has no outputs labelled 'v9' for this test set" in refused.json()["detail"]
+    started = api.post("/api/v1/runs/pointwise", pointwise_body(judge, testset=data, system="support-bot", outputs_version="v2.1"))
+    assert started.status_code == 201, started.content
+    run = run_services.run_execute_inline(run=Run.objects.get(run_id=started.json()["run_id"]))
+    report = api.get(f"/api/v1/runs/{run.run_id}/report").json()
+    assert report["outputs_source"]["source"] == "uploaded" and report["outputs_source"]["version"] == "v2.1"
+    assert report["outputs"].startswith("uploaded as support-bot v2.1 on ") and report["outputs"].endswith(f" by {lead.username}")
+    assert set(run.outputs.values_list("text", flat=True)) == {GOOD_REPLY}
+
+
+def test_a_stored_test_set_is_reached_by_its_name(api, judge, no_celery):
+    from judgeapp.judging.content import testset_store as stored_testset
+
+    stored_testset(data=factories.testset_bytes(2, output=lambda i: GOOD_REPLY), name="support.jsonl")
+    newest = stored_testset(data=factories.testset_bytes(3, output=lambda i: GOOD_REPLY), name="support.jsonl")
+    body = {"rubric": upload("rubric.toml", RUBRIC_ONE), "judge": judge.name}
+    started = api.post("/api/v1/runs/pointwise", {**body, "testset_version": "support"})
+    assert started.status_code == 201 and Run.objects.get(run_id=started.json()["run_id"]).testset == newest
+    first = api.post("/api/v1/runs/pointwise", {**body, "rubric": upload("rubric.toml", RUBRIC_ONE), "testset_version": "support@v1"})
+    assert first.status_code == 201 and Run.objects.get(run_id=first.json()["run_id"]).testset.case_count == 2
+
+
+def test_a_system_versions_outputs_are_uploaded_over_the_api_then_judged_by_label(api, judge, make_system, no_celery):
+    from judgeapp.judging.content import testset_store as stored_testset
+
+    make_system("support-bot")
+    data = factories.testset_bytes(3, output=lambda i: BAD_REPLY)
+    stored_testset(data=data, name="support.jsonl")
+    given = b"".join(json.dumps({"id": f"c{i:03d}", "output": GOOD_REPLY}).encode() + b"\n" for i in range(3))
+    fields = {"system": "support-bot", "version_label": "v2.1", "testset_version": "support"}
+    first = api.post("/api/v1/outputs", {**fields, "outputs": upload("v21.jsonl", given)})
+    assert first.status_code == 201 and first.json()["outputs"] == 3 and first.json()["created"] is True
+    again = api.post("/api/v1/outputs", {**fields, "outputs": upload("v21.jsonl", given)})
+    assert again.status_code == 200 and again.json()["created"] is False
+    ghost = given + b'{"id": "ghost", "output": "x"}\n'
+    refused = api.post("/api/v1/outputs", {**fields, "version_label": "v3", "outputs": upload("v3.jsonl", ghost)})
+    assert refused.status_code == 400 and "ghost" in refused.json()["detail"]
+    assert models.OutputSet.objects.count() == 1
+    started = api.post("/api/v1/runs/pointwise", {"testset_version": "support", "rubric": upload("rubric.toml", RUBRIC_ONE),
+                                                  "judge": judge.name, "system": "support-bot", "outputs_version": "v2.1"})
+    assert started.status_code == 201
+    run = Run.objects.get(run_id=started.json()["run_id"])
+    assert set(run.outputs.values_list("text", flat=True)) == {GOOD_REPLY}

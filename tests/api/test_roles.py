@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from judgeapp.api.services import api_token_create, api_token_revoke
 from judgeapp.judging import runs as run_services
-from judgeapp.models import AuditLog, GateDecision, Release, Run
+from judgeapp.models import AuditLog, GateDecision, Release, Run, RunTag
 from tests import factories
 from tests.factories import GOOD_REPLY, RUBRIC_ONE
 
@@ -43,8 +43,14 @@ def test_an_annotator_s_token_gets_403_on_every_endpoint(api_as, annotator, judg
         assert response.status_code == 403, path
         assert response.json()["error"] == "forbidden" and "reviewer" in response.json()["detail"]
     assert api.post("/api/v1/runs/pointwise", start_body(judge)).status_code == 403
+    # A system version's outputs name the system: never an annotator's.
+    outputs = {"system": "bot", "version_label": "v2", "testset_version": "support",
+               "outputs": SimpleUploadedFile("v2.jsonl", b'{"id": "c000", "output": "x"}\n')}
+    assert api.post("/api/v1/outputs", outputs).status_code == 403
     assert api.post("/api/v1/runs/pw-1/gate/decision", {"verdict": "blocked", "reason": "no"}).status_code == 403
-    assert Run.objects.count() == 1 and GateDecision.objects.count() == 0
+    assert api.post("/api/v1/runs/pw-1/tags", {"name": "nightly"}).status_code == 403
+    assert api.client.delete("/api/v1/runs/pw-1/tags/nightly", headers=api.headers).status_code == 403
+    assert Run.objects.count() == 1 and GateDecision.objects.count() == 0 and not RunTag.objects.exists()
 
 
 def test_a_reviewer_reads_and_starts_runs_but_does_not_decide_releases(api_as, reviewer, judge, finished, no_celery):
@@ -56,6 +62,9 @@ def test_a_reviewer_reads_and_starts_runs_but_does_not_decide_releases(api_as, r
     assert decision.status_code == 403 and decision.json()["detail"] == "only a lead decides on a release"
     assert api.post("/api/v1/runs/pw-1/release", {"label": "v2"}).status_code == 403
     assert GateDecision.objects.count() == 0 and Release.objects.count() == 0
+    # Tags are light: a reviewer puts them on and takes them off.
+    assert api.post("/api/v1/runs/pw-1/tags", {"name": "nightly"}).json()["tags"] == ["nightly"]
+    assert api.client.delete("/api/v1/runs/pw-1/tags/nightly", headers=api.headers).json()["tags"] == []
 
 
 def test_a_lead_blocks_and_releases_over_the_api_and_it_is_audited(api_as, lead, judge, finished, no_celery):

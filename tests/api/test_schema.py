@@ -10,6 +10,7 @@ pytestmark = pytest.mark.django_db
 
 ENDPOINTS = {
     ("post", "/api/v1/runs/pointwise"),
+    ("post", "/api/v1/runs/pointwise/estimate"),
     ("post", "/api/v1/runs/pairwise"),
     ("post", "/api/v1/runs/jury"),
     ("get", "/api/v1/runs"),
@@ -19,10 +20,13 @@ ENDPOINTS = {
     ("get", "/api/v1/runs/{run_id}/gate"),
     ("post", "/api/v1/runs/{run_id}/gate/decision"),
     ("post", "/api/v1/runs/{run_id}/release"),
+    ("post", "/api/v1/runs/{run_id}/tags"),
+    ("delete", "/api/v1/runs/{run_id}/tags/{name}"),
     ("get", "/api/v1/systems"),
     ("get", "/api/v1/systems/{name}/runs"),
     ("get", "/api/v1/judges"),
     ("get", "/api/v1/testsets"),
+    ("post", "/api/v1/outputs"),
     ("get", "/api/v1/rubrics"),
     ("get", "/api/v1/token"),
 }

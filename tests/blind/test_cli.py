@@ -44,6 +44,7 @@ def test_three_clean_versions_give_a_valid_comparison_and_the_failing_run_lowers
         "--prompt", str(prompt), "--expectations", str(expectations), "--output", str(output), "--judge", judge.name,
     )
     assert status == 0, err
+    assert any(line.startswith("Units: ") and "parsed" in line for line in out.splitlines())
     doc = json.loads(output.read_text())
     assert comparison_errors(doc) == []
     assert list(doc) == ["method", "versions_compared", "winner", "ranking", "ties", "reasoning", "rubric",
@@ -204,6 +205,13 @@ def test_a_judge_that_cannot_derive_a_rubric_fails_the_run_and_writes_nothing(ju
     run = Run.objects.get()
     assert run.status == "failed" and run.judgments.count() == 1  # no run was scored without a rubric
     assert len(fake_judge.chat_requests) == 2  # the reply and its one retry
+    # Its report (the API's) says why and counts the one reply that could not be used (CONTRACT §6).
+    from judgeapp.api.selectors import report_of
+
+    report = report_of(run=run)
+    assert report["status"] == "failed" and "could not derive the rubric" in report["error"]
+    assert report["counts"] == {"units": 1, "parsed": 0, "parse_failures": 1, "truncated": 0, "no_reply": 0, "unusable": 1,
+                                "unusable_rate": 1.0, "invalid": True}
 
 
 def test_a_run_the_judge_cannot_score_is_a_limitation_not_a_failure(judge, fake_judge, tmp_path):

@@ -1,6 +1,8 @@
 """Headless Chromium: a reviewer starts a pairwise run and a jury from the browser, a real worker runs
 them, and the reports, the side-by-side case and the case x juror grid are read on the page."""
 
+import json
+
 import pytest
 
 from fakejudge import DemoBrain, Reply, When
@@ -74,9 +76,14 @@ def test_reviewer_convenes_a_jury_and_reads_the_grid(roles, page, make_user, mak
     # The gemma juror fails every reply, so it dissents on the good ones.
     fake_judge.action = When(lambda r: r.model == "gemma-2-9b", Reply('{"reasoning": "Too terse for a customer.", "verdict": "fail"}'),
                              DemoBrain(quality=lambda reply, message="": 1.0 if GOOD_REPLY in reply else 0.0))
-    make_system("support-bot", model="gpt-4o-mini", family="openai")
-    content.testset_store(data=factories.testset_bytes(6), name="support.jsonl")
+    bot = make_system("support-bot", model="gpt-4o-mini", family="openai")
+    stored = content.testset_store(data=factories.testset_bytes(6), name="support.jsonl")
     content.rubric_store(data=RUBRIC_TWO, name="rubric.toml")
+    # support-bot's own outputs (its newest for the test set is judged; never the test set's)
+    replies = b"".join(b'{"id": "%s", "output": %s}\n' % (c.case_id.encode(), json.dumps(c.output).encode())
+                       for c in stored.cases.order_by("position"))
+    own = content.InputFile(data=replies, name="v1.jsonl")
+    content.output_set_save(system=bot, version_label="v1.0", testset=stored, outputs=own)
     worker_factory(concurrency=4)
 
     log_in(page, "rita")
@@ -98,6 +105,7 @@ def test_reviewer_convenes_a_jury_and_reads_the_grid(roles, page, make_user, mak
     page.wait_for_selector("#jury-grid", timeout=30_000)
     assert page.locator("#jury-grid td.dissent").count() == 3  # gemma on the three good replies
     assert "review: far below the others" in page.inner_text("#jury-panel")
+    assert "uploaded as support-bot v1.0" in page.inner_text("#run-outputs")
     page.screenshot(path=screenshots / "jury-report.png", full_page=True)
 
     page.click("#jury-grid tbody tr:first-child a")

@@ -10,10 +10,19 @@ from tests.browser.conftest import log_in
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_lead_runs_reads_the_report_and_releases(page, lead, make_judge, make_system, worker_factory, screenshots):
+def test_lead_runs_reads_the_report_and_releases(page, lead, make_judge, make_system, worker_factory, screenshots, tmp_path):
+    import json
+
+    from django.conf import settings
+
+    # support-bot's outputs: the replies the test set file carries, given as the system's own (a run labelled
+    # with a system never judges the test set's outputs).
+    rows = (settings.BASE_DIR / "evals" / "support" / "testset.jsonl").read_text(encoding="utf-8").splitlines()
+    outputs = tmp_path / "support-bot.jsonl"
+    outputs.write_text("".join(json.dumps({"id": json.loads(r)["id"], "output": json.loads(r)["output"]}) + "\n" for r in rows if r.strip()))
     with FakeJudgeServer(DemoBrain(), latency=0.15) as slow:
         make_judge("qwen-judge", model="qwen2.5-7b-instruct", family="qwen", server=slow, max_concurrency=4)
-        make_system("support-bot", model="gpt-4o-mini", family="openai")  # outputs come with the test set
+        make_system("support-bot", model="gpt-4o-mini", family="openai")
         worker_factory(concurrency=4)
         log_in(page, "leo")
 
@@ -21,10 +30,11 @@ def test_lead_runs_reads_the_report_and_releases(page, lead, make_judge, make_sy
         page.select_option("#id_testset_pick", "support/testset.jsonl")
         page.select_option("#id_rubric_pick", "support/rubric.toml")
         page.select_option("#id_system", label="support-bot")
+        page.set_input_files("#id_outputs_file", str(outputs))
         page.fill("#id_threshold", "3.0")
         page.fill("#id_title", "Nightly support-quality check")
         page.screenshot(path=screenshots / "pointwise-new.png", full_page=True)
-        page.click("#pointwise-form button[type=submit]")
+        page.get_by_role("button", name="Start the evaluation").click()
 
         run = Run.objects.get()
         page.wait_for_url(f"**/runs/{run.run_id}/")

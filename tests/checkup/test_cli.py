@@ -34,6 +34,7 @@ def test_a_check_up_prints_each_sets_figures_beside_the_published_ones_and_write
     assert "      published: GPT-4 92.0% (the basic prompt (LLMBar's Vanilla); both orders right" in out
     assert "      published: GPT-4 85.0% (agreement with the experts on non-tie votes" in out
     assert "  calls: 20 judgments called the judge (20 HTTP requests), 0 came from the response cache" in out
+    assert "\n  Units: 20: 20 parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, 0.0%).\n" in out
     assert "Wilson" in out and "bootstrap" in out
     assert out.rstrip().endswith("\nverdict: passed")
     report = json.loads(report_path.read_text())

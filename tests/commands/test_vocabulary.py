@@ -47,6 +47,10 @@ def run(*argv: str) -> str:
 
 def typical_runs(tmp: Path) -> dict[str, list[list[str]]]:
     """Each command with the arguments its README line uses, over the demo's runs, judges and files."""
+    (tmp / "v11.jsonl").write_text("".join(
+        json.dumps({"id": json.loads(line)["id"], "output": "Sorry about that; here is how to fix it."}) + "\n"
+        for line in (EVALS / "support/testset.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+    ))
     (tmp / "labels.csv").write_text("run_id,case_id,criterion,annotator,label\ndemo-pointwise,refund-01,helpfulness,ann-x,4\n")
     ranked = tmp / "ranked"
     ranked.mkdir()
@@ -55,7 +59,7 @@ def typical_runs(tmp: Path) -> dict[str, list[list[str]]]:
     versions = sorted((RUNBOOK / "versions").iterdir())
     return {
         "evaluate": [
-            ["evaluate", "pointwise", *SUPPORT, "--judge", "demo-judge", "--system", "support-bot-v1", "--run-id", "vocab-pw"],
+            ["evaluate", "pointwise", *SUPPORT, "--judge", "demo-judge", "--system", "support-bot-v1", "--generate", "--run-id", "vocab-pw"],
             ["evaluate", "pairwise", "--testset", str(EVALS / "support/testset.jsonl"), "--system-a", "support-bot-v1",
              "--system-b", "support-bot-v2", "--rubric", str(EVALS / "support/rubric.toml"), "--judge", "demo-judge",
              "--sample", "3", "--seed", "1", "--run-id", "vocab-pair"],
@@ -78,9 +82,16 @@ def typical_runs(tmp: Path) -> dict[str, list[list[str]]]:
         "judge-checkup": [["judge-checkup", "--judge", "demo-judge", "--set", "llmbar-natural", "--sample", "4", "--seed", "1",
                            "--run-id", "vocab-checkup"]],
         "api-token": [["api-token", "create", "reviewer", "--name", "ci"], ["api-token", "list"]],
+        "outputs": [["outputs", "add", "--system", "support-bot-v1", "--label", "v1.1", "--testset", "support",
+                     "--file", str(tmp / "v11.jsonl")], ["outputs", "list"]],
+        "datasets": [["datasets", "list"], ["datasets", "list", "--kind", "outputs"]],
         "agreement": [["agreement"], ["agreement", "--judge", "gpt-3.5-turbo"]],
         "import-labels": [["import-labels", str(tmp / "labels.csv")]],
         "import-pandalm": [["import-pandalm", "--dir", str(tmp / "no-pandalm")]],
+        "webhooks": [["webhooks", "add", "vocab-hook", "http://127.0.0.1:9/hook", "--event", "gate.blocked"], ["webhooks", "list"]],
+        "prompts": [["prompts", "list"], ["prompts", "show", "summaries"], ["prompts", "show", "default", "--mode", "jury"],
+                    ["prompts", "add", "--mode", "pointwise", "--name", "other", "--file", str(EVALS / "support/rubric.toml")]],
+        "rubric-skeleton": [["rubric-skeleton", "Is the summary faithful to the source?"]],
     }
 
 

@@ -89,4 +89,4 @@ def test_a_2_mb_adversarial_reply_is_read_in_seconds_and_its_verdict_found():
     reply += "." * (2_000_000 - len(reply))
     started = time.monotonic()
     assert score_spec().parse(reply)["score"] == 2
-    assert time.monotonic() - started < 5  # generous: quadratic would take hours
+    assert time.monotonic() - started < 60  # a shared machine under load takes seconds; quadratic would take hours

@@ -32,10 +32,11 @@ def mixed(i: int) -> str:
 def test_jury_prints_the_pool_writes_the_report_and_exits_0(jurors, make_system, fake_judge, tmp_path, capsys):
     fake_judge.action = DemoBrain(quality=oracle)
     make_system("support-bot", model="gpt-4o-mini", family="openai")
-    files = write_files(tmp_path, n=6, a={}, b={}, testset_outputs=mixed)
+    # support-bot's own outputs (a run labelled with a system never judges the test set's)
+    files = write_files(tmp_path, n=6, a={f"c{i:03d}": mixed(i) for i in range(6)}, b={}, testset_outputs=None)
     code, out, err = run_evaluate(
         capsys, "jury", "--testset", files["testset"], "--rubric", files["rubric"], "--judges", "llama,mistral,gemma",
-        "--system", "support-bot", "--report", str(tmp_path / "jury.json"),
+        "--system", "support-bot", "--outputs", files["a"], "--report", str(tmp_path / "jury.json"),
     )
     assert code == 0, err
     assert "pooled: 4 pass, 2 fail, 0 unjudged of 6 cases; pass rate 66.7%" in out
@@ -54,6 +55,11 @@ def test_one_juror_down_the_others_pool_and_the_report_says_so(jurors, fake_judg
     )
     report = json.loads(out)
     assert code == 1  # nothing could be pooled: the run is invalid
+    from judgeapp.jury.cli import jury_summary
+
+    # 2 cases x 3 jurors; gemma's server answered 503 on both (no reply), as the summary's Units line says.
+    summary = jury_summary(Run.objects.get(run_id=report["run_id"]))
+    assert "\nUnits: 6: 4 parsed, 0 parse failures, 0 truncated, 2 no reply (after one retry each; 2 unusable, 33.3%)." in summary
     assert report["unjudged"] == 2
     assert any("gemma gave no usable answer on 2 case(s)" in w for w in report["warnings"])
     assert any("not checked" in w for w in report["warnings"])

@@ -1,6 +1,5 @@
 """Jury runs through the run machinery, against the fake judge server over real HTTP."""
 
-import time
 
 import pytest
 
@@ -229,13 +228,11 @@ def test_the_jurors_of_a_case_are_called_in_parallel(transactional_db, make_judg
     with FakeJudgeServer(DemoBrain(quality=oracle), latency=0.4) as slow:
         judges = [make_judge(name, model=model, family=family, server=slow) for name, model, family in PANEL[:3]]
         run = jury_run(judges=judges, n=2)
-        started = time.monotonic()
         runs.run_execute_inline(run=run, concurrency=3)
-        elapsed = time.monotonic() - started
         run.refresh_from_db()
         assert run.status == RunStatus.DONE and run.done_units == 6
+        # Three calls in flight at once on the server: parallel (a wall-clock bound fails on a loaded machine).
         assert slow.max_in_flight == 3
-        assert elapsed < 6 * 0.4  # sequential calls would take at least 2.4 s
 
 
 def test_the_report_has_the_contract_keys(panel, fake_judge):

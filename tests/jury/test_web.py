@@ -56,7 +56,9 @@ def test_reviewer_convenes_a_jury_and_it_goes_to_celery(client, reviewer, jurors
     system = make_system("support-bot", family="openai")
     client.force_login(reviewer)
     with django_capture_on_commit_callbacks() as callbacks:
-        response = client.post(reverse("jury:new"), form_data(jurors[:3], system=system.pk, run_id="jury-from-web"))
+        own = SimpleUploadedFile("support-bot.jsonl", b"".join(b'{"id": "c%03d", "output": "its own"}\n' % i for i in range(3)))
+        data = form_data(jurors[:3], system=system.pk, outputs_file=own, run_id="jury-from-web")
+        response = client.post(reverse("jury:new"), data)
     assert response.status_code == 302 and response["Location"] == reverse("run_detail", args=["jury-from-web"])
     run = Run.objects.get(run_id="jury-from-web")
     assert run.executor == Executor.CELERY and run.status == RunStatus.QUEUED and run.system == system

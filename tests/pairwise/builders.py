@@ -48,6 +48,11 @@ def pairwise_run(*, judge, n=4, a=None, b=None, system_a=None, system_b=None, ex
 
 def jury_run(*, judges, n=4, system=None, executor=Executor.INLINE, output=lambda i: GOOD_REPLY if i % 2 == 0 else BAD_REPLY,
              **kwargs):
+    """A jury run; one labelled with a system that generates nothing judges the system's own outputs (the
+    test set's replies given as its outputs file): it never judges the test set's."""
+    if system is not None and not ({"generate", "outputs", "output_set", "outputs_version"} & set(kwargs)) and output:
+        replies = "".join(json.dumps({"id": f"c{i:03d}", "output": output(i)}) + "\n" for i in range(n))
+        kwargs["outputs"] = InputFile(data=replies.encode(), name=f"{system.name}.outputs.jsonl")
     return jury_run_create(
         testset=InputFile(data=testset_bytes(n, output=output), name="support.jsonl"),
         rubric=InputFile(data=RUBRIC_ONE, name="rubric.toml"),

@@ -45,6 +45,15 @@ def test_demo_jury_pools_three_scripted_jurors_of_different_families(demo, clien
     assert [j["family"] for j in report["panel"]] == ["meta", "mistral", "google"]
     assert report["system"]["family"] == "openai" and report["total"] == 24
     assert 0 < report["pass_rate"] < 1
+    # Labelled with support-bot, it judges support-bot v1.0's stored outputs, and says so.
+    assert report["outputs_source"]["source"] == "uploaded" and report["outputs_source"]["version"] == "v1.0"
     client.login(username="reviewer", password="reviewer-demo-password")
     html = client.get(reverse("run_detail", args=["demo-jury"])).content.decode()
     assert "Scripted demo judge." in html and 'id="jury-grid"' in html
+
+
+def test_the_demo_stores_support_bots_versions_that_docs_pairwise_compares(demo):
+    from judgeapp.models import OutputSet
+
+    stored = {o.version_label: o.row_count for o in OutputSet.objects.filter(system__name="support-bot", testset__name="support")}
+    assert stored == {"v1.0": 24, "v2.0": 24, "v2.1": 24}

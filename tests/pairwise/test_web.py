@@ -109,8 +109,8 @@ def test_a_version_needs_exactly_one_source(client, reviewer, judge, make_system
         "a_file": upload("a.jsonl", a),
     })
     html = response.content.decode()
-    assert "Version A: choose a system or upload its outputs (not both)." in html
-    assert "Version B: choose a system or upload its outputs (not both)." in html
+    assert "Version A: choose a system, a system version&#x27;s stored outputs, or upload its outputs (one of them)." in html
+    assert "Version B: choose a system, a system version&#x27;s stored outputs, or upload its outputs (one of them)." in html
     assert Run.objects.count() == 0
 
 
@@ -168,3 +168,27 @@ def test_a_polled_progress_bar_keeps_asking_for_the_reload_that_shows_the_report
     Run.objects.filter(pk=run.pk).update(status=RunStatus.DONE)
     done = client.get(url + "?reload=1", headers={"HX-Request": "true"})
     assert done.status_code == 286 and done["HX-Refresh"] == "true"
+
+
+def test_a_side_can_be_a_system_versions_stored_outputs(client, reviewer, judge, make_system, stored_inputs, django_capture_on_commit_callbacks):
+    from judgeapp.judging.content import InputFile, output_set_save
+
+    testset, rubric = stored_inputs
+    a, b = good_and_bad(4)
+    system = make_system("support-bot")
+    stored, _ = output_set_save(
+        system=system, version_label="v2.1", testset=testset,
+        outputs=InputFile(jsonl({"id": k, "output": v} for k, v in a.items()), "v21.jsonl"), created_by=reviewer,
+    )
+    client.force_login(reviewer)
+    assert "support-bot v2.1 — answers support" in client.get(reverse("pairwise:new")).content.decode()
+    with django_capture_on_commit_callbacks():
+        response = client.post(reverse("pairwise:new"), {
+            "testset": testset.pk, "rubric": rubric.pk, "judge": judge.pk, "a_stored": stored.pk,
+            "b_file": upload("b.jsonl", b), "run_id": "ab-stored",
+        })
+    assert response.status_code == 302, response.content.decode()[:3000]
+    run = Run.objects.get(run_id="ab-stored")
+    assert run.options["versions"]["A"]["source"] == "uploaded" and run.options["versions"]["A"]["version"] == "v2.1"
+    assert dict(run.outputs.filter(slot="A").values_list("case__case_id", "text")) == a
+    assert not run.judgments.filter(purpose="generate").exists()

@@ -1,5 +1,6 @@
 """Fixtures for the pointwise tests: files on disk, and the CLI run in this process with its exit status."""
 
+import json
 from dataclasses import dataclass
 from io import StringIO
 
@@ -50,5 +51,22 @@ def files(tmp_path):
         rubric_path = tmp_path / "rubric.toml"
         rubric_path.write_bytes(rubric)
         return str(testset_path), str(rubric_path)
+
+    return write
+
+
+@pytest.fixture
+def outputs_of():
+    """The replies a test set file carries, written as a system's outputs file (JSONL {"id", "output"}) beside
+    it: a run labelled with a system judges that system's outputs, never the test set's own."""
+
+    def write(testset_path: str, *, name: str | None = None) -> str:
+        from pathlib import Path
+
+        source = Path(testset_path)
+        rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+        target = source.with_name(name or f"{source.stem}.outputs.jsonl")
+        target.write_text("".join(json.dumps({"id": r["id"], "output": r["output"]}) + "\n" for r in rows), encoding="utf-8")
+        return str(target)
 
     return write

@@ -44,6 +44,11 @@ def test_a_passing_run_exits_0_and_writes_the_contract_report(cli, judge, files,
     assert "GATE: PASSED" in result.err
     # The Markdown summary went to stdout.
     assert result.out.startswith("## Pointwise evaluation `ci-1`: gate PASSED")
+    # One line counts the units, in the words every command's summary uses.
+    units = [line for line in result.out.splitlines() if line.startswith("Units: ")]
+    assert units == [f"Units: {report['counts']['units']}: {report['counts']['units']} parsed, 0 parse failures, 0 truncated, "
+                     "0 no reply (after one retry each; 0 unusable, 0.0%)."]
+    assert "Parse failures after one retry" not in result.out
 
 
 def test_a_low_mean_blocks_with_exit_1_and_says_why(cli, judge, files):
@@ -85,21 +90,22 @@ def test_always_malformed_on_2_of_20_cases_is_invalid_and_blocks_with_exit_1(cli
     assert "the run is invalid" in gate.out
 
 
-def test_a_judge_of_the_systems_family_gets_a_report_that_says_so(cli, make_judge, make_system, files):
+def test_a_judge_of_the_systems_family_gets_a_report_that_says_so(cli, make_judge, make_system, files, outputs_of):
     judge = make_judge("gpt-judge", model="gpt-4o", family="openai")
     make_system("bot", model="gpt-4o-mini", family="openai")
     testset, rubric = files(n=3)
-    result = evaluate(cli, judge, testset, rubric, "--system", "bot", "--threshold", "1", "--format", "json")
+    result = evaluate(cli, judge, testset, rubric, "--system", "bot", "--outputs", outputs_of(testset), "--threshold", "1", "--format", "json")
     report = json.loads(result.out)
     assert result.code == 0
     assert any("same family (openai)" in w for w in report["warnings"])
     assert report["system"]["family"] == "openai"
 
 
-def test_a_judge_of_another_family_has_no_family_warning(cli, judge, make_system, files):
+def test_a_judge_of_another_family_has_no_family_warning(cli, judge, make_system, files, outputs_of):
     make_system("bot", model="gpt-4o-mini", family="openai")
     testset, rubric = files(n=3)
-    report = json.loads(evaluate(cli, judge, testset, rubric, "--system", "bot", "--threshold", "1", "--format", "json").out)
+    given = outputs_of(testset)
+    report = json.loads(evaluate(cli, judge, testset, rubric, "--system", "bot", "--outputs", given, "--threshold", "1", "--format", "json").out)
     assert not any("family" in w for w in report["warnings"])
 
 
@@ -134,16 +140,18 @@ def test_exports_write_csv_of_every_judgment_and_a_markdown_summary(cli, judge, 
     assert not list(tmp_path.glob(".*.tmp"))  # written by temp file + rename, nothing left behind
 
 
-def test_the_baseline_defaults_to_the_systems_last_release(cli, judge, make_system, files, lead):
+def test_the_baseline_defaults_to_the_systems_last_release(cli, judge, make_system, files, lead, outputs_of):
     from judgeapp.releases.services import release_mark
 
     make_system("bot")
     testset, rubric = files(n=4)
-    first = json.loads(evaluate(cli, judge, testset, rubric, "--system", "bot", "--threshold", "1", "--format", "json").out)
+    first = json.loads(
+        evaluate(cli, judge, testset, rubric, "--system", "bot", "--outputs", outputs_of(testset), "--threshold", "1", "--format", "json").out
+    )
     release_mark(run=Run.objects.get(run_id=first["run_id"]), actor=lead, label="v1")
     # A worse version of the same system: above the threshold, below the release.
     worse, _ = files(n=4, output=lambda i: GOOD_REPLY if i % 2 else BAD_REPLY, name="worse.jsonl")
-    result = evaluate(cli, judge, worse, rubric, "--system", "bot", "--threshold", "1", "--format", "json")
+    result = evaluate(cli, judge, worse, rubric, "--system", "bot", "--outputs", outputs_of(worse), "--threshold", "1", "--format", "json")
     report = json.loads(result.out)
     assert result.code == 1
     assert report["gate"]["baseline_mean"] == first["mean"]
@@ -182,7 +190,7 @@ def test_by_default_the_judge_is_called_with_its_max_concurrency(transactional_d
     from fakejudge import FakeJudgeServer
 
     with FakeJudgeServer(DemoBrain(), latency=0.2) as slow:
-        judge = make_judge("slow", server=slow, max_concurrency=4)
+        make_judge("slow", server=slow, max_concurrency=4)
         testset, rubric = files(n=12)
         result = cli("evaluate", "pointwise", "--testset", testset, "--rubric", rubric, "--judge", "slow", "--threshold", "1")
         assert result.code == 0, result.err
@@ -263,7 +271,8 @@ def test_a_rubric_without_a_scale_gets_one_clear_line_exit_2_and_nothing_stored(
     testset, rubric_path = files(rubric=rubric)
     result = evaluate(cli, judge, testset, rubric_path)
     assert result.code == 2
-    assert result.err == "error: rubric.toml criterion 'helpfulness': missing 'scale' (the meaning of each score 1-5)\n"
+    assert result.err.startswith("error: rubric.toml criterion 'helpfulness': missing 'scale' (the meaning of each score 1-5); the rubric helper drafts one")
+    assert result.err.count("\n") == 1
     assert _nothing_stored() and not fake_judge.chat_requests
 
 

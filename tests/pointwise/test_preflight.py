@@ -95,12 +95,12 @@ def test_the_command_refuses_an_imported_judge_in_one_line(cli, files, imported)
     assert Run.objects.count() == 0
 
 
-def test_the_command_prints_each_warning_on_one_line_before_it_runs(cli, files, make_judge, make_system):
+def test_the_command_prints_each_warning_on_one_line_before_it_runs(cli, files, make_judge, make_system, outputs_of):
     judge = make_judge("same-family", family="openai")
     make_system("bot-1", family="openai")
     testset, rubric = files(n=2)
     result = cli("evaluate", "pointwise", "--testset", testset, "--rubric", rubric, "--judge", judge.name,
-                 "--system", "bot-1", "--concurrency", "1")
+                 "--system", "bot-1", "--outputs", outputs_of(testset), "--concurrency", "1")
     lines = [line for line in result.err.splitlines() if line.startswith("warning: judge same-family")]
     assert "warning: judge same-family is not calibrated: no person has scored a sample of it" in lines
     assert any("of bot-1's family (openai)" in line for line in lines)

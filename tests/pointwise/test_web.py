@@ -40,6 +40,17 @@ def test_the_form_offers_the_test_sets_and_rubrics_in_evals(client, reviewer, ju
     assert 'enctype="multipart/form-data"' in html and "csrfmiddlewaretoken" in html
 
 
+@pytest.mark.parametrize("page", ["pointwise:new", "pairwise:new", "blind:new", "agent:home", "ranker:rank_new", "ranker:compare_new"])
+def test_the_judge_preselected_is_the_default_one_not_the_first_name(client, reviewer, make_judge, page):
+    """The judge a command without --judge would use (the judges file's `default`), as every form's choice."""
+    make_judge("aaa-first-by-name")
+    default = make_judge("small-a")
+    models.Judge.objects.filter(pk=default.pk).update(is_default=True)
+    client.force_login(reviewer)
+    html = client.get(reverse(page)).content.decode()
+    assert f'<option value="{default.pk}" selected>' in html
+
+
 def test_picking_files_from_evals_queues_a_celery_run(client, reviewer, judge, monkeypatch, django_capture_on_commit_callbacks):
     from judgeapp.judging import taskqueue
     sent = []
@@ -101,8 +112,57 @@ def test_a_bad_upload_is_a_form_error_and_nothing_is_stored(client, reviewer, ju
 def test_a_test_set_and_rubric_must_each_be_picked_or_uploaded(client, reviewer, judge):
     client.force_login(reviewer)
     response = client.post(reverse("pointwise:new"), form_data(judge, testset_pick="", rubric_pick="support/rubric.toml"))
-    assert response.status_code == 400 and b"Pick a file from evals/ or upload one" in response.content
+    assert response.status_code == 400 and b"Pick one or upload a file." in response.content
     assert not Run.objects.exists()
+
+
+def test_an_upload_wins_over_the_preselected_picker_in_one_submit(client, reviewer, judge, monkeypatch):
+    from judgeapp.judging import taskqueue
+
+    monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: None)
+    client.force_login(reviewer)
+    testset = factories.testset_bytes(3, output=lambda i: GOOD_REPLY)
+    response = client.post(reverse("pointwise:new"), form_data(
+        judge, testset_pick="support/testset.jsonl", testset_file=SimpleUploadedFile("ours.jsonl", testset),
+        rubric_pick="support/rubric.toml", rubric_file=SimpleUploadedFile("ours.toml", RUBRIC_ONE),
+    ))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    run = Run.objects.get()
+    assert (run.testset.name, run.testset.case_count) == ("ours", 3) and run.rubric.raw == RUBRIC_ONE.decode()
+
+
+def test_the_pickers_name_stored_versions_and_leave_out_the_checkup_sets(client, reviewer, judge):
+    from judgeapp.judging.content import testset_store
+
+    testset_store(data=factories.testset_bytes(2), name="support.jsonl")
+    testset_store(data=factories.testset_bytes(3), name="support.jsonl")
+    public = testset_store(data=factories.testset_bytes(9), name="pandalm.jsonl")
+    Run.objects.create(run_id="checkup-1", kind="checkup", testset=public)
+    client.force_login(reviewer)
+    html = client.get(reverse("pointwise:new")).content.decode()
+    assert "support (v1, 2 cases)" in html and "support (v2, 3 cases)" in html
+    assert "pandalm" not in html
+
+
+def test_the_start_anyway_tick_survives_a_refresh_of_the_warnings(client, reviewer, make_judge, make_system):
+    judge = make_judge("same-family", family="openai")
+    system = make_system("bot", family="openai")
+    client.force_login(reviewer)
+    url = reverse("pointwise:new")
+    query = {"preflight": "1", "judge": judge.pk, "system": system.pk, "confirm": "on"}
+    html = client.get(url, query, headers={"HX-Request": "true"}).content.decode()
+    assert 'id="preflight-confirm" hx-preserve="true"' in html
+    assert 'name="confirm"' in html and "checked" in html.split('name="confirm"')[1].split(">")[0] + html.split('name="confirm"')[0].rsplit("<", 1)[1]
+
+
+def test_the_test_set_picker_starts_on_the_teams_newest_stored_test_set(client, reviewer, judge):
+    from judgeapp.judging.content import testset_store
+
+    testset_store(data=factories.testset_bytes(2), name="billing.jsonl")
+    newest = testset_store(data=factories.testset_bytes(3), name="support-faq.jsonl")
+    client.force_login(reviewer)
+    html = client.get(reverse("pointwise:new")).content.decode()
+    assert f'<option value="stored:{newest.uuid}" selected>support-faq (v1, 3 cases)</option>' in html
 
 
 def test_a_path_outside_evals_cannot_be_picked(client, reviewer, judge):
@@ -166,7 +226,7 @@ def test_judgments_filter_by_score_and_page(client, reviewer, judge):
     partial = client.get(url, {"score": low_score}, headers={"HX-Request": "true"})
     assert b"<html" not in partial.content and b'id="judgment-list"' in partial.content
     html = partial.content.decode()
-    rows = html.count(f'href="/runs/pw-big/judgments/')
+    rows = html.count('href="/runs/pw-big/judgments/')
     assert rows == run.report["histogram"][str(low_score)] > 0
     assert html.count(f'class="score s{low_score}"') == rows and 'class="score s5"' not in html
     second = client.get(url, {"page": 2})
@@ -317,3 +377,46 @@ def test_progress_polling_keeps_asking_to_reload_the_page_when_the_run_finishes(
     runs.run_execute_inline(run=Run.objects.filter(pk=run.pk).update(executor="inline") and Run.objects.get(pk=run.pk))
     done = client.get(url, {"reload": "1"}, headers={"HX-Request": "true"})
     assert done.status_code == 286 and done["HX-Refresh"] == "true"
+
+
+def test_the_form_judges_a_stored_system_version_and_refuses_a_system_without_outputs(client, reviewer, judge, make_system, monkeypatch):
+    from judgeapp.judging import taskqueue
+    from judgeapp.judging.content import InputFile, output_set_save, testset_store
+
+    monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: None)
+    system = make_system("support-bot")
+    testset = testset_store(data=factories.testset_bytes(2, output=lambda i: BAD_REPLY), name="support.jsonl")
+    client.force_login(reviewer)
+    picked = {"testset_pick": f"stored:{testset.uuid}", "rubric_pick": "support/rubric.toml"}
+    refused = client.post(reverse("pointwise:new"), form_data(judge, system=system.pk, **picked))
+    assert refused.status_code == 400 and "support-bot has no outputs for this test set" in refused.content.decode()
+    assert not Run.objects.exists()
+
+    given = b"".join(json.dumps({"id": f"c{i:03d}", "output": GOOD_REPLY}).encode() + b"\n" for i in range(2))
+    stored, _ = output_set_save(system=system, version_label="v2.1", testset=testset, outputs=InputFile(given, "v21.jsonl"), created_by=reviewer)
+    html = client.get(reverse("pointwise:new")).content.decode()
+    assert "support-bot v2.1 — answers support, 2 outputs" in html
+    started = client.post(reverse("pointwise:new"), form_data(judge, output_set=stored.pk, **picked))
+    assert started.status_code == 302
+    run = Run.objects.get()
+    assert run.system == system and run.options["outputs"]["version"] == "v2.1"
+    assert set(run.outputs.values_list("text", flat=True)) == {GOOD_REPLY}
+
+
+def test_a_queued_runs_page_says_where_its_outputs_come_from(client, reviewer, judge, make_system, monkeypatch):
+    from judgeapp.judging import taskqueue
+    from judgeapp.judging.content import InputFile, output_set_save, testset_store
+    from judgeapp.pointwise.services import pointwise_create
+
+    monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: None)
+    system = make_system("support-bot")
+    testset = testset_store(data=factories.testset_bytes(2), name="support.jsonl")
+    given = b"".join(json.dumps({"id": f"c{i:03d}", "output": GOOD_REPLY}).encode() + b"\n" for i in range(2))
+    stored, _ = output_set_save(system=system, version_label="v2.1", testset=testset, outputs=InputFile(given, "v21.jsonl"), created_by=reviewer)
+    from judgeapp.judging.content import rubric_store
+
+    run = pointwise_create(testset=testset, rubric=rubric_store(data=RUBRIC_ONE, name="rubric.toml"), judge=judge, output_set=stored)
+    client.force_login(reviewer)
+    html = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
+    day = stored.created_at
+    assert f"Outputs: uploaded as support-bot v2.1 on {day.day} {day:%b %Y} by {reviewer.username}" in html

@@ -43,6 +43,8 @@ def test_rank_25_files_writes_the_ranklist_both_logs_and_prints_the_top_3(oracle
     ranking = json.loads(path.read_text())
     assert ranking == true_top(truth, 10)
     assert not path.with_name(path.name + ".tmp").exists()
+    units = Judgment.objects.filter(run__run_id="r25", purpose="judge").count()
+    assert f"\nUnits: {units}: {units} parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, 0.0%)." in out
 
     metadata = read_jsonl(run_dir / "metadata.jsonl")
     assert [m["artifact_id"] for m in metadata] == sorted(truth)  # every file once, in arrival order
@@ -63,7 +65,8 @@ def test_rank_25_files_writes_the_ranklist_both_logs_and_prints_the_top_3(oracle
     assert lines[1] == "Top 3:"
     for n, artifact_id in enumerate(ranking[:3], start=1):
         assert lines[1 + n] == f"  {n}. {artifact_id} — # Report {artifact_id}"
-    assert lines[5].startswith(f"Comparator calls: {len(calls)} for 25 inserts; at most 2 + log2 N per insert, ")
+    assert lines[5].startswith(f"Comparator calls: {len(calls)} for 25 inserts (HTTP requests to the judge, its retries included); "
+                              "the seed's bound: at most 2 + log2 N comparisons per insert, ")
 
     # The database holds the same: ranklist entries, one insertion per file, one judgment per call.
     ranklist = Ranklist.objects.get(run__run_id="r25")
@@ -139,6 +142,31 @@ def test_insert_places_a_new_candidate_and_reports_the_calls(oracle_judge, oracl
     assert f"Placed: new.md 4th of 10 (between {before[2]} and {before[3]})" in out.splitlines()
     metadata = read_jsonl(settings.DATA_DIR / "sst-llm-judge-ranker" / "ins" / "metadata.jsonl")
     assert [m["artifact_id"] for m in metadata][-1] == "new.md" and len(metadata) == 13
+
+
+def test_an_insert_after_the_batch_updates_its_run_units_ranking_and_unplaced(oracle_judge, oracle, tmp_path, settings, fake_judge):
+    """The batch run's record follows the inserts made into its ranklist: one unit more for each, its stored
+    ranking as the file has it, and a candidate the judge could not place among its unplaced."""
+    from fakejudge import Reply
+
+    oracle.write(tmp_path / "c", 3, seed=1)
+    run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "ins-run", "--judge", "oracle")
+    path = ranklist_path(settings.DATA_DIR, "ins-run", "c")
+    oracle.add(tmp_path / "good.md", "a new candidate", 0.99)
+    run_command("insert", str(tmp_path / "good.md"), "--ranklist", str(path))
+    run = Run.objects.get(run_id="ins-run")
+    assert (run.total_units, run.done_units, run.failed_units) == (4, 4, 0)
+    assert run.report["ranking"] == json.loads(path.read_text()) and "good.md" in run.report["ranking"]
+
+    oracle.add(tmp_path / "mute.md", "a candidate the judge will not compare", 0.5)
+    fake_judge.action = Reply("I would rather not pick.")
+    with pytest.raises(SystemExit):
+        run_command("insert", str(tmp_path / "mute.md"), "--ranklist", str(path))
+    run.refresh_from_db()
+    assert (run.total_units, run.done_units, run.failed_units) == (5, 4, 1)
+    assert [u["id"] for u in run.report["unplaced"]] == ["mute.md"]
+    counts = run.report["counts"]
+    assert counts["units"] == Judgment.objects.filter(run=run, purpose="judge").count() and counts["parse_failures"] >= 1
 
 
 def test_insert_of_an_id_already_registered_is_skipped_at_no_cost(oracle_judge, oracle, tmp_path, settings, fake_judge):
@@ -273,3 +301,27 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(tmp_path, argv, messa
     )
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ") and message in result.stderr
+
+
+def test_a_failed_compare_has_a_report_whose_counts_add_up(oracle_judge, oracle, tmp_path, fake_judge):
+    """A compare whose judge never gives a usable verdict fails; its report (the API's, a command's --report)
+    still says why and counts each reply the judge gave, adding up to the units it judged (CONTRACT §6)."""
+    from fakejudge import Reply
+
+    from judgeapp.api.selectors import report_of
+    from judgeapp.judging.cli import report_of as command_report_of
+
+    oracle.add(tmp_path / "good.md", "a thorough analysis", 0.9)
+    oracle.add(tmp_path / "weak.md", "a thin note", 0.2)
+    fake_judge.action = Reply("no verdict here")
+    with pytest.raises(SystemExit) as exited:
+        run_command("compare", str(tmp_path / "weak.md"), str(tmp_path / "good.md"), "--judge", "oracle")
+    assert exited.value.code == 2
+    run = Run.objects.get(kind=RunKind.COMPARE)
+    assert run.status == "failed" and run.report is None
+    for report in (report_of(run=run), command_report_of(run)):
+        counts = report["counts"]
+        assert report["status"] == "failed" and report["error"] == run.error
+        assert counts["units"] == counts["parsed"] + counts["parse_failures"] + counts["truncated"] + counts["no_reply"]
+        assert counts["units"] == run.judgments.filter(purpose="judge", status="failed").count() > 0
+        assert counts["parse_failures"] == counts["units"]

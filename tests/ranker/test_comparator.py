@@ -107,6 +107,10 @@ def test_a_reply_not_in_the_form_after_the_retry_fails_the_candidate_not_the_lis
     assert run.report["ranking"] == sorted((k for k in truth if k != worst), key=truth.get, reverse=True)
     failed_call = Judgment.objects.filter(run=run, status="failed").get()
     assert failed_call.parse_attempts == 2 and failed_call.parse_error
+    # Asked twice, each with its parse retry: the reason counts the four requests the judge got for that pair.
+    rambled = [r for r in fake_judge.chat_requests if worst_text in r.prompt.split("Artifact B:")[0]]
+    assert len(rambled) == 4 == failed_call.attempts
+    assert "(asked 2 times: 4 HTTP requests to the judge, its retries included)" in run.report["failed"][0]["error"]
 
 
 def test_inserts_use_the_prompt_version_pinned_on_the_ranklist(oracle_judge, oracle, tmp_path, settings, fake_judge, monkeypatch):

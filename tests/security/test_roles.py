@@ -69,6 +69,9 @@ EXPECTED: dict[str, Expected] = {
     "run_detail": Expected(READERS),
     "run_progress": Expected(READERS),
     "run_cancel": Expected(POST_ONLY, READERS_POST),
+    # Tags on a run (light: who tagged is kept on the tag): reviewers and leads, as the run's page.
+    "run_tag_add": Expected(POST_ONLY, READERS_POST),
+    "run_tag_remove": Expected(POST_ONLY, READERS_POST),
     # The judgment page shows the judge's reasoning and score: never an annotator's.
     "judgment_detail": Expected(READERS),
     "judges": Expected(READERS),
@@ -114,6 +117,29 @@ EXPECTED: dict[str, Expected] = {
     "ranker:resume": Expected(POST_ONLY, READERS_POST),
     "ranker:artifact": Expected(READERS),
     "pointwise:new": Expected(READERS),
+    # The rubric helper drafts a rubric into the form (a GET, it writes nothing).
+    "pointwise:rubric_skeleton": Expected(READERS),
+    # The form's Estimate button: a POST that stores nothing and asks no judge (an empty one is the form's own
+    # errors in the estimate's region, 200).
+    "pointwise:estimate": Expected(POST_ONLY, statuses(302, 403, 403, 200, 200)),
+    # The prompt library: reviewers and leads read and add prompts; annotators never see one (a prompt tells
+    # how the judging is set up).
+    "prompts": Expected(READERS),
+    "prompt_new": Expected(READERS),
+    "prompt_builtin": Expected(READERS),
+    "prompt_detail": Expected(READERS),
+    # Datasets (test sets, rubrics, a system version's outputs): reviewers and leads; never annotators, since
+    # outputs name the systems. An empty POST is a form error (400).
+    "datasets:index": Expected(READERS),
+    "datasets:testset": Expected(READERS),
+    "datasets:testset_download": Expected(READERS),
+    "datasets:testset_preview": Expected(POST_ONLY, statuses(302, 403, 403, 400, 400)),
+    "datasets:testset_save": Expected(POST_ONLY, statuses(302, 403, 403, 400, 400)),
+    "datasets:outputs_add": Expected(POST_ONLY, statuses(302, 403, 403, 400, 400)),
+    "datasets:outputs_preview": Expected(POST_ONLY, statuses(302, 403, 403, 400, 400)),
+    "datasets:rubric": Expected(READERS),
+    "datasets:rubric_download": Expected(READERS),
+    "datasets:cases_add": Expected(POST_ONLY, statuses(302, 403, 403, 400, 400)),
     "pointwise:judgments": Expected(READERS),
     "pointwise:export": Expected(READERS),
     "releases:releases": Expected(READERS),
@@ -139,6 +165,11 @@ EXPECTED: dict[str, Expected] = {
     "blind:leakage": Expected(READERS),
     "blind:reveal": Expected(POST_ONLY, READERS_POST),
     "blind:comparison_json": Expected(READERS),
+    # Webhooks are a setting: leads only (the page, its test message, switching one off or on, deleting one).
+    "webhooks:index": Expected(statuses(302, 403, 403, 403, 200)),
+    "webhooks:test": Expected(POST_ONLY, LEADS_POST),
+    "webhooks:active": Expected(POST_ONLY, LEADS_POST),
+    "webhooks:delete": Expected(POST_ONLY, LEADS_POST),
 }
 # Django's admin is for staff, and none of these users is: every page sends to its login, and its login to
 # the app's own login page (throttled: judgeapp/throttle.py).
@@ -249,6 +280,15 @@ def _build(server, tmp: Path) -> dict:
                                          model=judge.model, structured_output="none", config_version="v-cand")
 
     token, _secret = api_token_create(user=users["reviewer"], name="ci", actor=users["reviewer"])
+    from judgeapp.webhooks.services import webhook_create
+
+    # The fake judge's server stands in for a receiver (it answers the POST 404: the test message fails at once).
+    webhook, _secret = webhook_create(name="release-channel", url=f"{server.url}/hook", events=None, actor=users["lead"])
+    from judgeapp.judging.library import prompt_template_save
+    from judgeapp.judging.prompts import library_prompt
+
+    custom_prompt = prompt_template_save(mode="pointwise", name="summaries", actor=users["lead"],
+                                         text=library_prompt("pointwise").text.replace("customer-support assistant", "summariser"))
     kwargs = {
         "api:token_revoke": {"uuid": token.uuid},
         "checkup:start": {"judge_name": judge.name},
@@ -260,6 +300,8 @@ def _build(server, tmp: Path) -> dict:
         "run_detail": {"run_id": pointwise.run_id},
         "run_progress": {"run_id": pointwise.run_id},
         "run_cancel": {"run_id": pointwise.run_id},
+        "run_tag_add": {"run_id": pointwise.run_id},
+        "run_tag_remove": {"run_id": pointwise.run_id, "name": "nightly"},
         "judgment_detail": {"run_id": pointwise.run_id, "judgment_uuid": pointwise.judgments.order_by("pk").first().uuid},
         "calibration:sample_detail": {"sample_uuid": sample.uuid},
         "calibration:adjudication": {"sample_uuid": sample.uuid},
@@ -276,6 +318,11 @@ def _build(server, tmp: Path) -> dict:
         "ranker:resume": {"ranklist_uuid": ranklist.uuid},
         "ranker:artifact": {"run_id": ranked.run_id, "artifact_pk": artifact.pk},
         "pointwise:judgments": {"run_id": pointwise.run_id},
+        "datasets:testset": {"uuid": pointwise.testset.uuid},
+        "datasets:cases_add": {"run_id": pointwise.run_id},
+        "datasets:testset_download": {"uuid": pointwise.testset.uuid},
+        "datasets:rubric": {"uuid": pointwise.rubric.uuid},
+        "datasets:rubric_download": {"uuid": pointwise.rubric.uuid},
         "pointwise:export": {"run_id": pointwise.run_id, "fmt": "json"},
         "releases:gate": {"run_id": pointwise.run_id},
         "releases:decide": {"run_id": pointwise.run_id},
@@ -288,6 +335,11 @@ def _build(server, tmp: Path) -> dict:
         "blind:leakage": {"uuid": leaked.comparison.uuid},
         "blind:reveal": {"run_id": blind.run.run_id},
         "blind:comparison_json": {"run_id": blind.run.run_id},
+        "webhooks:test": {"uuid": webhook.uuid},
+        "webhooks:active": {"uuid": webhook.uuid},
+        "webhooks:delete": {"uuid": webhook.uuid},
+        "prompt_builtin": {"mode": "pointwise"},
+        "prompt_detail": {"prompt_uuid": custom_prompt.uuid},
     }
     return {"users": users, "kwargs": kwargs, "calibration_run": calibration_run, "judge": judge, "system": system}
 

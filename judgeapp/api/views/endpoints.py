@@ -4,7 +4,8 @@ CLI and the pages call, and answers JSON. Bad input is the services' own one lin
 
 # ruff: noqa: B008 - File(), Header() and Query() defaults are django-ninja's declarations of a parameter
 
-from typing import Any
+from datetime import date
+from typing import Any, Literal
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -14,29 +15,37 @@ from ninja import File, Form, Header, Query, Router, Status, UploadedFile
 from judgeapp.api import forms, selectors, services
 from judgeapp.api.forms import (
     ErrorOut,
+    EstimateOut,
     GateDecisionIn,
     GateOut,
     JudgeOut,
     JuryStart,
+    OutputSetOut,
+    OutputsIn,
     PairwiseStart,
     PointwiseStart,
     ReleaseIn,
     RunOut,
+    TagIn,
     TokenOut,
     VersionOut,
 )
-from judgeapp.judging.errors import InputError
 from judgeapp.judging import judges as judge_rows
+from judgeapp.judging import tags
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync, system_get
+from judgeapp.judging.outcomes import OUTCOMES
 from judgeapp.judging.preflight import imported_refusal
 from judgeapp.jury.services import jury_panel_get, jury_run_create
 from judgeapp.models import Executor, Judge, Run, RunKind, RunStatus, System
 from judgeapp.pairwise.services import VersionSource, pairwise_run_create
-from judgeapp.pointwise.services import pointwise_create, report_markdown_of
+from judgeapp.pointwise.services import pointwise_create, pointwise_estimate, report_markdown_of
 from judgeapp.releases import services as release_services
 from judgeapp.roles import Role, has_role, user_roles
+from judgeapp.web.selectors import RunFilters
 
 router = Router()
+Outcome = Literal[tuple(key for key, _ in OUTCOMES)]
 
 
 def judge_get(*, name: str | None = None) -> Judge:
@@ -89,6 +98,10 @@ def run_out(request: HttpRequest, run: Run) -> dict:
         "versions": run.versions,
         "error": run.error,
         "notice": run.broker_notice,
+        "tags": sorted(tag.name for tag in run.tags.all()),
+        "usage": (run.report or {}).get("usage"),
+        "budget": float(run.budget) if run.budget is not None else None,
+        "stopped": run.stopped,
         "urls": urls,
     }
 
@@ -97,7 +110,15 @@ def _started(request: HttpRequest, *, endpoint: str, key: str | None, fields, fi
     key = services.idempotency_key_check(key)
     _sync_judges(request)
     fingerprint = services.request_fingerprint(endpoint=endpoint, fields=fields.model_dump(), files=files)
-    run, created = services.run_start_idempotent(user=request.user, key=key, request_hash=fingerprint, create=create)
+    # The tags are checked before anything is stored: a bad one is a 400 and no run.
+    names = [tags.tag_name_clean(name) for name in fields.tags.split(",") if name.strip()]
+
+    def create_tagged() -> Run:
+        run = create()
+        tags.run_tags_add(run=run, names=names, actor=request.user)
+        return run
+
+    run, created = services.run_start_idempotent(user=request.user, key=key, request_hash=fingerprint, create=create_tagged)
     if not created:
         return Status(200, run_out(request, run))
     return Status(202 if run.awaiting_broker else 201, run_out(request, run))
@@ -125,6 +146,7 @@ def pointwise_start(
             testset=forms.testset_input(files.get("testset"), data.testset_version),
             rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
             outputs=files.get("outputs"),
+            outputs_version=data.outputs_version or None,
             judge=judge_get(name=data.judge or None),
             system=system_get(name=data.system) if data.system else None,
             generate=data.generate,
@@ -135,10 +157,37 @@ def pointwise_start(
             trials=data.trials,
             run_id=data.run_id or None,
             title=data.title,
+            prompt=data.prompt or None,
             created_by=request.user,
+            budget=data.budget or None,
         )
 
     return _started(request, endpoint="pointwise", key=idempotency_key, fields=data, files=files, create=create)
+
+
+@router.post("/runs/pointwise/estimate", response={200: EstimateOut, **ERRORS}, url_name="pointwise_estimate", tags=["runs"])
+def pointwise_estimate_view(
+    request: HttpRequest,
+    data: Form[PointwiseStart],
+    testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input, output (output optional)"),
+    outputs: UploadedFile | None = File(None, description='the replies to judge, JSONL {"id", "output"}, one per case'),
+    rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+):
+    """What `POST /runs/pointwise` with these fields and files would ask its judge: calls, tokens in and out,
+    cost. No judge is asked and nothing is stored (bad input is the same 400)."""
+    files = forms.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
+    estimate = pointwise_estimate(
+        testset=forms.testset_input(files.get("testset"), data.testset_version),
+        rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
+        outputs=files.get("outputs"),
+        outputs_version=data.outputs_version or None,
+        judge=judge_get(name=data.judge or None),
+        system=system_get(name=data.system) if data.system else None,
+        generate=data.generate,
+        trials=data.trials,
+        prompt=data.prompt or None,
+    )
+    return estimate.as_dict()
 
 
 @router.post("/runs/pairwise", response=STARTED, url_name="pairwise_start", tags=["runs"])
@@ -166,8 +215,10 @@ def pairwise_start(
             trials=data.trials,
             run_id=data.run_id or None,
             title=data.title,
+            prompt=data.prompt or None,
             executor=Executor.CELERY,
             created_by=request.user,
+            budget=data.budget or None,
         )
 
     return _started(request, endpoint="pairwise", key=idempotency_key, fields=data, files=files, create=create)
@@ -179,10 +230,11 @@ def jury_start(
     data: Form[JuryStart],
     testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input, output"),
     rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+    outputs: UploadedFile | None = File(None, description='the replies to judge, JSONL {"id", "output"}, one per case'),
     idempotency_key: str | None = IDEMPOTENCY_KEY,
 ):
     """Start a jury run: a panel of judges of different families, their pass/fail votes pooled."""
-    files = forms.uploads_read(testset=testset, rubric=rubric)
+    files = forms.uploads_read(testset=testset, rubric=rubric, outputs=outputs)
 
     def create() -> Run:
         return jury_run_create(
@@ -191,11 +243,15 @@ def jury_start(
             judges=jury_panel_get(data.judges),
             system=system_get(name=data.system) if data.system else None,
             generate=data.generate,
+            outputs=files.get("outputs"),
+            outputs_version=data.outputs_version or None,
             trials=data.trials,
             run_id=data.run_id or None,
             title=data.title,
+            prompt=data.prompt or None,
             executor=Executor.CELERY,
             created_by=request.user,
+            budget=data.budget or None,
         )
 
     return _started(request, endpoint="jury", key=idempotency_key, fields=data, files=files, create=create)
@@ -259,8 +315,24 @@ def release_mark(request: HttpRequest, run_id: str, data: Form[ReleaseIn]):
 # --- Lists ---------------------------------------------------------------------------------------------
 
 
-def _runs(request: HttpRequest, *, system=None, kind: RunKind | None, status: RunStatus | None, limit: int, offset: int) -> list[dict]:
-    runs = selectors.runs_filtered(system=system, kind=kind, status=status, limit=limit, offset=offset)
+def _runs(request: HttpRequest, response: HttpResponse, *, system=None, kind: RunKind | None, status: RunStatus | None,
+          limit: int, offset: int, page: int | None = None, filters=None) -> list[dict]:
+    """One slice of the matching runs: `offset` and `limit`, or page `page` of `limit`. The count of all that
+    match is the X-Total-Count header; the next slice, when there is one, the Link header's rel="next"."""
+    matching = selectors.runs_filtered(system=system, kind=kind, status=status, filters=filters)
+    total = matching.count() if hasattr(matching, "count") and not isinstance(matching, list) else len(matching)
+    if page is not None:
+        offset = (page - 1) * limit
+    runs = list(matching[offset : offset + limit])
+    response["X-Total-Count"] = str(total)
+    if offset + limit < total:
+        query = request.GET.copy()
+        query.pop("offset", None)
+        if page is not None:
+            query["page"] = str(page + 1)
+        else:
+            query["offset"] = str(offset + limit)
+        response["Link"] = f'<{request.build_absolute_uri(request.path)}?{query.urlencode()}>; rel="next"'
     return [run_out(request, run) for run in runs]
 
 
@@ -268,6 +340,7 @@ def _runs(request: HttpRequest, *, system=None, kind: RunKind | None, status: Ru
 RUNS_LIMIT = Query(50, ge=1, le=selectors.RUNS_LIMIT_MAX, description=f"how many runs (1 to {selectors.RUNS_LIMIT_MAX})")
 VERSIONS_LIMIT = Query(100, ge=1, le=500, description="how many versions (1 to 500)")
 OFFSET = Query(0, ge=0, le=selectors.OFFSET_MAX, description=f"how many of the newest to skip (0 to {selectors.OFFSET_MAX:,})")
+PAGE = Query(None, ge=1, le=selectors.OFFSET_MAX // 50, description="page N of `limit` runs (instead of `offset`)")
 KIND = Query(None, description="only runs of this kind")
 STATUS = Query(None, description="only runs in this status")
 
@@ -275,20 +348,33 @@ STATUS = Query(None, description="only runs in this status")
 @router.get("/runs", response={200: list[RunOut], **ERRORS}, url_name="runs", tags=["runs"])
 def runs(
     request: HttpRequest,
-    system: str | None = Query(None, description="only this system's runs"),
+    response: HttpResponse,
+    q: str = Query("", max_length=200, description="words in the run's title or id, its system, test set or judge"),
+    system: str | None = Query(None, description="only this system's runs (a pairwise run's A or B side too)"),
     kind: RunKind | None = KIND,
     status: RunStatus | None = STATUS,
+    outcome: Outcome | None = Query(None, description="only runs with this outcome, as the runs page says it"),
+    testset: str | None = Query(None, max_length=200, description="only runs of the test set of this name"),
+    tag: str | None = Query(None, max_length=80, description="only runs with this tag"),
+    since: date | None = Query(None, description="only runs created on this day (YYYY-MM-DD) or later"),
+    until: date | None = Query(None, description="only runs created on this day (YYYY-MM-DD) or earlier"),
     limit: int = RUNS_LIMIT,
     offset: int = OFFSET,
+    page: int | None = PAGE,
 ):
-    """Runs, newest first (at most 200), of one system, kind or status."""
+    """Runs, newest first, filtered as on the runs page; X-Total-Count says how many match, Link the next slice."""
+    if since and until and since > until:
+        raise InputError("until is before since")
     system_row = selectors.system_of(name=system) if system else None
-    return _runs(request, system=system_row, kind=kind, status=status, limit=limit, offset=offset)
+    filters = RunFilters(q=q.strip(), outcome=outcome, testset=testset or None, tag=(tag or "").strip().lower() or None,
+                         since=since, until=until)
+    return _runs(request, response, system=system_row, kind=kind, status=status, limit=limit, offset=offset, page=page, filters=filters)
 
 
 @router.get("/systems/{name}/runs", response={200: list[RunOut], **ERRORS}, url_name="system_runs", tags=["runs"])
 def system_runs(
     request: HttpRequest,
+    response: HttpResponse,
     name: str,
     kind: RunKind | None = KIND,
     status: RunStatus | None = STATUS,
@@ -296,7 +382,23 @@ def system_runs(
     offset: int = OFFSET,
 ):
     """A system's runs, newest first."""
-    return _runs(request, system=selectors.system_of(name=name), kind=kind, status=status, limit=limit, offset=offset)
+    return _runs(request, response, system=selectors.system_of(name=name), kind=kind, status=status, limit=limit, offset=offset)
+
+
+@router.post("/runs/{run_id}/tags", response={200: RunOut, **ERRORS}, url_name="run_tag_add", tags=["runs"])
+def run_tag_add(request: HttpRequest, run_id: str, data: Form[TagIn]):
+    """Put a tag on a run (reviewers and leads; twice is once). Answers the run with its tags."""
+    run = selectors.run_of(run_id=run_id)
+    tags.run_tag_add(run=run, name=data.name, actor=request.user)
+    return run_out(request, run)
+
+
+@router.delete("/runs/{run_id}/tags/{name}", response={200: RunOut, **ERRORS}, url_name="run_tag_remove", tags=["runs"])
+def run_tag_remove(request: HttpRequest, run_id: str, name: str):
+    """Take a tag off a run (reviewers and leads). Answers the run with its tags."""
+    run = selectors.run_of(run_id=run_id)
+    tags.run_tag_remove(run=run, name=name)
+    return run_out(request, run)
 
 
 def _endpoints(model_rows) -> list[dict]:
@@ -344,6 +446,31 @@ def testsets(request: HttpRequest, limit: int = VERSIONS_LIMIT, offset: int = OF
         {"name": t.name, "version": t.version, "content_hash": t.content_hash, "created_at": t.created_at, "git_commit": t.git_commit, "cases": t.case_count}
         for t in selectors.testsets_recent(limit=limit, offset=offset)
     ]
+
+
+@router.post("/outputs", response={201: OutputSetOut, 200: OutputSetOut, **ERRORS, 507: ErrorOut}, url_name="outputs_add", tags=["versions"])
+def outputs_add(
+    request: HttpRequest,
+    data: Form[OutputsIn],
+    outputs: UploadedFile = File(..., description='the replies, JSONL {"id", "output"}, one for every case of the test set'),
+):
+    """Store one version of a system's outputs for a stored test set: 201 when stored, 200 when the same file
+    was stored before for that system and label. A run labelled with the system judges them
+    (`outputs_version`)."""
+    from judgeapp.judging.content import output_set_save
+
+    files = forms.uploads_read(outputs=outputs)
+    _sync_judges(request)
+    testset = selectors.testset_by_version(reference=data.testset_version)
+    output_set, created = output_set_save(
+        system=system_get(name=data.system), version_label=data.version_label, testset=testset, outputs=files["outputs"],
+        created_by=request.user,
+    )
+    return Status(201 if created else 200, {
+        "system": output_set.system.name, "version": output_set.version_label, "testset": testset.name,
+        "testset_version": testset.version, "outputs": output_set.row_count, "uploaded_at": output_set.created_at,
+        "uploaded_by": output_set.created_by_label, "created": created,
+    })
 
 
 @router.get("/rubrics", response={200: list[VersionOut], **ERRORS}, url_name="rubrics", tags=["versions"])

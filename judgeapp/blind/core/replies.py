@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from judgeapp.blind.core.comparator import CORE_CRITERIA
@@ -23,17 +22,6 @@ from judgeapp.judging.prompts import PromptMarkup, judged_text
 CRITERION_NAME = re.compile(r"^[a-z][a-z0-9_]{1,39}$")
 MIN_DOMAIN_CRITERIA, MAX_DOMAIN_CRITERIA = 1, 3
 MAX_NOTES, MAX_NOTE_CHARS = 3, 300
-
-
-@dataclass(frozen=True)
-class RubricCriterion:
-    name: str
-    description: str
-    score_1: str
-    score_5: str
-
-    def as_dict(self) -> dict:
-        return {"name": self.name, "description": self.description, "score_1": self.score_1, "score_5": self.score_5}
 
 
 def _boolean(value: Any) -> bool:

@@ -22,6 +22,7 @@ from judgeapp.judging.runs.sequential import run_sequential_execute
 from judgeapp.judging.runs.units import (
     RECORD_EVERY_SECONDS,
     _RunWatch,
+    budget_spent,
     claims_give_back,
     judgments_claim,
     judgments_record,
@@ -115,10 +116,16 @@ class _Claims:
         self.stopped = False
         self.beats: dict[uuid.UUID, Heartbeat] = {}  # by the token of a claimed batch
         self.unsettled: dict[uuid.UUID, int] = {}  # a batch's units not yet recorded or given back
+        self.run = run
+        self.unrecorded = lambda: []  # the results judged and not yet recorded (_Recorder.waiting), for the budget
 
     def next(self, worker: str) -> tuple[Judgment, uuid.UUID] | None:
         with self.lock:
             if self.stopped or shutdown.requested() is not None or not self.watch.still_running():
+                return None
+            if self.run.budget is not None and budget_spent(self.run, self.unrecorded()):
+                # The units in flight in the other lanes finish and are recorded (the budget's overshoot).
+                self.stopped = True
                 return None
             if any(beat.lost.is_set() for beat in self.beats.values()):
                 log.warning("run %s: the lease on a claimed batch was lost; no further unit is started", self.watch.run_pk)
@@ -199,6 +206,11 @@ class _Recorder:
         if due:
             self.flush()
 
+    def waiting(self) -> list[tuple[Judgment, UnitResult]]:
+        """The results added and not yet written (what they cost counts against the run's budget)."""
+        with self.lock:
+            return [(unit, result) for unit, result, _token in self.buffer]
+
     def flush(self) -> None:
         with self.writing:
             with self.lock:
@@ -238,6 +250,7 @@ def _execute_units(*, worker: str, concurrency: int, lanes: int, run: Run, progr
     size = max(settings.UNIT_BATCH_SIZE, LANE_UNITS_AT_ONCE * lanes)
     claims = _Claims(run, size)
     recorder = _Recorder(run, size, progress, claims.settled)
+    claims.unrecorded = recorder.waiting
 
     def lane(identity: str) -> None:
         while recorder.run_failure is None:

@@ -15,17 +15,20 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from judgeapp.judging import taskqueue
+from judgeapp.judging.accounting import counts_reason
 from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.batches import ROWS_AT_ONCE, batched, ids_in_order
 from judgeapp.judging.client import call_deadline_seconds
+from judgeapp.judging.costs import budget_report, run_usage, stopped_reason
 from judgeapp.judging.endpoints import endpoint_config
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.leases import UNIT
+from judgeapp.judging.notify import run_ended_notify
 from judgeapp.judging.outages import through_outage
 from judgeapp.judging.runkind import RunFailed, UnitSpec, handler_for
 from judgeapp.judging.workers import soft_time_limit, worker_identity
 from judgeapp.judging.writeturn import write_turn
-from judgeapp.models import ACTIVE_UNIT_STATUSES, AuditLog, Executor, Judgment, Run, RunStatus, UnitStatus
+from judgeapp.models import ACTIVE_UNIT_STATUSES, AuditLog, Executor, Judgment, Run, RunStatus, StopReason, UnitStatus
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +66,10 @@ def run_create(
     prompt=None,
     options: dict | None = None,
     versions: dict | None = None,
+    budget=None,
 ) -> Run:
-    """A queued run with its configuration frozen: judges, system, options and the versions of its inputs."""
+    """A queued run with its configuration frozen: judges, system, options and the versions of its inputs.
+    `budget`: its spend cap in dollars, checked (judging/costs.py: budget_check) by the mode's service."""
     run_id = run_id_check(run_id) if run_id else run_id_new()
     if len(title) > 300:  # a title made of long file names ("<a.jsonl> vs <b.jsonl>"); a user's is checked before
         title = title[:299] + "…"
@@ -95,6 +100,7 @@ def run_create(
         prompt=prompt,
         config=config,
         versions={**base_versions, **(versions or {})},
+        budget=budget,
     )
 
 
@@ -118,7 +124,8 @@ def _units_create(run: Run, stage: int, specs: Iterable[UnitSpec], *, claim=None
     bulk_create, not a hand-written INSERT: planning is not per-judgment work, and 100,000 units took
     18-44 s either way on PostgreSQL (the raw executemany 20-32 s; a loaded two-core machine, three runs
     each), noise beside the hours 100,000 calls take at 0.2 s a call."""
-    runs = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING)
+    # A run stopped at its budget plans nothing more (its pending units were cancelled).
+    runs = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING, stopped="")
     iterator = iter(specs)
     given = sum(1 for _ in itertools.islice(iterator, skip))
     base = Judgment.objects.filter(run_id=run.pk).count() if claim is not None else 0
@@ -192,7 +199,8 @@ def _stage_plan(*, run_pk: int, claim) -> bool:
         return True
     except _PlannerReplaced:
         UNIT.release(runs, claim)  # a run that stopped: nothing more to plan (a planner that took over holds another claim)
-        return True
+        # Stopped at its budget: the caller finalizes it once its units in flight are recorded.
+        return not runs.filter(status=RunStatus.RUNNING).exclude(stopped="").exists()
     except soft_time_limit():
         # Hand over at once: the next planner continues where this one stopped, in a task of its own.
         UNIT.expire(runs, claim)
@@ -371,11 +379,14 @@ def run_advance(*, run_pk: int) -> None:
             if Judgment.objects.filter(run=run, stage=run.stage, status__in=ACTIVE_UNIT_STATUSES).exists():
                 return
             handler = handler_for(run.kind)
+            if run.stopped:
+                break  # stopped at its budget: no further stage, the report of what was judged
             try:
                 last_stage = handler.plan(run, run.stage + 1) is None  # the plan itself is made again by its planner
             except (InputError, RunFailed) as exc:
                 run.status, run.error, run.finished_at = RunStatus.FAILED, str(exc), timezone.now()
                 run.save()
+                run_ended_notify(run_pk=run_pk)
                 return
             if last_stage:
                 break
@@ -391,6 +402,14 @@ def run_advance(*, run_pk: int) -> None:
     except Exception as exc:  # noqa: BLE001 - a report that cannot be built fails the run with the reason
         log.exception("report of run %s failed", run.run_id)
         status, report, error = RunStatus.FAILED, None, f"building the report failed: {type(exc).__name__}: {exc}"
+    if run.stopped and report is not None:
+        status = RunStatus.INVALID if status != RunStatus.FAILED else status
+        report["stopped"] = run.stopped
+        report["invalid"] = True
+        # The units the budget left unjudged are not replies that never came: the cap is the reason.
+        unjudged = counts_reason(report["counts"]) if isinstance(report.get("counts"), dict) else None
+        reasons = [reason for reason in report.get("invalid_reasons") or [] if reason != unjudged]
+        report["invalid_reasons"] = [*reasons, stopped_reason(run)]
     run_finish(run_pk=run_pk, status=status, report=report, error=error, stage=stage)
 
 
@@ -399,16 +418,22 @@ def run_finish(*, run_pk: int, status: str, report: dict | None, error: str = ""
     if stage is not None:
         filters["stage"] = stage
     now = timezone.now()
-    return bool(
-        Run.objects.filter(**filters).update(status=status, report=report, error=error, finished_at=now, updated_at=now)
-    )
+    if report is not None:
+        # Every kind's report says what its judge calls used and cost (CONTRACT §6, `usage`), and its budget.
+        run = Run.objects.get(pk=run_pk)
+        report = {**report, "usage": run_usage(run=run), "budget": budget_report(run=run), "stopped": report.get("stopped")}
+    with transaction.atomic():
+        finished = bool(Run.objects.filter(**filters).update(status=status, report=report, error=error, finished_at=now, updated_at=now))
+        if finished:
+            run_ended_notify(run_pk=run_pk)  # failed, invalid, the gate: the webhooks' events, once per run
+    return finished
 
 
 # Pending units cancelled per statement when a run stops.
 CANCEL_BATCH = 10_000
 
 
-def _units_cancel(run_pk: int) -> None:
+def units_cancel(run_pk: int) -> None:
     """Cancel the run's pending units, a batch at a time in id order, passing over those a worker is
     claiming this moment (it sees the run stopped and gives them back cancelled). One UPDATE of every
     pending unit of a large run locked them in its own order while workers' claims locked theirs in
@@ -419,13 +444,30 @@ def _units_cancel(run_pk: int) -> None:
             Judgment.objects.filter(pk__in=ids, status=UnitStatus.PENDING).update(status=UnitStatus.CANCELLED)
 
 
+def run_budget_stop(*, run_pk: int) -> bool:
+    """The run's budget is spent: it starts no further unit. Its pending units are cancelled (those claimed
+    and not started are cancelled when they are given back, runs/units.py); once the units in flight are
+    recorded the run is finalized with what was judged: invalid, its report `stopped: "budget"`
+    (`run_advance`). Returns whether this call stopped it."""
+    with transaction.atomic():
+        stopped = Run.objects.filter(pk=run_pk, status=RunStatus.RUNNING, stopped="").update(stopped=StopReason.BUDGET)
+        if stopped:
+            units_cancel(run_pk)
+    if stopped:
+        log.info("run %s reached its budget: no further unit is judged", run_pk)
+    return bool(stopped)
+
+
 def run_fail(*, run_pk: int, error: str) -> None:
     now = timezone.now()
-    updated = Run.objects.filter(pk=run_pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-        status=RunStatus.FAILED, error=error, finished_at=now, updated_at=now
-    )
+    with transaction.atomic():
+        updated = Run.objects.filter(pk=run_pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+            status=RunStatus.FAILED, error=error, finished_at=now, updated_at=now
+        )
+        if updated:
+            run_ended_notify(run_pk=run_pk)
     if updated:
-        _units_cancel(run_pk)
+        units_cancel(run_pk)
 
 
 def run_cancel(*, run: Run, actor, reason: str = "") -> bool:
@@ -438,7 +480,7 @@ def run_cancel(*, run: Run, actor, reason: str = "") -> bool:
         )
         if not updated:
             return False
-        _units_cancel(run.pk)
+        units_cancel(run.pk)
         audit_log_create(action=AuditLog.Action.RUN_CANCELLED, actor=actor, run=run, subject=run.run_id, reason=reason)
     return True
 

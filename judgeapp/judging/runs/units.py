@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
@@ -14,12 +15,13 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from judgeapp.judging.client import JudgeError, JudgeRejected, JudgeUnreachable, StructuredOutputUnsupported
+from judgeapp.judging.costs import budget_reached, unit_cost
 from judgeapp.judging.errors import ServiceUnavailable
 from judgeapp.judging.leases import UNIT, Heartbeat
 from judgeapp.judging.limiters import before_waiting_for_a_slot
 from judgeapp.judging.outages import is_service_error, through_outage
 from judgeapp.judging.runkind import RunFailed, UnitResult, handler_for
-from judgeapp.judging.runs.lifecycle import run_advance, run_dispatch, run_dispatch_next, run_fail
+from judgeapp.judging.runs.lifecycle import run_advance, run_budget_stop, run_dispatch, run_dispatch_next, run_fail
 from judgeapp.judging.text import storable
 from judgeapp.judging.workers import soft_time_limit, worker_identity
 from judgeapp.judging.writeturn import write_turn
@@ -48,7 +50,8 @@ def _units_take(ids: list[int], worker: str) -> tuple[uuid.UUID, int]:
     free = Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=timezone.now())
     with write_turn():
         return UNIT.take(
-            Judgment.objects.filter(pk__in=ids, run__status=RunStatus.RUNNING), holder=worker, free=free, status=UnitStatus.CLAIMED
+            Judgment.objects.filter(pk__in=ids, run__status=RunStatus.RUNNING, run__stopped=""), holder=worker, free=free,
+            status=UnitStatus.CLAIMED,
         )
 
 
@@ -111,7 +114,7 @@ def claims_give_back(*, pks: list[int], token: uuid.UUID) -> None:
 
 def _claims_give_back(pks: list[int], token: uuid.UUID) -> None:
     held = Judgment.objects.filter(pk__in=pks, status=UnitStatus.CLAIMED)
-    UNIT.release(held.filter(run__status=RunStatus.RUNNING), token, status=UnitStatus.PENDING)
+    UNIT.release(held.filter(run__status=RunStatus.RUNNING, run__stopped=""), token, status=UnitStatus.PENDING)
     UNIT.release(held, token, status=UnitStatus.CANCELLED)
 
 
@@ -160,6 +163,20 @@ def endpoint_has_replied(*, unit: Judgment) -> bool:
     """Whether the unit's judge (or system) has answered any recorded unit of its run, usable or not."""
     answered = Judgment.objects.filter(run_id=unit.run_id, judge_id=unit.judge_id, system_id=unit.system_id)
     return answered.filter(Q(status=UnitStatus.DONE) | ~Q(raw_reply="")).exists()
+
+
+def budget_spent(run: Run, unrecorded: list[tuple[Judgment, UnitResult]]) -> bool:
+    """Whether `run` has a budget and its units have cost it: those recorded and `unrecorded`, the ones this
+    caller judged and holds. Then the run is stopped (lifecycle.run_budget_stop). With several workers the
+    spend may pass the cap by the units in flight elsewhere and those judged but not yet recorded there
+    (at most a second's worth: results are recorded at least every RECORD_EVERY_SECONDS)."""
+    if run.budget is None:
+        return False
+    pending = sum((unit_cost(unit, result.fields) for unit, result in unrecorded), start=Decimal(0))
+    if not through_outage(budget_reached, run.pk, pending, what="reading a run's spend"):
+        return False
+    through_outage(run_budget_stop, run_pk=run.pk, what="stopping a run at its budget")
+    return True
 
 
 def judgment_execute(*, judgment_id: int, worker: str | None = None) -> bool:
@@ -219,6 +236,11 @@ def _units_judge(units: list[Judgment], token: uuid.UUID, beat: Heartbeat) -> No
     with before_waiting_for_a_slot(lambda: give_back(index + 1)):
         while index < end:
             unit = units[index]
+            if budget_spent(unit.run, done):
+                judgments_record(results=done, token=token)
+                claims_give_back(pks=[u.pk for u in units[index:end]], token=token)
+                through_outage(run_advance, run_pk=unit.run_id, what=f"finalizing run {unit.run_id}")
+                return
             if index and (beat.lost.is_set() or not watch.still_running()):
                 if beat.lost.is_set():
                     log.warning("run %s: the lease on %d units was lost; giving back the ones not started", unit.run.run_id, end - index)
@@ -307,12 +329,16 @@ def _results_write(results: list[tuple[Judgment, UnitResult]], token: uuid.UUID)
         # to build (16 fields x 16 rows, SQLite and PostgreSQL), these 0.5-1.5 ms.
         for unit, _ in written:
             Judgment.objects.filter(pk=unit.pk).update(**{name: getattr(unit, name) for name in fields})
-        counts: dict[int, list[int]] = {}
+        counts: dict[int, list] = {}
         for unit, result in written:
             handler_for(unit.run.kind).on_unit_done(unit, result)
-            counts.setdefault(unit.run_id, [0, 0])[0 if result.ok else 1] += 1
-        for run_pk, (ok, failed) in counts.items():
-            Run.objects.filter(pk=run_pk).update(done_units=F("done_units") + ok, failed_units=F("failed_units") + failed, updated_at=now)
+            tally = counts.setdefault(unit.run_id, [0, 0, Decimal(0)])
+            tally[0 if result.ok else 1] += 1
+            tally[2] += unit_cost(unit, result.fields)  # what the run has spent, for its budget
+        for run_pk, (ok, failed, cost) in counts.items():
+            Run.objects.filter(pk=run_pk).update(
+                done_units=F("done_units") + ok, failed_units=F("failed_units") + failed, spent=F("spent") + cost, updated_at=now
+            )
     return len(written)
 
 

@@ -5,6 +5,7 @@ from django.db.models import F
 
 from judgeapp.judging import shutdown
 from judgeapp.judging.content import goal_get_or_create
+from judgeapp.judging.outcomes import outcome
 from judgeapp.judging.runkind import RunFailed, RunHandler, register
 from judgeapp.judging.runs import run_finish
 from judgeapp.models import Comparison, Insertion, InsertionSource, InsertionStatus, Run, RunKind, RunStatus
@@ -16,7 +17,16 @@ from judgeapp.ranker.runkind.work import compare_report, compare_set_perform, ra
 class RankHandler(RunHandler):
     kind = RunKind.RANK
     page_template = "judgeapp/ranker/run_rank.html"
+    outcomes = ("result",)
     sequential = True
+
+    def outcome(self, run):
+        report = run.report or {}
+        top = report.get("top") or report.get("ranking") or []
+        first = top[0].get("id") if top and isinstance(top[0], dict) else (top[0] if top else None)
+        if first:
+            return outcome("result", f"top: {first}", "neutral", f"{len(report.get('ranking') or top)} ranked")
+        return outcome("result", "nothing ranked", "warn")
 
     def verdicts(self, run):
         return []  # a ranking is not calibrated against people's labels

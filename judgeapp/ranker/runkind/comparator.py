@@ -84,6 +84,7 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
     # A call that failed before (in this insert or an earlier one) is not answered from the cache again.
     fresh = unit.status == UnitStatus.FAILED or bool(unit.error)
     reason, transport, unreachable = "", False, False
+    requests_before = unit.attempts
     for _attempt in range(ATTEMPTS):
         try:
             outcome = client_for(spec.judge).judge(
@@ -124,8 +125,10 @@ def _ask(spec: ComparatorSpec, *, key: str, first: Artifact, second: Artifact, o
             return unit
         reason = f"the judge's reply was not in the WINNER/RATIONALE form after a retry ({outcome.parse_error})"
         transport, unreachable, fresh = False, False, True
+    requests = Judgment.objects.filter(pk=unit.pk).values_list("attempts", flat=True).get() - requests_before
     raise ComparatorFailed(
-        f"{first.artifact_id} vs {second.artifact_id}: {reason} (asked {ATTEMPTS} times)",
+        f"{first.artifact_id} vs {second.artifact_id}: {reason} (asked {ATTEMPTS} times: {requests} HTTP requests to the "
+        "judge, its retries included)",
         first=first.artifact_id,
         second=second.artifact_id,
         transport=transport,

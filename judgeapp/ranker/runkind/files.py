@@ -5,8 +5,8 @@ candidates with their reasons, the calls made (the ranklist itself stays a plain
 
 from __future__ import annotations
 
-from judgeapp.models import Artifact, Comparison, Ranklist, RanklistEntry, Run
 from judgeapp.judging.atomic import json_text, write_text_atomic
+from judgeapp.models import Artifact, Comparison, Ranklist, RanklistEntry, Run
 from judgeapp.ranker.core import jsonl_ensure, read_ranklist, write_ranklist
 from judgeapp.ranker.runkind.summary import ranklist_summary
 

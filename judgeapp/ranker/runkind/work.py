@@ -325,12 +325,24 @@ def _round_finish(ranklist, token, updates, *, new_ids=None, by_id=None, compari
             if not comparisons_counted:
                 fields["comparisons"] = Comparison.objects.filter(insertion=insertion).count()
             Insertion.objects.filter(pk=insertion.pk).update(finished_at=timezone.now(), **fields)
-            if insertion.source == InsertionSource.BATCH:
-                counter = "done_units" if fields["status"] == InsertionStatus.DONE else "failed_units"
-                Run.objects.filter(pk=ranklist.run_id).update(**{counter: F(counter) + 1}, updated_at=timezone.now())
+            counter = "done_units" if fields["status"] == InsertionStatus.DONE else "failed_units"
+            counters = {counter: F(counter) + 1}
+            if insertion.source != InsertionSource.BATCH:
+                counters["total_units"] = F("total_units") + 1  # an insert after the batch: one unit more of its run
+            Run.objects.filter(pk=ranklist.run_id).update(**counters, updated_at=timezone.now())
         Ranklist.objects.filter(pk=ranklist.pk).update(version=F("version") + 1)
     ranklist_file_write(ranklist)
     comparisons_sync(ranklist.run, ranklist=ranklist)
+    if any(insertion.source != InsertionSource.BATCH for insertion, _ in updates):
+        _run_report_refresh(ranklist)
+
+
+def _run_report_refresh(ranklist) -> None:
+    """A finished batch's report after an insert into its ranklist: the ranking, the unplaced and the counts as
+    they are now, not as the batch left them."""
+    run = Run.objects.get(pk=ranklist.run_id)
+    if run.is_finished and (run.report or {}).get("ranklist"):
+        Run.objects.filter(pk=run.pk).update(report={**run.report, **ranklist_summary(ranklist)}, updated_at=timezone.now())
 
 
 # --- Mode 1, a direct compare ----------------------------------------------------------------------

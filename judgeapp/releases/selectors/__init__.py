@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from judgeapp.judging.costs import stopped_reason
 from judgeapp.judging.memo import shared_read
 from judgeapp.judging.noise import flaky_lines
 from judgeapp.models import AuditLog, GateAction, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus
@@ -128,13 +129,17 @@ def gate_evaluate(
         decided = gate_decision(
             mean=report.get("mean"),
             threshold=threshold,
-            invalid=status == RunStatus.INVALID or bool(report.get("invalid")),
+            # A run stopped at its budget judged only part of its cases: never a release's evidence.
+            invalid=status == RunStatus.INVALID or bool(report.get("invalid")) or bool(run.stopped),
             baseline=baseline,
             baseline_rule=policy.baseline_rule,
             skipped_blocks=skipped_blocks,
             corrected_low=corrected_low,
         )
-        details = "; ".join(report.get("invalid_reasons") or [])
+        invalid_reasons = list(report.get("invalid_reasons") or [])
+        if run.stopped and stopped_reason(run) not in invalid_reasons:
+            invalid_reasons.append(stopped_reason(run))
+        details = "; ".join(invalid_reasons)
         reasons += [f"the run is invalid: {details}" if r == "the run is invalid" and details else r for r in decided["reasons"]]
     elif not reasons:
         reasons.append("the run has no report")

@@ -1,0 +1,140 @@
+"""Reads of the Datasets pages: each name's versions, a diff between two, a version's rows for download."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from judgeapp.judging.batches import ROWS_AT_ONCE
+from judgeapp.judging.selectors import version_numbers
+from judgeapp.models import Artifact, ArtifactSet, OutputSet, Rubric, Run, RunKind, TestSet, content_hash
+
+DIFF_IDS_SHOWN = 100
+
+
+@dataclass
+class Version:
+    row: object
+    number: int
+
+
+def versions_by_name(model, queryset=None) -> dict[str, list[Version]]:
+    """{name: [its versions, newest first]} with each version's number (v1 the first stored)."""
+    numbers = version_numbers(model)
+    rows = (queryset if queryset is not None else model.objects.all()).order_by("name", "-created_at", "-pk")
+    grouped: dict[str, list[Version]] = {}
+    for row in rows.select_related("created_by") if model is TestSet else rows:
+        grouped.setdefault(row.name, []).append(Version(row, numbers.get(row.pk, 0)))
+    return grouped
+
+
+def checkup_testsets():
+    return TestSet.objects.filter(pk__in=Run.objects.filter(kind=RunKind.CHECKUP, testset__isnull=False).values("testset_id"))
+
+
+def datasets_overview() -> dict:
+    """What the Datasets page lists: test sets and rubrics by name, system outputs, the check-up's pair sets."""
+    checkup = checkup_testsets()
+    return {
+        "testsets": versions_by_name(TestSet, TestSet.objects.exclude(pk__in=checkup.values("pk"))),
+        "rubrics": versions_by_name(Rubric),
+        "output_sets": OutputSet.objects.select_related("system", "testset").order_by("system__name", "-created_at")[:500],
+        "checkup_sets": checkup.order_by("name", "-created_at"),
+        "artifact_sets": artifact_sets_by_name(),
+    }
+
+
+def testset_get(*, uuid) -> TestSet | None:
+    return TestSet.objects.filter(uuid=uuid).first()
+
+
+def testset_versions(*, testset: TestSet) -> list[Version]:
+    return versions_by_name(TestSet, TestSet.objects.filter(name=testset.name)).get(testset.name, [])
+
+
+@dataclass
+class Diff:
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    counts: dict[str, int]
+
+
+def testset_diff(*, old: TestSet, new: TestSet) -> Diff:
+    """Cases added, removed and changed (input or output) from `old` to `new`, by id; the first
+    DIFF_IDS_SHOWN of each listed, every one counted."""
+    def cases(testset):
+        return {
+            case_id: (text, output)
+            for case_id, text, output in testset.cases.values_list("case_id", "input", "output").iterator(chunk_size=ROWS_AT_ONCE)
+        }
+
+    before, after = cases(old), cases(new)
+    added = [case_id for case_id in after if case_id not in before]
+    removed = [case_id for case_id in before if case_id not in after]
+    changed = [case_id for case_id in after if case_id in before and before[case_id] != after[case_id]]
+    return Diff(
+        added=added[:DIFF_IDS_SHOWN], removed=removed[:DIFF_IDS_SHOWN], changed=changed[:DIFF_IDS_SHOWN],
+        counts={"added": len(added), "removed": len(removed), "changed": len(changed)},
+    )
+
+
+def testset_jsonl_chunks(*, testset: TestSet):
+    """The version as JSONL {"id", "input", "output"?}, a page of cases at a time (a download)."""
+    import json
+
+    cases = testset.cases.order_by("position").values_list("case_id", "input", "output", "extra")
+    for case_id, text, output, extra in cases.iterator(chunk_size=ROWS_AT_ONCE):
+        row = {**(extra or {}), "id": case_id, "input": text, **({"output": output} if output is not None else {})}
+        yield json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def rubric_get(*, uuid) -> Rubric | None:
+    return Rubric.objects.filter(uuid=uuid).first()
+
+
+def rubric_versions(*, rubric: Rubric) -> list[Version]:
+    return versions_by_name(Rubric, Rubric.objects.filter(name=rubric.name)).get(rubric.name, [])
+
+
+def rubric_diff(*, old: Rubric, new: Rubric) -> Diff:
+    """Criteria added, removed and changed (description, scale or examples) from `old` to `new`, by name."""
+    def criteria(rubric):
+        return {name: (description, scale, examples) for name, description, scale, examples in
+                rubric.criteria.order_by("position").values_list("name", "description", "scale", "examples")}
+
+    before, after = criteria(old), criteria(new)
+    added = [name for name in after if name not in before]
+    removed = [name for name in before if name not in after]
+    changed = [name for name in after if name in before and before[name] != after[name]]
+    return Diff(added=added, removed=removed, changed=changed,
+                counts={"added": len(added), "removed": len(removed), "changed": len(changed)})
+
+
+@dataclass
+class ArtifactSetVersion:
+    row: ArtifactSet
+    number: int
+    artifacts: int
+    version: str  # the short hash of its artifacts' content
+
+
+ARTIFACT_SETS_LISTED = 500
+
+
+def artifact_sets_by_name() -> dict[str, list[ArtifactSetVersion]]:
+    """The ranker's artifact sets by name, newest first: each run's set is a version of its name, numbered
+    by its content (the same artifacts in a later run are the same version), v1 the first stored."""
+    newest = ArtifactSet.objects.select_related("run", "run__created_by").order_by("-created_at", "-pk")[:ARTIFACT_SETS_LISTED]
+    sets = list(newest)[::-1]
+    hashes: dict[int, list[str]] = {}
+    rows = Artifact.objects.filter(artifact_set__in=[s.pk for s in sets])
+    rows = rows.values_list("artifact_set_id", "artifact_id", "content_hash")
+    for set_id, artifact_id, digest in rows.order_by("artifact_set_id", "artifact_id"):
+        hashes.setdefault(set_id, []).append(f"{artifact_id}:{digest}")
+    grouped: dict[str, list[ArtifactSetVersion]] = {}
+    numbers: dict[tuple[str, str], int] = {}
+    for row in sets:
+        digest = content_hash("\n".join(hashes.get(row.pk, [])).encode())[:12]
+        number = numbers.setdefault((row.name, digest), sum(1 for key in numbers if key[0] == row.name) + 1)
+        grouped.setdefault(row.name, []).append(ArtifactSetVersion(row, number, len(hashes.get(row.pk, [])), digest))
+    return {name: versions[::-1] for name, versions in sorted(grouped.items())}

@@ -1,0 +1,331 @@
+"""Datasets stored by name (issue #29): an upload previewed before anything is stored, then saved as a new
+version of a name; a system version's outputs."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+from django.conf import settings
+from django.db import transaction
+
+from judgeapp.judging.content import testset_store
+from judgeapp.judging.errors import InputError, refused_when_disk_full
+from judgeapp.judging.files import MAX_TESTSET_NAME, CaseRow, testset_rows
+from judgeapp.judging.text import text_refuse
+from judgeapp.models import TestSet
+
+PREVIEW_ROWS = 10
+PREVIEW_PROBLEMS = 200  # invalid lines listed on the page; the count says how many more
+PENDING_SECONDS = 3600  # an upload previewed and never saved is removed after this
+TOKEN = re.compile(r"[A-Za-z0-9_-]{32,64}")
+SUFFIXES = (".jsonl", ".csv")
+
+
+def _pending_dir() -> Path:
+    return Path(settings.DATA_DIR) / "pending-uploads"
+
+
+@dataclass
+class Preview:
+    token: str
+    file_name: str
+    valid: int = 0
+    rows: list[CaseRow] = field(default_factory=list)
+    problems: list[tuple[int | None, str]] = field(default_factory=list)  # (line number, reason)
+    problem_count: int = 0
+
+    @property
+    def savable(self) -> bool:
+        return self.valid > 0 and self.problem_count == 0
+
+
+def _problem(preview: Preview | OutputsPreview, line: int | None, reason: str) -> None:
+    preview.problem_count += 1
+    if len(preview.problems) < PREVIEW_PROBLEMS:
+        preview.problems.append((line, reason))
+
+
+def _reason(message: str, name: str) -> str:
+    """An error of the one-line parse without the file name and its "line 1" (the page says the real line)."""
+    for prefix in (f"{name} line 1: ", f"{name}: "):
+        if message.startswith(prefix):
+            return message[len(prefix):]
+    return message
+
+
+def preview_of(data: bytes, name: str, token: str = "") -> Preview:
+    """Every line of a test set file checked on its own: the first rows, every invalid line with its number
+    and reason, the count of valid cases. Stores nothing. A CSV is read whole (its first problem is named)."""
+    preview = Preview(token=token, file_name=name)
+    if PurePath(name).suffix.lower() not in SUFFIXES:
+        _problem(preview, None, "a test set is a .jsonl or .csv file")
+        return preview
+    if PurePath(name).suffix.lower() == ".csv":
+        try:
+            for row in testset_rows(data, name, max_cases=settings.MAX_TESTSET_CASES):
+                preview.valid += 1
+                if len(preview.rows) < PREVIEW_ROWS:
+                    preview.rows.append(row)
+        except InputError as exc:
+            _problem(preview, None, str(exc))
+        return preview
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        _problem(preview, None, "not UTF-8 text")
+        return preview
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows = list(testset_rows(line.encode("utf-8"), name))
+        except InputError as exc:
+            _problem(preview, number, _reason(str(exc), name))
+            continue
+        for row in rows:
+            if row.case_id in first_line:
+                _problem(preview, number, f"duplicate id {row.case_id!r} (first on line {first_line[row.case_id]})")
+                continue
+            first_line[row.case_id] = number
+            preview.valid += 1
+            if len(preview.rows) < PREVIEW_ROWS:
+                preview.rows.append(row)
+        if preview.valid > settings.MAX_TESTSET_CASES:
+            _problem(preview, number, f"over {settings.MAX_TESTSET_CASES:,} cases (MAX_TESTSET_CASES)")
+            break
+    if not preview.valid and not preview.problem_count:
+        _problem(preview, None, "no cases")
+    return preview
+
+
+def _pending_clean() -> None:
+    """Uploads previewed and left unsaved for over an hour are removed."""
+    folder = _pending_dir()
+    if not folder.is_dir():
+        return
+    limit = time.time() - PENDING_SECONDS
+    for path in folder.iterdir():
+        try:
+            if path.stat().st_mtime < limit:
+                path.unlink()
+        except OSError:
+            pass
+
+
+@refused_when_disk_full
+def testset_preview(*, data: bytes, name: str) -> Preview:
+    """Keep the upload aside under a random token (DATA_DIR/pending-uploads, never in the database) and preview
+    it: step one of two. Nothing is stored as a test set until `testset_save_named`."""
+    return preview_of(data, name, _pending_keep(data, name))
+
+
+def name_check(name: str) -> str:
+    name = (name or "").strip()
+    if not name:
+        raise InputError("give the test set a name")
+    text_refuse(name, "the name")
+    if len(name) > MAX_TESTSET_NAME or "/" in name or "\\" in name or any(c in name for c in "\r\n\t"):
+        raise InputError(f"the name must be one line of at most {MAX_TESTSET_NAME} characters, without / or \\")
+    return name
+
+
+@dataclass
+class Saved:
+    testset: TestSet
+    number: int
+    created: bool
+
+
+@refused_when_disk_full
+def testset_save_named(*, token: str, file_name: str, name: str, created_by) -> Saved:
+    """Step two: the upload kept under `token` stored as a version of `name` (v1, v2… by when each was
+    saved); the same content under that name is found again, not stored twice. Nothing is stored when a
+    line is invalid. The kept upload is removed once stored."""
+    from judgeapp.judging.selectors import version_numbers
+
+    name = name_check(name)
+    if not TOKEN.fullmatch(token or ""):
+        raise InputError("that upload is not known here: upload the file again")
+    path = _pending_dir() / token
+    if not path.is_file():
+        raise InputError("that upload has expired or was already saved: upload the file again")
+    suffix = PurePath(file_name).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InputError("a test set is a .jsonl or .csv file")
+    data = path.read_bytes()
+    preview = preview_of(data, file_name)
+    if not preview.savable:
+        raise InputError(f"{preview.problem_count} invalid line(s): fix the file and upload it again")
+    with transaction.atomic():
+        before = TestSet.objects.filter(name=name).values_list("pk", flat=True)
+        known = set(before)
+        testset = testset_store(data=data, name=f"{name}{suffix}", source_path=f"uploaded: {file_name}")
+        created = testset.pk not in known
+        if created and getattr(created_by, "is_authenticated", False):
+            testset.created_by = created_by
+            testset.save(update_fields=["created_by", "updated_at"])
+    path.unlink(missing_ok=True)
+    return Saved(testset=testset, number=version_numbers(TestSet).get(testset.pk, 1), created=created)
+
+
+@dataclass
+class Appended:
+    testset: TestSet
+    number: int
+    added: int
+    skipped: int
+
+
+def run_lowest_case_ids(run) -> list[str]:
+    """The cases of a run's lowest-scoring judgments (its report's `lowest`), each once, in the report's order."""
+    return list(dict.fromkeys(item["case_id"] for item in (run.report or {}).get("lowest") or []))
+
+
+@refused_when_disk_full
+def testset_cases_append(*, run, case_ids: list[str], name: str, created_by) -> Appended:
+    """A new version of the test set `name` (its newest version, or a new name) with the run's cases appended:
+    ids kept, an id it already has skipped and counted. Each case keeps its input, its own output (if any)
+    and its other fields; never a system's reply judged in the run."""
+    import json
+
+    from judgeapp.judging.selectors import version_numbers
+
+    name = name_check(name)
+    if run.testset_id is None:
+        raise InputError(f"run {run.run_id} has no test set")
+    if not case_ids:
+        raise InputError(f"run {run.run_id} has no such cases to add")
+    target = TestSet.objects.filter(name=name).order_by("-created_at", "-pk").first()
+    lines, known = [], set()
+    if target is not None:
+        for case_id, text, output, extra in target.cases.order_by("position").values_list("case_id", "input", "output", "extra"):
+            known.add(case_id)
+            lines.append({**(extra or {}), "id": case_id, "input": text, **({"output": output} if output is not None else {})})
+    wanted = set(case_ids)
+    cases = {c.case_id: c for c in run.testset.cases.filter(case_id__in=wanted)}
+    added = skipped = 0
+    for case_id in case_ids:
+        case = cases.get(case_id)
+        if case is None:
+            continue
+        if case_id in known:
+            skipped += 1
+            continue
+        known.add(case_id)
+        lines.append({**(case.extra or {}), "id": case_id, "input": case.input, **({"output": case.output} if case.output is not None else {})})
+        added += 1
+    data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
+    with transaction.atomic():
+        existing = set(TestSet.objects.filter(name=name).values_list("pk", flat=True))
+        testset = testset_store(data=data, name=f"{name}.jsonl", source_path=f"cases added from run {run.run_id}")
+        if testset.pk not in existing and getattr(created_by, "is_authenticated", False):
+            testset.created_by = created_by
+            testset.save(update_fields=["created_by", "updated_at"])
+    return Appended(testset=testset, number=version_numbers(TestSet).get(testset.pk, 1), added=added, skipped=skipped)
+
+
+# --- A system version's outputs, previewed ---------------------------------------------------------------
+
+
+@dataclass
+class OutputsPreview:
+    token: str
+    file_name: str
+    valid: int = 0
+    rows: list[tuple[str, str]] = field(default_factory=list)  # the first (id, output)
+    problems: list[tuple[int | None, str]] = field(default_factory=list)  # (line number, reason)
+    problem_count: int = 0
+    missing: list[str] = field(default_factory=list)  # the test set's ids without an output (the first ones)
+    missing_count: int = 0
+
+    @property
+    def savable(self) -> bool:
+        return self.valid > 0 and self.problem_count == 0 and self.missing_count == 0
+
+
+def outputs_preview_of(data: bytes, name: str, testset: TestSet, token: str = "") -> OutputsPreview:
+    """Every line of an outputs file checked on its own against the test set it answers: the first rows, every
+    invalid line with its number and reason (an id the test set does not have among them), the test set's ids
+    it leaves without an output. Stores nothing."""
+    from judgeapp.judging.files import parse_outputs
+
+    preview = OutputsPreview(token=token, file_name=name)
+    if PurePath(name).suffix.lower() != ".jsonl":
+        _problem(preview, None, 'outputs are a .jsonl file of {"id", "output"} lines')
+        return preview
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        _problem(preview, None, "not UTF-8 text")
+        return preview
+    known = list(testset.cases.order_by("position").values_list("case_id", flat=True))
+    known_set, first_line = set(known), {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            ((case_id, output),) = parse_outputs(line.encode("utf-8"), name).items()
+        except InputError as exc:
+            _problem(preview, number, _reason(str(exc), name))
+            continue
+        if case_id in first_line:
+            _problem(preview, number, f"duplicate id {case_id!r} (first on line {first_line[case_id]})")
+        elif case_id not in known_set:
+            _problem(preview, number, f"id {case_id!r} is not in test set {testset.name}")
+        else:
+            first_line[case_id] = number
+            preview.valid += 1
+            if len(preview.rows) < PREVIEW_ROWS:
+                preview.rows.append((case_id, output))
+    missing = [case_id for case_id in known if case_id not in first_line]
+    preview.missing, preview.missing_count = missing[:PREVIEW_PROBLEMS], len(missing)
+    if not preview.valid and not preview.problem_count:
+        _problem(preview, None, "no outputs")
+    return preview
+
+
+def _pending_keep(data: bytes, name: str) -> str:
+    text_refuse(name, "the file name")
+    if len(data) > settings.UPLOAD_MAX_BYTES:
+        raise InputError(f"{name}: {len(data):,} bytes is over the limit of {settings.UPLOAD_MAX_BYTES:,}")
+    _pending_clean()
+    token = secrets.token_urlsafe(32)
+    folder = _pending_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / token).write_bytes(data)
+    return token
+
+
+@refused_when_disk_full
+def outputs_preview(*, data: bytes, name: str, testset: TestSet) -> OutputsPreview:
+    """Step one of storing a system version's outputs: the upload kept aside under a random token and
+    previewed against the test set. Nothing is stored as outputs until `outputs_save_pending`."""
+    return outputs_preview_of(data, name, testset, _pending_keep(data, name))
+
+
+@refused_when_disk_full
+def outputs_save_pending(*, token: str, file_name: str, system, version_label: str, testset: TestSet, created_by):
+    """Step two: the previewed upload stored as the system version's outputs ((output set, created), as
+    `output_set_save`); refused in one line when a line is invalid or a case has no output."""
+    from judgeapp.judging.content import InputFile, output_set_save
+
+    if not TOKEN.fullmatch(token or ""):
+        raise InputError("that upload is not known here: upload the file again")
+    path = _pending_dir() / token
+    if not path.is_file():
+        raise InputError("that upload has expired or was already saved: upload the file again")
+    data = path.read_bytes()
+    preview = outputs_preview_of(data, file_name, testset)
+    if not preview.savable:
+        raise InputError(
+            f"{preview.problem_count} invalid line(s), {preview.missing_count} case(s) without an output: fix the file"
+        )
+    given = InputFile(data=data, name=file_name)
+    stored = output_set_save(system=system, version_label=version_label, testset=testset, outputs=given, created_by=created_by)
+    path.unlink(missing_ok=True)
+    return stored

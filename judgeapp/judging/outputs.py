@@ -1,0 +1,120 @@
+"""Whose replies a one-reply run judges (pointwise, the jury): a run labelled with a system judges that
+system's replies — an outputs file, the outputs stored for one of its versions, or replies its endpoint
+generates — and never the test set's own outputs, which are nobody's in particular."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from judgeapp.judging.batches import batched
+from judgeapp.judging.content import InputFile
+from judgeapp.judging.errors import InputError
+from judgeapp.judging.files import parse_outputs, unknown_ids_refuse
+from judgeapp.judging.selectors import output_set_find
+from judgeapp.models import Output, OutputSet, System, TestSet, content_hash, short_version
+
+
+def no_system_outputs(system: System, version_label: str | None = None) -> str:
+    """The refusal of a run labelled with a system that has nothing of its own to judge."""
+    which = f"no outputs labelled {version_label.strip()!r}" if version_label else "no outputs"
+    return (
+        f"{system.name} has {which} for this test set: upload them (--outputs, or manage.py outputs add), "
+        "or have the system's endpoint generate them (--generate)"
+    )
+
+
+def outputs_file_check(outputs: InputFile, case_ids: list[str]) -> dict[str, str]:
+    """One version's replies from an outputs file: one for every case of the test set, none for an id it
+    does not have (CONTRACT §2: refused, with the ids)."""
+    by_id = parse_outputs(outputs.data, outputs.name)
+    missing = [case_id for case_id in case_ids if case_id not in by_id]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise InputError(f"{outputs.name}: no output for case(s) {shown} of the test set")
+    unknown_ids_refuse(by_id, set(case_ids), outputs.name)
+    return {case_id: by_id[case_id] for case_id in case_ids}
+
+
+def output_set_replies(
+    output_set: OutputSet, *, testset: TestSet | InputFile, case_ids: list[str], system: System | None
+) -> dict[str, str]:
+    """The replies stored for a system version, checked against the run's system and test set."""
+    if system is not None and output_set.system_id != system.pk:
+        raise InputError(f"the outputs {output_set} are {output_set.system.name}'s, not {system.name}'s")
+    digest = testset.content_hash if isinstance(testset, TestSet) else content_hash(testset.data)
+    if output_set.testset.content_hash != digest:
+        raise InputError(f"the outputs {output_set} answer test set {output_set.testset}, not this one")
+    replies = dict(output_set.rows.values_list("case_id", "text"))
+    unknown_ids_refuse(replies, set(case_ids), str(output_set))
+    return {case_id: replies[case_id] for case_id in case_ids if case_id in replies}
+
+
+def outputs_origin(*, output_set: OutputSet) -> dict:
+    """What a run records of uploaded outputs: the report's `outputs_source`."""
+    return {
+        "source": "uploaded",
+        "system": output_set.system.name,
+        "version": output_set.version_label,
+        "uploaded_at": output_set.created_at.isoformat(),
+        "uploaded_by": output_set.created_by_label,
+        "outputs_id": str(output_set.uuid),
+        "content_hash": output_set.content_hash,
+    }
+
+
+@dataclass
+class SystemReplies:
+    """The replies a run judges when they do not come with the test set: `replies` {case id: text} from a
+    file or a stored system version (None: the test set's own, or generated), and what the run records."""
+
+    replies: dict[str, str] | None = None
+    output_set: OutputSet | None = None
+    option: dict | None = None  # the run's options["outputs"]
+    version: str | None = None  # the run's versions["outputs"]
+
+
+def system_replies(
+    *,
+    testset: TestSet | InputFile,
+    case_ids: list[str],
+    system: System | None,
+    generate: bool,
+    outputs: InputFile | None = None,
+    output_set: OutputSet | None = None,
+    outputs_version: str | None = None,
+) -> SystemReplies:
+    """Whose replies the run judges, or InputError (one line). A run with a system and neither a file nor a
+    stored version judges the system's newest stored outputs for this test set, or is refused: it never
+    falls back to the test set's own outputs."""
+    if generate and (outputs is not None or output_set is not None or outputs_version):
+        raise InputError("give outputs or have the system generate the outputs, not both")
+    if outputs is not None and (output_set is not None or outputs_version):
+        raise InputError("give an outputs file or a stored system version, not both")
+    if outputs_version and output_set is None and system is None:
+        raise InputError("a version label picks a system's stored outputs: name the system (--system) and give no outputs file")
+    if output_set is None and outputs is None and system is not None and not generate:
+        output_set = output_set_find(system=system, testset=testset, version_label=outputs_version)
+        if output_set is None:
+            raise InputError(no_system_outputs(system, outputs_version))
+    if output_set is not None:
+        replies = output_set_replies(output_set, testset=testset, case_ids=case_ids, system=system)
+        return SystemReplies(replies, output_set, outputs_origin(output_set=output_set), short_version(output_set.content_hash))
+    if outputs is not None:
+        digest = content_hash(outputs.data)
+        option = {"file": outputs.name, "content_hash": digest}
+        return SystemReplies(outputs_file_check(outputs, case_ids), None, option, short_version(digest))
+    return SystemReplies()
+
+
+def run_outputs_store(*, run, testset: TestSet, replies: dict[str, str], system: System | None) -> None:
+    """The replies a run judges, stored as its Outputs before it is planned: the plan takes them over the
+    test set's own (judging/replies.py: replies_to_judge)."""
+    cases = dict(testset.cases.values_list("case_id", "pk"))
+    for batch in batched(replies.items()):
+        Output.objects.bulk_create(
+            [
+                Output(run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE, system=system)
+                for case_id, text in batch
+            ],
+            batch_size=500,
+        )

@@ -1,0 +1,1 @@
+from judgeapp.datasets.cli import DatasetsCommand as Command  # noqa: F401

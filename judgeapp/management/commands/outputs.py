@@ -1,0 +1,1 @@
+from judgeapp.datasets.cli import OutputsCommand as Command  # noqa: F401

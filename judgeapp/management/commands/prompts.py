@@ -1,0 +1,1 @@
+from judgeapp.web.cli import PromptsCommand as Command  # noqa: F401

@@ -1,0 +1,1 @@
+from judgeapp.web.cli import RubricSkeletonCommand as Command  # noqa: F401

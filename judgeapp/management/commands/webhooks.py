@@ -1,0 +1,1 @@
+from judgeapp.webhooks.cli import WebhooksCommand as Command  # noqa: F401

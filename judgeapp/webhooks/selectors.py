@@ -1,0 +1,25 @@
+"""Reads of the webhooks page: the webhooks and the latest deliveries."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from judgeapp.models import Webhook, WebhookDelivery
+
+LOG_ROWS = 50
+
+
+def webhooks_all() -> QuerySet[Webhook]:
+    return Webhook.objects.select_related("created_by").order_by("name", "pk")
+
+
+def webhook_of(*, uuid) -> Webhook:
+    webhook = Webhook.objects.filter(uuid=uuid).first()
+    if webhook is None:
+        raise Http404("no such webhook")
+    return webhook
+
+
+def deliveries_recent(*, limit: int = LOG_ROWS) -> QuerySet[WebhookDelivery]:
+    return WebhookDelivery.objects.select_related("webhook").order_by("-created_at", "-pk")[:limit]
