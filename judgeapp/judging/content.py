@@ -14,6 +14,7 @@ from django.db import transaction
 from judgeapp.judging.batches import batched
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric, testset_rows
+from judgeapp.judging.outputs import outputs_file_check
 from judgeapp.judging.prompts import Prompt, load_prompt
 from judgeapp.models import Case, Criterion, Goal, PromptTemplate, Rubric, TestSet, content_hash
 
@@ -219,22 +220,6 @@ def version_label_check(label: str) -> str:
     return label
 
 
-def outputs_for_testset(outputs: InputFile, testset: TestSet) -> dict[str, str]:
-    """An outputs file's replies, one for every case of the test set and none for an id it does not have
-    (CONTRACT §2: refused, with the ids), in the test set's order."""
-    from judgeapp.judging.files import parse_outputs, unknown_ids_refuse
-
-    by_id = parse_outputs(outputs.data, outputs.name)
-    case_ids = list(testset.cases.order_by("position").values_list("case_id", flat=True))
-    unknown_ids_refuse(by_id, set(case_ids), outputs.name)
-    missing = [case_id for case_id in case_ids if case_id not in by_id]
-    if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise InputError(f"{outputs.name}: no output for case(s) {shown} of the test set")
-    return {case_id: by_id[case_id] for case_id in case_ids}
-
-
-@transaction.atomic
 def output_set_save(*, system, version_label: str, testset: TestSet, outputs: InputFile, created_by=None):
     """Store one version of a system's replies to a test set. The same content for the same system and
     label is stored once (found again, `created` False); nothing is stored when a line is refused.
@@ -242,7 +227,8 @@ def output_set_save(*, system, version_label: str, testset: TestSet, outputs: In
     from judgeapp.models import OutputRow, OutputSet
 
     label = version_label_check(version_label)
-    replies = outputs_for_testset(outputs, testset)
+    case_ids = list(testset.cases.order_by("position").values_list("case_id", flat=True))
+    replies = outputs_file_check(outputs, case_ids)
     digest = content_hash(outputs.data)
     existing = OutputSet.objects.filter(system=system, version_label=label, content_hash=digest).first()
     if existing:

@@ -5,13 +5,16 @@ generates — and never the test set's own outputs, which are nobody's in partic
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from judgeapp.judging.batches import batched
-from judgeapp.judging.content import InputFile
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_outputs, unknown_ids_refuse
 from judgeapp.judging.selectors import output_set_find
 from judgeapp.models import Output, OutputSet, System, TestSet, content_hash, short_version
+
+if TYPE_CHECKING:
+    from judgeapp.judging.content import InputFile
 
 
 def no_system_outputs(system: System, version_label: str | None = None) -> str:
@@ -23,30 +26,40 @@ def no_system_outputs(system: System, version_label: str | None = None) -> str:
     )
 
 
-def outputs_file_check(outputs: InputFile, case_ids: list[str]) -> dict[str, str]:
-    """One version's replies from an outputs file: one for every case of the test set, none for an id it
-    does not have (CONTRACT §2: refused, with the ids)."""
+def _ids_shown(ids: list[str], first: int = 5) -> str:
+    return ", ".join(ids[:first]) + (f" and {len(ids) - first} more" if len(ids) > first else "")
+
+
+def outputs_file_check(
+    outputs: InputFile, case_ids: list[str], *, judged: list[str] | None = None, where: str = ""
+) -> dict[str, str]:
+    """One version's replies from an outputs file, in the order judged: one for every case judged (`judged`,
+    by default every case of the test set) and none for an id the test set does not have (CONTRACT §2:
+    refused, with the ids). `where`: pairwise's " (version A)". Every mode and the Datasets page check an
+    outputs file here."""
     by_id = parse_outputs(outputs.data, outputs.name)
-    missing = [case_id for case_id in case_ids if case_id not in by_id]
+    judged = case_ids if judged is None else judged
+    missing = [case_id for case_id in judged if case_id not in by_id]
     if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise InputError(f"{outputs.name}: no output for case(s) {shown} of the test set")
-    unknown_ids_refuse(by_id, set(case_ids), outputs.name)
-    return {case_id: by_id[case_id] for case_id in case_ids}
+        raise InputError(f"{outputs.name}: no output for case(s) {_ids_shown(missing)} of the test set{where}")
+    unknown_ids_refuse(by_id, set(case_ids), outputs.name, where)
+    return {case_id: by_id[case_id] for case_id in judged}
 
 
 def output_set_replies(
-    output_set: OutputSet, *, testset: TestSet | InputFile, case_ids: list[str], system: System | None
+    output_set: OutputSet, *, testset: TestSet | InputFile, case_ids: list[str], system: System | None,
+    judged: list[str] | None = None, where: str = "",
 ) -> dict[str, str]:
-    """The replies stored for a system version, checked against the run's system and test set."""
+    """The replies stored for a system version, checked against the run's system and test set, for the cases
+    judged (by default every case of the test set) that it answers."""
     if system is not None and output_set.system_id != system.pk:
-        raise InputError(f"the outputs {output_set} are {output_set.system.name}'s, not {system.name}'s")
+        raise InputError(f"the outputs {output_set} are {output_set.system.name}'s, not {system.name}'s{where}")
     digest = testset.content_hash if isinstance(testset, TestSet) else content_hash(testset.data)
     if output_set.testset.content_hash != digest:
-        raise InputError(f"the outputs {output_set} answer test set {output_set.testset}, not this one")
+        raise InputError(f"the outputs {output_set} answer test set {output_set.testset}, not this one{where}")
     replies = dict(output_set.rows.values_list("case_id", "text"))
-    unknown_ids_refuse(replies, set(case_ids), str(output_set))
-    return {case_id: replies[case_id] for case_id in case_ids if case_id in replies}
+    unknown_ids_refuse(replies, set(case_ids), str(output_set), where)
+    return {case_id: replies[case_id] for case_id in (case_ids if judged is None else judged) if case_id in replies}
 
 
 def outputs_origin(*, output_set: OutputSet) -> dict:

@@ -10,10 +10,11 @@ from django.db import transaction
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
 from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.errors import InputError, refused_when_disk_full
-from judgeapp.judging.files import parse_outputs, unknown_ids_refuse
+from judgeapp.judging.files import parse_outputs
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
+from judgeapp.judging.outputs import output_set_replies, outputs_file_check
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
     Executor,
@@ -165,24 +166,14 @@ def pairwise_run_create(
 
     outputs: dict[str, dict[str, str]] = {}
     warnings = list(rubric_warnings) + family_warnings([judge, version_a.system, version_b.system])
-    digest = testset.content_hash if isinstance(testset, TestSet) else content_hash(testset.data)
     for slot, source in sources.items():
+        where = f" (version {slot})"
         if source.output_set is not None:
-            if source.output_set.testset.content_hash != digest:
-                raise InputError(f"version {slot}: the outputs {source.output_set} answer test set {source.output_set.testset}, not this one")
-            by_id = dict(source.output_set.rows.values_list("case_id", "text"))
-            unknown_ids_refuse(by_id, set(case_ids), str(source.output_set), f" (version {slot})")
-            outputs[slot] = {c: by_id[c] for c in chosen if c in by_id}
-            continue
-        if source.outputs is None:
-            continue
-        by_id = parse_outputs(source.outputs.data, source.outputs.name)
-        missing = [c for c in chosen if c not in by_id]
-        if missing:
-            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-            raise InputError(f"{source.outputs.name}: no output for case(s) {shown} (version {slot})")
-        unknown_ids_refuse(by_id, set(case_ids), source.outputs.name, f" (version {slot})")
-        outputs[slot] = {c: by_id[c] for c in chosen}
+            outputs[slot] = output_set_replies(
+                source.output_set, testset=testset, case_ids=case_ids, system=None, judged=chosen, where=where
+            )
+        elif source.outputs is not None:
+            outputs[slot] = outputs_file_check(source.outputs, case_ids, judged=chosen, where=where)
     if version_a.outputs and version_b.outputs and outputs["A"] == outputs["B"]:
         warnings.append("versions A and B have identical outputs")
     if version_a.system and version_b.system and version_a.system.pk == version_b.system.pk:

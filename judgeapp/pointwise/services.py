@@ -16,11 +16,11 @@ from judgeapp.judging.content import InputFile, prompt_register, rubric_save, te
 from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError, refused_when_disk_full
-from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_rubric, render_criterion, unknown_ids_refuse
+from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_rubric, render_criterion
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
-from judgeapp.judging.outputs import no_system_outputs, outputs_file_check, outputs_origin
+from judgeapp.judging.outputs import no_system_outputs, output_set_replies, outputs_file_check, outputs_origin
 from judgeapp.judging.prompts import Prompt, load_prompt, user_message
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.judging.selectors import output_set_find, report_without_verdict
@@ -124,14 +124,7 @@ def pointwise_check(
         if generate:
             raise InputError("give outputs or have the system generate the outputs, not both")
         if output_set is not None:
-            if system is not None and output_set.system_id != system.pk:
-                raise InputError(f"the outputs {output_set} are {output_set.system.name}'s, not {system.name}'s")
-            digest = testset.content_hash if isinstance(testset, TestSet) else content_hash(testset.data)
-            if output_set.testset.content_hash != digest:
-                raise InputError(f"the outputs {output_set} answer test set {output_set.testset}, not {testset_name}")
-            replies = dict(output_set.rows.values_list("case_id", "text"))
-            unknown_ids_refuse(replies, set(case_ids), str(output_set))
-            replies = {case_id: replies[case_id] for case_id in case_ids if case_id in replies}
+            replies = output_set_replies(output_set, testset=testset, case_ids=case_ids, system=system)
         else:
             replies = outputs_file_check(outputs, case_ids)
         with_output = total

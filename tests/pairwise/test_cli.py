@@ -79,7 +79,7 @@ def test_systems_generate_the_versions_on_a_seeded_sample_in_parallel(judge, mak
         (lambda f, p: f.update(a=put(p / "empty.jsonl", b"")), "the file is empty"),
         (lambda f, p: f.update(rubric=put(p / "r.toml", b"name = 'x'\n")), "missing 'criteria'"),
         (lambda f, p: f.update(b=put(p / "short.jsonl", b'{"id": "c000", "output": "hi"}\n')),
-         r"short.jsonl: no output for case\(s\) c001, c002, c003 \(version B\)"),
+         r"short.jsonl: no output for case\(s\) c001, c002, c003 of the test set \(version B\)"),
         (lambda f, p: f.update(judge="nobody"), "unknown judge 'nobody'"),
         (lambda f, p: f.update(report=str(p / "no-such-dir" / "r.json")), "no such directory"),
     ],

@@ -177,7 +177,7 @@ def test_outputs_missing_for_a_case_are_refused_and_nothing_is_stored(judge):
     a, b = good_and_bad(4)
     del b["c002"]
     before = (Run.objects.count(), StoredTestSet.objects.count(), Output.objects.count())
-    with pytest.raises(InputError, match=r"out_b.jsonl: no output for case\(s\) c002 \(version B\)"):
+    with pytest.raises(InputError, match=r"out_b.jsonl: no output for case\(s\) c002 of the test set \(version B\)"):
         pairwise_run(judge=judge, a=a, b=b, n=4)
     assert (Run.objects.count(), StoredTestSet.objects.count(), Output.objects.count()) == before
 

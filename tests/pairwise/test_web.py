@@ -89,7 +89,7 @@ def test_bad_input_is_a_form_error_and_nothing_is_stored(client, reviewer, judge
     data = {"testset": testset.pk, "rubric": rubric.pk, "judge": judge.pk, "a_file": upload("a.jsonl", a), "b_file": upload("b.jsonl", b)}
     response = client.post(reverse("pairwise:new"), data)
     assert response.status_code == 400  # a refused form
-    assert "a.jsonl: no output for case(s) c001 (version A)" in response.content.decode()
+    assert "a.jsonl: no output for case(s) c001 of the test set (version A)" in response.content.decode()
     assert Run.objects.count() == 0
     # Through htmx only the form is swapped, with the same message.
     data.update(a_file=upload("a.jsonl", a), b_file=upload("b.jsonl", b))
