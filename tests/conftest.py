@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group, User
 
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.models import Judge, System
-from tests.helpers import WorkerProcess, database_url_for_subprocess
+from tests.helpers import WorkerProcess, database_url_for_subprocess, support_inputs_stored
 from tests.helpers import celery_broker as celery_broker_block
 
 # --- The socket guard (zulip's `block_internet`, at the socket) ------------------------------------------
@@ -169,3 +169,10 @@ def worker_factory(transactional_db, tmp_path):
     yield start
     for worker in started:
         worker.stop()
+
+
+
+@pytest.fixture
+def support_inputs(db):
+    """evals/support's test set and rubric stored as the demo stores them: what the run forms pick."""
+    return support_inputs_stored()

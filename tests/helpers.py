@@ -425,3 +425,16 @@ def celery_broker(url: str):
             os.environ["CELERY_BROKER_URL"] = before_env
         app.conf.update(before_conf)
         app._after_fork()
+
+
+def support_inputs_stored():
+    """evals/support's test set and rubric stored as the demo stores them ("support (v1, 24 cases)",
+    "support-quality (v1)"): what the run forms pick. `form`: the fields that pick them."""
+    from types import SimpleNamespace
+
+    from judgeapp.demo.registry import EVALS, support_testset
+    from judgeapp.judging.content import rubric_load, testset_save
+
+    testset = testset_save(support_testset())
+    rubric = rubric_load(path=EVALS / "support" / "rubric.toml")
+    return SimpleNamespace(testset=testset, rubric=rubric, form={"testset": testset.pk, "rubric": rubric.pk})

@@ -21,6 +21,7 @@ from judgeapp.judging import runs, signals, taskqueue
 from judgeapp.models import Run, RunStatus, UnitStatus
 from tests import factories
 from tests.factories import GOOD_REPLY, RUBRIC_ONE, pointwise_run
+from tests.helpers import support_inputs_stored
 
 NOTICE = "queued — will start when the broker is back"
 
@@ -97,7 +98,7 @@ def test_the_form_redirects_to_the_run_page_which_says_it_waits_for_the_broker(t
     with caplog.at_level(logging.WARNING):
         response = client.post(
             reverse("pointwise:new"),
-            {"judge": judge.pk, "threshold": "3.5", "testset_pick": "support/testset.jsonl", "rubric_pick": "support/rubric.toml"},
+            {"judge": judge.pk, "threshold": "3.5", **support_inputs_stored().form},
         )
     run = Run.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("run_detail", args=[run.run_id])

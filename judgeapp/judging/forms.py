@@ -4,7 +4,7 @@ from django import forms
 from django.conf import settings
 
 from judgeapp.judging.accounting import money_text
-from judgeapp.judging.content import InputFile, testset_cases
+from judgeapp.judging.content import InputFile, testset_cases, testset_check
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric
 from judgeapp.judging.library import library
@@ -223,7 +223,10 @@ def upload_of(upload) -> InputFile | None:
 
 
 class InputsForm(PreflightForm):
-    """A stored test set and rubric, or uploaded ones: an upload wins over the picker."""
+    """The inputs of every run judged on a test set and a rubric (pointwise, pairwise, the jury): a version
+    stored on the Datasets page, picked by name, or a file uploaded in place. An upload wins over the picker
+    (which starts preselected) and is read here, so that a bad line is the file field's error; the run's
+    `testset_input` and `rubric_input` are a stored version or the uploaded file."""
 
     title = forms.CharField(required=False, max_length=300)
     run_id = forms.CharField(required=False, max_length=100, label="Run id", help_text="Optional; default <utc>_<short-uuid>.")
@@ -239,26 +242,39 @@ class InputsForm(PreflightForm):
         super().__init__(*args, **kwargs)
         self.fields["testset"].queryset = testsets_for_runs()
         if not self.is_bound:
-            # The demo's support set when it is stored, else the newest a run may use (never the check-up's
-            # 999-case public pair set), and the newest rubric; an upload still wins over them.
-            offered = testsets_for_runs()
-            default = offered.filter(name="support").order_by("-created_at").first() or offered.order_by("-created_at").first()
-            self.initial.setdefault("testset", default.pk if default else None)
-            self.initial.setdefault("rubric", Rubric.objects.order_by("-created_at").values_list("pk", flat=True).first())
+            # The demo's support set and rubric when they are stored, else the newest a run may use (never the
+            # check-up's 999-case public pair set); an upload still wins over them.
+            self.initial.setdefault("testset", _newest(testsets_for_runs(), "support"))
+            self.initial.setdefault("rubric", _newest(Rubric.objects.all(), "support-quality"))
 
-    def _one_of(self, cleaned, stored: str, upload: str, what: str):
-        # An upload wins over the picker (which starts preselected): choosing a file is never an error.
+    def _one_of(self, cleaned, stored: str, upload: str, what: str, parse):
         if not cleaned.get(stored) and not cleaned.get(upload):
             self.add_error(stored, f"Choose a stored {what} or upload one.")
             return None
         try:
-            return upload_of(cleaned.get(upload)) or cleaned.get(stored)
+            given = upload_of(cleaned.get(upload))
+            if given is not None:
+                parse(given.data, given.name)
         except forms.ValidationError as exc:
             self.add_error(upload, exc)
             return None
+        except InputError as exc:
+            self.add_error(upload, str(exc))
+            return None
+        return given or cleaned.get(stored)
+
+    def rubric_input(self, cleaned):
+        """The rubric the run uses (pointwise's form also takes one written in place)."""
+        return self._one_of(cleaned, "rubric", "rubric_file", "rubric", parse_rubric)
 
     def clean(self):
         cleaned = super().clean()
-        cleaned["testset_input"] = self._one_of(cleaned, "testset", "testset_file", "test set")
-        cleaned["rubric_input"] = self._one_of(cleaned, "rubric", "rubric_file", "rubric")
+        cleaned["testset_input"] = self._one_of(cleaned, "testset", "testset_file", "test set", testset_check)
+        cleaned["rubric_input"] = self.rubric_input(cleaned)
         return cleaned
+
+
+def _newest(rows, demo_name: str):
+    """The pk of the newest version named as the demo's, else of the newest; None: none stored."""
+    found = rows.filter(name=demo_name).order_by("-created_at").first() or rows.order_by("-created_at").first()
+    return found.pk if found else None

@@ -3,14 +3,13 @@
 from decimal import Decimal
 
 from django import forms
-from django.conf import settings
 
 from calibration.selectors import run_preflight
-from judgeapp.judging.content import testset_check
+from judgeapp.judging.content import InputFile
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import MAX_SKELETON_CRITERION, parse_rubric
 from judgeapp.judging.forms import (
-    PreflightForm,
+    InputsForm,
     PromptChoiceField,
     cases_in,
     criteria_in,
@@ -20,42 +19,9 @@ from judgeapp.judging.forms import (
     trials_field,
     upload_of,
 )
-from judgeapp.judging.selectors import testsets_for_runs, version_numbers
-from judgeapp.models import PromptMode, Rubric, System, TestSet, UnitStatus
-from judgeapp.pointwise.services import RUBRIC_SUFFIXES, TESTSET_SUFFIXES, InputFile, evals_file, evals_files, pointwise_estimate
+from judgeapp.models import PromptMode, System, UnitStatus
+from judgeapp.pointwise.services import pointwise_estimate
 from judgeapp.releases.core import DEFAULT_THRESHOLD
-
-
-def _servable(relative: str, suffixes, parse) -> bool:
-    """Whether a file in evals/ is a test set (or rubric) at all: a trace JSONL or an agent's flowers.csv is not."""
-    try:
-        given = evals_file(relative, suffixes)
-        parse(given.data, given.name)
-    except (InputError, ValueError):
-        return False
-    return True
-
-
-STORED = "stored:"  # a picker's value for a stored version: "stored:<uuid>"
-
-
-def _choices(suffixes, parse, stored=None) -> list:
-    """The picker: "— upload a file instead —", the stored versions by name ("support (v3, 24 cases)"),
-    then the files in evals/."""
-    files = [(f, f"evals/{f}") for f in evals_files(suffixes) if _servable(f, suffixes, parse)]
-    choices = [("", "— upload a file instead —")]
-    if stored is not None:
-        numbers = version_numbers(stored.model)
-        cases = stored.model is TestSet
-        rows = [
-            (f"{STORED}{row.uuid}", f"{row.name} (v{numbers.get(row.pk, '?')}{f', {row.case_count} cases' if cases else ''})")
-            for row in stored
-        ]
-        if rows:
-            choices.append(("Stored", rows))
-    if files:
-        choices.append(("Files in evals/", files))
-    return choices
 
 
 def _is_uuid(value: str) -> bool:
@@ -71,15 +37,7 @@ def _is_uuid(value: str) -> bool:
 RUBRIC_TEXT_MAX = 200_000  # a rubric written in the form, in characters (an upload is bounded by UPLOAD_MAX_BYTES)
 
 
-class PointwiseForm(PreflightForm):
-    testset_pick = forms.ChoiceField(label="Test set", required=False)
-    testset_file = forms.FileField(
-        label="…or upload a test set", required=False, help_text="JSONL or CSV: id, input, output (output optional when a system generates it)."
-    )
-    rubric_pick = forms.ChoiceField(label="Rubric", required=False)
-    rubric_file = forms.FileField(
-        label="…or upload a rubric", required=False, help_text="TOML or JSON: criteria, each with a 1-5 scale and an example per score."
-    )
+class PointwiseForm(InputsForm):
     rubric_text = forms.CharField(
         label="…or write one here", required=False, max_length=RUBRIC_TEXT_MAX,
         widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
@@ -114,7 +72,6 @@ class PointwiseForm(PreflightForm):
         required=False, label="…or baseline run id", max_length=100,
         help_text="A run to compare with like for like: its replies on the shared cases, judged this run's way.",
     )
-    title = forms.CharField(required=False, max_length=300)
     trials = trials_field()
     budget = forms.DecimalField(
         required=False, label="Budget (USD)", min_value=Decimal("0.0001"), max_digits=12, decimal_places=4,
@@ -124,20 +81,10 @@ class PointwiseForm(PreflightForm):
 
     def __init__(self, *args, outputs_uuid: str = "", **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["testset_pick"].choices = _choices(TESTSET_SUFFIXES, testset_check, testsets_for_runs())
-        self.fields["rubric_pick"].choices = _choices(RUBRIC_SUFFIXES, parse_rubric, Rubric.objects.order_by("name", "-created_at"))
+        self.fields["testset_file"].help_text = "JSONL or CSV: id, input, output (output optional when a system generates it)."
+        self.fields["rubric_file"].help_text = "TOML or JSON: criteria, each with a 1-5 scale and an example per score."
         self.fields["prompt"].for_mode(PromptMode.POINTWISE)
         if not self.is_bound:
-            flat = [value for _, group in self.fields["testset_pick"].choices[1:] for value, _label in group]
-            # The demo's support set, else the team's newest stored test set (one just saved on the Datasets
-            # page is what a new team means to judge), else the example in evals/.
-            stored = testsets_for_runs()
-            newest = stored.filter(name="support").order_by("-created_at").first() or stored.order_by("-created_at").first()
-            default_testset = f"{STORED}{newest.uuid}" if newest else next((f for f in flat if f.endswith("testset.jsonl")), "")
-            flat = [value for _, group in self.fields["rubric_pick"].choices[1:] for value, _label in group]
-            default_rubric = next((f for f in flat if f.endswith("rubric.toml")), "")
-            self.initial.setdefault("testset_pick", default_testset)
-            self.initial.setdefault("rubric_pick", default_rubric)
             self._start_from_outputs(outputs_uuid)
 
     def _start_from_outputs(self, outputs_uuid: str) -> None:
@@ -145,50 +92,26 @@ class PointwiseForm(PreflightForm):
         picked. An unknown or malformed id picks nothing (a stale link opens the plain form)."""
         found = self.fields["output_set"].queryset.filter(uuid=outputs_uuid).first() if _is_uuid(outputs_uuid) else None
         if found is not None:
-            self.initial.update(testset_pick=f"{STORED}{found.testset.uuid}", system=found.system_id, output_set=found.pk)
+            self.initial.update(testset=found.testset_id, system=found.system_id, output_set=found.pk)
 
-    def _input(self, pick_field: str, file_field: str, suffixes, parse, model=None, text_field: str | None = None):
-        """The rubric written here, else the upload, else the picked version or file: an upload wins over the
-        picker (which starts preselected)."""
-        pick, upload = self.cleaned_data.get(pick_field), self.cleaned_data.get(file_field)
-        written = (self.cleaned_data.get(text_field) or "").strip() if text_field else ""
-        if written:
-            # A rubric written here is the one used, whatever the list of evals/ files shows.
-            if upload:
-                self.add_error(text_field, "Upload a rubric or write one here, not both.")
-                return None
-            try:
-                given = InputFile(data=written.encode("utf-8"), name="rubric.toml")
-                parse(given.data, given.name)
-            except InputError as exc:
-                self.add_error(text_field, str(exc))
-                return None
-            return given
-        if not pick and not upload:
-            self.add_error(file_field, "Pick one or upload a file.")
+    def rubric_input(self, cleaned):
+        """A rubric written here is the one used, whatever the picker shows; else the upload or the picked one."""
+        written = (cleaned.get("rubric_text") or "").strip()
+        if not written:
+            return super().rubric_input(cleaned)
+        if cleaned.get("rubric_file"):
+            self.add_error("rubric_text", "Upload a rubric or write one here, not both.")
             return None
-        if not upload and pick.startswith(STORED):
-            found = model.objects.filter(uuid=pick.removeprefix(STORED)).first() if _is_uuid(pick.removeprefix(STORED)) else None
-            if found is None:
-                self.add_error(pick_field, "That stored version is gone; pick another.")
-            return found
+        given = InputFile(data=written.encode("utf-8"), name="rubric.toml")
         try:
-            if not upload:
-                given = evals_file(pick, suffixes)
-            else:
-                if upload.size > settings.UPLOAD_MAX_BYTES:
-                    raise InputError(f"{upload.name}: {upload.size:,} bytes is over the limit of {settings.UPLOAD_MAX_BYTES:,}")
-                given = InputFile(data=upload.read(), name=upload.name)
-            parse(given.data, given.name)
+            parse_rubric(given.data, given.name)
         except InputError as exc:
-            self.add_error(file_field if upload else pick_field, str(exc))
+            self.add_error("rubric_text", str(exc))
             return None
         return given
 
     def clean(self):
         data = super().clean()
-        data["testset"] = self._input("testset_pick", "testset_file", TESTSET_SUFFIXES, testset_check, TestSet)
-        data["rubric"] = self._input("rubric_pick", "rubric_file", RUBRIC_SUFFIXES, parse_rubric, Rubric, text_field="rubric_text")
         data["outputs"] = None
         if data.get("outputs_file"):
             try:
@@ -202,18 +125,18 @@ class PointwiseForm(PreflightForm):
         self.preflight(run_preflight(judges=[data.get("judge")], systems=[data.get("system")]))
         # One call per case and criterion, each asked `trials` times (a baseline judged again adds its own).
         self.estimate = self._estimate(data)
-        calls = product(cases_in(data["testset"]), criteria_in(data["rubric"]), data.get("trials") or 1)
+        calls = product(cases_in(data["testset_input"]), criteria_in(data["rubric_input"]), data.get("trials") or 1)
         self.calls_check(calls, cost=self.estimate.cost if self.estimate else None)
         return data
 
     def _estimate(self, data):
         """The run's calls, tokens and cost from its inputs (no judge call), or None when they do not make a
         run (pointwise_create says why when it is started)."""
-        if not (data.get("testset") and data.get("rubric") and data.get("judge")):
+        if not (data.get("testset_input") and data.get("rubric_input") and data.get("judge")):
             return None
         try:
             return pointwise_estimate(
-                testset=data["testset"], rubric=data["rubric"], judge=data["judge"], system=data.get("system"),
+                testset=data["testset_input"], rubric=data["rubric_input"], judge=data["judge"], system=data.get("system"),
                 outputs=data.get("outputs"), output_set=data.get("output_set"), generate=data.get("generate") or False,
                 trials=data.get("trials"), prompt=data.get("prompt") or None,
             )

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 
 from judgeapp.judging.batches import batched
@@ -42,27 +41,6 @@ from judgeapp.models import (
 )
 from judgeapp.pointwise.core import report_markdown
 from judgeapp.releases.core import DEFAULT_THRESHOLD
-
-EVALS_DIR = Path(settings.BASE_DIR) / "evals"
-TESTSET_SUFFIXES = (".jsonl", ".csv")
-RUBRIC_SUFFIXES = (".toml", ".json")
-
-
-def evals_files(suffixes: tuple[str, ...]) -> list[str]:
-    """The files under evals/ with these suffixes, as paths relative to evals/ (what the form offers)."""
-    if not EVALS_DIR.is_dir():
-        return []
-    return sorted(
-        str(p.relative_to(EVALS_DIR)) for p in EVALS_DIR.rglob("*") if p.is_file() and p.suffix.lower() in suffixes
-    )
-
-
-def evals_file(relative: str, suffixes: tuple[str, ...]) -> InputFile:
-    """A file picked from evals/: only one of those `evals_files` lists, never a path outside it."""
-    if relative not in evals_files(suffixes):
-        raise InputError(f"{relative}: not a file in evals/")
-    return InputFile.from_path(EVALS_DIR / relative)
-
 
 @dataclass
 class PointwisePlan:

@@ -39,8 +39,8 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
 
     def start(data: dict) -> Run:
         run = pointwise_services.pointwise_create(
-            testset=data["testset"],
-            rubric=data["rubric"],
+            testset=data["testset_input"],
+            rubric=data["rubric_input"],
             judge=data["judge"],
             system=data["system"],
             outputs=data["outputs"],
@@ -52,6 +52,7 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
             trials=data.get("trials"),
             executor=Executor.CELERY,
             title=data["title"],
+            run_id=data["run_id"] or None,
             prompt=data.get("prompt") or None,
             created_by=request.user,
             budget=data.get("budget"),

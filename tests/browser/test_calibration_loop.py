@@ -7,11 +7,19 @@ import pytest
 from calibration.models import Candidate, JudgeLock
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
-from judgeapp.judging.runs import run_execute_inline
 from fakejudge import DemoBrain
 from fakejudge.server import When, prompt_contains
+from judgeapp.judging.runs import run_execute_inline
 from tests.browser.conftest import log_in
-from tests.calibration.conftest import fast_bootstrap, labels_csv, planted_grade, planted_run, planted_server, scores_for, two_annotators  # noqa: F401 - fixtures
+from tests.calibration.conftest import (  # noqa: F401 - fixtures
+    fast_bootstrap,
+    labels_csv,
+    planted_grade,
+    planted_run,
+    planted_server,
+    scores_for,
+    two_annotators,
+)
 
 pytestmark = pytest.mark.browser
 

@@ -8,6 +8,7 @@ import pytest
 from judgeapp.judging import runs, taskqueue
 from judgeapp.models import Run
 from tests.browser.conftest import log_in
+from tests.helpers import support_inputs_stored
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -17,10 +18,11 @@ def test_estimate_cost_tick_budget_and_usage_card(page, reviewer, make_judge, fa
     settings.LARGE_RUN_COST = Decimal("0.001")
     make_judge("priced", input_price_per_million=Decimal("0.20"), output_price_per_million=Decimal("0.60"), max_concurrency=1)
     log_in(page, "rita")
+    support_inputs_stored()  # what the demo loads from evals/
     page.goto("/pointwise/")
     page.select_option("#id_judge", label="priced")
-    page.select_option("#id_testset_pick", "support/testset.jsonl")
-    page.select_option("#id_rubric_pick", "support/rubric.toml")
+    page.select_option("#id_testset", label="support (v1, 24 cases)")
+    page.select_option("#id_rubric", label="support-quality (v1)")
     page.get_by_role("button", name="Estimate calls and cost").click()
     page.wait_for_selector("#estimate >> text=Estimate:")
     assert "about 72 judge calls" in page.inner_text("#estimate")

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from judgeapp.demo.registry import EVALS
+from judgeapp.judging.content import rubric_load
 from judgeapp.models import OutputSet, Run
 from tests.browser.axe import axe_run
 from tests.browser.conftest import log_in
@@ -77,9 +79,10 @@ def test_upload_preview_fix_save_outputs_and_a_pointwise_run(page, reviewer, jud
     assert "Stored support-bot v2.1: 4 outputs for support." in page.content()
     assert OutputSet.objects.get().version_label == "v2.1"
 
+    rubric_load(path=EVALS / "support" / "rubric.toml")  # the demo's rubric
     page.goto("/pointwise/")
-    page.select_option("#id_testset_pick", label="support (v1, 4 cases)")
-    page.select_option("#id_rubric_pick", "support/rubric.toml")
+    page.select_option("#id_testset", label="support (v1, 4 cases)")
+    page.select_option("#id_rubric", label="support-quality (v1)")
     page.select_option("#id_output_set", index=1)
     page.get_by_role("button", name="Start the evaluation").click()
     page.wait_for_url("**/runs/*/")

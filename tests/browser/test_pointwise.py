@@ -6,6 +6,7 @@ import pytest
 from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.models import AuditLog, GateDecision, Release, Run
 from tests.browser.conftest import log_in
+from tests.helpers import support_inputs_stored
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -26,9 +27,10 @@ def test_lead_runs_reads_the_report_and_releases(page, lead, make_judge, make_sy
         worker_factory(concurrency=4)
         log_in(page, "leo")
 
+        support_inputs_stored()  # what the demo loads from evals/
         page.goto("/pointwise/")
-        page.select_option("#id_testset_pick", "support/testset.jsonl")
-        page.select_option("#id_rubric_pick", "support/rubric.toml")
+        page.select_option("#id_testset", label="support (v1, 24 cases)")
+        page.select_option("#id_rubric", label="support-quality (v1)")
         page.select_option("#id_system", label="support-bot")
         page.set_input_files("#id_outputs_file", str(outputs))
         page.fill("#id_threshold", "3.0")

@@ -13,6 +13,8 @@ from decimal import Decimal
 
 import pytest
 
+from judgeapp.demo.registry import EVALS
+from judgeapp.judging.content import rubric_load
 from judgeapp.models import OutputSet, Run
 from judgeapp.models import TestSet as StoredTestSet  # not a pytest class
 from tests.browser.conftest import log_in
@@ -53,6 +55,7 @@ def test_a_new_team_stores_its_data_runs_tags_finds_and_hears_the_gate(
     make_judge("team-judge", model="qwen2.5-7b-instruct", family="qwen", input_price_per_million=Decimal("0.20"),
                output_price_per_million=Decimal("0.60"))
     make_system("support-bot")
+    rubric_load(path=EVALS / "support" / "rubric.toml")  # the demo's rubric, which the team judges with
     worker = worker_factory(concurrency=2)
     with Receiver() as receiver:
         log_in(page, "leo")
@@ -175,8 +178,8 @@ def _run_started(page, screenshots) -> Run:
     testset = f"support-faq (v1, {len(CASES)} cases)"
     picked = page.eval_on_selector_all("#pointwise-form select", "all => all.map(s => s.selectedOptions[0]?.text || '')")
     assert testset in picked and "support-bot" in picked and any(p.startswith("support-bot v2.1") for p in picked), picked
-    page.select_option("#id_testset_pick", label=testset)
-    page.select_option("#id_rubric_pick", "support/rubric.toml")
+    page.select_option("#id_testset", label=testset)
+    page.select_option("#id_rubric", label="support-quality (v1)")
     page.select_option("#id_prompt", label=_option_starting(page, "#id_prompt", "support-concise"))
     page.fill("#id_title", "Support FAQ v2.1 check")
     _estimate_and_usage(page, where="before start")

@@ -13,6 +13,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_file_parse
 from judgeapp.models import Run
 from tests.api.test_endpoints import pointwise_body
+from tests.helpers import support_inputs_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +30,7 @@ def sent(monkeypatch):
 
 
 def pointwise_form(judge, **extra):
-    return {"judge": judge.pk, "threshold": "3.5", "testset_pick": "support/testset.jsonl", "rubric_pick": "support/rubric.toml",
+    return {"judge": judge.pk, "threshold": "3.5", **support_inputs_stored().form,
             **extra}
 
 
@@ -47,8 +48,8 @@ def test_the_estimate_button_answers_with_calls_tokens_and_cost_and_asks_no_judg
 
 def test_the_estimate_of_inputs_that_make_no_run_says_what_is_missing(client, reviewer, priced_judge, fake_judge):
     client.force_login(reviewer)
-    answer = client.post(reverse("pointwise:estimate"), pointwise_form(priced_judge, testset_pick=""), headers=HTMX)
-    assert answer.status_code == 200 and "No estimate: Pick one or upload a file." in answer.content.decode()
+    answer = client.post(reverse("pointwise:estimate"), pointwise_form(priced_judge, testset=""), headers=HTMX)
+    assert answer.status_code == 200 and "No estimate: Choose a stored test set or upload one." in answer.content.decode()
 
 
 def test_a_run_above_the_cost_limit_needs_the_tick_even_when_its_calls_are_few(

@@ -122,11 +122,11 @@ def test_stored_outputs_link_to_the_pointwise_form_with_their_test_set_system_an
     link = f"/pointwise/?outputs={output_set.uuid}"
     assert f'href="{link}"' in client.get(reverse("datasets:index")).content.decode()
     form = client.get(link).content.decode()
-    assert f'<option value="stored:{testset.uuid}" selected>' in form
+    assert f'<option value="{testset.pk}" selected>' in form
     assert f'<option value="{system.pk}" selected>support-bot</option>' in form
     assert f'<option value="{output_set.pk}" selected>support-bot v2.1' in form
     stale = client.get("/pointwise/?outputs=not-a-uuid")
-    assert stale.status_code == 200 and f'<option value="{output_set.pk}" selected>' not in stale.content.decode()
+    assert stale.status_code == 200 and f'<option value="{output_set.pk}" selected>support-bot v2.1' not in stale.content.decode()
 
 
 def test_the_lowest_cases_of_a_run_become_a_new_version_of_a_test_set_duplicates_skipped(client, reviewer, judge):

@@ -11,6 +11,7 @@ from judgeapp.judging.preflight import run_warnings
 from judgeapp.models import EndpointSource, Judge, Run
 from tests import factories
 from tests.factories import RUBRIC_ONE
+from tests.helpers import support_inputs_stored
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}
@@ -82,7 +83,7 @@ def test_an_imported_judge_is_not_offered_and_cannot_be_posted(client, reviewer,
         html = client.get(reverse(name)).content.decode()
         assert judge.name in html and f'<option value="{imported.pk}"' not in html and f'value="{imported.pk}" id="id_judges' not in html, name
     response = client.post(reverse("pointwise:new"), {"judge": imported.pk, "threshold": "3.5",
-                                                       "testset_pick": "support/testset.jsonl", "rubric_pick": "support/rubric.toml"})
+                                                       **support_inputs_stored().form})
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
     assert Run.objects.count() == 0
 

@@ -13,6 +13,7 @@ from judgeapp.judging.library import prompt_template_save
 from judgeapp.judging.prompts import library_prompt
 from judgeapp.models import Run
 from tests.factories import judge_locked
+from tests.helpers import support_inputs_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -117,7 +118,7 @@ def test_the_form_offers_the_library_and_starts_a_run_with_the_chosen_prompt(
     assert '<option value="summaries">summaries (latest, v1)</option>' in page and "Manage prompts" in page
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("pointwise:new"), {
-            "judge": judge.pk, "threshold": "3.5", "testset_pick": "support/testset.jsonl", "rubric_pick": "support/rubric.toml",
+            "judge": judge.pk, "threshold": "3.5", **support_inputs_stored().form,
             "prompt": "summaries",
         })
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -127,7 +128,7 @@ def test_the_form_offers_the_library_and_starts_a_run_with_the_chosen_prompt(
 def test_the_form_refuses_a_prompt_that_is_not_offered(client, reviewer, judge, summaries):
     client.force_login(reviewer)
     response = client.post(reverse("pointwise:new"), {
-        "judge": judge.pk, "threshold": "3.5", "testset_pick": "support/testset.jsonl", "rubric_pick": "support/rubric.toml",
+        "judge": judge.pk, "threshold": "3.5", **support_inputs_stored().form,
         "prompt": "nosuch",
     })
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()

@@ -33,10 +33,12 @@ def form_data(judge, **extra):
 # --- Starting a run ------------------------------------------------------------------------------------
 
 
-def test_the_form_offers_the_test_sets_and_rubrics_in_evals(client, reviewer, judge):
+def test_the_form_offers_the_stored_test_sets_and_rubrics_the_demo_loads_from_evals(client, reviewer, judge, support_inputs):
     client.force_login(reviewer)
     html = client.get(reverse("pointwise:new")).content.decode()
-    assert "evals/support/testset.jsonl" in html and "evals/support/rubric.toml" in html
+    assert f'<option value="{support_inputs.testset.pk}" selected>support (v1, 24 cases)</option>' in html
+    assert f'<option value="{support_inputs.rubric.pk}" selected>support-quality (v1)</option>' in html
+    assert "evals/support/testset.jsonl" not in html  # files are datasets once loaded, not a second list
     assert 'enctype="multipart/form-data"' in html and "csrfmiddlewaretoken" in html
 
 
@@ -51,7 +53,9 @@ def test_the_judge_preselected_is_the_default_one_not_the_first_name(client, rev
     assert f'<option value="{default.pk}" selected>' in html
 
 
-def test_picking_files_from_evals_queues_a_celery_run(client, reviewer, judge, monkeypatch, django_capture_on_commit_callbacks):
+def test_picking_stored_inputs_queues_a_celery_run(
+    client, reviewer, judge, support_inputs, monkeypatch, django_capture_on_commit_callbacks
+):
     from judgeapp.judging import taskqueue
     sent = []
     monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: sent.append(pk))
@@ -59,13 +63,14 @@ def test_picking_files_from_evals_queues_a_celery_run(client, reviewer, judge, m
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             reverse("pointwise:new"),
-            form_data(judge, testset_pick="support/testset.jsonl", rubric_pick="support/rubric.toml", title="nightly"),
+            form_data(judge, **support_inputs.form, title="nightly", run_id="nightly-1"),
         )
     run = Run.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("run_detail", args=[run.run_id])
     assert run.executor == Executor.CELERY and run.status == RunStatus.QUEUED and run.created_by == reviewer
     assert sent == [run.pk]
     assert run.testset.case_count == 24 and run.rubric.criteria.count() == 3
+    assert run.testset == support_inputs.testset and run.run_id == "nightly-1"
     assert run.testset.source_path.endswith("evals/support/testset.jsonl")
     assert run.config["options"]["threshold"] == 3.5
 
@@ -109,22 +114,22 @@ def test_a_bad_upload_is_a_form_error_and_nothing_is_stored(client, reviewer, ju
     assert not (models.TestSet.objects.exists() or models.Rubric.objects.exists() or Run.objects.exists())
 
 
-def test_a_test_set_and_rubric_must_each_be_picked_or_uploaded(client, reviewer, judge):
+def test_a_test_set_and_rubric_must_each_be_picked_or_uploaded(client, reviewer, judge, support_inputs):
     client.force_login(reviewer)
-    response = client.post(reverse("pointwise:new"), form_data(judge, testset_pick="", rubric_pick="support/rubric.toml"))
-    assert response.status_code == 400 and b"Pick one or upload a file." in response.content
+    response = client.post(reverse("pointwise:new"), form_data(judge, testset="", rubric=support_inputs.rubric.pk))
+    assert response.status_code == 400 and b"Choose a stored test set or upload one." in response.content
     assert not Run.objects.exists()
 
 
-def test_an_upload_wins_over_the_preselected_picker_in_one_submit(client, reviewer, judge, monkeypatch):
+def test_an_upload_wins_over_the_preselected_picker_in_one_submit(client, reviewer, judge, support_inputs, monkeypatch):
     from judgeapp.judging import taskqueue
 
     monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: None)
     client.force_login(reviewer)
     testset = factories.testset_bytes(3, output=lambda i: GOOD_REPLY)
     response = client.post(reverse("pointwise:new"), form_data(
-        judge, testset_pick="support/testset.jsonl", testset_file=SimpleUploadedFile("ours.jsonl", testset),
-        rubric_pick="support/rubric.toml", rubric_file=SimpleUploadedFile("ours.toml", RUBRIC_ONE),
+        judge, **support_inputs.form, testset_file=SimpleUploadedFile("ours.jsonl", testset),
+        rubric_file=SimpleUploadedFile("ours.toml", RUBRIC_ONE),
     ))
     assert response.status_code == 302, response.content.decode()[:2000]
     run = Run.objects.get()
@@ -162,13 +167,14 @@ def test_the_test_set_picker_starts_on_the_teams_newest_stored_test_set(client, 
     newest = testset_store(data=factories.testset_bytes(3), name="support-faq.jsonl")
     client.force_login(reviewer)
     html = client.get(reverse("pointwise:new")).content.decode()
-    assert f'<option value="stored:{newest.uuid}" selected>support-faq (v1, 3 cases)</option>' in html
+    assert f'<option value="{newest.pk}" selected>support-faq (v1, 3 cases)</option>' in html
 
 
-def test_a_path_outside_evals_cannot_be_picked(client, reviewer, judge):
+def test_only_a_stored_version_can_be_picked_not_a_path(client, reviewer, judge, support_inputs):
     client.force_login(reviewer)
-    response = client.post(reverse("pointwise:new"), form_data(judge, testset_pick="../judgeapp/settings.py", rubric_pick="support/rubric.toml"))
+    response = client.post(reverse("pointwise:new"), form_data(judge, testset="../judgeapp/settings.py", rubric=support_inputs.rubric.pk))
     assert response.status_code == 400 and not Run.objects.exists()
+    assert "Select a valid choice" in response.content.decode()
 
 
 def test_annotators_cannot_start_runs_or_read_gates(client, annotator, finished):
@@ -379,7 +385,9 @@ def test_progress_polling_keeps_asking_to_reload_the_page_when_the_run_finishes(
     assert done.status_code == 286 and done["HX-Refresh"] == "true"
 
 
-def test_the_form_judges_a_stored_system_version_and_refuses_a_system_without_outputs(client, reviewer, judge, make_system, monkeypatch):
+def test_the_form_judges_a_stored_system_version_and_refuses_a_system_without_outputs(
+    client, reviewer, judge, make_system, support_inputs, monkeypatch
+):
     from judgeapp.judging import taskqueue
     from judgeapp.judging.content import InputFile, output_set_save, testset_store
 
@@ -387,7 +395,7 @@ def test_the_form_judges_a_stored_system_version_and_refuses_a_system_without_ou
     system = make_system("support-bot")
     testset = testset_store(data=factories.testset_bytes(2, output=lambda i: BAD_REPLY), name="support.jsonl")
     client.force_login(reviewer)
-    picked = {"testset_pick": f"stored:{testset.uuid}", "rubric_pick": "support/rubric.toml"}
+    picked = {"testset": testset.pk, "rubric": support_inputs.rubric.pk}
     refused = client.post(reverse("pointwise:new"), form_data(judge, system=system.pk, **picked))
     assert refused.status_code == 400 and "support-bot has no outputs for this test set" in refused.content.decode()
     assert not Run.objects.exists()

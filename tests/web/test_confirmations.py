@@ -19,6 +19,7 @@ from judgeapp.judging import runs
 from judgeapp.models import ApiToken, Judgment, Release, Run, RunStatus, UnitStatus
 from tests import factories
 from tests.factories import RUBRIC_ONE, RUBRIC_TWO, pointwise_run
+from tests.helpers import support_inputs_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -142,7 +143,7 @@ def large_run_box(page: str) -> tuple[str, str]:
 
 
 def pointwise_form(judge, **extra):
-    return {"judge": judge.pk, "threshold": "3.5", "testset_pick": "support/testset.jsonl", "rubric_pick": "support/rubric.toml",
+    return {"judge": judge.pk, "threshold": "3.5", **support_inputs_stored().form,
             **extra}
 
 

@@ -2,10 +2,10 @@
 offer, and the set-up (README, admin, favicon, the menu on a phone)."""
 
 import json
-import uuid
 import re
 import subprocess
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
@@ -83,8 +83,8 @@ def test_a_ranker_run_from_the_sample_postmortems_is_accepted(client, reviewer, 
     from judgeapp.ranker.forms import browsable_directories
 
     directory = next(path for path, label in browsable_directories() if label.endswith("checkout-postmortems"))
-    from judgeapp.ranker.services import candidates_in_dir
     from judgeapp.ranker.forms import readable_roots
+    from judgeapp.ranker.services import candidates_in_dir
 
     assert len(candidates_in_dir(Path(directory), within=readable_roots())) == 8
 

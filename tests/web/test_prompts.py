@@ -12,6 +12,7 @@ from judgeapp.judging.files import FILL_IN
 from judgeapp.judging.library import PromptRefused, prompt_template_save
 from judgeapp.judging.prompts import library_prompt
 from judgeapp.models import AuditLog, PromptTemplate, Run
+from tests.helpers import support_inputs_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -205,7 +206,7 @@ def test_a_drafted_rubric_is_refused_until_filled_in_then_starts_a_run(client, r
     monkeypatch.setattr(taskqueue, "send", lambda *args, **kwargs: None)
     client.force_login(reviewer)
     draft = rubric_skeleton("Is the summary faithful to the source?")
-    form = {"judge": judge.pk, "threshold": "3", "testset_pick": "support/testset.jsonl", "rubric_pick": "support/rubric.toml"}
+    form = {"judge": judge.pk, "threshold": "3", **support_inputs_stored().form}
     refused = client.post(reverse("pointwise:new"), {**form, "rubric_text": draft})
     assert refused.status_code == 400 and "still says &#x27;FILL IN&#x27;; write your own words there" in refused.content.decode()
     assert not Run.objects.exists()

@@ -7,10 +7,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from judgeapp import models
 from judgeapp.judging import runs, tags
 from judgeapp.judging.errors import InputError
 from judgeapp.models import Run, RunKind, RunStatus, RunTag
-from judgeapp import models
 from judgeapp.web.selectors import RunFilters, run_outcome, runs_matching, runs_page
 from tests.factories import pointwise_run
 
