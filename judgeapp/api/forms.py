@@ -37,8 +37,14 @@ class TokenCreateForm(forms.Form):
 class _Start(Schema):
     """Fields every run-starting request shares (multipart form fields beside the files)."""
 
-    testset_version: str | None = Field(None, description="a stored test set by content hash (12+ hex digits) or NAME@HASH, instead of the `testset` file")
-    rubric_version: str | None = Field(None, description="a stored rubric by content hash or NAME@HASH, instead of the `rubric` file")
+    testset_version: str | None = Field(
+        None,
+        description="a stored test set by name (its newest version; NAME@v2 its second, as the Datasets page numbers "
+        "them), content hash (12+ hex digits) or NAME@HASH, instead of the `testset` file",
+    )
+    rubric_version: str | None = Field(
+        None, description="a stored rubric by name (NAME, NAME@v2), content hash or NAME@HASH, instead of the `rubric` file"
+    )
     title: str = Field("", max_length=300, description="a title shown on the run's page")
     prompt: str | None = Field(
         None, max_length=80,

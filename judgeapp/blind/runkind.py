@@ -165,7 +165,8 @@ class BlindHandler(RunHandler):
                 "family": run.judge.effective_family if run.judge else None,
                 "temperature": 0.0,
             },
-            "counts": counts_of(units.values()),
+            # Every judge call the run made, the derived rubric's (stage 0) included, as a failed run's report counts.
+            "counts": counts_of(run.judgments.filter(purpose__in=[Purpose.PLAN, Purpose.JUDGE])),
         }
         reason = counts_reason(base["counts"])
         if reason:

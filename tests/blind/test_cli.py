@@ -65,6 +65,9 @@ def test_three_clean_versions_give_a_valid_comparison_and_the_failing_run_lowers
     # Every run of every version was judged once, after the rubric.
     keys = sorted(run.judgments.values_list("key", flat=True))
     assert keys == ["rubric", "score/A/run-1", "score/A/run-2", "score/A/run-3", "score/B/run-1", "score/B/run-2", "score/C/run-1"]
+    # The report counts every judge call, the rubric's included: a finished run's counts add up as a failed one's.
+    assert run.report["counts"]["units"] == 7 and run.report["counts"]["parsed"] == 7
+    assert "Units: 7: 7 parsed" in out and len(fake_judge.chat_requests) == 7
 
 
 def test_no_prompt_sent_to_the_judge_contains_a_real_version_name(judge, fake_judge, three_versions):
