@@ -294,7 +294,7 @@ def _openai_client(config: EndpointConfig) -> tuple[openai.OpenAI, _Deadline]:
         http_client = openai.DefaultHttpxClient(verify=_tls_context())
         # httpx takes no network backend; the connection pools under its transports (the direct one, and a
         # proxy's from HTTPS_PROXY and the like) do, and make every connection with it
-        # (tests/test_judge_client.py: a body that never ends still ends the call).
+        # (tests/judging/test_client.py: a body that never ends still ends the call).
         for transport in [http_client._transport, *http_client._mounts.values()]:
             if transport is not None:
                 transport._pool._network_backend = deadline

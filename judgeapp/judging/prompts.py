@@ -25,7 +25,7 @@ _ATTRIBUTE_PLACEHOLDER = re.compile(r'="\{\{(\w+)\}\}"')
 _CLOSING_TAG = re.compile(r"</\s*([A-Za-z_][\w-]*)\s*>")
 
 # The tags of the shipped prompts and of the markup the blind comparator writes inside them
-# (tests/core/test_prompts.py checks this list against the prompt files). A prompt of its own (a calibration
+# (tests/judging/test_prompts.py checks this list against the prompt files). A prompt of its own (a calibration
 # candidate's) adds the tags it closes.
 PROMPT_TAGS = frozenset({
     "rubric", "customer_message", "assistant_reply", "reply_1", "reply_2",  # pointwise, pairwise, juror

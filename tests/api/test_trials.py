@@ -1,4 +1,4 @@
-"""`trials` on the API: outside 1-10 refused with nothing stored (the rest of --trials: tests/test_trials.py)."""
+"""`trials` on the API: outside 1-10 refused with nothing stored (the rest of --trials: tests/judging/test_trials.py)."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile

@@ -1,4 +1,4 @@
-"""Judges and systems from the judges file, the environment and the admin (the slot limiter: tests/test_limiter.py)."""
+"""Judges and systems from the judges file, the environment and the admin (the slot limiter: tests/judging/test_limiters.py)."""
 
 
 import pytest
@@ -141,7 +141,7 @@ def test_the_demo_s_judges_file_names_every_judge_the_docs_use(fake_judge):
 
     from judgeapp.demo import demo_docs_judges
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     named = set()
     for doc in [root / "README.md", *(root / "docs").glob("*.md")]:
         text = doc.read_text(encoding="utf-8")

@@ -17,7 +17,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release, Run
 from judgeapp.releases import services
 from judgeapp.releases.selectors import gate_decision_in_force, gate_evaluate
-from tests.pointwise.test_releases import finished
+from tests.releases.test_releases import finished
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROUNDS = 8
