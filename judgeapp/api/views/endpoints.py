@@ -127,6 +127,53 @@ def _started(request: HttpRequest, *, endpoint: str, key: str | None, fields, fi
 
 
 # --- Starting runs -------------------------------------------------------------------------------------
+# A run's inputs, read once for its start and its estimate: the create and the estimate services take them alike.
+
+
+def _inputs(data, files: dict) -> dict:
+    return {
+        "testset": forms.testset_input(files.get("testset"), data.testset_version),
+        "rubric": forms.rubric_input(files.get("rubric"), data.rubric_version),
+        "trials": data.trials,
+        "prompt": data.prompt or None,
+    }
+
+
+def _pointwise_inputs(data: PointwiseStart, files: dict) -> dict:
+    return {
+        **_inputs(data, files),
+        "outputs": files.get("outputs"),
+        "outputs_version": data.outputs_version or None,
+        "judge": judge_get(name=data.judge or None),
+        "system": system_get(name=data.system) if data.system else None,
+        "generate": data.generate,
+    }
+
+
+def _pairwise_inputs(data: PairwiseInputs, files: dict) -> dict:
+    def version(slot: str) -> VersionSource:
+        system = getattr(data, f"system_{slot}")
+        return VersionSource(outputs=files.get(f"outputs_{slot}"), system=system_get(name=system) if system else None)
+
+    return {
+        **_inputs(data, files),
+        "judge": judge_get(name=data.judge or None),
+        "version_a": version("a"),
+        "version_b": version("b"),
+        "sample": data.sample,
+        "seed": data.seed,
+    }
+
+
+def _jury_inputs(data: JuryInputs, files: dict) -> dict:
+    return {
+        **_inputs(data, files),
+        "judges": jury_panel_get(data.judges),
+        "system": system_get(name=data.system) if data.system else None,
+        "generate": data.generate,
+        "outputs": files.get("outputs"),
+        "outputs_version": data.outputs_version or None,
+    }
 
 
 @router.post("/runs/pointwise", response=STARTED, url_name="pointwise_start", tags=["runs"])
@@ -145,21 +192,13 @@ def pointwise_start(
 
     def create() -> Run:
         return pointwise_create(
-            testset=forms.testset_input(files.get("testset"), data.testset_version),
-            rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-            outputs=files.get("outputs"),
-            outputs_version=data.outputs_version or None,
-            judge=judge_get(name=data.judge or None),
-            system=system_get(name=data.system) if data.system else None,
-            generate=data.generate,
+            **_pointwise_inputs(data, files),
             threshold=data.threshold,
             baseline_mean=data.baseline_mean,
             baseline_run=data.baseline_run or None,
             executor=Executor.CELERY,
-            trials=data.trials,
             run_id=data.run_id or None,
             title=data.title,
-            prompt=data.prompt or None,
             created_by=request.user,
             budget=data.budget or None,
         )
@@ -178,18 +217,7 @@ def pointwise_estimate_view(
     """What `POST /runs/pointwise` with these fields and files would ask its judge: calls, tokens in and out,
     cost. No judge is asked and nothing is stored (bad input is the same 400)."""
     files = forms.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
-    estimate = pointwise_estimate(
-        testset=forms.testset_input(files.get("testset"), data.testset_version),
-        rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-        outputs=files.get("outputs"),
-        outputs_version=data.outputs_version or None,
-        judge=judge_get(name=data.judge or None),
-        system=system_get(name=data.system) if data.system else None,
-        generate=data.generate,
-        trials=data.trials,
-        prompt=data.prompt or None,
-    )
-    return estimate.as_dict()
+    return pointwise_estimate(**_pointwise_inputs(data, files)).as_dict()
 
 
 @router.post("/runs/pairwise", response=STARTED, url_name="pairwise_start", tags=["runs"])
@@ -207,17 +235,9 @@ def pairwise_start(
 
     def create() -> Run:
         return pairwise_run_create(
-            testset=forms.testset_input(files.get("testset"), data.testset_version),
-            rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-            judge=judge_get(name=data.judge or None),
-            version_a=VersionSource(outputs=files.get("outputs_a"), system=system_get(name=data.system_a) if data.system_a else None),
-            version_b=VersionSource(outputs=files.get("outputs_b"), system=system_get(name=data.system_b) if data.system_b else None),
-            sample=data.sample,
-            seed=data.seed,
-            trials=data.trials,
+            **_pairwise_inputs(data, files),
             run_id=data.run_id or None,
             title=data.title,
-            prompt=data.prompt or None,
             executor=Executor.CELERY,
             created_by=request.user,
             budget=data.budget or None,
@@ -239,18 +259,7 @@ def pairwise_estimate_view(
     compared, each trial; calls, tokens in and out, cost. No judge is asked and nothing is stored (bad input is
     the same 400)."""
     files = forms.uploads_read(testset=testset, rubric=rubric, outputs_a=outputs_a, outputs_b=outputs_b)
-    estimate = pairwise_estimate(
-        testset=forms.testset_input(files.get("testset"), data.testset_version),
-        rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-        judge=judge_get(name=data.judge or None),
-        version_a=VersionSource(outputs=files.get("outputs_a"), system=system_get(name=data.system_a) if data.system_a else None),
-        version_b=VersionSource(outputs=files.get("outputs_b"), system=system_get(name=data.system_b) if data.system_b else None),
-        sample=data.sample,
-        seed=data.seed,
-        trials=data.trials,
-        prompt=data.prompt or None,
-    )
-    return estimate.as_dict()
+    return pairwise_estimate(**_pairwise_inputs(data, files)).as_dict()
 
 
 @router.post("/runs/jury", response=STARTED, url_name="jury_start", tags=["runs"])
@@ -267,17 +276,9 @@ def jury_start(
 
     def create() -> Run:
         return jury_run_create(
-            testset=forms.testset_input(files.get("testset"), data.testset_version),
-            rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-            judges=jury_panel_get(data.judges),
-            system=system_get(name=data.system) if data.system else None,
-            generate=data.generate,
-            outputs=files.get("outputs"),
-            outputs_version=data.outputs_version or None,
-            trials=data.trials,
+            **_jury_inputs(data, files),
             run_id=data.run_id or None,
             title=data.title,
-            prompt=data.prompt or None,
             executor=Executor.CELERY,
             created_by=request.user,
             budget=data.budget or None,
@@ -298,18 +299,7 @@ def jury_estimate_view(
     trial; calls, tokens in and out, cost (null when a juror has no price). No juror is asked and nothing is
     stored (bad input is the same 400)."""
     files = forms.uploads_read(testset=testset, rubric=rubric, outputs=outputs)
-    estimate = jury_estimate(
-        testset=forms.testset_input(files.get("testset"), data.testset_version),
-        rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-        judges=jury_panel_get(data.judges),
-        system=system_get(name=data.system) if data.system else None,
-        generate=data.generate,
-        outputs=files.get("outputs"),
-        outputs_version=data.outputs_version or None,
-        trials=data.trials,
-        prompt=data.prompt or None,
-    )
-    return estimate.as_dict()
+    return jury_estimate(**_jury_inputs(data, files)).as_dict()
 
 
 # --- Following a run -----------------------------------------------------------------------------------
