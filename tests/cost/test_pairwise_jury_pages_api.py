@@ -158,3 +158,25 @@ def test_the_api_s_budget_stops_a_jury_run_at_its_cap(api_as, reviewer, make_jud
     report = api.get(f"/api/v1/runs/{run.run_id}/report").json()
     assert report["stopped"] == "budget" and 0 < report["budget"]["units_judged"] < 30
     assert report["usage"]["calls"] == len(fake_judge.chat_requests) == report["budget"]["units_judged"]
+
+
+def test_a_jury_estimate_measures_the_system_s_outputs_the_run_would_judge(api_as, reviewer, make_judge, make_system, fake_judge):
+    panel = ",".join(j.name for j in jurors(make_judge, **PRICES))
+    make_system("support-bot", model="gpt-4o-mini", family="openai")
+    api = api_as(reviewer)
+
+    def estimate(**files):
+        body = {"testset": SimpleUploadedFile("support.jsonl", factories.testset_bytes(4, output=lambda i: "short")),
+                "rubric": SimpleUploadedFile("rubric.toml", RUBRIC_ONE), "judges": panel, "system": "support-bot"}
+        return api.post("/api/v1/runs/jury/estimate", {**body, **files})
+
+    refused = estimate()  # the run would never judge the test set's own replies for a system
+    assert refused.status_code == 400 and refused.json()["detail"].startswith("support-bot has no outputs for this test set")
+    def outputs(reply: str) -> SimpleUploadedFile:
+        return SimpleUploadedFile("bot.jsonl", jsonl({"id": f"c{i:03d}", "output": reply} for i in range(4)))
+
+    short, long = estimate(outputs=outputs("short")), estimate(outputs=outputs("a long reply " * 100))
+    assert short.status_code == long.status_code == 200, long.content
+    # 4 cases × 3 jurors, each prompt carrying the system's 1,300-character reply: about 325 tokens more each.
+    assert long.json()["calls"] == 12 and long.json()["input_tokens"] - short.json()["input_tokens"] > 12 * 300
+    assert fake_judge.chat_requests == [] and not Run.objects.exists()
