@@ -50,7 +50,8 @@ def run_estimate(request: HtmxHttpRequest) -> HttpResponse:
     """The "Estimate" button: every juror's calls, tokens and cost from the form's inputs, no juror asked and
     nothing stored (the form's own checks say what is missing)."""
     context = {"recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)}
-    return estimate_answer(request, JuryForm(request.POST, request.FILES or None), template="judgeapp/jury/new.html", context=context)
+    form = JuryForm(request.POST, request.FILES or None)
+    return estimate_answer(request, form, template="judgeapp/jury/new.html", context=context)
 
 
 @role_required(*READERS)

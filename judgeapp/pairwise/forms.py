@@ -84,7 +84,8 @@ class PairwiseForm(InputsForm):
         if cases is not None and cleaned.get("sample"):
             cases = min(cases, cleaned["sample"])
         self.estimate = self._estimate(cleaned)
-        self.calls_check(product(cases, len(ORDERS), cleaned.get("trials") or 1), cost=self.estimate.cost if self.estimate else None)
+        calls = product(cases, len(ORDERS), cleaned.get("trials") or 1)
+        self.calls_check(calls, cost=self.estimate.cost if self.estimate else None)
         return cleaned
 
     def _estimate(self, data):

@@ -61,7 +61,7 @@ def text_of(response) -> str:
     return html_lib.unescape(response.content.decode())
 
 
-def test_a_costly_pairwise_run_asks_first_and_its_budget_is_saved_on_the_run(client, reviewer, make_judge, stored, settings, sent):
+def test_a_costly_pairwise_run_asks_first_and_its_budget_is_saved(client, reviewer, make_judge, stored, settings, sent):
     settings.LARGE_RUN_CALLS, settings.LARGE_RUN_COST = 10_000, Decimal("0.0001")
     judge = make_judge("priced", **PRICES)
     client.force_login(reviewer)
@@ -97,7 +97,8 @@ def test_a_budget_for_an_unpriced_judge_is_a_form_error_and_nothing_is_stored(mo
 
 
 @pytest.mark.parametrize("mode, calls", [("pairwise", 8), ("jury", 12)])
-def test_the_estimate_button_shows_calls_and_cost_and_asks_no_judge(mode, calls, client, reviewer, make_judge, stored, fake_judge):
+def test_the_estimate_button_shows_calls_and_cost_and_asks_no_judge(mode, calls, client, reviewer, make_judge, stored,
+                                                                   fake_judge):
     panel = jurors(make_judge, **PRICES)
 
     def form(**extra):
