@@ -34,8 +34,8 @@ class TokenCreateForm(forms.Form):
 # --- Requests ------------------------------------------------------------------------------------------
 
 
-class _Start(Schema):
-    """Fields every run-starting request shares (multipart form fields beside the files)."""
+class _Inputs(Schema):
+    """Fields every run-starting request and its estimate share (multipart form fields beside the files)."""
 
     testset_version: str | None = Field(
         None,
@@ -45,16 +45,21 @@ class _Start(Schema):
     rubric_version: str | None = Field(
         None, description="a stored rubric by name (NAME, NAME@v2), content hash or NAME@HASH, instead of the `rubric` file"
     )
-    title: str = Field("", max_length=300, description="a title shown on the run's page")
     prompt: str | None = Field(
         None, max_length=80,
         description="the judge prompt: a prompt of the library by name (its latest version) or NAME@vN; "
         "default: the built-in prompt",
     )
-    run_id: str | None = Field(None, description="the run's id (default <utc>_<short-uuid>)")
     trials: int | None = Field(
         None, ge=1, le=10, description="ask every judgment this many times (1-10, default 1); the report's `noise` says how often the verdict changed"
     )
+
+
+class _Start(_Inputs):
+    """Fields every run-starting request shares, beside its inputs: what the run is called and capped at."""
+
+    title: str = Field("", max_length=300, description="a title shown on the run's page")
+    run_id: str | None = Field(None, description="the run's id (default <utc>_<short-uuid>)")
     tags: str = Field("", max_length=1000, description="tags to put on the run, comma-separated (each up to 40 of a-z, 0-9, - and _)")
     budget: str | None = Field(
         None, max_length=30,
@@ -80,7 +85,10 @@ class PointwiseStart(_Start):
     baseline_run: str | None = Field(None, description="take the baseline mean from this earlier run")
 
 
-class PairwiseStart(_Start):
+class PairwiseInputs(_Inputs):
+    """What a pairwise run compares: `POST /runs/pairwise/estimate` (the run's fields without title, id, tags
+    and budget)."""
+
     judge: str | None = Field(None, description="judge name (default: the default judge)")
     system_a: str | None = Field(None, description="version A's system, which generates its replies (instead of the `outputs_a` file)")
     system_b: str | None = Field(None, description="version B's system (instead of the `outputs_b` file)")
@@ -88,7 +96,14 @@ class PairwiseStart(_Start):
     seed: int | None = Field(None, description="the draw's seed (default 0)")
 
 
-class JuryStart(_Start):
+class PairwiseStart(_Start, PairwiseInputs):
+    """`POST /runs/pairwise`: what the run compares, and its title, id, tags and budget."""
+
+
+class JuryInputs(_Inputs):
+    """What a jury run judges, and with whom: `POST /runs/jury/estimate` (the run's fields without title, id,
+    tags and budget)."""
+
     judges: str = Field(..., description="the panel, J1,J2,J3: an odd number (3 or more) of judges of different families")
     system: str | None = Field(
         None,
@@ -100,6 +115,10 @@ class JuryStart(_Start):
         None, max_length=50,
         description="judge the outputs stored for `system` under this version label (default: its newest for the test set)",
     )
+
+
+class JuryStart(_Start, JuryInputs):
+    """`POST /runs/jury`: what the run judges, and its title, id, tags and budget."""
 
 
 class GateDecisionIn(Schema):

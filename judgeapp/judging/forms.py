@@ -22,6 +22,18 @@ def trials_field() -> forms.IntegerField:
     )
 
 
+def budget_field() -> forms.DecimalField:
+    """The run forms' spend cap in dollars (CLI --budget, judging/costs.py): the create service's `budget=`, which
+    refuses it for a judge without prices (budget_check's line, shown on the form)."""
+    from decimal import Decimal
+
+    return forms.DecimalField(
+        required=False, label="Budget (USD)", min_value=Decimal("0.0001"), max_digits=12, decimal_places=4,
+        help_text="Stop the run once its judge calls have cost this much (the judge needs prices): the report says "
+        "stopped: budget with what was judged, and the run is invalid. Empty: no cap.",
+    )
+
+
 class PromptChoiceField(forms.ChoiceField):
     """The run forms' judge prompt (CLI --prompt): the built-in one, or a prompt of the library by name (its
     latest version) or one of its versions. The choices are read when the form is made (`for_mode`)."""

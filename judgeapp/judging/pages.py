@@ -1,5 +1,6 @@
 """What every mode's views share: the htmx request type, rendering a page or its swapped part, the notice
-that the judges file changed since it was loaded, and the answer to a form that started a run."""
+that the judges file changed since it was loaded, the answer to a form that started a run, and to its
+Estimate button."""
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -78,6 +79,16 @@ def run_form_answer(request: HtmxHttpRequest, form, *, start, template: str, con
     if partial:
         return render_partial(request, template, context, partial=partial, status=status)
     return render(request, template, context, status=status)
+
+
+def estimate_answer(request: HtmxHttpRequest, form, *, template: str, context: dict | None = None) -> HttpResponse:
+    """The answer to a run form's "Estimate calls and cost" button (`_estimate.html`, the `estimate` partial of
+    the mode's form page): the form is checked, which makes its `estimate` (the mode's estimate service, from
+    the inputs alone: no judge asked, nothing stored), or says in its errors what is missing. htmx swaps just
+    the estimate; a plain post gets the whole form back with it."""
+    form.is_valid()
+    context = {"form": form, "estimate": getattr(form, "estimate", None), "estimate_asked": True, **(context or {})}
+    return render_partial(request, template, context, partial="estimate")
 
 
 def preflight_partial(request, form_class) -> HttpResponse | None:

@@ -92,7 +92,9 @@ def handle(command, options) -> int:
 
         estimate_write(command, jury_estimate(
             testset=InputFile.from_path(options["testset"]), rubric=InputFile.from_path(options["rubric"]), judges=judges,
-            system=system, generate=options.get("generate", False), trials=options.get("trials"), prompt=options.get("prompt"),
+            system=system, generate=options.get("generate", False),
+            outputs=InputFile.from_path(options["outputs"]) if options.get("outputs") else None,
+            outputs_version=options.get("outputs_version"), trials=options.get("trials"), prompt=options.get("prompt"),
         ))
         return 0
     run = jury_run_create(

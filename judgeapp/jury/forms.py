@@ -3,10 +3,12 @@
 from django import forms
 
 from calibration.selectors import run_preflight
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import (
     EndpointChoiceField,
     InputsForm,
     PromptChoiceField,
+    budget_field,
     cases_in,
     judges_callable,
     output_set_field,
@@ -14,6 +16,7 @@ from judgeapp.judging.forms import (
     trials_field,
     upload_of,
 )
+from judgeapp.jury.services import jury_estimate
 from judgeapp.models import PromptMode, System
 
 
@@ -42,10 +45,10 @@ class JuryForm(InputsForm):
     generate = forms.BooleanField(required=False, label="Have the system answer the test set (instead of its output column)")
     prompt = PromptChoiceField()
     trials = trials_field()
+    budget = budget_field()
 
-    field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judges", "prompt", "system", "output_set",
-                   "outputs_file", "generate", "trials",
-                   "run_id"]
+    field_order = ("title", "testset", "testset_file", "rubric", "rubric_file", "judges", "prompt", "system", "output_set",
+                   "outputs_file", "generate", "trials", "budget", "run_id")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -62,5 +65,23 @@ class JuryForm(InputsForm):
         self.preflight(run_preflight(judges=list(cleaned.get("judges") or [])))
         # Every juror judges every case, each asked `trials` times.
         jurors = len(cleaned.get("judges") or []) or None
-        self.calls_check(product(cases_in(cleaned.get("testset_input")), jurors, cleaned.get("trials") or 1))
+        self.estimate = self._estimate(cleaned)
+        self.calls_check(
+            product(cases_in(cleaned.get("testset_input")), jurors, cleaned.get("trials") or 1),
+            cost=self.estimate.cost if self.estimate else None,
+        )
         return cleaned
+
+    def _estimate(self, data):
+        """The run's calls, tokens and cost from its inputs (no juror asked), or None when they do not make a
+        run (jury_run_create says why when it is started)."""
+        if not (data.get("testset_input") and data.get("rubric_input") and data.get("judges")):
+            return None
+        try:
+            return jury_estimate(
+                testset=data["testset_input"], rubric=data["rubric_input"], judges=list(data["judges"]),
+                system=data.get("system"), generate=data.get("generate") or False, outputs=data.get("outputs"),
+                output_set=data.get("output_set"), trials=data.get("trials"), prompt=data.get("prompt") or None,
+            )
+        except InputError:
+            return None

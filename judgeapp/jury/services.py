@@ -46,8 +46,8 @@ def jury_panel_check(*, judges: list[Judge], system: System | None) -> tuple[lis
     if system is not None and family is None:
         # panel_check's generic warning says the check was skipped; say why.
         warnings = [
-            f"the model family of the system under test {system.name} ({system.model}) is unknown: the rule that no "
-            f"juror shares it was not checked; set the system's family"
+            (f"the model family of the system under test {system.name} ({system.model}) is unknown: the rule that no "
+             f"juror shares it was not checked; set the system's family")
         ]
     warnings += family_warnings(judges)
     check = {
@@ -71,12 +71,17 @@ def jury_estimate(
     judges: list[Judge],
     system: System | None = None,
     generate: bool = False,
+    outputs: InputFile | None = None,
+    output_set: OutputSet | None = None,
+    outputs_version: str | None = None,
     trials: int | None = None,
     prompt: str | None = None,
 ) -> Estimate:
     """What the run `jury_run_create` would start asks its jurors, from its inputs alone: no judge call, nothing
-    stored. Every juror judges every case once per trial with the identical prompt; a reply the system would
-    generate is taken as GENERATED_REPLY_CHARS long."""
+    stored. Every juror judges every case once per trial with the identical prompt, on the replies the run
+    would judge (an outputs file, a system version's stored outputs, else the test set's own); a reply the
+    system would generate is taken as GENERATED_REPLY_CHARS long. Inputs the run would refuse are the same
+    InputError."""
     from judgeapp.judging.content import testset_cases
     from judgeapp.judging.files import parse_rubric, render_rubric
     from judgeapp.judging.prompts import Prompt, user_message
@@ -84,9 +89,17 @@ def jury_estimate(
     from judgeapp.jury.core import render_juror_prompt
 
     trials = trials_check(trials)
+    if output_set is not None and system is None:
+        system = output_set.system
     jury_panel_check(judges=judges, system=system)
     if generate and system is None:
         raise InputError("jury: --generate needs --system S, the system that answers the test set")
+    case_ids, _has_output = testset_case_ids(testset)
+    given = system_replies(
+        testset=testset, case_ids=case_ids, system=system, generate=generate, outputs=outputs, output_set=output_set,
+        outputs_version=outputs_version,
+    )
+    replies = given.replies or {}
     chosen = prompt_choose(mode=PromptMode.JURY, spec=prompt)
     template = Prompt(name=chosen.name, text=chosen.text) if chosen is not None else None
     if isinstance(rubric, Rubric):
@@ -94,12 +107,13 @@ def jury_estimate(
     else:
         rubric_block = render_rubric(parse_rubric(rubric.data, rubric.name).criteria)
     if isinstance(testset, TestSet):
-        rows = list(testset.cases.order_by("position").values_list("input", "output"))
+        rows = list(testset.cases.order_by("position").values_list("case_id", "input", "output"))
     else:
-        rows = [(row.input, row.output) for row in testset_cases(testset.data, testset.name)]
+        rows = [(row.case_id, row.input, row.output) for row in testset_cases(testset.data, testset.name)]
 
     def prompts():
-        for text, output in rows:
+        for case_id, text, output in rows:
+            output = replies.get(case_id, output)
             reply = "x" * GENERATED_REPLY_CHARS if generate or output is None else output
             yield user_message(render_juror_prompt(rubric=rubric_block, input=text, output=reply, prompt=template))
 

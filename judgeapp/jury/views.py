@@ -3,9 +3,10 @@ and read one output with every juror's verdict and reasoning."""
 
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from judgeapp.judging import selectors
-from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, run_form_answer
+from judgeapp.judging.pages import HtmxHttpRequest, estimate_answer, preflight_partial, run_form_answer
 from judgeapp.jury.forms import JuryForm
 from judgeapp.jury.selectors import jury_case_get
 from judgeapp.jury.services import jury_run_create
@@ -34,12 +35,23 @@ def jury_new(request: HtmxHttpRequest) -> HttpResponse:
             title=data["title"],
             executor=Executor.CELERY,
             created_by=request.user,
+            budget=data.get("budget"),
         )
 
     form = JuryForm(request.POST or None, request.FILES or None)
     context = {"recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)}
     return run_form_answer(request, form, start=start, template="judgeapp/jury/new.html", context=context, partial="run-form",
                            refused_field=lambda exc: "judges" if str(exc).startswith("jury:") else None)
+
+
+@require_POST
+@role_required(*READERS)
+def run_estimate(request: HtmxHttpRequest) -> HttpResponse:
+    """The "Estimate" button: every juror's calls, tokens and cost from the form's inputs, no juror asked and
+    nothing stored (the form's own checks say what is missing)."""
+    context = {"recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)}
+    form = JuryForm(request.POST, request.FILES or None)
+    return estimate_answer(request, form, template="judgeapp/jury/new.html", context=context)
 
 
 @role_required(*READERS)

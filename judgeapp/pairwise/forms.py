@@ -3,10 +3,12 @@
 from django import forms
 
 from calibration.selectors import run_preflight
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import (
     EndpointChoiceField,
     InputsForm,
     PromptChoiceField,
+    budget_field,
     cases_in,
     judges_callable,
     product,
@@ -15,7 +17,7 @@ from judgeapp.judging.forms import (
 )
 from judgeapp.judging.pairs import ORDERS
 from judgeapp.models import OutputSet, PromptMode, System
-from judgeapp.pairwise.services import VersionSource
+from judgeapp.pairwise.services import VersionSource, pairwise_estimate
 
 
 class StoredOutputsField(forms.ModelChoiceField):
@@ -44,9 +46,10 @@ class PairwiseForm(InputsForm):
     )
     prompt = PromptChoiceField()
     trials = trials_field()
+    budget = budget_field()
 
-    field_order = ["title", "testset", "testset_file", "rubric", "rubric_file", "judge", "prompt", "system_a", "a_file",
-                   "a_stored", "system_b", "b_file", "b_stored", "sample", "seed", "trials", "run_id"]
+    field_order = ("title", "testset", "testset_file", "rubric", "rubric_file", "judge", "prompt", "system_a", "a_file",
+                   "a_stored", "system_b", "b_file", "b_stored", "sample", "seed", "trials", "budget", "run_id")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -80,5 +83,22 @@ class PairwiseForm(InputsForm):
         cases = cases_in(cleaned.get("testset_input"))
         if cases is not None and cleaned.get("sample"):
             cases = min(cases, cleaned["sample"])
-        self.calls_check(product(cases, len(ORDERS), cleaned.get("trials") or 1))
+        self.estimate = self._estimate(cleaned)
+        calls = product(cases, len(ORDERS), cleaned.get("trials") or 1)
+        self.calls_check(calls, cost=self.estimate.cost if self.estimate else None)
         return cleaned
+
+    def _estimate(self, data):
+        """The run's calls, tokens and cost from its inputs (no judge call), or None when they do not make a
+        run (pairwise_run_create says why when it is started)."""
+        needed = ("testset_input", "rubric_input", "judge", "version_a", "version_b")
+        if not all(data.get(name) for name in needed):
+            return None
+        try:
+            return pairwise_estimate(
+                testset=data["testset_input"], rubric=data["rubric_input"], judge=data["judge"], version_a=data["version_a"],
+                version_b=data["version_b"], sample=data.get("sample"), seed=data.get("seed"), trials=data.get("trials"),
+                prompt=data.get("prompt") or None,
+            )
+        except InputError:
+            return None

@@ -2,9 +2,10 @@
 
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from judgeapp.judging import selectors
-from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, run_form_answer
+from judgeapp.judging.pages import HtmxHttpRequest, estimate_answer, preflight_partial, run_form_answer
 from judgeapp.models import Executor, Run, RunKind
 from judgeapp.pairwise.forms import PairwiseForm
 from judgeapp.pairwise.selectors import pairwise_case_get
@@ -32,11 +33,22 @@ def pairwise_new(request: HtmxHttpRequest) -> HttpResponse:
             title=data["title"],
             executor=Executor.CELERY,
             created_by=request.user,
+            budget=data.get("budget"),
         )
 
     form = PairwiseForm(request.POST or None, request.FILES or None)
     context = {"recent": selectors.runs_recent(kind=RunKind.PAIRWISE, limit=10)}
     return run_form_answer(request, form, start=start, template="judgeapp/pairwise/new.html", context=context, partial="run-form")
+
+
+@require_POST
+@role_required(*READERS)
+def run_estimate(request: HtmxHttpRequest) -> HttpResponse:
+    """The "Estimate" button: the comparison's judge calls, tokens and cost from the form's inputs, no judge
+    asked and nothing stored (the form's own checks say what is missing)."""
+    context = {"recent": selectors.runs_recent(kind=RunKind.PAIRWISE, limit=10)}
+    return estimate_answer(request, PairwiseForm(request.POST, request.FILES or None), template="judgeapp/pairwise/new.html",
+                           context=context)
 
 
 @role_required(*READERS)

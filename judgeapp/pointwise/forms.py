@@ -1,7 +1,5 @@
 """Forms of the pointwise pages: start an evaluation (PointwiseForm) and filter a run's judgments."""
 
-from decimal import Decimal
-
 from django import forms
 
 from calibration.selectors import run_preflight
@@ -11,6 +9,7 @@ from judgeapp.judging.files import MAX_SKELETON_CRITERION, parse_rubric
 from judgeapp.judging.forms import (
     InputsForm,
     PromptChoiceField,
+    budget_field,
     cases_in,
     criteria_in,
     judges_callable,
@@ -73,11 +72,7 @@ class PointwiseForm(InputsForm):
         help_text="A run to compare with like for like: its replies on the shared cases, judged this run's way.",
     )
     trials = trials_field()
-    budget = forms.DecimalField(
-        required=False, label="Budget (USD)", min_value=Decimal("0.0001"), max_digits=12, decimal_places=4,
-        help_text="Stop the run once its judge calls have cost this much (the judge needs prices): the report says "
-        "stopped: budget with what was judged, and the run is invalid. Empty: no cap.",
-    )
+    budget = budget_field()
 
     def __init__(self, *args, outputs_uuid: str = "", **kwargs):
         super().__init__(*args, **kwargs)

@@ -15,7 +15,7 @@ from judgeapp.judging.atomic import json_text
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import MAX_SKELETON_CRITERION
 from judgeapp.judging.files import rubric_skeleton as rubric_skeleton_text
-from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, render_partial, run_form_answer
+from judgeapp.judging.pages import HtmxHttpRequest, estimate_answer, preflight_partial, render_partial, run_form_answer
 from judgeapp.models import Executor, Run, RunKind
 from judgeapp.pointwise import services as pointwise_services
 from judgeapp.pointwise.forms import JudgmentFilterForm, PointwiseForm
@@ -69,10 +69,7 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
 def evaluation_estimate(request: HtmxHttpRequest) -> HttpResponse:
     """The "Estimate" button: the run's judge calls, tokens and cost from the form's inputs, no judge asked
     and nothing stored (the form's own checks say what is missing)."""
-    form = PointwiseForm(request.POST, request.FILES or None)
-    form.is_valid()
-    context = {"form": form, "estimate": getattr(form, "estimate", None), "estimate_asked": True}
-    return render_partial(request, "judgeapp/pointwise/new.html", context, partial="estimate")
+    return estimate_answer(request, PointwiseForm(request.POST, request.FILES or None), template="judgeapp/pointwise/new.html")
 
 
 @role_required(*READERS)

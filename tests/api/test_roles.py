@@ -43,6 +43,10 @@ def test_an_annotator_s_token_gets_403_on_every_endpoint(api_as, annotator, judg
         assert response.status_code == 403, path
         assert response.json()["error"] == "forbidden" and "reviewer" in response.json()["detail"]
     assert api.post("/api/v1/runs/pointwise", start_body(judge)).status_code == 403
+    # Nor the estimates of a run (no judge is asked, but they read the judges and the stored inputs).
+    assert api.post("/api/v1/runs/pointwise/estimate", start_body(judge)).status_code == 403
+    assert api.post("/api/v1/runs/pairwise/estimate", start_body(judge)).status_code == 403
+    assert api.post("/api/v1/runs/jury/estimate", {**start_body(judge), "judges": judge.name}).status_code == 403
     # A system version's outputs name the system: never an annotator's.
     outputs = {"system": "bot", "version_label": "v2", "testset_version": "support",
                "outputs": SimpleUploadedFile("v2.jsonl", b'{"id": "c000", "output": "x"}\n')}
@@ -58,6 +62,7 @@ def test_a_reviewer_reads_and_starts_runs_but_does_not_decide_releases(api_as, r
     for path in READS:
         assert api.get(path).status_code == 200, path
     assert api.post("/api/v1/runs/pointwise", start_body(judge)).status_code == 201
+    assert api.post("/api/v1/runs/pointwise/estimate", start_body(judge)).status_code == 200
     decision = api.post("/api/v1/runs/pw-1/gate/decision", {"verdict": "blocked", "reason": "risky"})
     assert decision.status_code == 403 and decision.json()["detail"] == "only a lead decides on a release"
     assert api.post("/api/v1/runs/pw-1/release", {"label": "v2"}).status_code == 403

@@ -151,8 +151,11 @@ EXPECTED: dict[str, Expected] = {
     "releases:decide": Expected(POST_ONLY, statuses(302, 403, 403, 403, 400)),
     "releases:release": Expected(POST_ONLY, statuses(302, 403, 403, 403, 400)),
     "pairwise:new": Expected(READERS),
+    # The forms' Estimate buttons, as pointwise's: a POST that stores nothing and asks no judge.
+    "pairwise:estimate": Expected(POST_ONLY, statuses(302, 403, 403, 200, 200)),
     "pairwise:case": Expected(READERS),
     "jury:new": Expected(READERS),
+    "jury:estimate": Expected(POST_ONLY, statuses(302, 403, 403, 200, 200)),
     "jury:case": Expected(READERS),
     "agent:home": Expected(READERS),
     "agent:requirements": Expected(READERS),

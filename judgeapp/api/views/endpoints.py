@@ -19,9 +19,11 @@ from judgeapp.api.forms import (
     GateDecisionIn,
     GateOut,
     JudgeOut,
+    JuryInputs,
     JuryStart,
     OutputSetOut,
     OutputsIn,
+    PairwiseInputs,
     PairwiseStart,
     PointwiseStart,
     ReleaseIn,
@@ -36,9 +38,9 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync, system_get
 from judgeapp.judging.outcomes import OUTCOMES
 from judgeapp.judging.preflight import imported_refusal
-from judgeapp.jury.services import jury_panel_get, jury_run_create
+from judgeapp.jury.services import jury_estimate, jury_panel_get, jury_run_create
 from judgeapp.models import Executor, Judge, Run, RunKind, RunStatus, System
-from judgeapp.pairwise.services import VersionSource, pairwise_run_create
+from judgeapp.pairwise.services import VersionSource, pairwise_estimate, pairwise_run_create
 from judgeapp.pointwise.services import pointwise_create, pointwise_estimate, report_markdown_of
 from judgeapp.releases import services as release_services
 from judgeapp.roles import Role, has_role, user_roles
@@ -125,6 +127,53 @@ def _started(request: HttpRequest, *, endpoint: str, key: str | None, fields, fi
 
 
 # --- Starting runs -------------------------------------------------------------------------------------
+# A run's inputs, read once for its start and its estimate: the create and the estimate services take them alike.
+
+
+def _inputs(data, files: dict) -> dict:
+    return {
+        "testset": forms.testset_input(files.get("testset"), data.testset_version),
+        "rubric": forms.rubric_input(files.get("rubric"), data.rubric_version),
+        "trials": data.trials,
+        "prompt": data.prompt or None,
+    }
+
+
+def _pointwise_inputs(data: PointwiseStart, files: dict) -> dict:
+    return {
+        **_inputs(data, files),
+        "outputs": files.get("outputs"),
+        "outputs_version": data.outputs_version or None,
+        "judge": judge_get(name=data.judge or None),
+        "system": system_get(name=data.system) if data.system else None,
+        "generate": data.generate,
+    }
+
+
+def _pairwise_inputs(data: PairwiseInputs, files: dict) -> dict:
+    def version(slot: str) -> VersionSource:
+        system = getattr(data, f"system_{slot}")
+        return VersionSource(outputs=files.get(f"outputs_{slot}"), system=system_get(name=system) if system else None)
+
+    return {
+        **_inputs(data, files),
+        "judge": judge_get(name=data.judge or None),
+        "version_a": version("a"),
+        "version_b": version("b"),
+        "sample": data.sample,
+        "seed": data.seed,
+    }
+
+
+def _jury_inputs(data: JuryInputs, files: dict) -> dict:
+    return {
+        **_inputs(data, files),
+        "judges": jury_panel_get(data.judges),
+        "system": system_get(name=data.system) if data.system else None,
+        "generate": data.generate,
+        "outputs": files.get("outputs"),
+        "outputs_version": data.outputs_version or None,
+    }
 
 
 @router.post("/runs/pointwise", response=STARTED, url_name="pointwise_start", tags=["runs"])
@@ -143,21 +192,13 @@ def pointwise_start(
 
     def create() -> Run:
         return pointwise_create(
-            testset=forms.testset_input(files.get("testset"), data.testset_version),
-            rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-            outputs=files.get("outputs"),
-            outputs_version=data.outputs_version or None,
-            judge=judge_get(name=data.judge or None),
-            system=system_get(name=data.system) if data.system else None,
-            generate=data.generate,
+            **_pointwise_inputs(data, files),
             threshold=data.threshold,
             baseline_mean=data.baseline_mean,
             baseline_run=data.baseline_run or None,
             executor=Executor.CELERY,
-            trials=data.trials,
             run_id=data.run_id or None,
             title=data.title,
-            prompt=data.prompt or None,
             created_by=request.user,
             budget=data.budget or None,
         )
@@ -176,18 +217,7 @@ def pointwise_estimate_view(
     """What `POST /runs/pointwise` with these fields and files would ask its judge: calls, tokens in and out,
     cost. No judge is asked and nothing is stored (bad input is the same 400)."""
     files = forms.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
-    estimate = pointwise_estimate(
-        testset=forms.testset_input(files.get("testset"), data.testset_version),
-        rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-        outputs=files.get("outputs"),
-        outputs_version=data.outputs_version or None,
-        judge=judge_get(name=data.judge or None),
-        system=system_get(name=data.system) if data.system else None,
-        generate=data.generate,
-        trials=data.trials,
-        prompt=data.prompt or None,
-    )
-    return estimate.as_dict()
+    return pointwise_estimate(**_pointwise_inputs(data, files)).as_dict()
 
 
 @router.post("/runs/pairwise", response=STARTED, url_name="pairwise_start", tags=["runs"])
@@ -205,23 +235,31 @@ def pairwise_start(
 
     def create() -> Run:
         return pairwise_run_create(
-            testset=forms.testset_input(files.get("testset"), data.testset_version),
-            rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-            judge=judge_get(name=data.judge or None),
-            version_a=VersionSource(outputs=files.get("outputs_a"), system=system_get(name=data.system_a) if data.system_a else None),
-            version_b=VersionSource(outputs=files.get("outputs_b"), system=system_get(name=data.system_b) if data.system_b else None),
-            sample=data.sample,
-            seed=data.seed,
-            trials=data.trials,
+            **_pairwise_inputs(data, files),
             run_id=data.run_id or None,
             title=data.title,
-            prompt=data.prompt or None,
             executor=Executor.CELERY,
             created_by=request.user,
             budget=data.budget or None,
         )
 
     return _started(request, endpoint="pairwise", key=idempotency_key, fields=data, files=files, create=create)
+
+
+@router.post("/runs/pairwise/estimate", response={200: EstimateOut, **ERRORS}, url_name="pairwise_estimate", tags=["runs"])
+def pairwise_estimate_view(
+    request: HttpRequest,
+    data: Form[PairwiseInputs],
+    testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input"),
+    rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+    outputs_a: UploadedFile | None = File(None, description='version A\'s replies, JSONL {"id", "output"}'),
+    outputs_b: UploadedFile | None = File(None, description='version B\'s replies, JSONL {"id", "output"}'),
+):
+    """What `POST /runs/pairwise` with these fields and files would ask its judge: both orders of every case
+    compared, each trial; calls, tokens in and out, cost. No judge is asked and nothing is stored (bad input is
+    the same 400)."""
+    files = forms.uploads_read(testset=testset, rubric=rubric, outputs_a=outputs_a, outputs_b=outputs_b)
+    return pairwise_estimate(**_pairwise_inputs(data, files)).as_dict()
 
 
 @router.post("/runs/jury", response=STARTED, url_name="jury_start", tags=["runs"])
@@ -238,23 +276,30 @@ def jury_start(
 
     def create() -> Run:
         return jury_run_create(
-            testset=forms.testset_input(files.get("testset"), data.testset_version),
-            rubric=forms.rubric_input(files.get("rubric"), data.rubric_version),
-            judges=jury_panel_get(data.judges),
-            system=system_get(name=data.system) if data.system else None,
-            generate=data.generate,
-            outputs=files.get("outputs"),
-            outputs_version=data.outputs_version or None,
-            trials=data.trials,
+            **_jury_inputs(data, files),
             run_id=data.run_id or None,
             title=data.title,
-            prompt=data.prompt or None,
             executor=Executor.CELERY,
             created_by=request.user,
             budget=data.budget or None,
         )
 
     return _started(request, endpoint="jury", key=idempotency_key, fields=data, files=files, create=create)
+
+
+@router.post("/runs/jury/estimate", response={200: EstimateOut, **ERRORS}, url_name="jury_estimate", tags=["runs"])
+def jury_estimate_view(
+    request: HttpRequest,
+    data: Form[JuryInputs],
+    testset: UploadedFile | None = File(None, description="test set, JSONL or CSV: id, input, output"),
+    rubric: UploadedFile | None = File(None, description="rubric, TOML or JSON"),
+    outputs: UploadedFile | None = File(None, description='the replies to judge, JSONL {"id", "output"}, one per case'),
+):
+    """What `POST /runs/jury` with these fields and files would ask its jurors: every juror on every case, each
+    trial; calls, tokens in and out, cost (null when a juror has no price). No juror is asked and nothing is
+    stored (bad input is the same 400)."""
+    files = forms.uploads_read(testset=testset, rubric=rubric, outputs=outputs)
+    return jury_estimate(**_jury_inputs(data, files)).as_dict()
 
 
 # --- Following a run -----------------------------------------------------------------------------------
