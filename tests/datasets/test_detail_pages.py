@@ -80,7 +80,7 @@ def test_a_system_versions_outputs_page_shows_who_when_the_first_rows_and_downlo
     assert "<dd>support-bot</dd>" in facts and "<dd>v2.1</dd>" in facts and f"by {reviewer.username}" in facts
     assert ">support</a>" in facts and "from v21.jsonl" in facts
     rows = squeeze(page, "output-rows", "table")
-    assert "<td class=\"mono\">c0</td><td>question 0</td><td>=v2.1 says 0</td>" in rows
+    assert "<td class=\"mono nowrap\">c0</td><td>question 0</td><td>=v2.1 says 0</td>" in rows
 
     download = client.get(reverse("datasets:outputs_download", args=[output_set.uuid]))
     assert download.status_code == 200 and 'filename="support-bot-v2.1.jsonl"' in download["Content-Disposition"]
