@@ -58,11 +58,14 @@ class DatasetsCommand(JudgeCommand):
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-        listing = actions.add_parser("list", help="every stored test set, rubric, system version's outputs, artifact set and pair set")
+        listing = actions.add_parser(
+            "list", help="every stored test set, rubric, system version's outputs, artifact set and pair set"
+        )
         listing.add_argument("--kind", choices=self.KINDS, help="only this kind")
         show = actions.add_parser("show", help="one name's versions: who stored each and when, and what the shown one holds")
         show.add_argument("kind", choices=["testset", "rubric", "outputs", "artifacts"], metavar="KIND",
-                          help="testset, rubric (NAME or NAME@v2), outputs (a system's name) or artifacts (an artifact set's name)")
+                          help="testset, rubric (NAME or NAME@v2), outputs (a system's name) or artifacts "
+                               "(an artifact set's name)")
         show.add_argument("name", metavar="NAME")
         show.add_argument("--label", metavar="V", help="outputs: only this version label")
 
@@ -153,14 +156,16 @@ class DatasetsCommand(JudgeCommand):
         from judgeapp.judging.selectors import output_sets_recent
 
         system = self.system_get(name=options["name"])
-        rows = [row for row in output_sets_recent(system=system) if not options.get("label") or row.version_label == options["label"]]
+        label = options.get("label")
+        rows = [row for row in output_sets_recent(system=system) if not label or row.version_label == label]
         if not rows:
-            label = f" {options['label']}" if options.get("label") else ""
-            raise InputError(f"{system.name}{label}: no stored outputs (manage.py outputs add, or the Datasets page)")
+            which = f"{system.name} {label}" if label else system.name
+            raise InputError(f"{which}: no stored outputs (manage.py outputs add, or the Datasets page)")
         for row in rows:
             self.stdout.write(
-                f"{row.system.name} {row.version_label}  answers {row.testset.name} ({row.testset.version})  {row.row_count} outputs  "
-                f"{row.created_at:%Y-%m-%d %H:%M}  {row.created_by_label or '—'}  {row.content_hash[:12]}"
+                f"{row.system.name} {row.version_label}  answers {row.testset.name} ({row.testset.version})  "
+                f"{row.row_count} outputs  {row.created_at:%Y-%m-%d %H:%M}  {row.created_by_label or '—'}  "
+                f"{row.content_hash[:12]}"
             )
         self.stderr.write(f"{len(rows)} stored output version(s)")
 
@@ -172,7 +177,10 @@ class DatasetsCommand(JudgeCommand):
         self.stdout.write(f"artifact set {shown.name}")
         for v in versions:
             mark = "*" if v.row.pk == shown.pk else " "
-            self.stdout.write(f"{mark} v{v.number}  {v.version}  {v.artifacts} artifacts  run {v.row.run.run_id}  {v.row.created_at:%Y-%m-%d %H:%M}")
+            self.stdout.write(
+                f"{mark} v{v.number}  {v.version}  {v.artifacts} artifacts  run {v.row.run.run_id}  "
+                f"{v.row.created_at:%Y-%m-%d %H:%M}"
+            )
         for artifact_id, size in shown.artifacts.order_by("artifact_id").values_list("artifact_id", "size"):
             self.stdout.write(f"  {artifact_id}  {size} bytes")
         self.stderr.write(f"{len(versions)} run(s); * the newest, its artifacts below it")

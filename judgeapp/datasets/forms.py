@@ -29,7 +29,9 @@ class RubricUploadForm(forms.Form):
 class RubricSaveForm(TestSetSaveForm):
     """Step two of a rubric upload: the previewed file (kept under `token`) saved as a version of a name."""
 
-    name = forms.CharField(max_length=200, label="Save as", help_text="The file's own name by default; a name already stored gets a new version.")
+    name = forms.CharField(
+        max_length=200, label="Save as", help_text="The file's own name by default; a name already stored gets a new version."
+    )
 
 
 class OutputsUploadForm(forms.Form):

@@ -63,7 +63,8 @@ def testset_preview(request: HtmxHttpRequest) -> HttpResponse:
     preview = _previewed(form, lambda given, data: services.testset_preview(data=given.data, name=given.name))
     if preview is None:
         return _index(request, upload_form=form, status=400)
-    save_form = TestSetSaveForm(initial={"token": preview.token, "file_name": preview.file_name, "name": PurePath(preview.file_name).stem})
+    name = PurePath(preview.file_name).stem
+    save_form = TestSetSaveForm(initial={"token": preview.token, "file_name": preview.file_name, "name": name})
     return render(request, "judgeapp/datasets/preview.html", {"preview": preview, "save_form": save_form})
 
 
@@ -131,7 +132,8 @@ def rubric_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
     number = next((v.number for v in selectors.rubric_versions(rubric=rubric) if v.row.pk == rubric.pk), 0)
     suffix, kind = (".json", "application/json") if rubric.raw.lstrip().startswith("{") else (".toml", "application/toml")
     response = HttpResponse(rubric.raw, content_type=f"{kind}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{selectors.safe_file_name(rubric.name, "rubric")}-v{number}{suffix}"'
+    name = selectors.safe_file_name(rubric.name, "rubric")
+    response["Content-Disposition"] = f'attachment; filename="{name}-v{number}{suffix}"'
     return response
 
 
@@ -157,13 +159,16 @@ def rubric_save(request: HtmxHttpRequest) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            saved = services.rubric_save_named(token=data["token"], file_name=data["file_name"], name=data["name"], created_by=request.user)
+            saved = services.rubric_save_named(
+                token=data["token"], file_name=data["file_name"], name=data["name"], created_by=request.user
+            )
         except InputError as exc:
             form.add_error(None, str(exc))
         else:
-            criteria = saved.rubric.criteria.count()
+            count = saved.rubric.criteria.count()
+            criteria = f"{count} criteri{'on' if count == 1 else 'a'}"
             if saved.created:
-                messages.success(request, f"Stored rubric {saved.rubric.name} v{saved.number}: {criteria} criteri{'on' if criteria == 1 else 'a'}.")
+                messages.success(request, f"Stored rubric {saved.rubric.name} v{saved.number}: {criteria}.")
             else:
                 messages.info(request, f"Already stored as rubric {saved.rubric.name} v{saved.number}; nothing new was stored.")
             return redirect("datasets:rubric", uuid=saved.rubric.uuid)
@@ -216,9 +221,11 @@ def artifact_set_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
         data = selectors.artifact_set_zip(artifact_set=artifact_set)
     except InputError as exc:
         return HttpResponse(f"{exc}\n", status=413, content_type="text/plain; charset=utf-8")
-    number = next((v.number for v in selectors.artifact_set_versions(artifact_set=artifact_set) if v.row.pk == artifact_set.pk), 0)
+    versions = selectors.artifact_set_versions(artifact_set=artifact_set)
+    number = next((v.number for v in versions if v.row.pk == artifact_set.pk), 0)
     response = HttpResponse(data, content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{selectors.safe_file_name(artifact_set.name, "artifacts")}-v{number}.zip"'
+    name = selectors.safe_file_name(artifact_set.name, "artifacts")
+    response["Content-Disposition"] = f'attachment; filename="{name}-v{number}.zip"'
     return response
 
 
@@ -229,7 +236,8 @@ def testset_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
         raise Http404("no such test set")
     number = next((v.number for v in selectors.testset_versions(testset=testset) if v.row.pk == testset.pk), 0)
     response = StreamingHttpResponse(selectors.testset_jsonl_chunks(testset=testset), content_type="application/x-ndjson; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{selectors.safe_file_name(testset.name, "testset")}-v{number}.jsonl"'
+    name = selectors.safe_file_name(testset.name, "testset")
+    response["Content-Disposition"] = f'attachment; filename="{name}-v{number}.jsonl"'
     return response
 
 

@@ -73,7 +73,7 @@ def test_save_stores_the_version_with_who_saved_it_and_the_same_content_is_no_ne
     again = save(client, preview(client, RUBRIC_TWO, name="again.toml"))
     assert "Already stored as rubric support-quality v2; nothing new was stored." in again.content.decode()
     assert Rubric.objects.filter(name="support-quality").count() == 2
-    assert Rubric.objects.get(name="support-quality", content_hash=Rubric.objects.latest("created_at").content_hash).created_by == lead
+    assert Rubric.objects.filter(name="support-quality").order_by("-created_at").first().created_by == lead
 
     renamed = save(client, preview(client, RUBRIC_ONE), name="billing-quality")
     assert "Stored rubric billing-quality v1: 1 criterion." in renamed.content.decode()

@@ -280,7 +280,8 @@ def _build(server, tmp: Path) -> dict:
     artifact = ranklist.artifact_set.artifacts.order_by("pk").first()
     from judgeapp.judging.content import InputFile, output_set_save
 
-    replies = "".join(f'{{"id": "{case_id}", "output": "reply"}}\n' for case_id in pointwise.testset.cases.values_list("case_id", flat=True))
+    case_ids = pointwise.testset.cases.values_list("case_id", flat=True)
+    replies = "".join(f'{{"id": "{case_id}", "output": "reply"}}\n' for case_id in case_ids)
     output_set, _ = output_set_save(system=system, version_label="v1", testset=pointwise.testset,
                                     outputs=InputFile(data=replies.encode(), name="outputs.jsonl"), created_by=users["lead"])
     from calibration.models import Candidate
