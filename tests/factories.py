@@ -62,3 +62,16 @@ def judge_locked(run, *, reason: str = "quadratic-weighted kappa 0.12 with peopl
     JudgeLock.objects.create(**scope, locked=True, reason=reason, changed_at=timezone.now())
     audit_log_create(action=AuditLog.Action.JUDGE_LOCKED, actor=SYSTEM, subject=f"judge {run.judge.name}", reason=reason,
                      run=run, detail={"judge": scope["judge_name"], **{k: v for k, v in scope.items() if k != "judge_name"}})
+
+
+def artifact_set_ranked(judge, run_id: str, artifacts: dict[str, str], name="poems"):
+    """A ranker run's artifact set as the ranker stores it ({artifact id: text}); the run itself not run."""
+    from judgeapp.judging.runs import run_create
+    from judgeapp.models import Artifact, ArtifactSet, content_hash
+
+    run = run_create(kind=RunKind.RANK, run_id=run_id, executor="inline", judge=judge, options={})
+    artifact_set = ArtifactSet.objects.create(run=run, name=name)
+    for artifact_id, text in artifacts.items():
+        Artifact.objects.create(artifact_set=artifact_set, artifact_id=artifact_id, relative_path=f"{name}/{artifact_id}",
+                                content_hash=content_hash(text.encode()), size=len(text.encode()), content=text)
+    return artifact_set

@@ -1,9 +1,11 @@
 """`manage.py outputs add|list`: one version of a system's replies to a test set, stored by name (CONTRACT §6);
-a run labelled with that system judges them (`evaluate pointwise --system S [--outputs-version V]`)."""
+a run labelled with that system judges them (`evaluate pointwise --system S [--outputs-version V]`). `manage.py datasets
+list|show`: every stored dataset by name, one name's versions."""
 
 from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.content import InputFile, output_set_save, testset_named
+from judgeapp.judging.errors import InputError
 from judgeapp.judging.selectors import output_sets_recent
 
 
@@ -47,14 +49,30 @@ class OutputsCommand(JudgeCommand):
 
 
 class DatasetsCommand(JudgeCommand):
-    help = "List the stored datasets by name: test sets and rubrics with their versions (v1 the first stored), and system outputs."
+    help = (
+        "The stored datasets by name: list them (test sets, rubrics, system outputs, artifact sets, check-up pair sets), "
+        "or show one name's versions (v1 the first stored)."
+    )
+
+    KINDS = ("testsets", "rubrics", "outputs", "artifacts", "checkup")
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-        listing = actions.add_parser("list", help="every stored test set, rubric and system version's outputs")
-        listing.add_argument("--kind", choices=["testsets", "rubrics", "outputs"], help="only this kind")
+        listing = actions.add_parser(
+            "list", help="every stored test set, rubric, system version's outputs, artifact set and pair set"
+        )
+        listing.add_argument("--kind", choices=self.KINDS, help="only this kind")
+        show = actions.add_parser("show", help="one name's versions: who stored each and when, and what the shown one holds")
+        show.add_argument("kind", choices=["testset", "rubric", "outputs", "artifacts"], metavar="KIND",
+                          help="testset, rubric (NAME or NAME@v2), outputs (a system's name) or artifacts "
+                               "(an artifact set's name)")
+        show.add_argument("name", metavar="NAME")
+        show.add_argument("--label", metavar="V", help="outputs: only this version label")
 
     def handle(self, *args, **options):
+        getattr(self, f"_{options['action']}")(options)
+
+    def _list(self, options):
         from judgeapp.datasets.selectors import datasets_overview
 
         overview = datasets_overview()
@@ -77,4 +95,92 @@ class DatasetsCommand(JudgeCommand):
             for row in overview["output_sets"]:
                 self.stdout.write(f"outputs  {row.system.name} {row.version_label}  answers {row.testset.name}  {row.row_count} outputs")
                 count += 1
+        if kind in (None, "artifacts"):
+            for name, versions in overview["artifact_sets"].items():
+                newest = versions[0]
+                self.stdout.write(
+                    f"artifact set  {name}  v{newest.number} ({newest.artifacts} artifacts, {newest.version})  "
+                    f"{len({v.number for v in versions})} version(s)"
+                )
+                count += 1
+        if kind in (None, "checkup"):
+            for row in overview["checkup_sets"]:
+                self.stdout.write(f"check-up pair set  {row.name}  {row.case_count} pairs  {row.version}")
+                count += 1
         self.stderr.write(f"{count} dataset(s)")
+
+    def _show(self, options):
+        getattr(self, f"_show_{options['kind']}")(options)
+
+    @staticmethod
+    def _by(row, source: str = "") -> str:
+        who = getattr(row, "created_by", None)
+        return f"by {who.get_username()}" if who else (f"from {source}" if source else "")
+
+    def _show_testset(self, options):
+        from judgeapp.datasets.selectors import testset_versions
+        from judgeapp.judging.content import stored_by_name
+        from judgeapp.models import TestSet
+
+        shown = stored_by_name(TestSet, options["name"], "test set")
+        versions = testset_versions(testset=shown)
+        self.stdout.write(f"test set {shown.name}")
+        for v in versions:
+            mark = "*" if v.row.pk == shown.pk else " "
+            self.stdout.write(
+                f"{mark} v{v.number}  {v.row.version}  {v.row.case_count} cases  {v.row.created_at:%Y-%m-%d %H:%M}  "
+                f"{self._by(v.row, v.row.source_path)}".rstrip()
+            )
+        self.stderr.write(f"{len(versions)} version(s); * the one shown")
+
+    def _show_rubric(self, options):
+        from judgeapp.datasets.selectors import rubric_versions
+        from judgeapp.judging.content import stored_by_name
+        from judgeapp.models import Rubric
+
+        shown = stored_by_name(Rubric, options["name"], "rubric")
+        versions = rubric_versions(rubric=shown)
+        self.stdout.write(f"rubric {shown.name}")
+        for v in versions:
+            mark = "*" if v.row.pk == shown.pk else " "
+            self.stdout.write(
+                f"{mark} v{v.number}  {v.row.version}  {v.row.criteria.count()} criteria  {v.row.created_at:%Y-%m-%d %H:%M}  "
+                f"{self._by(v.row, v.row.source_path)}".rstrip()
+            )
+        for criterion in shown.criteria.order_by("position"):
+            low, high = criterion.scale_bounds
+            self.stdout.write(f"  criterion {criterion.name}  scale {low}-{high}  {len(criterion.examples or {})} example(s)")
+        self.stderr.write(f"{len(versions)} version(s); * the one shown, its criteria below it")
+
+    def _show_outputs(self, options):
+        from judgeapp.judging.selectors import output_sets_recent
+
+        system = self.system_get(name=options["name"])
+        label = options.get("label")
+        rows = [row for row in output_sets_recent(system=system) if not label or row.version_label == label]
+        if not rows:
+            which = f"{system.name} {label}" if label else system.name
+            raise InputError(f"{which}: no stored outputs (manage.py outputs add, or the Datasets page)")
+        for row in rows:
+            self.stdout.write(
+                f"{row.system.name} {row.version_label}  answers {row.testset.name} ({row.testset.version})  "
+                f"{row.row_count} outputs  {row.created_at:%Y-%m-%d %H:%M}  {row.created_by_label or '—'}  "
+                f"{row.content_hash[:12]}"
+            )
+        self.stderr.write(f"{len(rows)} stored output version(s)")
+
+    def _show_artifacts(self, options):
+        from judgeapp.datasets.selectors import artifact_set_named, artifact_set_versions
+
+        shown = artifact_set_named(name=options["name"])
+        versions = artifact_set_versions(artifact_set=shown)
+        self.stdout.write(f"artifact set {shown.name}")
+        for v in versions:
+            mark = "*" if v.row.pk == shown.pk else " "
+            self.stdout.write(
+                f"{mark} v{v.number}  {v.version}  {v.artifacts} artifacts  run {v.row.run.run_id}  "
+                f"{v.row.created_at:%Y-%m-%d %H:%M}"
+            )
+        for artifact_id, size in shown.artifacts.order_by("artifact_id").values_list("artifact_id", "size"):
+            self.stdout.write(f"  {artifact_id}  {size} bytes")
+        self.stderr.write(f"{len(versions)} run(s); * the newest, its artifacts below it")

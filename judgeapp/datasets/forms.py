@@ -17,6 +17,23 @@ class TestSetSaveForm(forms.Form):
     name = forms.CharField(max_length=200, label="Save as", help_text="A name already stored gets a new version.")
 
 
+class RubricUploadForm(forms.Form):
+    file = forms.FileField(label="Rubric file", help_text="TOML or JSON: a name and [[criteria]], each with a description, "
+                           "a 1-5 scale and an example per score.")
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "rubric_%s")  # the page's other uploads have a `file` field too: ids stay unique
+        super().__init__(*args, **kwargs)
+
+
+class RubricSaveForm(TestSetSaveForm):
+    """Step two of a rubric upload: the previewed file (kept under `token`) saved as a version of a name."""
+
+    name = forms.CharField(
+        max_length=200, label="Save as", help_text="The file's own name by default; a name already stored gets a new version."
+    )
+
+
 class OutputsUploadForm(forms.Form):
     system = forms.ModelChoiceField(queryset=System.objects.order_by("name"), label="System", empty_label=None)
     version_label = forms.CharField(max_length=50, label="Version label", help_text="As the system's team names it, e.g. v2.1.")

@@ -22,7 +22,7 @@ def versions_by_name(model, queryset=None) -> dict[str, list[Version]]:
     numbers = version_numbers(model)
     rows = (queryset if queryset is not None else model.objects.all()).order_by("name", "-created_at", "-pk")
     grouped: dict[str, list[Version]] = {}
-    for row in rows.select_related("created_by") if model is TestSet else rows:
+    for row in rows.select_related("created_by") if model in (TestSet, Rubric) else rows:
         grouped.setdefault(row.name, []).append(Version(row, numbers.get(row.pk, 0)))
     return grouped
 
@@ -121,11 +121,9 @@ class ArtifactSetVersion:
 ARTIFACT_SETS_LISTED = 500
 
 
-def artifact_sets_by_name() -> dict[str, list[ArtifactSetVersion]]:
-    """The ranker's artifact sets by name, newest first: each run's set is a version of its name, numbered
-    by its content (the same artifacts in a later run are the same version), v1 the first stored."""
-    newest = ArtifactSet.objects.select_related("run", "run__created_by").order_by("-created_at", "-pk")[:ARTIFACT_SETS_LISTED]
-    sets = list(newest)[::-1]
+def _artifact_versions(sets: list[ArtifactSet]) -> dict[str, list[ArtifactSetVersion]]:
+    """{name: its versions, newest first} of these sets (oldest first): each numbered by its content within its
+    name (the same artifacts in a later run are the same version), v1 the first stored."""
     hashes: dict[int, list[str]] = {}
     rows = Artifact.objects.filter(artifact_set__in=[s.pk for s in sets])
     rows = rows.values_list("artifact_set_id", "artifact_id", "content_hash")
@@ -138,3 +136,108 @@ def artifact_sets_by_name() -> dict[str, list[ArtifactSetVersion]]:
         number = numbers.setdefault((row.name, digest), sum(1 for key in numbers if key[0] == row.name) + 1)
         grouped.setdefault(row.name, []).append(ArtifactSetVersion(row, number, len(hashes.get(row.pk, [])), digest))
     return {name: versions[::-1] for name, versions in sorted(grouped.items())}
+
+
+def artifact_sets_by_name() -> dict[str, list[ArtifactSetVersion]]:
+    """The ranker's artifact sets by name, newest first: each run's set is a version of its name, numbered
+    by its content (the same artifacts in a later run are the same version), v1 the first stored."""
+    newest = ArtifactSet.objects.select_related("run", "run__created_by").order_by("-created_at", "-pk")[:ARTIFACT_SETS_LISTED]
+    return _artifact_versions(list(newest)[::-1])
+
+
+def artifact_set_get(*, uuid) -> ArtifactSet | None:
+    return ArtifactSet.objects.select_related("run").filter(uuid=uuid).first()
+
+
+def artifact_set_named(*, name: str) -> ArtifactSet:
+    """The newest artifact set of this name; InputError when there is none."""
+    from judgeapp.judging.errors import InputError
+
+    found = ArtifactSet.objects.select_related("run").filter(name=name).order_by("-created_at", "-pk").first()
+    if found is None:
+        raise InputError(f"{name}: no artifact set of that name (the ranker stores one per run)")
+    return found
+
+
+def artifact_set_versions(*, artifact_set: ArtifactSet) -> list[ArtifactSetVersion]:
+    """Every run's set of this name (the newest ARTIFACT_SETS_LISTED), newest first, numbered as on the list."""
+    rows = ArtifactSet.objects.filter(name=artifact_set.name).select_related("run", "run__created_by")
+    newest = rows.order_by("-created_at", "-pk")[:ARTIFACT_SETS_LISTED]
+    return _artifact_versions(list(newest)[::-1]).get(artifact_set.name, [])
+
+
+def artifact_set_diff(*, old: ArtifactSet, new: ArtifactSet) -> Diff:
+    """Artifacts added, removed and changed (their content) from `old` to `new`, by name."""
+    def artifacts(artifact_set):
+        return dict(artifact_set.artifacts.order_by("artifact_id").values_list("artifact_id", "content_hash"))
+
+    before, after = artifacts(old), artifacts(new)
+    added = [name for name in after if name not in before]
+    removed = [name for name in before if name not in after]
+    changed = [name for name in after if name in before and before[name] != after[name]]
+    return Diff(
+        added=added[:DIFF_IDS_SHOWN], removed=removed[:DIFF_IDS_SHOWN], changed=changed[:DIFF_IDS_SHOWN],
+        counts={"added": len(added), "removed": len(removed), "changed": len(changed)},
+    )
+
+
+ZIP_MAX_BYTES = 50 * 1024 * 1024  # the artifacts' text a download may hold; a larger set is refused in one line
+ZIP_NAME_MAX = 120
+
+
+def safe_file_name(text: str, fallback: str) -> str:
+    """A name a download or a zip member can carry: letters, digits, `-`, `_` and `.` (no leading dot, no
+    path), at most ZIP_NAME_MAX characters; `fallback` when nothing is left."""
+    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in text).lstrip(".")[:ZIP_NAME_MAX]
+    return cleaned.strip("_") and cleaned or fallback
+
+
+def artifact_set_zip(*, artifact_set: ArtifactSet) -> bytes:
+    """The version's artifacts as a zip, one file each at its root under a safe name (a name taken twice gets
+    `-2`, `-3`…). InputError when their text is over ZIP_MAX_BYTES."""
+    import io
+    import zipfile
+
+    from judgeapp.judging.errors import InputError
+
+    total = sum(artifact_set.artifacts.values_list("size", flat=True))
+    if total > ZIP_MAX_BYTES:
+        raise InputError(f"{artifact_set.name}: {total:,} bytes of artifacts, over the download limit of {ZIP_MAX_BYTES:,}")
+    buffer, taken = io.BytesIO(), set()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for artifact_id, content in artifact_set.artifacts.order_by("artifact_id").values_list("artifact_id", "content"):
+            name = safe_file_name(artifact_id, "artifact")
+            stem, dot, suffix = name.rpartition(".") if "." in name else (name, "", "")
+            count = 1
+            while name.lower() in taken:
+                count += 1
+                name = f"{stem}-{count}{dot}{suffix}"
+            taken.add(name.lower())
+            archive.writestr(name, content.encode("utf-8", "replace"))
+    return buffer.getvalue()
+
+
+# --- A system version's outputs ---------------------------------------------------------------------------
+
+OUTPUT_ROWS_SHOWN = 10
+
+
+def output_set_get(*, uuid) -> OutputSet | None:
+    return OutputSet.objects.select_related("system", "testset", "created_by").filter(uuid=uuid).first()
+
+
+def output_set_first_rows(*, output_set: OutputSet, limit: int = OUTPUT_ROWS_SHOWN) -> list[tuple[str, str, str]]:
+    """The first outputs (case id, the case's input, the output), in the order uploaded."""
+    rows = list(output_set.rows.order_by("position").values_list("case_id", "text")[:limit])
+    inputs = dict(output_set.testset.cases.filter(case_id__in=[case_id for case_id, _ in rows]).values_list("case_id", "input"))
+    return [(case_id, inputs.get(case_id, ""), text) for case_id, text in rows]
+
+
+def output_set_jsonl_chunks(*, output_set: OutputSet):
+    """The version as JSONL {"id", "output"}, a page of rows at a time (a download); it reads back as the same
+    outputs."""
+    import json
+
+    rows = output_set.rows.order_by("position").values_list("case_id", "text")
+    for case_id, text in rows.iterator(chunk_size=ROWS_AT_ONCE):
+        yield json.dumps({"id": case_id, "output": text}, ensure_ascii=False) + "\n"

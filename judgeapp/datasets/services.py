@@ -16,7 +16,7 @@ from judgeapp.judging.content import testset_store
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import MAX_TESTSET_NAME, CaseRow, testset_rows
 from judgeapp.judging.text import text_refuse
-from judgeapp.models import TestSet
+from judgeapp.models import Rubric, TestSet
 
 PREVIEW_ROWS = 10
 PREVIEW_PROBLEMS = 200  # invalid lines listed on the page; the count says how many more
@@ -43,7 +43,7 @@ class Preview:
         return self.valid > 0 and self.problem_count == 0
 
 
-def _problem(preview: Preview | OutputsPreview, line: int | None, reason: str) -> None:
+def _problem(preview: Preview | OutputsPreview | RubricPreview, line: int | str | None, reason: str) -> None:
     preview.problem_count += 1
     if len(preview.problems) < PREVIEW_PROBLEMS:
         preview.problems.append((line, reason))
@@ -124,14 +124,24 @@ def testset_preview(*, data: bytes, name: str) -> Preview:
     return preview_of(data, name, _pending_keep(data, name))
 
 
-def name_check(name: str) -> str:
+def name_check(name: str, what: str = "test set", limit: int = MAX_TESTSET_NAME) -> str:
     name = (name or "").strip()
     if not name:
-        raise InputError("give the test set a name")
+        raise InputError(f"give the {what} a name")
     text_refuse(name, "the name")
-    if len(name) > MAX_TESTSET_NAME or "/" in name or "\\" in name or any(c in name for c in "\r\n\t"):
-        raise InputError(f"the name must be one line of at most {MAX_TESTSET_NAME} characters, without / or \\")
+    if len(name) > limit or "/" in name or "\\" in name or any(c in name for c in "\r\n\t"):
+        raise InputError(f"the name must be one line of at most {limit} characters, without / or \\")
     return name
+
+
+def _pending_read(token: str) -> tuple[Path, bytes]:
+    """The upload a preview kept under `token` (its path and bytes); InputError when it is unknown or gone."""
+    if not TOKEN.fullmatch(token or ""):
+        raise InputError("that upload is not known here: upload the file again")
+    path = _pending_dir() / token
+    if not path.is_file():
+        raise InputError("that upload has expired or was already saved: upload the file again")
+    return path, path.read_bytes()
 
 
 @dataclass
@@ -149,15 +159,10 @@ def testset_save_named(*, token: str, file_name: str, name: str, created_by) -> 
     from judgeapp.judging.selectors import version_numbers
 
     name = name_check(name)
-    if not TOKEN.fullmatch(token or ""):
-        raise InputError("that upload is not known here: upload the file again")
-    path = _pending_dir() / token
-    if not path.is_file():
-        raise InputError("that upload has expired or was already saved: upload the file again")
     suffix = PurePath(file_name).suffix.lower()
     if suffix not in SUFFIXES:
         raise InputError("a test set is a .jsonl or .csv file")
-    data = path.read_bytes()
+    path, data = _pending_read(token)
     preview = preview_of(data, file_name)
     if not preview.savable:
         raise InputError(f"{preview.problem_count} invalid line(s): fix the file and upload it again")
@@ -314,12 +319,7 @@ def outputs_save_pending(*, token: str, file_name: str, system, version_label: s
     `output_set_save`); refused in one line when a line is invalid or a case has no output."""
     from judgeapp.judging.content import InputFile, output_set_save
 
-    if not TOKEN.fullmatch(token or ""):
-        raise InputError("that upload is not known here: upload the file again")
-    path = _pending_dir() / token
-    if not path.is_file():
-        raise InputError("that upload has expired or was already saved: upload the file again")
-    data = path.read_bytes()
+    path, data = _pending_read(token)
     preview = outputs_preview_of(data, file_name, testset)
     if not preview.savable:
         raise InputError(
@@ -329,3 +329,116 @@ def outputs_save_pending(*, token: str, file_name: str, system, version_label: s
     stored = output_set_save(system=system, version_label=version_label, testset=testset, outputs=given, created_by=created_by)
     path.unlink(missing_ok=True)
     return stored
+
+
+# --- A rubric, previewed ---------------------------------------------------------------------------------
+
+RUBRIC_SUFFIXES = (".toml", ".json")
+
+
+@dataclass
+class CriterionRow:
+    name: str
+    scale: str  # "1-5"
+    examples: int
+
+
+@dataclass
+class RubricPreview:
+    token: str
+    file_name: str
+    rubric_name: str = ""  # the file's own `name`, the name it is saved under unless another is given
+    criteria: list[CriterionRow] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (where: "criterion 2", "" for the file; reason)
+    problem_count: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def savable(self) -> bool:
+        return bool(self.criteria) and self.problem_count == 0
+
+
+def _rubric_reason(message: str, name: str, where: str) -> str:
+    """parse_rubric's error without the file's name and the criterion it names (the page says both)."""
+    for prefix in (f"{name} {where}: ", f"{name}: "):
+        if message.startswith(prefix):
+            return message[len(prefix):]
+    return message
+
+
+def rubric_preview_of(data: bytes, name: str, token: str = "") -> RubricPreview:
+    """Every criterion of a rubric file checked on its own (`judging/files.py: criterion_parse`, what a run
+    checks): the valid ones with their scale and number of examples, every problem with the criterion it is
+    in and its reason. Stores nothing."""
+    from judgeapp.judging.files import criterion_parse, criterion_warning, rubric_document
+
+    preview = RubricPreview(token=token, file_name=name)
+    if PurePath(name).suffix.lower() not in RUBRIC_SUFFIXES:
+        _problem(preview, "", "a rubric is a .toml or .json file")
+        return preview
+    try:
+        preview.rubric_name, criteria_doc = rubric_document(data, name)
+    except InputError as exc:
+        _problem(preview, "", _rubric_reason(str(exc), name, ""))
+        return preview
+    first: dict[str, int] = {}
+    for i, doc in enumerate(criteria_doc, start=1):
+        label = doc.get("name") if isinstance(doc, dict) and isinstance(doc.get("name"), str) else ""
+        where = f"criterion {i}" + (f" ({label.strip()[:100]})" if label.strip() else "")
+        try:
+            criterion = criterion_parse(doc, i, name)
+        except InputError as exc:
+            reason = _rubric_reason(_rubric_reason(str(exc), name, f"criterion {label.strip()!r}"), name, f"criterion {i}")
+            _problem(preview, where, reason)
+            continue
+        if criterion.name in first:
+            _problem(preview, where, f"criterion {criterion.name!r} appears twice (first as criterion {first[criterion.name]})")
+            continue
+        first[criterion.name] = i
+        low, high = criterion.bounds
+        preview.criteria.append(CriterionRow(criterion.name, f"{low}-{high}", len(criterion.examples)))
+        warning = criterion_warning(criterion)
+        if warning:
+            preview.warnings.append(warning)
+    return preview
+
+
+@refused_when_disk_full
+def rubric_preview(*, data: bytes, name: str) -> RubricPreview:
+    """Step one of storing a rubric: the upload kept aside under a random token and previewed criterion by
+    criterion. Nothing is stored as a rubric until `rubric_save_named`."""
+    return rubric_preview_of(data, name, _pending_keep(data, name))
+
+
+@dataclass
+class SavedRubric:
+    rubric: Rubric
+    number: int
+    created: bool
+
+
+@refused_when_disk_full
+def rubric_save_named(*, token: str, file_name: str, name: str, created_by) -> SavedRubric:
+    """Step two: the rubric kept under `token` stored as a version of `name` (v1, v2… by when each was saved),
+    with who saved it; the same content under that name is found again, not stored twice. Nothing is stored
+    when a criterion is invalid. The kept upload is removed once stored."""
+    from judgeapp.judging.content import rubric_store
+    from judgeapp.judging.files import MAX_RUBRIC_NAME
+    from judgeapp.judging.selectors import version_numbers
+
+    name = name_check(name, "rubric", MAX_RUBRIC_NAME)
+    if PurePath(file_name).suffix.lower() not in RUBRIC_SUFFIXES:
+        raise InputError("a rubric is a .toml or .json file")
+    path, data = _pending_read(token)
+    preview = rubric_preview_of(data, file_name)
+    if not preview.savable:
+        raise InputError(f"{preview.problem_count} problem(s) in the rubric: fix the file and upload it again")
+    with transaction.atomic():
+        known = set(Rubric.objects.filter(name=name).values_list("pk", flat=True))
+        rubric = rubric_store(data=data, name=file_name, source_path=f"uploaded: {file_name}", label=name)
+        created = rubric.pk not in known
+        if created and getattr(created_by, "is_authenticated", False):
+            rubric.created_by = created_by
+            rubric.save(update_fields=["created_by", "updated_at"])
+    path.unlink(missing_ok=True)
+    return SavedRubric(rubric=rubric, number=version_numbers(Rubric).get(rubric.pk, 1), created=created)

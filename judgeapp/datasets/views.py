@@ -1,5 +1,7 @@
-"""The Datasets pages: every stored test set, rubric and system version's outputs by name, an upload
-previewed before it is stored, a test set's versions with a diff and a download."""
+"""The Datasets pages: every stored test set, rubric, system version's outputs and artifact set by name, an
+upload previewed before it is stored, each name's versions with a diff and a download."""
+
+from pathlib import PurePath
 
 from django import forms
 from django.contrib import messages
@@ -8,7 +10,15 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from judgeapp.datasets import selectors, services
-from judgeapp.datasets.forms import DiffForm, OutputsSaveForm, OutputsUploadForm, TestSetSaveForm, TestSetUploadForm
+from judgeapp.datasets.forms import (
+    DiffForm,
+    OutputsSaveForm,
+    OutputsUploadForm,
+    RubricSaveForm,
+    RubricUploadForm,
+    TestSetSaveForm,
+    TestSetUploadForm,
+)
 from judgeapp.judging.content import InputFile, output_set_save
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import upload_of
@@ -16,11 +26,12 @@ from judgeapp.judging.pages import HtmxHttpRequest
 from judgeapp.roles import READERS, role_required
 
 
-def _index(request, *, upload_form=None, outputs_form=None, status=200) -> HttpResponse:
+def _index(request, *, upload_form=None, outputs_form=None, rubric_form=None, status=200) -> HttpResponse:
     context = {
         **selectors.datasets_overview(),
         "upload_form": upload_form or TestSetUploadForm(),
         "outputs_form": outputs_form or OutputsUploadForm(),
+        "rubric_form": rubric_form or RubricUploadForm(),
     }
     return render(request, "judgeapp/datasets/index.html", context, status=status)
 
@@ -30,25 +41,31 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
     return _index(request)
 
 
+def _previewed(form, preview_of):
+    """Step one of an upload: `preview_of(the uploaded file, the form's data)` (a service that keeps the file
+    aside and checks it), or None with the reason on the form's `file` field."""
+    if not form.is_valid():
+        return None
+    try:
+        return preview_of(upload_of(form.cleaned_data["file"]), form.cleaned_data)
+    except forms.ValidationError as exc:
+        form.add_error("file", exc)
+    except InputError as exc:
+        form.add_error("file", str(exc))
+    return None
+
+
 @require_POST
 @role_required(*READERS)
 def testset_preview(request: HtmxHttpRequest) -> HttpResponse:
     """Step one: the upload checked line by line and shown; nothing is stored as a test set."""
     form = TestSetUploadForm(request.POST, request.FILES)
-    if form.is_valid():
-        try:
-            given = upload_of(form.cleaned_data["file"])
-            preview = services.testset_preview(data=given.data, name=given.name)
-        except forms.ValidationError as exc:
-            form.add_error("file", exc)
-        except InputError as exc:
-            form.add_error("file", str(exc))
-        else:
-            from pathlib import PurePath
-
-            save_form = TestSetSaveForm(initial={"token": preview.token, "file_name": preview.file_name, "name": PurePath(preview.file_name).stem})
-            return render(request, "judgeapp/datasets/preview.html", {"preview": preview, "save_form": save_form})
-    return _index(request, upload_form=form, status=400)
+    preview = _previewed(form, lambda given, data: services.testset_preview(data=given.data, name=given.name))
+    if preview is None:
+        return _index(request, upload_form=form, status=400)
+    name = PurePath(preview.file_name).stem
+    save_form = TestSetSaveForm(initial={"token": preview.token, "file_name": preview.file_name, "name": name})
+    return render(request, "judgeapp/datasets/preview.html", {"preview": preview, "save_form": save_form})
 
 
 @require_POST
@@ -115,8 +132,100 @@ def rubric_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
     number = next((v.number for v in selectors.rubric_versions(rubric=rubric) if v.row.pk == rubric.pk), 0)
     suffix, kind = (".json", "application/json") if rubric.raw.lstrip().startswith("{") else (".toml", "application/toml")
     response = HttpResponse(rubric.raw, content_type=f"{kind}; charset=utf-8")
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in rubric.name)[:100] or "rubric"
-    response["Content-Disposition"] = f'attachment; filename="{safe}-v{number}{suffix}"'
+    name = selectors.safe_file_name(rubric.name, "rubric")
+    response["Content-Disposition"] = f'attachment; filename="{name}-v{number}{suffix}"'
+    return response
+
+
+@require_POST
+@role_required(*READERS)
+def rubric_preview(request: HtmxHttpRequest) -> HttpResponse:
+    """Step one: the rubric checked criterion by criterion and shown; nothing is stored as a rubric."""
+    form = RubricUploadForm(request.POST, request.FILES)
+    preview = _previewed(form, lambda given, data: services.rubric_preview(data=given.data, name=given.name))
+    if preview is None:
+        return _index(request, rubric_form=form, status=400)
+    save_form = RubricSaveForm(initial={
+        "token": preview.token, "file_name": preview.file_name, "name": preview.rubric_name or PurePath(preview.file_name).stem,
+    })
+    return render(request, "judgeapp/datasets/rubric_preview.html", {"preview": preview, "save_form": save_form})
+
+
+@require_POST
+@role_required(*READERS)
+def rubric_save(request: HtmxHttpRequest) -> HttpResponse:
+    """Step two: the previewed rubric stored as a version of the name given, with who saved it."""
+    form = RubricSaveForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            saved = services.rubric_save_named(
+                token=data["token"], file_name=data["file_name"], name=data["name"], created_by=request.user
+            )
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            count = saved.rubric.criteria.count()
+            criteria = f"{count} criteri{'on' if count == 1 else 'a'}"
+            if saved.created:
+                messages.success(request, f"Stored rubric {saved.rubric.name} v{saved.number}: {criteria}.")
+            else:
+                messages.info(request, f"Already stored as rubric {saved.rubric.name} v{saved.number}; nothing new was stored.")
+            return redirect("datasets:rubric", uuid=saved.rubric.uuid)
+    return render(request, "judgeapp/datasets/save_refused.html", {"form": form}, status=400)
+
+
+@role_required(*READERS)
+def outputs_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
+    """A system version's outputs: the system, its version label, the test set they answer, who stored them and
+    when, the first rows and a download."""
+    output_set = selectors.output_set_get(uuid=uuid)
+    if output_set is None:
+        raise Http404("no such outputs")
+    context = {"output_set": output_set, "rows": selectors.output_set_first_rows(output_set=output_set)}
+    return render(request, "judgeapp/datasets/outputs.html", context)
+
+
+@role_required(*READERS)
+def outputs_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
+    """The outputs as JSONL {"id", "output"}, in the order uploaded."""
+    output_set = selectors.output_set_get(uuid=uuid)
+    if output_set is None:
+        raise Http404("no such outputs")
+    chunks = selectors.output_set_jsonl_chunks(output_set=output_set)
+    response = StreamingHttpResponse(chunks, content_type="application/x-ndjson; charset=utf-8")
+    name = selectors.safe_file_name(f"{output_set.system.name}-{output_set.version_label}", "outputs")
+    response["Content-Disposition"] = f'attachment; filename="{name}.jsonl"'
+    return response
+
+
+@role_required(*READERS)
+def artifact_set_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
+    """An artifact set's versions (number, when, how many artifacts, short hash), a diff of two by artifact."""
+    artifact_set = selectors.artifact_set_get(uuid=uuid)
+    if artifact_set is None:
+        raise Http404("no such artifact set")
+    versions = selectors.artifact_set_versions(artifact_set=artifact_set)
+    context = {"artifact_set": artifact_set, "versions": versions, **_diff_asked(request, versions, selectors.artifact_set_diff),
+               "artifacts": artifact_set.artifacts.order_by("artifact_id").only("artifact_id", "size", "content_hash")}
+    return render(request, "judgeapp/datasets/artifact_set.html", context)
+
+
+@role_required(*READERS)
+def artifact_set_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
+    """The version's artifacts as a zip (one file each, safe names, at most selectors.ZIP_MAX_BYTES)."""
+    artifact_set = selectors.artifact_set_get(uuid=uuid)
+    if artifact_set is None:
+        raise Http404("no such artifact set")
+    try:
+        data = selectors.artifact_set_zip(artifact_set=artifact_set)
+    except InputError as exc:
+        return HttpResponse(f"{exc}\n", status=413, content_type="text/plain; charset=utf-8")
+    versions = selectors.artifact_set_versions(artifact_set=artifact_set)
+    number = next((v.number for v in versions if v.row.pk == artifact_set.pk), 0)
+    response = HttpResponse(data, content_type="application/zip")
+    name = selectors.safe_file_name(artifact_set.name, "artifacts")
+    response["Content-Disposition"] = f'attachment; filename="{name}-v{number}.zip"'
     return response
 
 
@@ -127,8 +236,8 @@ def testset_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
         raise Http404("no such test set")
     number = next((v.number for v in selectors.testset_versions(testset=testset) if v.row.pk == testset.pk), 0)
     response = StreamingHttpResponse(selectors.testset_jsonl_chunks(testset=testset), content_type="application/x-ndjson; charset=utf-8")
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in testset.name)[:100] or "testset"
-    response["Content-Disposition"] = f'attachment; filename="{safe}-v{number}.jsonl"'
+    name = selectors.safe_file_name(testset.name, "testset")
+    response["Content-Disposition"] = f'attachment; filename="{name}-v{number}.jsonl"'
     return response
 
 
@@ -146,26 +255,21 @@ def outputs_preview(request: HtmxHttpRequest) -> HttpResponse:
     """Step one: a system version's outputs checked line by line against the test set and shown; nothing is
     stored as outputs."""
     form = OutputsUploadForm(request.POST, request.FILES)
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            given: InputFile = upload_of(data["file"])
-            preview = services.outputs_preview(data=given.data, name=given.name, testset=data["testset"])
-        except forms.ValidationError as exc:
-            form.add_error("file", exc)
-        except InputError as exc:
-            form.add_error("file", str(exc))
-        else:
-            save_form = OutputsSaveForm(initial={
-                "token": preview.token, "file_name": preview.file_name, "system": data["system"].pk,
-                "version_label": data["version_label"], "testset": data["testset"].pk,
-            })
-            context = {
-                "preview": preview, "save_form": save_form, "system": data["system"], "version_label": data["version_label"],
-                "testset": data["testset"],
-            }
-            return render(request, "judgeapp/datasets/outputs_preview.html", context)
-    return _index(request, outputs_form=form, status=400)
+    preview = _previewed(
+        form, lambda given, data: services.outputs_preview(data=given.data, name=given.name, testset=data["testset"])
+    )
+    if preview is None:
+        return _index(request, outputs_form=form, status=400)
+    data = form.cleaned_data
+    save_form = OutputsSaveForm(initial={
+        "token": preview.token, "file_name": preview.file_name, "system": data["system"].pk,
+        "version_label": data["version_label"], "testset": data["testset"].pk,
+    })
+    context = {
+        "preview": preview, "save_form": save_form, "system": data["system"], "version_label": data["version_label"],
+        "testset": data["testset"],
+    }
+    return render(request, "judgeapp/datasets/outputs_preview.html", context)
 
 
 @require_POST

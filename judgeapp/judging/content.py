@@ -104,14 +104,17 @@ def testset_load(*, path: str | Path) -> TestSet:
 
 
 @transaction.atomic
-def rubric_store(*, data: bytes, name: str, source_path: str = "", git_commit: str = "") -> Rubric:
+def rubric_store(*, data: bytes, name: str, source_path: str = "", git_commit: str = "", label: str = "") -> Rubric:
+    """Parse and store a rubric under its own `name` (or `label`, a name given on the Datasets page); the same
+    content under that name is stored once and found again by its hash."""
     spec = parse_rubric(data, name)
     digest = content_hash(data)
-    existing = Rubric.objects.filter(name=spec.name, content_hash=digest).first()
+    stored_name = label or spec.name
+    existing = Rubric.objects.filter(name=stored_name, content_hash=digest).first()
     if existing:
         return existing
     rubric = Rubric.objects.create(
-        name=spec.name, content_hash=digest, source_path=source_path_fit(source_path), git_commit=git_commit,
+        name=stored_name, content_hash=digest, source_path=source_path_fit(source_path), git_commit=git_commit,
         raw=data.decode("utf-8-sig"),
     )
     Criterion.objects.bulk_create(

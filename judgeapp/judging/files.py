@@ -415,6 +415,24 @@ def rubric_skeleton(criterion: str) -> str:
 
 def parse_rubric(data: bytes, name: str) -> RubricSpec:
     """A rubric: TOML or JSON with `name` and `[[criteria]]` (name, description, scale, examples)."""
+    rubric_name, criteria_doc = rubric_document(data, name)
+    criteria: list[CriterionSpec] = []
+    warnings: list[str] = []
+    seen = set()
+    for i, c in enumerate(criteria_doc, start=1):
+        criterion = criterion_parse(c, i, name)
+        if criterion.name in seen:
+            raise InputError(f"{name}: criterion {criterion.name!r} appears twice")
+        seen.add(criterion.name)
+        warning = criterion_warning(criterion)
+        if warning:
+            warnings.append(warning)
+        criteria.append(criterion)
+    return RubricSpec(rubric_name, criteria, warnings)
+
+
+def rubric_document(data: bytes, name: str) -> tuple[str, list]:
+    """A rubric file's `name` and its `criteria` list, each criterion not yet checked (`criterion_parse`)."""
     text = decode_text(data, name)
     doc = json_load(text, name) if PurePath(name).suffix.lower() == ".json" else toml_load(text, name)
     if not isinstance(doc, dict):
@@ -426,47 +444,49 @@ def parse_rubric(data: bytes, name: str) -> RubricSpec:
     criteria_doc = doc.get("criteria")
     if not isinstance(criteria_doc, list) or not criteria_doc:
         raise InputError(f"{name}: missing 'criteria' (at least one [[criteria]] table)")
-    criteria: list[CriterionSpec] = []
-    warnings: list[str] = []
-    seen = set()
-    for i, c in enumerate(criteria_doc, start=1):
-        where = f"{name} criterion {i}"
-        if not isinstance(c, dict):
-            raise InputError(f"{where}: expected a table")
-        cname = c.get("name")
-        if not isinstance(cname, str) or not cname.strip():
-            raise InputError(f"{where}: missing 'name'")
-        cname = cname.strip()
-        text_check(cname, where, "the criterion's 'name'", max_length=MAX_CRITERION_NAME)
-        where = f"{name} criterion {cname!r}"
-        if cname in seen:
-            raise InputError(f"{name}: criterion {cname!r} appears twice")
-        seen.add(cname)
-        description = c.get("description")
-        if not isinstance(description, str) or not description.strip():
-            raise InputError(f"{where}: missing 'description'")
-        _filled_check(description, where, "'description'")
-        if "scale" not in c:
-            raise InputError(
-                f"{where}: missing 'scale' (the meaning of each score 1-5); the rubric helper drafts one from the "
-                "criterion for you to fill in (the form's \"Draft a rubric\" button, or manage.py rubric-skeleton)"
-            )
-        scale = _score_map(c["scale"], where, "scale")
-        points = [int(k) for k in scale]
-        expected = list(range(SCALE[0], SCALE[1] + 1))
-        if points != expected:
-            raise InputError(
-                f"{where}: 'scale' must define exactly the scores {SCALE[0]} to {SCALE[1]} (the Pointwise "
-                f"1-5 scale), got {_describe_points(points)}"
-            )
-        examples = _score_map(c["examples"], where, "examples") if "examples" in c else {}
-        unknown = set(examples) - set(scale)
-        if unknown:
-            raise InputError(f"{where}: examples for scores not on the scale: {', '.join(sorted(unknown))}")
-        if set(examples) != set(scale):
-            warnings.append(f"criterion {cname!r} has no example for every score (one example for each score is expected)")
-        criteria.append(CriterionSpec(cname, description.strip(), scale, examples))
-    return RubricSpec(rubric_name.strip(), criteria, warnings)
+    return rubric_name.strip(), criteria_doc
+
+
+def criterion_parse(c, i: int, name: str) -> CriterionSpec:
+    """The `i`-th criterion (from 1) of the rubric file `name`, checked: InputError names what is wrong."""
+    where = f"{name} criterion {i}"
+    if not isinstance(c, dict):
+        raise InputError(f"{where}: expected a table")
+    cname = c.get("name")
+    if not isinstance(cname, str) or not cname.strip():
+        raise InputError(f"{where}: missing 'name'")
+    cname = cname.strip()
+    text_check(cname, where, "the criterion's 'name'", max_length=MAX_CRITERION_NAME)
+    where = f"{name} criterion {cname!r}"
+    description = c.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise InputError(f"{where}: missing 'description'")
+    _filled_check(description, where, "'description'")
+    if "scale" not in c:
+        raise InputError(
+            f"{where}: missing 'scale' (the meaning of each score 1-5); the rubric helper drafts one from the "
+            "criterion for you to fill in (the form's \"Draft a rubric\" button, or manage.py rubric-skeleton)"
+        )
+    scale = _score_map(c["scale"], where, "scale")
+    points = [int(k) for k in scale]
+    expected = list(range(SCALE[0], SCALE[1] + 1))
+    if points != expected:
+        raise InputError(
+            f"{where}: 'scale' must define exactly the scores {SCALE[0]} to {SCALE[1]} (the Pointwise "
+            f"1-5 scale), got {_describe_points(points)}"
+        )
+    examples = _score_map(c["examples"], where, "examples") if "examples" in c else {}
+    unknown = set(examples) - set(scale)
+    if unknown:
+        raise InputError(f"{where}: examples for scores not on the scale: {', '.join(sorted(unknown))}")
+    return CriterionSpec(cname, description.strip(), scale, examples)
+
+
+def criterion_warning(criterion: CriterionSpec) -> str:
+    """What a valid criterion still lacks (an example for every score), or ""."""
+    if set(criterion.examples) != set(criterion.scale):
+        return f"criterion {criterion.name!r} has no example for every score (one example for each score is expected)"
+    return ""
 
 
 def _describe_points(points: list[int]) -> str:

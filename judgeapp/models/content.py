@@ -157,6 +157,10 @@ class Rubric(TimeStampedModel):
     source_path = models.CharField(max_length=500, blank=True)
     git_commit = models.CharField(max_length=40, blank=True)
     raw = models.TextField(help_text="The rubric file as loaded.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Who saved this version on the Datasets page (empty for a file a run or a command stored).",
+    )
 
     class Meta:
         constraints = [

@@ -140,6 +140,12 @@ EXPECTED: dict[str, Expected] = {
     "datasets:rubric": Expected(READERS),
     "datasets:rubric_download": Expected(READERS),
     "datasets:cases_add": Expected(POST_ONLY, statuses(302, 403, 403, 400, 400)),
+    "datasets:rubric_preview": Expected(POST_ONLY, statuses(302, 403, 403, 400, 400)),
+    "datasets:rubric_save": Expected(POST_ONLY, statuses(302, 403, 403, 400, 400)),
+    "datasets:outputs": Expected(READERS),
+    "datasets:outputs_download": Expected(READERS),
+    "datasets:artifact_set": Expected(READERS),
+    "datasets:artifact_set_download": Expected(READERS),
     "pointwise:judgments": Expected(READERS),
     "pointwise:export": Expected(READERS),
     "releases:releases": Expected(READERS),
@@ -275,6 +281,12 @@ def _build(server, tmp: Path) -> dict:
     assignment = Assignment.objects.filter(annotator=users["annotator"]).order_by("pk").first()
     ranklist = Ranklist.objects.get(run=ranked)
     artifact = ranklist.artifact_set.artifacts.order_by("pk").first()
+    from judgeapp.judging.content import InputFile, output_set_save
+
+    case_ids = pointwise.testset.cases.values_list("case_id", flat=True)
+    replies = "".join(f'{{"id": "{case_id}", "output": "reply"}}\n' for case_id in case_ids)
+    output_set, _ = output_set_save(system=system, version_label="v1", testset=pointwise.testset,
+                                    outputs=InputFile(data=replies.encode(), name="outputs.jsonl"), created_by=users["lead"])
     from calibration.models import Candidate
     from judgeapp.api.services import api_token_create
 
@@ -326,6 +338,10 @@ def _build(server, tmp: Path) -> dict:
         "datasets:testset_download": {"uuid": pointwise.testset.uuid},
         "datasets:rubric": {"uuid": pointwise.rubric.uuid},
         "datasets:rubric_download": {"uuid": pointwise.rubric.uuid},
+        "datasets:outputs": {"uuid": output_set.uuid},
+        "datasets:outputs_download": {"uuid": output_set.uuid},
+        "datasets:artifact_set": {"uuid": artifact.artifact_set.uuid},
+        "datasets:artifact_set_download": {"uuid": artifact.artifact_set.uuid},
         "pointwise:export": {"run_id": pointwise.run_id, "fmt": "json"},
         "releases:gate": {"run_id": pointwise.run_id},
         "releases:decide": {"run_id": pointwise.run_id},
