@@ -340,5 +340,5 @@ def format_calls(calls: int, worst_case: float, *, inserts: int, both_orders: bo
     orders = " (each comparison judged in both orders)" if both_orders else ""
     return (
         f"Comparator calls: {calls} for {inserts} insert{'s' if inserts != 1 else ''}{orders} (HTTP requests to the "
-        f"judge, its retries included); the seed's bound: at most 2 + log2 N comparisons per insert, {worst_case:.0f} in all"
+        f"judge, its retries included); worst case: at most 2 + log2 N comparisons per insert, {worst_case:.0f} in all"
     )
