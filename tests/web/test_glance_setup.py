@@ -52,11 +52,11 @@ def test_the_demo_judges_reasoning_agrees_with_its_score(fake_judge):
         assert ("misses" in reasoning) == (score <= 2) and ("only partly" in reasoning) == (score == 3)
 
 
-def test_forms_offer_only_files_that_can_serve(client, reviewer, judge):
+def test_forms_offer_only_what_can_serve(client, reviewer, judge, support_inputs):
     client.force_login(reviewer)
     pointwise = client.get(reverse("pointwise:new")).content.decode()
-    assert "evals/support/testset.jsonl" in pointwise and "evals/support/rubric.toml" in pointwise
-    for unusable in ("trace.jsonl", "flowers.csv", "metrics.json"):
+    assert "support (v1, 24 cases)" in pointwise and "support-quality (v1)" in pointwise  # stored, by name
+    for unusable in ("evals/support/testset.jsonl", "trace.jsonl", "flowers.csv", "metrics.json"):
         assert unusable not in pointwise, unusable
     ranker = client.get(reverse("ranker:rank_new")).content.decode()
     assert "ranker/checkout-postmortems" in ranker
