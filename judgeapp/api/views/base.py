@@ -21,7 +21,7 @@ from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
-from judgeapp.api.forms import PayloadTooLarge
+from judgeapp.api.inputs import PayloadTooLarge
 from judgeapp.api.services import IdempotencyConflict, api_token_authenticate
 from judgeapp.judging.edge import uploads_discard
 from judgeapp.judging.errors import DiskFull, InputError, disk_full, disk_full_line

@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from ninja import File, Form, Header, Query, Router, Status, UploadedFile
 
-from judgeapp.api import forms, selectors, services
-from judgeapp.api.forms import (
+from judgeapp.api import inputs, selectors, services
+from judgeapp.api.schemas import (
     ErrorOut,
     EstimateOut,
     GateDecisionIn,
@@ -132,8 +132,8 @@ def _started(request: HttpRequest, *, endpoint: str, key: str | None, fields, fi
 
 def _inputs(data, files: dict) -> dict:
     return {
-        "testset": forms.testset_input(files.get("testset"), data.testset_version),
-        "rubric": forms.rubric_input(files.get("rubric"), data.rubric_version),
+        "testset": inputs.testset_input(files.get("testset"), data.testset_version),
+        "rubric": inputs.rubric_input(files.get("rubric"), data.rubric_version),
         "trials": data.trials,
         "prompt": data.prompt or None,
     }
@@ -188,7 +188,7 @@ def pointwise_start(
     """Start a pointwise evaluation (the gate is decided when it finishes). 201 with the run, queued; 202
     when the broker is down (the run is stored and starts when the broker is back: its `notice` says so);
     200 with the same run for a retried Idempotency-Key."""
-    files = forms.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
+    files = inputs.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
 
     def create() -> Run:
         return pointwise_create(
@@ -216,7 +216,7 @@ def pointwise_estimate_view(
 ):
     """What `POST /runs/pointwise` with these fields and files would ask its judge: calls, tokens in and out,
     cost. No judge is asked and nothing is stored (bad input is the same 400)."""
-    files = forms.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
+    files = inputs.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
     return pointwise_estimate(**_pointwise_inputs(data, files)).as_dict()
 
 
@@ -231,7 +231,7 @@ def pairwise_start(
     idempotency_key: str | None = IDEMPOTENCY_KEY,
 ):
     """Start a pairwise A/B run: each version's replies from a file or a system that generates them."""
-    files = forms.uploads_read(testset=testset, rubric=rubric, outputs_a=outputs_a, outputs_b=outputs_b)
+    files = inputs.uploads_read(testset=testset, rubric=rubric, outputs_a=outputs_a, outputs_b=outputs_b)
 
     def create() -> Run:
         return pairwise_run_create(
@@ -258,7 +258,7 @@ def pairwise_estimate_view(
     """What `POST /runs/pairwise` with these fields and files would ask its judge: both orders of every case
     compared, each trial; calls, tokens in and out, cost. No judge is asked and nothing is stored (bad input is
     the same 400)."""
-    files = forms.uploads_read(testset=testset, rubric=rubric, outputs_a=outputs_a, outputs_b=outputs_b)
+    files = inputs.uploads_read(testset=testset, rubric=rubric, outputs_a=outputs_a, outputs_b=outputs_b)
     return pairwise_estimate(**_pairwise_inputs(data, files)).as_dict()
 
 
@@ -272,7 +272,7 @@ def jury_start(
     idempotency_key: str | None = IDEMPOTENCY_KEY,
 ):
     """Start a jury run: a panel of judges of different families, their pass/fail votes pooled."""
-    files = forms.uploads_read(testset=testset, rubric=rubric, outputs=outputs)
+    files = inputs.uploads_read(testset=testset, rubric=rubric, outputs=outputs)
 
     def create() -> Run:
         return jury_run_create(
@@ -298,7 +298,7 @@ def jury_estimate_view(
     """What `POST /runs/jury` with these fields and files would ask its jurors: every juror on every case, each
     trial; calls, tokens in and out, cost (null when a juror has no price). No juror is asked and nothing is
     stored (bad input is the same 400)."""
-    files = forms.uploads_read(testset=testset, rubric=rubric, outputs=outputs)
+    files = inputs.uploads_read(testset=testset, rubric=rubric, outputs=outputs)
     return jury_estimate(**_jury_inputs(data, files)).as_dict()
 
 
@@ -504,7 +504,7 @@ def outputs_add(
     (`outputs_version`)."""
     from judgeapp.judging.content import output_set_save
 
-    files = forms.uploads_read(outputs=outputs)
+    files = inputs.uploads_read(outputs=outputs)
     _sync_judges(request)
     testset = selectors.testset_by_version(reference=data.testset_version)
     output_set, created = output_set_save(
