@@ -20,7 +20,7 @@ from judgeapp.agent.core import (
     parse_trace,
     summarize,
 )
-from judgeapp.judging.accounting import counts_reason, unit_counts
+from judgeapp.judging.accounting import counts_reason, unit_category, unit_counts
 from judgeapp.judging.client import messages_hash
 from judgeapp.judging.outcomes import outcome, share_words
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, register
@@ -98,10 +98,11 @@ REPLY_PROBLEM_COUNTS = {"truncated": "truncated", "unparsable": "parse_failures"
 
 def _accounting(unit) -> str:
     """Which count (CONTRACT §6) a requirement's unit falls in (AgentHandler.unit_accounting in SQL)."""
-    if unit.status != UnitStatus.DONE:
-        return "no_reply"
-    problem = (unit.parsed or {}).get("reply_problem", "")
-    return REPLY_PROBLEM_COUNTS.get(problem, "parsed")
+    problem = (unit.parsed or {}).get("reply_problem", "") if unit.status == UnitStatus.DONE else ""
+    return unit_category(
+        usable=unit.status == UnitStatus.DONE and problem not in REPLY_PROBLEM_COUNTS,
+        unreadable=problem in REPLY_PROBLEM_COUNTS, truncated=problem == "truncated",
+    )
 
 
 @register

@@ -15,6 +15,18 @@ CATEGORIES = ("parsed", "parse_failures", "truncated", "no_reply")
 UNUSABLE_LIMIT = 0.05
 
 
+def unit_category(*, usable: bool, unreadable: bool, truncated: bool) -> str:
+    """The one count a unit falls in, so that the counts add up to the units: `parsed` when its reply gave a
+    verdict; else, when a reply came but could not be read after its retry (`unreadable`), `truncated` if it
+    was cut at max_tokens and `parse_failures` if not; else `no_reply`. Every kind's units are counted here
+    (`Judgment.accounting`, the pointwise core's items, the agent judge's requirements)."""
+    if usable:
+        return "parsed"
+    if unreadable:
+        return "truncated" if truncated else "parse_failures"
+    return "no_reply"
+
+
 def unit_counts(categories: Iterable[str]) -> dict:
     """`counts` from one category name per unit (see `Judgment.accounting`)."""
     tally = dict.fromkeys(CATEGORIES, 0)

@@ -274,11 +274,9 @@ class Judgment(TimeStampedModel):
     def accounting(self) -> str:
         """Which of the report's counts (CONTRACT §6) this unit falls in: parsed, truncated, parse_failures
         or no_reply. Exactly one, so that the counts add up to the units."""
-        if self.status == UnitStatus.DONE:
-            return "parsed"
-        if self.is_parse_failure:
-            return "truncated" if self.truncated else "parse_failures"
-        return "no_reply"
+        from judgeapp.judging.accounting import unit_category
+
+        return unit_category(usable=self.status == UnitStatus.DONE, unreadable=self.is_parse_failure, truncated=self.truncated)
 
 
 class Output(TimeStampedModel):

@@ -20,6 +20,7 @@ from judgeapp.judging.accounting import (
     counts_reason,
     money_text,
     tally_counts,
+    unit_category,
     usage_line,
 )
 from judgeapp.judging.batches import ROWS_AT_ONCE
@@ -59,11 +60,9 @@ class ScoredItem:
 
 
 def _accounting(item: ScoredItem) -> str:
-    if item.score is not None:
-        return "parsed"
-    if item.parse_error and not item.error:
-        return "truncated" if item.truncated else "parse_failures"
-    return "no_reply"
+    return unit_category(
+        usable=item.score is not None, unreadable=bool(item.parse_error and not item.error), truncated=item.truncated
+    )
 
 
 def _ci_method(n: int) -> str:
