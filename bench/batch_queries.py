@@ -28,7 +28,6 @@ def main() -> None:
 
     from django.conf import settings
     from django.db import connection
-
     from overhead import make_run
 
     from judgeapp.judging.runs import run_start

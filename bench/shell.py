@@ -26,7 +26,7 @@ import time
 import uuid
 from pathlib import Path
 
-from _setup import RUBRIC, ROOT, FakeJudgeProcess, testset_bytes
+from _setup import ROOT, RUBRIC, FakeJudgeProcess, testset_bytes
 
 
 def main() -> None:

@@ -25,15 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from fakejudge.protocol import (  # noqa: F401  (re-exported)
-    SCRIPTED_NOTE,
-    Action,
-    FakeRequest,
-    Response,
-    _estimate_tokens,
-    completion,
-    make_tool_calls,
-)
+from fakejudge.protocol import SCRIPTED_NOTE, Action, FakeRequest, Response, _estimate_tokens, completion, make_tool_calls  # noqa: F401  (re-exported)
 
 
 class Reply:

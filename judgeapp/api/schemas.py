@@ -10,7 +10,6 @@ from pydantic import ConfigDict, Field
 
 from judgeapp.models import RunKind, RunStatus
 
-
 # --- Requests ------------------------------------------------------------------------------------------
 
 

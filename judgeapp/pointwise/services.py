@@ -42,6 +42,7 @@ from judgeapp.models import (
 from judgeapp.pointwise.core import report_markdown
 from judgeapp.releases.core import DEFAULT_THRESHOLD
 
+
 @dataclass
 class PointwisePlan:
     rubric: RubricSpec

@@ -307,7 +307,6 @@ def test_a_failed_compare_has_a_report_whose_counts_add_up(oracle_judge, oracle,
     """A compare whose judge never gives a usable verdict fails; its report (the API's, a command's --report)
     still says why and counts each reply the judge gave, adding up to the units it judged (CONTRACT §6)."""
     from fakejudge import Reply
-
     from judgeapp.api.selectors import report_of
     from judgeapp.judging.cli import report_of as command_report_of
 
