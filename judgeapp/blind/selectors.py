@@ -126,3 +126,8 @@ def blind_run_view(*, run: Run) -> BlindRunView | None:
             )
         view.pairwise = report.get("pairwise", [])
     return view
+
+
+def page_context_for_run(*, run: Run) -> dict:
+    """What a blind run's page shows (BlindHandler.page_reads): the comparison side by side, or None."""
+    return {"blind_view": blind_run_view(run=run)}

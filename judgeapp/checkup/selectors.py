@@ -6,6 +6,7 @@ from pathlib import Path
 
 from judgeapp.checkup.core import DEFAULT_SETS, SETS, load_pairs
 from judgeapp.checkup.services import DATASETS_DIR
+from judgeapp.judging.accounting import money_text
 from judgeapp.judging.pairs import ORDERS
 from judgeapp.judging.selectors import checkup_latest, checkups_in_progress, checkups_latest  # noqa: F401
 from judgeapp.models import Judge
@@ -49,3 +50,18 @@ def checkup_calls_default(*, datasets_dir: Path = DATASETS_DIR) -> tuple[int, li
     orders, one trial), and the sets' short titles: what the "Check up" confirmation names."""
     pairs = sum(_pairs_in_set(name, Path(datasets_dir)) for name in DEFAULT_SETS)
     return pairs * len(ORDERS), [SETS[name].title.split(":")[0] for name in DEFAULT_SETS]
+
+
+def checkup_confirms_for_judges(*, judges) -> dict:
+    """The question each judge's "Check up" button asks first on the judges page (CheckupHandler.page_reads):
+    what a check-up at the form's defaults costs, {"checkup_confirms": {judge name: question}}."""
+    calls, sets = checkup_calls_default()
+    confirms = {}
+    for judge in judges:
+        cost = checkup_cost_default(judge=judge)
+        priced = f", about {money_text(cost)} at its prices" if cost is not None else ""
+        confirms[judge.name] = (
+            f"Check up {judge.name}? About {calls:,} calls to its endpoint{priced} ({', '.join(sets)}; both orders, one trial "
+            "each). A sample of pairs asks fewer, more trials more."
+        )
+    return {"checkup_confirms": confirms}
