@@ -85,7 +85,7 @@ class WorkerProcess:
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> None:
-        self._log = open(self.log_path, "w")
+        self._log = open(self.log_path, "w")  # noqa: SIM115 - open while the worker runs; stop() closes it
         self.proc = subprocess.Popen(
             [
                 sys.executable, "-m", "celery", "-A", "judgeapp", "worker",
@@ -184,7 +184,7 @@ class TcpProxy:
         self._thread.start()
         return self
 
-    def __enter__(self) -> "TcpProxy":
+    def __enter__(self) -> "TcpProxy":  # noqa: PYI034 - start() returns the proxy
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -425,3 +425,15 @@ def celery_broker(url: str):
             os.environ["CELERY_BROKER_URL"] = before_env
         app.conf.update(before_conf)
         app._after_fork()
+
+
+def rendered_without_queries(template: str, context: dict) -> str:
+    """`template` rendered with `context` (what its view or its kind's page read gave): fails if rendering
+    itself queries the database (a template tag that reads, a lazy relation the read did not load)."""
+    from django.template.loader import render_to_string
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        html = render_to_string(template, context)
+    assert [q["sql"] for q in queries.captured_queries] == [], f"{template} queried the database while rendering"
+    return html

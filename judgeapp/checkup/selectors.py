@@ -34,15 +34,16 @@ def _prompt_chars_default(datasets_dir: Path) -> float:
     return chars / len(pairs) if pairs else 0.0
 
 
-def checkup_cost_default(*, judge: Judge, datasets_dir: Path = DATASETS_DIR):
-    """What a check-up with the button's defaults would cost at the judge's prices (None: unpriced)."""
+def checkup_cost_default(*, judge: Judge, datasets_dir: Path = DATASETS_DIR, profile=None):
+    """What a check-up with the button's defaults would cost at the judge's prices (None: unpriced); `profile`:
+    the judge's token profile when it is read already (judging/costs.py: judge_token_profiles)."""
     from judgeapp.judging.costs import estimate_from_chars, prices_of
 
     if prices_of(judge) is None:
         return None
     calls, _sets = checkup_calls_default(datasets_dir=datasets_dir)
     chars = _prompt_chars_default(Path(datasets_dir))
-    return estimate_from_chars(judge=judge, mode="checkup", chars_per_call=chars, calls=calls).cost
+    return estimate_from_chars(judge=judge, mode="checkup", chars_per_call=chars, calls=calls, profile=profile).cost
 
 
 def checkup_calls_default(*, datasets_dir: Path = DATASETS_DIR) -> tuple[int, list[str]]:
@@ -54,11 +55,15 @@ def checkup_calls_default(*, datasets_dir: Path = DATASETS_DIR) -> tuple[int, li
 
 def checkup_confirms_for_judges(*, judges) -> dict:
     """The question each judge's "Check up" button asks first on the judges page (CheckupHandler.page_reads):
-    what a check-up at the form's defaults costs, {"checkup_confirms": {judge name: question}}."""
+    what a check-up at the form's defaults costs, {"checkup_confirms": {judge name: question}}; the priced
+    judges' histories read in two queries for all of them."""
+    from judgeapp.judging.costs import judge_token_profiles, prices_of
+
     calls, sets = checkup_calls_default()
+    profiles = judge_token_profiles(judges=[judge for judge in judges if prices_of(judge)], mode="checkup")
     confirms = {}
     for judge in judges:
-        cost = checkup_cost_default(judge=judge)
+        cost = checkup_cost_default(judge=judge, profile=profiles.get(judge.pk))
         priced = f", about {money_text(cost)} at its prices" if cost is not None else ""
         confirms[judge.name] = (
             f"Check up {judge.name}? About {calls:,} calls to its endpoint{priced} ({', '.join(sets)}; both orders, one trial "

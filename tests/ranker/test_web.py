@@ -9,11 +9,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from fakejudge import Status
-from judgeapp.judging import runs, taskqueue
+from judgeapp.judging import runs, selectors, taskqueue
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.runkind import page_read
 from judgeapp.models import Artifact, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
 from judgeapp.ranker import tasks as ranker_tasks
 from judgeapp.ranker.services import candidates_in_dir, rank_create
+from tests.helpers import rendered_without_queries
 from tests.ranker.conftest import true_top
 
 pytestmark = pytest.mark.django_db
@@ -178,6 +180,16 @@ def test_insert_from_the_browser_is_queued_and_placed_by_the_worker(logged_in, r
     done_state = logged_in.get(reverse("ranker:state", args=[ranklist.uuid]), headers={"HX-Request": "true"})
     assert done_state.status_code == 286  # stops polling
     assert "inserted at 2" in done_state.content.decode()
+
+
+def test_a_ranklists_page_renders_from_its_kinds_read_without_a_query(ranked):
+    """The run page's ranklist and direct compares come from RankHandler.page_reads, in the context."""
+    ranklist, truth = ranked
+    run = selectors.run_get(run_id=ranklist.run.run_id)
+    context = {"run": run, **page_read(run.kind, "run", run=run)}
+    assert context["ranklist_state"].ranklist == ranklist and context["direct_comparisons"] == []
+    html = rendered_without_queries("judgeapp/ranker/run_rank.html", context)
+    assert 'id="insert-form"' in html and all(name in html for name in true_top(truth, 6))
 
 
 def test_insert_from_the_browser_of_a_registered_id_is_skipped(logged_in, ranked, sent):
