@@ -13,6 +13,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_file_parse
 from judgeapp.models import Run
 from tests.api.test_endpoints import pointwise_body
+from tests.helpers import rendered_without_queries
 
 pytestmark = pytest.mark.django_db
 
@@ -162,3 +163,5 @@ def test_the_judges_page_reads_every_check_up_cost_at_once_each_from_its_own_jud
         assert profiles[judge.pk] == judge_token_profile(judge=judge, mode="checkup")
         assert f", about {money_text(checkup_cost_default(judge=judge))} at its prices" in confirms[judge.name]
     assert confirms["unpriced"].startswith("Check up unpriced? About 2,388 calls to its endpoint (LLMBar")
+    cell = rendered_without_queries("judgeapp/checkup/_judge_checkup.html", {"judge": other, "checkup_confirms": confirms})
+    assert f'hx-confirm="{html_lib.escape(confirms["priced-b"])}"' in cell

@@ -222,6 +222,9 @@ def test_direct_compare_from_the_browser_shows_winner_rationale_and_both_texts(
     assert '<strong class="winner">B</strong>' in html and run.report["rationale"] in html
     assert "the weaker one" in html and "the stronger one" in html
     assert (run.run_dir / "comparisons.jsonl").exists()
+    run = selectors.run_get(run_id=run.run_id)  # the compare's body: its direct compares read by CompareHandler.page_reads
+    body = rendered_without_queries("judgeapp/ranker/run_compare.html", {"run": run, **page_read(run.kind, "run", run=run)})
+    assert '<strong class="winner">B</strong>' in body and "the stronger one" in body
 
 
 def test_a_batch_failed_by_a_judge_outage_resumes_from_the_browser(logged_in, oracle_judge, oracle, tmp_path, fake_judge, sent, django_capture_on_commit_callbacks):
