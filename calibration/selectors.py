@@ -9,7 +9,7 @@ judgeapp's data is read only through `judgeapp.judging.selectors`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from django.db.models import Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Sum
@@ -837,6 +837,9 @@ class ConfigurationAgreement:
     lock: JudgeLock | None
     planning: dict | None = None
     sensitivity: dict | None = None
+    # The pooled result's alternative annotator test at the lead's ε and its slices, worst first (the overview).
+    alt_test: dict | None = None
+    slices: list[dict] = field(default_factory=list)
 
     @property
     def prompt_version(self) -> str:
@@ -851,6 +854,7 @@ def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement
     """Per judge configuration and scope (prompt × rubric), its results on the latest sample it was
     compared on, beside the scope's lock."""
     level = level_current()
+    policy = policy_current()
     results = AgreementResult.objects.counting().select_related("sample", "sample__run", "candidate").order_by(
         "judge_name", "judge_version", "-effective_at", "-sample_id", "candidate_id", "criterion"
     )
@@ -879,10 +883,19 @@ def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement
                 lock=locks.get(key),
                 planning=result_planning(pooled, level),
                 sensitivity=result_sensitivity(pooled, level),
+                alt_test=alt_test_of(pooled, policy=policy),
+                slices=slices_shown(pooled, level),
             )
         )
     rows.sort(key=lambda row: (row.judge_name, -(row.pooled.effective_at or row.pooled.sample.created_at).timestamp()))
     return rows
+
+
+def result_rows_list(*, results: list[AgreementResult], level: AgreementLevel | None = None) -> list[dict]:
+    """Each result with what its row shows beside its figures: {result, alt_test (at the lead's ε, or None),
+    slices (worst first by the level's metric)}; the level and the policy read once for all of them."""
+    level, policy = level or level_current(), policy_current()
+    return [{"result": r, "alt_test": alt_test_of(r, policy=policy), "slices": slices_shown(r, level)} for r in results]
 
 
 def results_of_sample(*, sample: Sample) -> QuerySet[AgreementResult]:
@@ -1095,6 +1108,13 @@ def sample_notes(*, sample: Sample, limit: int = 200) -> list[ItemNote]:
 
 def sample_flag_count(*, sample: Sample) -> int:
     return ItemNote.objects.filter(item__sample=sample, kind=NoteKind.FLAG).count()
+
+
+def item_notes_for_sample(*, sample: Sample, limit: int = 200) -> dict:
+    """The annotators' comments and flags on a sample's items as its page shows them: {rows (the newest
+    `limit`), more (older ones left out), flags (how many flags in all)}."""
+    rows = sample_notes(sample=sample, limit=limit + 1)
+    return {"rows": rows[:limit], "more": len(rows) > limit, "flags": sample_flag_count(sample=sample)}
 
 
 def item_notes_of(*, assignment: Assignment) -> list[ItemNote]:

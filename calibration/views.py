@@ -286,6 +286,9 @@ def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
         "run": sample.run,
         "progress": selectors.sample_progress(sample=sample),
         "results": results,
+        # Each result's alternative annotator test and slices, and the annotators' notes: read here, not by a tag.
+        "result_rows": selectors.result_rows_list(results=results, level=level),
+        "item_notes": selectors.item_notes_for_sample(sample=sample),
         "strata": sorted(strata.items()),
         "held_back": selectors.sample_held_back(sample=sample),
         "metric_labels": METRIC_LABELS,

@@ -108,8 +108,6 @@ TEMPLATES = [
                 "judgeapp": "judgeapp.web.templatetags",
                 "pointwise": "judgeapp.pointwise.templatetags",
                 "jury": "judgeapp.jury.templatetags",
-                "blind": "judgeapp.blind.templatetags",
-                "ranker": "judgeapp.ranker.templatetags",
                 "checkup": "judgeapp.checkup.templatetags",
             },
         },

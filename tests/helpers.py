@@ -85,7 +85,7 @@ class WorkerProcess:
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> None:
-        self._log = open(self.log_path, "w")
+        self._log = open(self.log_path, "w")  # noqa: SIM115 - open while the worker runs; stop() closes it
         self.proc = subprocess.Popen(
             [
                 sys.executable, "-m", "celery", "-A", "judgeapp", "worker",
@@ -184,7 +184,7 @@ class TcpProxy:
         self._thread.start()
         return self
 
-    def __enter__(self) -> "TcpProxy":
+    def __enter__(self) -> "TcpProxy":  # noqa: PYI034 - start() returns the proxy
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -438,3 +438,15 @@ def support_inputs_stored():
     testset = testset_save(support_testset())
     rubric = rubric_load(path=EVALS / "support" / "rubric.toml")
     return SimpleNamespace(testset=testset, rubric=rubric, form={"testset": testset.pk, "rubric": rubric.pk})
+
+
+def rendered_without_queries(template: str, context: dict) -> str:
+    """`template` rendered with `context` (what its view or its kind's page read gave): fails if rendering
+    itself queries the database (a template tag that reads, a lazy relation the read did not load)."""
+    from django.template.loader import render_to_string
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        html = render_to_string(template, context)
+    assert [q["sql"] for q in queries.captured_queries] == [], f"{template} queried the database while rendering"
+    return html

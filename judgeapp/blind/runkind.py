@@ -14,6 +14,7 @@ BlindVersion.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from judgeapp.blind.core.comparator import ComparisonImpossible, RunScore, VersionEvidence, build_comparison, validate_comparison
 from judgeapp.blind.core.inputs import VersionFile, VersionRun
@@ -53,6 +54,7 @@ def version_run(output: BlindRunOutput) -> VersionRun:
 class BlindHandler(RunHandler):
     kind = RunKind.BLIND
     page_template = "judgeapp/blind/run.html"
+    page_reads: ClassVar[dict[str, str]] = {"run": "judgeapp.blind.selectors.page_context_for_run"}
     outcomes = ("winner", "inconclusive")
 
     def outcome(self, run):

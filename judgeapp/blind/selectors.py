@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
-from judgeapp.models import BlindComparison, Judgment, Run
+from judgeapp.models import BlindComparison, BlindVersion, Judgment, Run
 
 
 def blind_comparisons_recent(*, limit: int = 50) -> QuerySet[BlindComparison]:
@@ -66,9 +66,12 @@ class BlindRunView:
 
 def blind_run_view(*, run: Run) -> BlindRunView | None:
     """Everything the run page shows, side by side per version, in label order."""
-    comparison = BlindComparison.objects.filter(run=run).select_related("revealed_by").first()
+    # The versions (with their runs) read once: the columns and, once revealed, the mapping table use them.
+    versions = Prefetch("versions", queryset=BlindVersion.objects.order_by("label", "real_name").prefetch_related("runs"))
+    comparison = BlindComparison.objects.filter(run=run).select_related("revealed_by").prefetch_related(versions).first()
     if comparison is None:
         return None
+    comparison.run = run  # the page's run: `can_reveal` reads it without a query
     report = run.report or {}
     doc = report.get("comparison")
     # Only what the run cards link to: the units' messages and replies stay on their own pages.
@@ -76,7 +79,7 @@ def blind_run_view(*, run: Run) -> BlindRunView | None:
     per_run = report.get("runs", {})
     revealed = comparison.is_revealed
     columns = []
-    for version in comparison.versions.order_by("label").prefetch_related("runs"):
+    for version in comparison.versions.all():
         results = {r["run"]: r for r in per_run.get(version.label, [])}
         cards = []
         for output in version.runs.all():
@@ -126,3 +129,8 @@ def blind_run_view(*, run: Run) -> BlindRunView | None:
             )
         view.pairwise = report.get("pairwise", [])
     return view
+
+
+def page_context_for_run(*, run: Run) -> dict:
+    """What a blind run's page shows (BlindHandler.page_reads): the comparison side by side, or None."""
+    return {"blind_view": blind_run_view(run=run)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import ClassVar
 
 from judgeapp.checkup.core import (
     BOOTSTRAP,
@@ -100,6 +101,7 @@ def own_set_described(name: str, options: dict) -> dict:
 class CheckupHandler(RunHandler):
     kind = RunKind.CHECKUP
     page_template = "judgeapp/checkup/run.html"
+    page_reads: ClassVar[dict[str, str]] = {"judges": "judgeapp.checkup.selectors.checkup_confirms_for_judges"}
     position_evidence = True
     # Compared with the public sets' own human labels, not with labels people give in this app.
     label_kind = None

@@ -3,9 +3,6 @@ published figures that stand beside one of ours."""
 
 from django import template
 
-from judgeapp.checkup.selectors import checkup_calls_default, checkup_cost_default
-from judgeapp.judging.accounting import money_text
-
 register = template.Library()
 
 FIGURES = (
@@ -55,15 +52,3 @@ def output_name(verdict: str | None) -> str:
 @register.simple_tag
 def checkup_figures():
     return FIGURES
-
-
-@register.simple_tag
-def checkup_confirm(judge) -> str:
-    """The question the "Check up" button asks first: what it costs at the form's defaults."""
-    calls, sets = checkup_calls_default()
-    cost = checkup_cost_default(judge=judge)
-    priced = f", about {money_text(cost)} at its prices" if cost is not None else ""
-    return (
-        f"Check up {judge.name}? About {calls:,} calls to its endpoint{priced} ({', '.join(sets)}; both orders, one trial "
-        "each). A sample of pairs asks fewer, more trials more."
-    )

@@ -219,20 +219,56 @@ def messages_chars(messages: list[dict]) -> int:
     return len("\n".join(texts))
 
 
+def _history_units(mode: str | None):
+    """A judge's judgments its tokens are learned from (one call each: no parse retry, no trials), of `mode` or any."""
+    units = Judgment.objects.filter(parse_attempts=1, trials__isnull=True, prompt_tokens__gt=0).exclude(messages=[])
+    return units.filter(run__kind=mode) if mode else units
+
+
+def _profile_of(rows: list) -> TokenProfile | None:
+    """The profile learned from (messages, prompt tokens, completion tokens) rows; None when they say nothing."""
+    chars = sum(messages_chars(messages) for messages, _, _ in rows)
+    if not (rows and chars):
+        return None
+    return TokenProfile(
+        chars_per_token=chars / sum(tokens for _, tokens, _ in rows),
+        output_tokens=sum(out for _, _, out in rows) / len(rows),
+        learned_from=len(rows),
+    )
+
+
 def judge_token_profile(*, judge: Judge, mode: str) -> TokenProfile:
-    """How the judge's tokens went in its last judgments of this mode (one call each: no parse retry, no
-    trials), else in any mode, else the defaults."""
-    base = Judgment.objects.filter(judge=judge, parse_attempts=1, trials__isnull=True, prompt_tokens__gt=0).exclude(messages=[])
-    for units in (base.filter(run__kind=mode), base):
-        rows = list(units.order_by("-id").values_list("messages", "prompt_tokens", "completion_tokens")[:HISTORY_UNITS])
-        chars = sum(messages_chars(messages) for messages, _, _ in rows)
-        if rows and chars:
-            return TokenProfile(
-                chars_per_token=chars / sum(tokens for _, tokens, _ in rows),
-                output_tokens=sum(out for _, _, out in rows) / len(rows),
-                learned_from=len(rows),
-            )
+    """How the judge's tokens went in its last judgments of this mode, else in any mode, else the defaults."""
+    for units in (_history_units(mode), _history_units(None)):
+        recent = units.filter(judge=judge).order_by("-id").values_list("messages", "prompt_tokens", "completion_tokens")
+        rows = list(recent[:HISTORY_UNITS])
+        if profile := _profile_of(rows):
+            return profile
     return TokenProfile(CHARS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS.get(mode, 120), 0)
+
+
+def judge_token_profiles(*, judges: list[Judge], mode: str) -> dict[int, TokenProfile]:
+    """judge_token_profile of several judges, by judge pk: two queries for all of them (a page that lists the
+    judges), each judge's last HISTORY_UNITS judgments picked by a window over its own."""
+    from django.db.models import F, Window
+    from django.db.models.functions import RowNumber
+
+    profiles: dict[int, TokenProfile] = {}
+    for units in (_history_units(mode), _history_units(None)):
+        missing = [judge.pk for judge in judges if judge.pk not in profiles]
+        if not missing:
+            break
+        ranked = units.filter(judge_id__in=missing).annotate(
+            recent=Window(RowNumber(), partition_by=[F("judge_id")], order_by=F("id").desc())
+        )
+        rows: dict[int, list] = {}
+        for judge_id, *row in ranked.filter(recent__lte=HISTORY_UNITS).order_by("judge_id", "-id").values_list(
+            "judge_id", "messages", "prompt_tokens", "completion_tokens"
+        ):
+            rows.setdefault(judge_id, []).append(row)
+        profiles.update({pk: profile for pk, group in rows.items() if (profile := _profile_of(group))})
+    default = TokenProfile(CHARS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS.get(mode, 120), 0)
+    return {judge.pk: profiles.get(judge.pk, default) for judge in judges}
 
 
 def estimate_from_prompts(*, judge: Judge, mode: str, prompts, count: int, trials: int = 1) -> Estimate:
@@ -258,10 +294,12 @@ def estimate_from_prompts(*, judge: Judge, mode: str, prompts, count: int, trial
     )
 
 
-def estimate_from_chars(*, judge: Judge, mode: str, chars_per_call: float, calls: int) -> Estimate:
+def estimate_from_chars(
+    *, judge: Judge, mode: str, chars_per_call: float, calls: int, profile: TokenProfile | None = None
+) -> Estimate:
     """The estimate of `calls` prompts of `chars_per_call` characters on average (measured once for inputs that
-    do not change, such as the check-up's shipped sets)."""
-    profile = judge_token_profile(judge=judge, mode=mode)
+    do not change, such as the check-up's shipped sets); `profile` when the judge's is read already."""
+    profile = profile or judge_token_profile(judge=judge, mode=mode)
     input_tokens = round(chars_per_call / profile.chars_per_token * calls)
     output_tokens = round(profile.output_tokens * calls)
     prices = prices_of(judge)

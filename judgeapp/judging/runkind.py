@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, ClassVar
 
+from django.utils.module_loading import import_string
+
 from judgeapp.judging.client import JudgeOutcome, messages_hash
 
 if TYPE_CHECKING:
@@ -99,6 +101,10 @@ class RunHandler:
     sequential: ClassVar[bool] = False
     # The run page's body for this kind (templates/judgeapp/<mode>/run.html), included by the web shell.
     page_template: ClassVar[str] = "judgeapp/web/run_generic.html"
+    # What the web shell's pages read from this kind, by page: "run" (a run's page, `(*, run) -> dict` merged into
+    # its context) and "judges" (the judges page, `(*, judges) -> dict`). Dotted paths to the kind's selectors,
+    # imported on first use as RUN_KINDS' modules are: the shell imports no mode, and no template tag reads.
+    page_reads: ClassVar[dict[str, str]] = {}
     # A panel of judges leaves out a judge that fails (the seed's Jury), so one judge's server that cannot
     # be reached does not fail the run; a run of one judge fails at once (judging/runs/units.py: unit_judge).
     leaves_out_failed_judges: ClassVar[bool] = False
@@ -208,6 +214,15 @@ def handler_for(kind: str) -> RunHandler:
         return _REGISTRY[kind]
     except KeyError:
         raise LookupError(f"no handler for run kind {kind!r}") from None
+
+
+def page_read(kind: str, page: str, **kwargs) -> dict:
+    """The context a kind adds to one of the web shell's pages (`RunHandler.page_reads`); {} when it adds none."""
+    try:
+        path = handler_for(kind).page_reads.get(page)
+    except LookupError:
+        return {}
+    return import_string(path)(**kwargs) if path else {}
 
 
 def handlers_all() -> list[RunHandler]:

@@ -7,7 +7,17 @@ from dataclasses import dataclass
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
-from judgeapp.models import Artifact, Comparison, ComparisonStage, Insertion, InsertionStatus, Ranklist, RanklistEntry, Run
+from judgeapp.models import (
+    Artifact,
+    Comparison,
+    ComparisonStage,
+    Insertion,
+    InsertionStatus,
+    Ranklist,
+    RanklistEntry,
+    Run,
+    RunKind,
+)
 from judgeapp.ranker.runkind.lease import ranklist_lease_held
 from judgeapp.ranker.services import ranklist_summary
 
@@ -69,3 +79,13 @@ def direct_comparisons(*, run: Run) -> QuerySet[Comparison]:
         .select_related("artifact_a", "artifact_b", "goal", "judgment", "judgment_swapped")
         .order_by("id")
     )
+
+
+def page_context_for_run(*, run: Run) -> dict:
+    """What a rank or compare run's page shows beside its report (RankHandler.page_reads): its ranklist's state
+    (None while it has none, and for a compare) and the direct compares it recorded."""
+    ranklist = run.ranklists.first() if run.kind == RunKind.RANK else None
+    return {
+        "ranklist_state": ranklist_state(ranklist=ranklist) if ranklist else None,
+        "direct_comparisons": list(direct_comparisons(run=run)),
+    }

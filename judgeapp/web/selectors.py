@@ -253,6 +253,7 @@ def scorecard(*, name: str, version: str) -> dict:
         "adopted": calibration_selectors.adopted_candidate(judge_name=name),
         # The latest evidence beside the people: a pass/fail judge's TPR/TNR, the alternative annotator test.
         "latest_result": history[-1]["result"] if history else None,
+        "latest_alt_test": calibration_selectors.alt_test_of(history[-1]["result"]) if history else None,
     }
 
 
@@ -285,7 +286,7 @@ def _run_judge_status(run: Run, cache: dict) -> dict | None:
     judges = run.config.get("judges") or {}
     if not judges:
         return None
-    name = run.judge.name if run.judge_id and run.judge.name in judges else sorted(judges)[0]
+    name = run.judge.name if run.judge_id and run.judge.name in judges else min(judges)
     version = (judges.get(name) or {}).get("version")
     if not version:
         return None

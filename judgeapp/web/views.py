@@ -21,7 +21,7 @@ from judgeapp.judging.judges import judges_sync
 from judgeapp.judging.library import PromptRefused, library, library_versions, prompt_template_save
 from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, page_redirect, render_partial
 from judgeapp.judging.prompts import BUILTIN_NAME, library_prompt
-from judgeapp.judging.runkind import handler_for
+from judgeapp.judging.runkind import handler_for, page_read
 from judgeapp.models import AuditLog, Judge, Judgment, PromptMode, PromptTemplate, RunKind, System
 from judgeapp.roles import READERS, Role, has_role, role_required
 from judgeapp.throttle import (
@@ -118,6 +118,8 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             names = [handler_for(run.kind).page_template]
         except LookupError:
             names = []
+        # What the kind's page shows beside the report, read here: no template tag queries the database.
+        extra.update(page_read(run.kind, "run", run=run))
     kind_template = select_template([*names, "judgeapp/web/run_generic.html"])
     return render(
         request,
@@ -229,6 +231,8 @@ def judges_list(request: HtmxHttpRequest) -> HttpResponse:
         "checkups": records,
         "checkup_verdicts": checkups,
         "checkups_running": selectors.checkups_in_progress(judges=judges),
+        # The question each "Check up" button asks first (its cost at the judge's prices), read by the check-up.
+        **page_read("checkup", "judges", judges=judges),
         "statuses": statuses,
         "readiness": web_selectors.judges_readiness(judges, statuses, checkups=checkups),
     }

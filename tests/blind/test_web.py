@@ -12,8 +12,11 @@ from django.urls import reverse
 
 from judgeapp.blind.core.comparator import comparison_errors
 from judgeapp.judging import runs as run_services
+from judgeapp.judging import selectors
+from judgeapp.judging.runkind import page_read
 from judgeapp.models import AuditLog, BlindComparison, BlindVersion, Run
 from tests.blind.helpers import EXPECTATIONS, FAILED_RUN, MIDDLING, STRONG, TASK, WEAK, write_version
+from tests.helpers import rendered_without_queries
 
 pytestmark = pytest.mark.django_db
 
@@ -150,6 +153,12 @@ def test_revealing_the_mapping_after_the_verdict_is_logged(client, reviewer, jud
     response = client.post(reveal, {"csrfmiddlewaretoken": token}, follow=True)
     html = response.content.decode()
     assert "alpha-terse" in html and "gamma-prose" in html and 'id="mapping-table"' in html
+    # The page's reads are its kind's selector's (BlindHandler.page_reads): the panel, mapping included, renders
+    # from them without a query.
+    run = selectors.run_get(run_id=run.run_id)
+    context = {"run": run, "judgments": [], **page_read("blind", "run", run=run)}
+    panel = rendered_without_queries("judgeapp/blind/run.html", context)
+    assert "alpha-terse" in panel and 'id="mapping-table"' in panel and 'id="version-A"' in panel
     entry = AuditLog.objects.get(action="blind.mapping_revealed")
     assert entry.actor == reviewer and entry.run == run and set(entry.detail["mapping"].values()) == {"alpha-terse", "gamma-prose"}
     client.post(reveal, {"csrfmiddlewaretoken": token})

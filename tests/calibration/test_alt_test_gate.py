@@ -7,13 +7,16 @@ import pytest
 from django.urls import reverse
 
 from calibration import selectors
+from calibration.core.agreement import METRIC_LABELS
 from calibration.models import AgreementResult, CalibrationPolicy
 from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from judgeapp.models import AuditLog
 from judgeapp.releases.selectors import gate_evaluate
+from judgeapp.web.selectors import scorecard
 from tests.calibration.conftest import RUBRIC_TWO, labels_csv, scores_for
+from tests.helpers import rendered_without_queries
 
 pytestmark = pytest.mark.django_db
 
@@ -124,6 +127,17 @@ def test_the_test_shows_on_the_calibration_page_the_sample_page_and_the_scorecar
         assert "Alternative annotator test at ε = 0.15" in page, where  # in the summary, plain text (no link inside a control)
         assert "What the alternative annotator test is</a>" in page, where  # its help link, below
         assert 'data-annotator="cat"' in page, where
+    # Each page's view reads the test (at the lead's ε) and passes it in; the partials render it without a query.
+    results = list(selectors.results_of_sample(sample=sample))
+    read = {
+        "calibration": {"r": result, "test": selectors.agreement_latest()[0].alt_test},
+        "sample": {"result_rows": selectors.result_rows_list(results=results), "metric_labels": METRIC_LABELS},
+        "scorecard": {"r": result, "test": scorecard(name=result.judge_name, version=result.judge_version)["latest_alt_test"]},
+    }
+    for where, context in read.items():
+        template = "calibration/_result_rows.html" if where == "sample" else "calibration/_beside_people.html"
+        html = rendered_without_queries(template, context)
+        assert 'data-alt-test="passed"' in html and "ε = 0.15" in html and 'data-annotator="cat"' in html, where
 
 
 def test_agreement_prints_the_test_at_the_epsilon_asked_and_refuses_one_out_of_range(planted_run):

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from calibration.models import Assignment, AssignmentState, ItemNote, NoteKind, Sample
+from calibration.selectors import item_notes_for_sample
 from calibration.services.annotation import annotator_invite, item_note_create, sample_annotator_add, sample_instructions_set
 from calibration.services.samples import sample_draw
 from judgeapp.judging.errors import InputError
@@ -18,6 +19,7 @@ from judgeapp.models import AuditLog
 from judgeapp.roles import Role, has_role
 from tests.calibration.conftest import RUBRIC_TWO, scores_for
 from tests.calibration.test_web import assert_blind, current
+from tests.helpers import rendered_without_queries
 
 pytestmark = pytest.mark.django_db
 
@@ -297,6 +299,11 @@ def test_an_annotator_comments_and_flags_an_item_and_the_lead_reads_both_escaped
     sample_page = client.get(reverse("calibration:sample_detail", args=[scored_sample.uuid])).content.decode()
     notes = sample_page[sample_page.index('id="item-notes"'):]
     assert "The reply is cut off." in notes and "ann" in notes and "&lt;script&gt;" in notes and "<script>alert(1)" not in notes
+    # The sample page's view reads the notes (selectors.item_notes_for_sample); the partial renders them without a query.
+    read = item_notes_for_sample(sample=scored_sample)
+    assert read["flags"] == 1 and [n.kind for n in read["rows"]] == [NoteKind.FLAG, NoteKind.COMMENT] and not read["more"]
+    assert "1 flagged" in rendered_without_queries("calibration/_item_notes.html", {"notes": read})
+    assert item_notes_for_sample(sample=scored_sample, limit=1)["more"]
     overview = client.get(reverse("calibration:overview")).content.decode()
     assert 'data-flags="1"' in overview and "1 flagged" in overview
 

@@ -15,6 +15,7 @@ from judgeapp.judging import content
 from judgeapp.judging.errors import InputError
 from tests.calibration.conftest import scores_for
 from tests.calibration.test_lock import run_gate, with_tasks  # noqa: F401  (the fixture)
+from tests.helpers import rendered_without_queries
 
 N = 40
 LABELLED = 30  # cases c000..c029 labelled; the rest are the corrected mean's unlabelled items
@@ -177,6 +178,11 @@ def test_the_pages_show_each_tag_worst_first_and_mark_the_ones_too_small_to_deci
     assert tag_order(overview, 'class="slices"')[:3] == worst_first and "worst: billing" in overview
     page = client.get(reverse("calibration:sample_detail", args=[sample.uuid])).content.decode()
     assert tag_order(page, 'class="slices"')[:3] == worst_first and "too few items to decide" in page
+    # Both pages' views read the slices (the overview's rows, selectors.result_rows_list); rendering makes no query.
+    assert [s["tag"] for s in selectors.agreement_latest()[0].slices][:3] == worst_first
+    rows = selectors.result_rows_list(results=list(selectors.results_of_sample(sample=sample)))
+    html = rendered_without_queries("calibration/_result_rows.html", {"result_rows": rows, "metric_labels": {}})
+    assert tag_order(html, 'class="slices"')[:3] == worst_first
 
     run_page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
     assert tag_order(run_page, 'id="run-agreement"')[:3] == worst_first

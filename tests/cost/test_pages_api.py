@@ -13,7 +13,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_file_parse
 from judgeapp.models import Run
 from tests.api.test_endpoints import pointwise_body
-from tests.helpers import support_inputs_stored
+from tests.helpers import rendered_without_queries, support_inputs_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -141,3 +141,27 @@ def test_the_check_up_button_names_its_cost_at_the_judge_s_prices(client, review
     question = confirm_of(page, reverse("checkup:start", args=["priced"]))
     assert question.startswith("Check up priced? About 2,388 calls to its endpoint, about $0.")
     assert "at its prices (LLMBar Natural" in question
+
+
+def test_the_judges_page_reads_every_check_up_cost_at_once_each_from_its_own_judges_history(
+    priced_judge, make_judge, django_assert_max_num_queries
+):
+    from judgeapp.checkup.selectors import checkup_confirms_for_judges, checkup_cost_default
+    from judgeapp.judging.costs import judge_token_profile, judge_token_profiles, money_text
+    from tests.factories import pointwise_run
+
+    prices = {"input_price_per_million": Decimal("0.20"), "output_price_per_million": Decimal("0.60")}
+    other, fresh, unpriced = make_judge("priced-b", **prices), make_judge("priced-c", **prices), make_judge("unpriced")
+    for judge, n in ((priced_judge, 4), (other, 6)):
+        run_services.run_execute_inline(run=pointwise_run(judge=judge, n=n))
+    judges = [priced_judge, other, fresh, unpriced]
+    with django_assert_max_num_queries(2):  # the priced judges' histories: this mode's, then any mode's
+        confirms = checkup_confirms_for_judges(judges=judges)["checkup_confirms"]
+    profiles = judge_token_profiles(judges=judges[:3], mode="checkup")
+    assert [profiles[j.pk].learned_from for j in judges[:3]] == [4, 6, 0]
+    for judge in judges[:3]:
+        assert profiles[judge.pk] == judge_token_profile(judge=judge, mode="checkup")
+        assert f", about {money_text(checkup_cost_default(judge=judge))} at its prices" in confirms[judge.name]
+    assert confirms["unpriced"].startswith("Check up unpriced? About 2,388 calls to its endpoint (LLMBar")
+    cell = rendered_without_queries("judgeapp/checkup/_judge_checkup.html", {"judge": other, "checkup_confirms": confirms})
+    assert f'hx-confirm="{html_lib.escape(confirms["priced-b"])}"' in cell

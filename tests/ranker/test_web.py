@@ -9,11 +9,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from fakejudge import Status
-from judgeapp.judging import runs, taskqueue
+from judgeapp.judging import runs, selectors, taskqueue
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.runkind import page_read
 from judgeapp.models import Artifact, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
 from judgeapp.ranker import tasks as ranker_tasks
 from judgeapp.ranker.services import candidates_in_dir, rank_create
+from tests.helpers import rendered_without_queries
 from tests.ranker.conftest import true_top
 
 pytestmark = pytest.mark.django_db
@@ -180,6 +182,16 @@ def test_insert_from_the_browser_is_queued_and_placed_by_the_worker(logged_in, r
     assert "inserted at 2" in done_state.content.decode()
 
 
+def test_a_ranklists_page_renders_from_its_kinds_read_without_a_query(ranked):
+    """The run page's ranklist and direct compares come from RankHandler.page_reads, in the context."""
+    ranklist, truth = ranked
+    run = selectors.run_get(run_id=ranklist.run.run_id)
+    context = {"run": run, **page_read(run.kind, "run", run=run)}
+    assert context["ranklist_state"].ranklist == ranklist and context["direct_comparisons"] == []
+    html = rendered_without_queries("judgeapp/ranker/run_rank.html", context)
+    assert 'id="insert-form"' in html and all(name in html for name in true_top(truth, 6))
+
+
 def test_insert_from_the_browser_of_a_registered_id_is_skipped(logged_in, ranked, sent):
     ranklist, _truth = ranked
     response = logged_in.post(reverse("ranker:insert", args=[ranklist.uuid]), {"file": SimpleUploadedFile("cand-001.md", b"other")}, follow=True)
@@ -210,6 +222,9 @@ def test_direct_compare_from_the_browser_shows_winner_rationale_and_both_texts(
     assert '<strong class="winner">B</strong>' in html and run.report["rationale"] in html
     assert "the weaker one" in html and "the stronger one" in html
     assert (run.run_dir / "comparisons.jsonl").exists()
+    run = selectors.run_get(run_id=run.run_id)  # the compare's body: its direct compares read by CompareHandler.page_reads
+    body = rendered_without_queries("judgeapp/ranker/run_compare.html", {"run": run, **page_read(run.kind, "run", run=run)})
+    assert '<strong class="winner">B</strong>' in body and "the stronger one" in body
 
 
 def test_a_batch_failed_by_a_judge_outage_resumes_from_the_browser(logged_in, oracle_judge, oracle, tmp_path, fake_judge, sent, django_capture_on_commit_callbacks):

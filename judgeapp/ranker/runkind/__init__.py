@@ -1,6 +1,8 @@
 """The ranker's run kinds: a batch rank (Mode 2) and a direct compare (Mode 1), both sequential: one
 task holds the run, because each insert depends on the list the previous one left."""
 
+from typing import ClassVar
+
 from django.db.models import F
 
 from judgeapp.judging import shutdown
@@ -17,6 +19,7 @@ from judgeapp.ranker.runkind.work import compare_report, compare_set_perform, ra
 class RankHandler(RunHandler):
     kind = RunKind.RANK
     page_template = "judgeapp/ranker/run_rank.html"
+    page_reads: ClassVar[dict[str, str]] = {"run": "judgeapp.ranker.selectors.page_context_for_run"}
     outcomes = ("result",)
     sequential = True
 
@@ -65,6 +68,7 @@ class RankHandler(RunHandler):
 class CompareHandler(RunHandler):
     kind = RunKind.COMPARE
     page_template = "judgeapp/ranker/run_compare.html"
+    page_reads: ClassVar[dict[str, str]] = {"run": "judgeapp.ranker.selectors.page_context_for_run"}
     sequential = True
 
     def verdicts(self, run):
