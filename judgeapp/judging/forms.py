@@ -100,9 +100,10 @@ def product(*factors: int | None) -> int | None:
 
 
 class LargeRunForm(forms.Form):
-    """A form that starts a run which may be large: a run of more judge calls than LARGE_RUN_CALLS starts only
-    when the form's "Start this run of about N judge calls" was ticked for this N (`_large_run.html`); else the
-    form comes back saying so, and nothing is started. The mode's `clean()` calls `calls_check(estimate)`."""
+    """A form that starts a run which may be large: a run of more judge calls, or dollars, than the limits a lead
+    set in the release policy (else LARGE_RUN_CALLS and LARGE_RUN_COST) starts only when the form's "Start this
+    run of about N judge calls" was ticked for this N (`_large_run.html`); else the form comes back saying so,
+    and nothing is started. The mode's `clean()` calls `calls_check(estimate)`."""
 
     # The checkbox's value is the figure it was shown with, so that a tick given for 600 calls does not start
     # a run whose inputs have since grown to 6,000.
@@ -112,11 +113,14 @@ class LargeRunForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.calls: int | None = None
         self.cost = None  # the estimate's dollars (judging/costs.py), None when unknown or unpriced
+        self.limits = None  # the large-run limits in force, read when the estimate is checked
 
     @property
     def large_run(self) -> bool:
-        costly = self.cost is not None and self.cost > settings.LARGE_RUN_COST
-        return self.calls is not None and (self.calls > settings.LARGE_RUN_CALLS or costly)
+        if self.calls is None:
+            return False
+        costly = self.cost is not None and self.cost > self.limits.cost
+        return self.calls > self.limits.calls or costly
 
     @property
     def calls_text(self) -> str:
@@ -130,12 +134,14 @@ class LargeRunForm(forms.Form):
     def calls_check(self, calls: int | None, cost=None) -> None:
         """`calls`: the mode's estimate from the inputs (None when the inputs could not be read); `cost`: what
         they would cost in dollars, when the mode estimates it and the judge is priced."""
-        self.calls, self.cost = calls, cost
+        from judgeapp.judging.selectors import large_run_limits_get
+
+        self.calls, self.cost, self.limits = calls, cost, large_run_limits_get()
         if self.large_run and self.cleaned_data.get("large_run_confirm") != str(calls):
-            if calls > settings.LARGE_RUN_CALLS:
-                why = f"asks the judge about {self.calls_text} times, more than the {settings.LARGE_RUN_CALLS:,} that start"
+            if calls > self.limits.calls:
+                why = f"asks the judge about {self.calls_text} times, more than the {self.limits.calls:,} that start"
             else:
-                why = f"would cost about {money_text(cost)}, more than the {money_text(settings.LARGE_RUN_COST)} that start"
+                why = f"would cost about {money_text(cost)}, more than the {money_text(self.limits.cost)} that start"
             self.add_error(
                 "large_run_confirm", f"This run {why} without a question: tick \u201c{self.large_run_label}\u201d to start it."
             )

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from pathlib import PurePath
 
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
@@ -11,6 +12,27 @@ from django.shortcuts import get_object_or_404
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.leakage import KnownName, version_names
 from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunKind, RunStatus, RunTag, System, TestSet
+
+
+@dataclass(frozen=True)
+class LargeRunLimits:
+    calls: int
+    cost: Decimal
+
+
+def large_run_limits_get() -> LargeRunLimits:
+    """Above how many judge calls, or dollars, a run started from a page asks first: what a lead set in the
+    release policy, else the deployment's LARGE_RUN_CALLS and LARGE_RUN_COST."""
+    from django.conf import settings
+
+    from judgeapp.models import ReleasePolicy
+
+    policy = ReleasePolicy.objects.order_by("-created_at", "-id").values("large_run_calls", "large_run_cost").first() or {}
+    calls, cost = policy.get("large_run_calls"), policy.get("large_run_cost")
+    return LargeRunLimits(
+        calls=settings.LARGE_RUN_CALLS if calls is None else calls,
+        cost=settings.LARGE_RUN_COST if cost is None else cost,
+    )
 
 
 def runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:

@@ -114,6 +114,10 @@ class ReleasePolicy(TimeStampedModel):
         max_length=8, choices=GateAction.choices, default=GateAction.WARN,
         help_text="The threshold or the baseline inside the run's noise band across trials (--trials K): note it on the gate, or block.",
     )
+    # A run started from a page asks "Start this run of about N judge calls" above these (judging/forms.py:
+    # LargeRunForm); empty: the deployment's LARGE_RUN_CALLS and LARGE_RUN_COST.
+    large_run_calls = models.PositiveIntegerField(null=True, blank=True)
+    large_run_cost = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reason = models.TextField(blank=True)
 
@@ -124,9 +128,12 @@ class ReleasePolicy(TimeStampedModel):
     def __str__(self):
         return (
             f"baseline rule: {self.baseline_rule}; a skipped baseline: {self.skipped_baseline}; "
-            f"injection flags: {self.injection_flags}; flaky: {self.flaky}"
+            f"injection flags: {self.injection_flags}; flaky: {self.flaky}; a run from a page asks first above "
+            f"{f'{self.large_run_calls:,}' if self.large_run_calls else 'the default number of'} judge calls or "
+            f"{f'${self.large_run_cost}' if self.large_run_cost is not None else 'the default cost'}"
         )
 
     def as_dict(self) -> dict:
+        cost = self.large_run_cost
         return {"baseline_rule": self.baseline_rule, "skipped_baseline": self.skipped_baseline, "injection_flags": self.injection_flags,
-                "flaky": self.flaky}
+                "flaky": self.flaky, "large_run_calls": self.large_run_calls, "large_run_cost": None if cost is None else str(cost)}

@@ -1,6 +1,9 @@
 """A lead's decision on a gate, marking a run released, the release policy, and two runs to compare."""
 
+from decimal import Decimal
+
 from django import forms
+from django.conf import settings
 
 from judgeapp.judging.selectors import run_find
 from judgeapp.models import BaselineRule, GateAction, GateDecision, RunKind
@@ -30,6 +33,15 @@ class ReleasePolicyForm(forms.Form):
     flaky = forms.ChoiceField(
         choices=GateAction.choices, required=False, label="A flaky gate: the threshold or the baseline inside the trials' noise band",
         help_text="Runs with --trials K of 2 or more; left empty: as it is now.",
+    )
+    large_run_calls = forms.IntegerField(
+        required=False, min_value=1, max_value=10_000_000, label="A run started from a page asks first above this many judge calls",
+        help_text=f"Empty: the deployment's default ({settings.LARGE_RUN_CALLS:,}, LARGE_RUN_CALLS).",
+    )
+    large_run_cost = forms.DecimalField(
+        required=False, min_value=Decimal("0.01"), max_digits=12, decimal_places=2,
+        label="…or above this estimated cost (USD)",
+        help_text=f"Empty: the deployment's default (${settings.LARGE_RUN_COST}, LARGE_RUN_COST). The check-up always asks.",
     )
     reason = forms.CharField(required=False, max_length=2000, widget=forms.TextInput(), help_text="Kept in the audit log.")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -116,14 +118,19 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
     return release
 
 
+# A policy field left out of a change keeps its value (None there means "the default").
+UNCHANGED = object()
+
+
 def release_policy_set(
     *, actor, baseline_rule: str, skipped_baseline: str, injection_flags: str | None = None, flaky: str | None = None,
-    reason: str = "",
+    large_run_calls=UNCHANGED, large_run_cost=UNCHANGED, reason: str = "",
 ) -> ReleasePolicy:
     """A lead's new release policy, audited: what blocks a run compared with its baseline (the seed's rule,
     or only a regression whose interval lies below zero), whether a baseline that cannot be compared blocks,
     whether judged content that addresses the judge blocks, and whether a flaky gate (the threshold or the
-    baseline inside the trials' noise band) blocks (each left out: as it is now)."""
+    baseline inside the trials' noise band) blocks (each left out: as it is now); and above how many judge
+    calls or dollars a run started from a page asks first (None: the deployment's default; left out: as now)."""
     if not has_role(actor, Role.LEAD):
         raise PermissionDenied("only a lead sets the release policy")
     if baseline_rule not in BaselineRule.values:
@@ -131,13 +138,19 @@ def release_policy_set(
     previous = release_policy_current()
     injection_flags = previous.injection_flags if injection_flags is None else injection_flags
     flaky = previous.flaky if not flaky else flaky
+    large_run_calls = previous.large_run_calls if large_run_calls is UNCHANGED else large_run_calls
+    large_run_cost = previous.large_run_cost if large_run_cost is UNCHANGED else large_run_cost
+    if large_run_calls is not None and (isinstance(large_run_calls, bool) or int(large_run_calls) < 1):
+        raise InputError("large-run calls: a whole number of judge calls above 0, or none for the default")
+    if large_run_cost is not None and Decimal(str(large_run_cost)) <= 0:
+        raise InputError("large-run cost: a number of dollars above 0, or none for the default")
     for name, value in (("a skipped baseline", skipped_baseline), ("injection flags", injection_flags), ("flaky", flaky)):
         if value not in GateAction.values:
             raise InputError(f"{name}: must be one of {', '.join(GateAction.values)}")
     with transaction.atomic():
         policy = ReleasePolicy.objects.create(
             baseline_rule=baseline_rule, skipped_baseline=skipped_baseline, injection_flags=injection_flags,
-            flaky=flaky, set_by=actor, reason=reason.strip(),
+            flaky=flaky, large_run_calls=large_run_calls, large_run_cost=large_run_cost, set_by=actor, reason=reason.strip(),
         )
         audit_log_create(
             actor=actor,

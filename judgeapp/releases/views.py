@@ -93,6 +93,7 @@ def _releases_context(policy_form=None) -> dict:
         "audit": selectors.audit_release_entries(),
         "runs": selectors.runs_with_gate(runs=judging_selectors.runs_recent(kind=RunKind.POINTWISE, limit=20)),
         "policy": policy,
+        "large_run": judging_selectors.large_run_limits_get(),
         "policy_form": policy_form or ReleasePolicyForm(initial={**policy.as_dict()}),
     }
 
