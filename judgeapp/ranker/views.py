@@ -10,7 +10,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, run_form_answer
 from judgeapp.ranker import selectors as selectors_ranker
 from judgeapp.ranker.forms import CompareForm, InsertForm, RankForm
-from judgeapp.ranker.services import web as ranker_web
+from judgeapp.ranker.services import queue as ranker_queue
 from judgeapp.roles import READERS, role_required
 
 
@@ -29,7 +29,7 @@ def rank_new(request: HtmxHttpRequest) -> HttpResponse:
         return warnings
 
     def start(data: dict):
-        run = ranker_web.rank_submit(
+        run = ranker_queue.rank_submit(
             candidates=data["candidates"],
             goal=data["goal"],
             judge=data["judge"],
@@ -53,7 +53,7 @@ def compare_new(request: HtmxHttpRequest) -> HttpResponse:
         return warnings
 
     def start(data: dict):
-        return ranker_web.compare_submit(
+        return ranker_queue.compare_submit(
             a=data["file_a"], b=data["file_b"], judge=data["judge"], goal=data["goal"], both_orders=data["both_orders"],
             created_by=request.user,
         )
@@ -79,7 +79,7 @@ def ranklist_insert(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
     ranklist = selectors_ranker.ranklist_get(uuid=ranklist_uuid)
     def start(data: dict):
         candidate = data["file"]
-        _insertion, queued = ranker_web.insertion_submit(ranklist=ranklist, candidate=candidate, requested_by=request.user.get_username())
+        _insertion, queued = ranker_queue.insertion_submit(ranklist=ranklist, candidate=candidate, requested_by=request.user.get_username())
         if queued:
             messages.success(request, f"{candidate.artifact_id} is queued for insertion.")
         else:
@@ -96,7 +96,7 @@ def ranklist_insert(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
 def ranklist_resume(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
     ranklist = selectors_ranker.ranklist_get(uuid=ranklist_uuid)
     try:
-        messages.success(request, ranker_web.ranklist_resume(ranklist=ranklist))
+        messages.success(request, ranker_queue.ranklist_resume(ranklist=ranklist))
     except InputError as exc:
         messages.info(request, str(exc))
     return redirect("run_detail", run_id=ranklist.run.run_id)

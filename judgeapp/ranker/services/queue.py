@@ -1,4 +1,5 @@
-"""What the browser starts: each call stores what was asked and hands the judging to Celery."""
+"""Work handed to the workers: a batch rank or a compare stored and queued on Celery once committed, an insert
+queued behind the ranklist's lock, a ranklist's pending work resumed. The pages call these; the commands judge inline."""
 
 from __future__ import annotations
 
