@@ -373,12 +373,14 @@ def units_finished(run_pk: int) -> int:
 def run_fault_tally(run_pk: int, *, units: int) -> dict:
     """What a fault cost a run, from its rows: `lost` (of the `units` it should judge, those not done or
     failed: never planned, pending, claimed), `failed`, and `against_judge` (failed units with no reply from
-    the judge, which the report counts against it: `Judgment.accounting` "no_reply"), with one such error."""
+    the judge, which the report counts against it: `judgment_category` "no_reply"), with one such error."""
     from judgeapp.models import Judgment, Run, UnitStatus
 
     run = Run.objects.get(pk=run_pk)
     failed = list(Judgment.objects.filter(run_id=run_pk, status=UnitStatus.FAILED))
-    no_reply = [unit for unit in failed if unit.accounting == "no_reply"]
+    from judgeapp.judging.accounting import judgment_category
+
+    no_reply = [unit for unit in failed if judgment_category(unit) == "no_reply"]
     return {
         "status": run.status,
         "lost": units - units_finished(run_pk),

@@ -49,21 +49,21 @@ def tokens_all(*, username: str | None = None) -> QuerySet[ApiToken]:
 # --- Runs --------------------------------------------------------------------------------------------
 
 
-def run_of(*, run_id: str) -> Run:
+def run_get(*, run_id: str) -> Run:
     run = Run.objects.select_related("judge", "system", "testset", "rubric", "created_by").filter(run_id=run_id).first()
     if run is None:
         raise Http404(f"no run {run_id!r}")
     return run
 
 
-def pointwise_run_of(*, run_id: str) -> Run:
-    run = run_of(run_id=run_id)
+def pointwise_run_get(*, run_id: str) -> Run:
+    run = run_get(run_id=run_id)
     if run.kind != RunKind.POINTWISE:
         raise Http404(f"run {run_id} is a {run.get_kind_display()} run; the release gate and its summary are a pointwise run's")
     return run
 
 
-def system_of(*, name: str) -> System:
+def system_get(*, name: str) -> System:
     system = System.objects.filter(name=name).first()
     if system is None:
         raise Http404(f"no system {name!r}")
@@ -88,7 +88,7 @@ def runs_filtered(*, system: System | None = None, kind: str | None = None, stat
 CORRECTED_RATE_KEYS = {RunKind.JURY: "corrected_pass_rate", RunKind.PAIRWISE: "corrected_win_rate"}
 
 
-def report_of(*, run: Run) -> dict:
+def report_get(*, run: Run) -> dict:
     """The run's report (CONTRACT §4); a pointwise run's with its gate and agreement as they are now. A run
     without one (not finished, failed, cancelled) has its id, kind, status, reason and counts."""
     if run.kind == RunKind.POINTWISE:
@@ -110,7 +110,7 @@ def report_of(*, run: Run) -> dict:
     return report
 
 
-def gate_of(*, run: Run) -> dict:
+def gate_get(*, run: Run) -> dict:
     """The release gate, with the run it is about: `passed`, the reasons, the calibration lock. For a released
     run, the gate as it was decided when it was released, with `now` apart (releases.selectors.gate_as_decided)."""
     gate = gate_as_decided(run=run)

@@ -3,7 +3,7 @@ failed to parse after their retry, were cut at the judge's max_tokens, or never 
 the units, and the house rule reads the last three together: more than 5% of all units without a usable
 reply makes the run invalid (its figures are still shown).
 
-Plain Python: a unit is anything with an `accounting` attribute (a Judgment row) or its category name.
+Plain Python: a unit is a Judgment row (`judgment_category`) or its category name.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def unit_category(*, usable: bool, unreadable: bool, truncated: bool) -> str:
     """The one count a unit falls in, so that the counts add up to the units: `parsed` when its reply gave a
     verdict; else, when a reply came but could not be read after its retry (`unreadable`), `truncated` if it
     was cut at max_tokens and `parse_failures` if not; else `no_reply`. Every kind's units are counted here
-    (`Judgment.accounting`, the pointwise core's items, the agent judge's requirements)."""
+    (a Judgment row's, the pointwise core's items, the agent judge's requirements)."""
     if usable:
         return "parsed"
     if unreadable:
@@ -27,8 +27,13 @@ def unit_category(*, usable: bool, unreadable: bool, truncated: bool) -> str:
     return "no_reply"
 
 
+def judgment_category(unit) -> str:
+    """The count a Judgment row falls in (a finished unit: done, or failed with or without a reply)."""
+    return unit_category(usable=unit.status == "done", unreadable=unit.is_parse_failure, truncated=unit.truncated)
+
+
 def unit_counts(categories: Iterable[str]) -> dict:
-    """`counts` from one category name per unit (see `Judgment.accounting`)."""
+    """`counts` from one category name per unit (`unit_category`)."""
     tally = dict.fromkeys(CATEGORIES, 0)
     for category in categories:
         tally[category] += 1
@@ -51,7 +56,7 @@ def tally_counts(tally: dict[str, int]) -> dict:
 
 
 def counts_of(units: Iterable) -> dict:
-    return unit_counts(unit.accounting for unit in units)
+    return unit_counts(judgment_category(unit) for unit in units)
 
 
 def counts_reason(counts: dict) -> str | None:

@@ -153,7 +153,7 @@ class RunHandler:
     def unit_accounting(self):
         """How a unit of this kind is counted (CONTRACT §6), as a query expression naming its category —
         "parsed", "parse_failures", "truncated" or "no_reply" — so that a judge's units across many runs are
-        counted in one query (the scorecard). The default is Judgment.accounting; a kind whose finalize
+        counted in one query (the scorecard). The default is accounting.judgment_category's; a kind whose finalize
         counts otherwise says so here (the agent)."""
         from django.db.models import Case, CharField, Q, Value, When
 

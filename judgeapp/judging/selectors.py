@@ -181,7 +181,7 @@ def audit_recent(*, action_prefix: str = "", limit: int = 20) -> QuerySet[AuditL
     return entries.order_by("-created_at", "-id")[:limit]
 
 
-def case_of_run(run: Run, case_id: str) -> Case:
+def case_for_run(run: Run, case_id: str) -> Case:
     """A case of the run's test set by its id; 404 when the test set has none."""
     case = Case.objects.filter(testset_id=run.testset_id, case_id=case_id).first()
     if case is None:

@@ -1,13 +1,13 @@
 """Reads for the jury pages: one output with each juror's verdict and reasoning, in panel order."""
 
-from judgeapp.judging.selectors import case_of_run, report_neighbours
+from judgeapp.judging.selectors import case_for_run, report_neighbours
 from judgeapp.jury.runkind import panel_of
 from judgeapp.models import Judgment, Output, Purpose, Run
 
 
 def jury_case_get(*, run: Run, case_id: str) -> dict:
     """One output of a jury run: the reply, each juror's judgment in panel order, the pooled verdict."""
-    case = case_of_run(run, case_id)
+    case = case_for_run(run, case_id)
     output = Output.objects.filter(run=run, case=case, slot="").first()
     by_judge = {
         u.judge_id: u for u in Judgment.objects.filter(run=run, case=case, purpose=Purpose.JUDGE).select_related("judge")

@@ -270,13 +270,6 @@ class Judgment(TimeStampedModel):
     def is_parse_failure(self) -> bool:
         return self.status == UnitStatus.FAILED and bool(self.parse_error) and not self.error
 
-    @property
-    def accounting(self) -> str:
-        """Which of the report's counts (CONTRACT §6) this unit falls in: parsed, truncated, parse_failures
-        or no_reply. Exactly one, so that the counts add up to the units."""
-        from judgeapp.judging.accounting import unit_category
-
-        return unit_category(usable=self.status == UnitStatus.DONE, unreadable=self.is_parse_failure, truncated=self.truncated)
 
 
 class Output(TimeStampedModel):

@@ -1,12 +1,12 @@
 """Reads for the pairwise pages: one case of a run with both replies and both orders' verdicts."""
 
-from judgeapp.judging.selectors import case_of_run, report_neighbours
+from judgeapp.judging.selectors import case_for_run, report_neighbours
 from judgeapp.models import Judgment, Output, Purpose, Run
 
 
 def pairwise_case_get(*, run: Run, case_id: str) -> dict:
     """One input of a pairwise run: both versions' replies, both orders' judgments, the combined verdict."""
-    case = case_of_run(run, case_id)
+    case = case_for_run(run, case_id)
     outputs = {o.slot: o for o in Output.objects.filter(run=run, case=case, slot__in=("A", "B")).select_related("system")}
     units = {
         u.order: u

@@ -1,11 +1,12 @@
 """Issue 28: a kind's count of a unit in SQL (RunHandler.unit_accounting, what the scorecard sums over many
-runs) is the count its report makes in Python (Judgment.accounting; the agent's own reading)."""
+runs) is the count its report makes in Python (accounting.judgment_category; the agent's own reading)."""
 
 import itertools
 
 import pytest
 
 from judgeapp.agent.runkind import _accounting as agent_accounting
+from judgeapp.judging.accounting import judgment_category
 from judgeapp.judging.runkind import handler_for
 from judgeapp.models import Judgment, Run, RunKind, UnitStatus
 
@@ -29,7 +30,7 @@ def units_of_every_shape(kind: str) -> Run:
 def test_the_sql_count_of_a_unit_is_its_reports_count(kind):
     run = units_of_every_shape(kind)
     counted = dict(run.judgments.annotate(category=handler_for(kind).unit_accounting()).values_list("key", "category"))
-    assert counted == {unit.key: unit.accounting for unit in run.judgments.all()}
+    assert counted == {unit.key: judgment_category(unit) for unit in run.judgments.all()}
     assert set(counted.values()) == {"parsed", "parse_failures", "truncated", "no_reply"}
 
 

@@ -382,7 +382,7 @@ def test_a_server_error_is_json_not_django_s_page(api, judge, monkeypatch):
     def broken(**kwargs):
         raise RuntimeError("the database is on fire")
 
-    monkeypatch.setattr(selectors, "run_of", broken)
+    monkeypatch.setattr(selectors, "run_get", broken)
     response = api.get("/api/v1/runs/anything")
     assert response.status_code == 500 and response.json()["error"] == "server_error"
     assert "fire" not in response.json()["detail"]  # what failed goes to the log, not to the caller

@@ -209,9 +209,9 @@ def test_a_judge_that_cannot_derive_a_rubric_fails_the_run_and_writes_nothing(ju
     assert run.status == "failed" and run.judgments.count() == 1  # no run was scored without a rubric
     assert len(fake_judge.chat_requests) == 2  # the reply and its one retry
     # Its report (the API's) says why and counts the one reply that could not be used (CONTRACT §6).
-    from judgeapp.api.selectors import report_of
+    from judgeapp.api.selectors import report_get
 
-    report = report_of(run=run)
+    report = report_get(run=run)
     assert report["status"] == "failed" and "could not derive the rubric" in report["error"]
     assert report["counts"] == {"units": 1, "parsed": 0, "parse_failures": 1, "truncated": 0, "no_reply": 0, "unusable": 1,
                                 "unusable_rate": 1.0, "invalid": True}

@@ -307,7 +307,7 @@ def test_a_failed_compare_has_a_report_whose_counts_add_up(oracle_judge, oracle,
     """A compare whose judge never gives a usable verdict fails; its report (the API's, a command's --report)
     still says why and counts each reply the judge gave, adding up to the units it judged (CONTRACT §6)."""
     from fakejudge import Reply
-    from judgeapp.api.selectors import report_of
+    from judgeapp.api.selectors import report_get
     from judgeapp.judging.cli import report_of as command_report_of
 
     oracle.add(tmp_path / "good.md", "a thorough analysis", 0.9)
@@ -318,7 +318,7 @@ def test_a_failed_compare_has_a_report_whose_counts_add_up(oracle_judge, oracle,
     assert exited.value.code == 2
     run = Run.objects.get(kind=RunKind.COMPARE)
     assert run.status == "failed" and run.report is None
-    for report in (report_of(run=run), command_report_of(run)):
+    for report in (report_get(run=run), command_report_of(run)):
         counts = report["counts"]
         assert report["status"] == "failed" and report["error"] == run.error
         assert counts["units"] == counts["parsed"] + counts["parse_failures"] + counts["truncated"] + counts["no_reply"]

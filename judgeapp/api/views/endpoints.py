@@ -308,14 +308,14 @@ def jury_estimate_view(
 @router.get("/runs/{run_id}", response={200: RunOut, **ERRORS}, url_name="run_status", tags=["runs"])
 def run_status(request: HttpRequest, run_id: str):
     """A run's status and progress (poll it until `finished`)."""
-    return run_out(request, selectors.run_of(run_id=run_id))
+    return run_out(request, selectors.run_get(run_id=run_id))
 
 
 @router.get("/runs/{run_id}/report", response={200: dict[str, Any], **ERRORS}, url_name="run_report", tags=["runs"])
 def run_report(request: HttpRequest, run_id: str):
     """The report of docs/CONTRACT.md §4 (a pointwise one with its gate and agreement as they are now);
     before the run finishes, its id, kind and status."""
-    return selectors.report_of(run=selectors.run_of(run_id=run_id))
+    return selectors.report_get(run=selectors.run_get(run_id=run_id))
 
 
 @router.get(
@@ -327,14 +327,14 @@ def run_report(request: HttpRequest, run_id: str):
 )
 def run_summary(request: HttpRequest, run_id: str):
     """A pointwise run's Markdown summary (for a CI comment): the gate first, then the scores."""
-    run = selectors.pointwise_run_of(run_id=run_id)
+    run = selectors.pointwise_run_get(run_id=run_id)
     return HttpResponse(report_markdown_of(run=run), content_type="text/markdown; charset=utf-8")
 
 
 @router.get("/runs/{run_id}/gate", response={200: GateOut, **ERRORS}, url_name="run_gate", tags=["gate"])
 def run_gate(request: HttpRequest, run_id: str):
     """The release gate of a pointwise run, decided now: `passed` and the reasons (200 either way)."""
-    return selectors.gate_of(run=selectors.pointwise_run_of(run_id=run_id))
+    return selectors.gate_get(run=selectors.pointwise_run_get(run_id=run_id))
 
 
 @router.post("/runs/{run_id}/gate/decision", response={200: GateOut, **ERRORS}, url_name="gate_decide", tags=["gate"])
@@ -342,9 +342,9 @@ def gate_decide(request: HttpRequest, run_id: str, data: Form[GateDecisionIn]):
     """A lead approves or blocks the release, with a reason (audited). Answers the gate after it."""
     if not has_role(request.user, Role.LEAD):
         raise PermissionDenied("only a lead decides on a release")
-    run = selectors.pointwise_run_of(run_id=run_id)
+    run = selectors.pointwise_run_get(run_id=run_id)
     release_services.gate_decide(run=run, actor=request.user, verdict=data.verdict, reason=data.reason)
-    return selectors.gate_of(run=run)
+    return selectors.gate_get(run=run)
 
 
 @router.post("/runs/{run_id}/release", response={200: GateOut, **ERRORS}, url_name="release_mark", tags=["gate"])
@@ -352,9 +352,9 @@ def release_mark(request: HttpRequest, run_id: str, data: Form[ReleaseIn]):
     """A lead marks the run's version released: its mean becomes the system's baseline (audited)."""
     if not has_role(request.user, Role.LEAD):
         raise PermissionDenied("only a lead marks a release")
-    run = selectors.pointwise_run_of(run_id=run_id)
+    run = selectors.pointwise_run_get(run_id=run_id)
     release_services.release_mark(run=run, actor=request.user, label=data.label, note=data.note)
-    return selectors.gate_of(run=run)
+    return selectors.gate_get(run=run)
 
 
 # --- Lists ---------------------------------------------------------------------------------------------
@@ -410,7 +410,7 @@ def runs(
     """Runs, newest first, filtered as on the runs page; X-Total-Count says how many match, Link the next slice."""
     if since and until and since > until:
         raise InputError("until is before since")
-    system_row = selectors.system_of(name=system) if system else None
+    system_row = selectors.system_get(name=system) if system else None
     filters = RunFilters(q=q.strip(), outcome=outcome, testset=testset or None, tag=(tag or "").strip().lower() or None,
                          since=since, until=until)
     return _runs(request, response, system=system_row, kind=kind, status=status, limit=limit, offset=offset, page=page, filters=filters)
@@ -427,13 +427,13 @@ def system_runs(
     offset: int = OFFSET,
 ):
     """A system's runs, newest first."""
-    return _runs(request, response, system=selectors.system_of(name=name), kind=kind, status=status, limit=limit, offset=offset)
+    return _runs(request, response, system=selectors.system_get(name=name), kind=kind, status=status, limit=limit, offset=offset)
 
 
 @router.post("/runs/{run_id}/tags", response={200: RunOut, **ERRORS}, url_name="run_tag_add", tags=["runs"])
 def run_tag_add(request: HttpRequest, run_id: str, data: Form[TagIn]):
     """Put a tag on a run (reviewers and leads; twice is once). Answers the run with its tags."""
-    run = selectors.run_of(run_id=run_id)
+    run = selectors.run_get(run_id=run_id)
     tags.run_tag_add(run=run, name=data.name, actor=request.user)
     return run_out(request, run)
 
@@ -441,7 +441,7 @@ def run_tag_add(request: HttpRequest, run_id: str, data: Form[TagIn]):
 @router.delete("/runs/{run_id}/tags/{name}", response={200: RunOut, **ERRORS}, url_name="run_tag_remove", tags=["runs"])
 def run_tag_remove(request: HttpRequest, run_id: str, name: str):
     """Take a tag off a run (reviewers and leads). Answers the run with its tags."""
-    run = selectors.run_of(run_id=run_id)
+    run = selectors.run_get(run_id=run_id)
     tags.run_tag_remove(run=run, name=name)
     return run_out(request, run)
 
