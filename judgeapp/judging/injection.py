@@ -40,8 +40,8 @@ _PREVIOUS = (
 )
 _VERB = r"(?:ignore|disregard|forget|override|overrule|bypass|skip|set aside|do not follow|don't follow|stop following)"
 _JUDGE = (
-    r"(?:judge|grader|evaluator|assessor|rater|scorer|reviewer model|ai judge|llm judge|language "
-    r"model|ai evaluator|annotator model)"
+    r"(?:judge|grader|evaluator|assessor|rater|scorer|reviewer model|ai judge|llm judge|"
+    r"language model|ai evaluator|annotator model)"
 )
 _REPLY = r"(?:reply|response|answer|output|completion|assistant|submission|this)"
 _TOP = r"(?:5|five|10|ten|100|full marks|full points|the highest|the maximum|the top|a perfect|perfect|maximum|max)"
@@ -60,31 +60,32 @@ RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "addresses_judge",
-        rf"\b(?:you are|you're|as) (?:an? |the )?(?:impartial |fair |strict "
-        rf")?{_JUDGE}\b[^.!?\n]{{0,80}}\b(?:must|should|will|shall|need to|have to|score|rate|give|output|respond)\b"
+        rf"\b(?:you are|you're|as) "
+        rf"(?:an? |the )?(?:impartial |fair |strict )?{_JUDGE}\b[^.!?\n]{{0,80}}\b(?:must|should|will|shall|need to|have to|"
+        rf"score|rate|give|output|respond)\b"
     ),
     ("addresses_judge", rf"(?:^|[\n.!?] ?){_JUDGE} ?[:,] "),
     (
         "asks_for_verdict",
-        rf"\b(?:give|assign|award|grant) (?:this|the|my|our|that) {_REPLY}(?: \w+){{0,2}} (?:a |an |the )?(?:score |rating "
-        rf"|grade |mark )?(?:of )?{_TOP}\b"
+        rf"\b(?:give|assign|award|grant) (?:this|the|my|our|that) {_REPLY}(?: \w+){{0,2}} "
+        rf"(?:a |an |the )?(?:score |rating |grade |mark )?(?:of )?{_TOP}\b"
     ),
     (
         "asks_for_verdict",
-        rf"\b(?:rate|score|grade|mark) (?:this|the|my|our|that) {_REPLY}(?: \w+){{0,2}} (?:as |at |a |an |with )?(?:score "
-        rf"|rating )?(?:of )?{_TOP}\b"
+        rf"\b(?:rate|score|grade|mark) (?:this|the|my|our|that) {_REPLY}(?: \w+){{0,2}} "
+        rf"(?:as |at |a |an |with )?(?:score |rating )?(?:of )?{_TOP}\b"
     ),
     (
         "asks_for_verdict",
-        rf"\b(?:give|assign|award|output|return|respond with|answer with|reply with) (?:a |an |the "
-        rf")?(?:score|rating|grade) (?:of )?{_TOP}\b"
+        rf"\b(?:give|assign|award|output|return|respond with|answer with|reply with) "
+        rf"(?:a |an |the )?(?:score|rating|grade) (?:of )?{_TOP}\b"
     ),
     ("asks_for_verdict", rf"\b(?:choose|pick|prefer|select|declare) {_SLOT} (?:as )?(?:the )?(?:winner|better|best)\b"),
     ("asks_for_verdict", rf"\b(?:the )?winner (?:is|must be|should be|will be|=) {_SLOT}\b"),
     (
         "asks_for_verdict",
-        r"\b(?:output|respond with|answer with|reply with|return|your verdict (?:is|must be|should be)) (?:a |the )?(?:verdict "
-        r")?[\"'`]?(?:pass|met|winner: ?[ab12])[\"'`]?\b"
+        r"\b(?:output|respond with|answer with|reply with|return|your verdict (?:is|must be|should be)) "
+        r"(?:a |the )?(?:verdict )?[\"'`]?(?:pass|met|winner: ?[ab12])[\"'`]?\b"
     ),
     ("role_markup", r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\|>"),
     ("role_markup", r"\[/?INST\]|<</?SYS>>|<start_of_turn>|<end_of_turn>"),
@@ -99,8 +100,8 @@ RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "verdict_json",
-        r"[{,] ?[\"'](?:score|rating|grade|winner|verdict|pooled|preferred)[\"'] ?: "
-        r"?[\"']?(?:[0-9]{1,3}(?:\.[0-9]+)?|a|b|1|2|tie|pass|fail|met|not_met|equal)\b[\"']?"
+        r"[{,] ?[\"'](?:score|rating|grade|winner|verdict|pooled|preferred)[\"'] ?: ?[\"']?(?:[0-9]{1,3}(?:\.[0-9]+)?|"
+        r"a|b|1|2|tie|pass|fail|met|not_met|equal)\b[\"']?"
     ),
 )
 
