@@ -5,7 +5,9 @@ from calibration import models
 
 @admin.register(models.Sample)
 class SampleAdmin(admin.ModelAdmin):
-    list_display = ["short_id", "run", "label_kind", "method", "size", "overlap", "seed", "labels_version", "agreement_version", "created_at"]
+    list_display = [
+        "short_id", "run", "label_kind", "method", "size", "overlap", "seed", "labels_version", "agreement_version", "created_at"
+    ]
     list_filter = ["label_kind", "method"]
     readonly_fields = ["uuid", "labels_version", "agreement_version", "created_at", "updated_at"]
 
@@ -13,7 +15,9 @@ class SampleAdmin(admin.ModelAdmin):
 @admin.register(models.AgreementResult)
 class AgreementResultAdmin(admin.ModelAdmin):
     ordering = ["-sample__created_at", "judge_name", "criterion"]
-    list_display = ["judge_name", "short_judge_version", "criterion", "sample", "n_items", "n_unreadable", "kappa", "agreement", "updated_at"]
+    list_display = [
+        "judge_name", "short_judge_version", "criterion", "sample", "n_items", "n_unreadable", "kappa", "agreement", "updated_at"
+    ]
     list_filter = ["label_kind", "judge_name"]
     readonly_fields = [f.name for f in models.AgreementResult._meta.fields]
 

@@ -74,7 +74,9 @@ class AgreementCommand(JudgeCommand):
         )
         self.stdout.write(f"  counted: {r.handling_words}")
         if r.n_unreadable:
-            self.stdout.write(f"  {unreadable_text(r.n_unreadable, r.n_items, (r.handling or {}).get('non_answers', 'disagreement'))}")
+            self.stdout.write(
+                f"  {unreadable_text(r.n_unreadable, r.n_items, (r.handling or {}).get('non_answers', 'disagreement'))}"
+            )
         for name, figure in r.metrics.items():
             self.stdout.write(f"  {METRIC_LABELS.get(name, name):<26} {format_figure(figure)}")
         if row.planning:
@@ -82,7 +84,9 @@ class AgreementCommand(JudgeCommand):
         self._print_sensitivity(row)
         for person in r.per_annotator:
             kappa = "—" if person["kappa"] is None else f"{person['kappa']:.3f}"
-            self.stdout.write(f"    with {person['annotator']}: kappa {kappa}, agreement {person['agreement']:.3f} (n {person['n']})")
+            self.stdout.write(
+                f"    with {person['annotator']}: kappa {kappa}, agreement {person['agreement']:.3f} (n {person['n']})"
+            )
         inter = r.inter_annotator
         if inter:
             self.stdout.write(
@@ -135,8 +139,9 @@ def beside_people_lines(result, epsilon: float) -> list[str]:
             lines.append(f"  average advantage probability ρ {test['advantage_probability']:.3f}")
         for person in test["annotators"]:
             lines.append(
-                f"  without {person['annotator']}: ρ_f {person['rho_f']:.3f}, ρ_h {person['rho_h']:.3f}, p {person['p_value']:.3g}, "
-                f"BY-adjusted {person['p_adjusted']:.3g}, {'rejected: the judge wins' if person['rejected'] else 'not rejected'} (n {person['n']})"
+                f"  without {person['annotator']}: ρ_f {person['rho_f']:.3f}, ρ_h {person['rho_h']:.3f}, "
+                f"p {person['p_value']:.3g}, BY-adjusted {person['p_adjusted']:.3g}, "
+                f"{'rejected: the judge wins' if person['rejected'] else 'not rejected'} (n {person['n']})"
             )
     return lines
 
@@ -218,7 +223,9 @@ class ImportPandalmCommand(JudgeCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--dir", default=str(DEFAULT_DIR), help="folder with testset-v1.json and gpt-3.5-turbo-testset-v1.json")
+        parser.add_argument(
+            "--dir", default=str(DEFAULT_DIR), help="folder with testset-v1.json and gpt-3.5-turbo-testset-v1.json"
+        )
 
     def handle(self, *args, **options):
         run, sample, imported = pandalm_ensure(directory=Path(options["dir"]))

@@ -41,11 +41,16 @@ def calibratable_runs() -> list[tuple[str, str]]:
 
 class SampleForm(forms.Form):
     run = forms.ChoiceField(help_text="A finished pointwise, pairwise or jury run.")
-    size = forms.IntegerField(min_value=1, max_value=MAX_SAMPLE_SIZE, initial=30, help_text="Items to label; fewer if the run has fewer judged items.")
-    seed = forms.IntegerField(
-        min_value=0, max_value=2**62, label="Draw number", help_text="The same run, size and draw number always draw the same items."
+    size = forms.IntegerField(
+        min_value=1, max_value=MAX_SAMPLE_SIZE, initial=30, help_text="Items to label; fewer if the run has fewer judged items."
     )
-    overlap = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Annotators per item (k). Two or more gives inter-annotator agreement.")
+    seed = forms.IntegerField(
+        min_value=0, max_value=2**62, label="Draw number",
+        help_text="The same run, size and draw number always draw the same items."
+    )
+    overlap = forms.IntegerField(
+        min_value=1, max_value=20, initial=1, help_text="Annotators per item (k). Two or more gives inter-annotator agreement."
+    )
     annotators = forms.ModelMultipleChoiceField(queryset=User.objects.none(), widget=forms.CheckboxSelectMultiple)
     instructions = forms.CharField(
         required=False, max_length=MAX_MARKDOWN_LENGTH, widget=forms.Textarea(attrs={"rows": 6}),
@@ -112,7 +117,10 @@ class PolicyForm(forms.Form):
     )
     checkup_failed = forms.ChoiceField(
         choices=PolicyAction.choices, label="A failed check-up",
-        help_text="A judge whose latest check-up has a figure below its floor, or is invalid: block every gate relying on it (the default), or warn.",
+        help_text=(
+            "A judge whose latest check-up has a figure below its floor, or is invalid: block every gate "
+            "relying on it (the default), or warn."
+        ),
     )
     checkup_position_floor = forms.FloatField(
         min_value=0.0, max_value=1.0, label="Check-up floor: position consistency",
@@ -120,7 +128,10 @@ class PolicyForm(forms.Form):
     )
     checkup_accuracy_floor = forms.FloatField(
         min_value=0.0, max_value=1.0, label="Check-up floor: accuracy over consistent verdicts",
-        help_text="Of the pairs whose orders agree, the share that agree with the people's label (0.6 by default; GPT-4 85% on MT-Bench).",
+        help_text=(
+            "Of the pairs whose orders agree, the share that agree with the people's label (0.6 by "
+            "default; GPT-4 85% on MT-Bench)."
+        ),
     )
     checkup_kappa_floor = forms.FloatField(
         min_value=-1.0, max_value=1.0, label="Check-up floor: kappa",
@@ -150,7 +161,10 @@ class PolicyForm(forms.Form):
     )
     non_answers = forms.ChoiceField(
         choices=NonAnswerHandling.choices, label="The judge's non-answers",
-        help_text="A labelled item the judge gave no usable verdict on (a disagreement by default; an imported run's are left out, as published).",
+        help_text=(
+            "A labelled item the judge gave no usable verdict on (a disagreement by default; an imported "
+            "run's are left out, as published)."
+        ),
     )
     slice_floor = forms.FloatField(
         required=False, min_value=-1.0, max_value=1.0, label="Floor for the worst slice",
@@ -263,5 +277,7 @@ class AdjudicationForm(forms.Form):
 
 
 class MarginForm(forms.Form):
-    margin = forms.IntegerField(min_value=0, max_value=MAX_MARGIN,
-                                help_text="Items whose highest and lowest scores differ by more than this are resolved by a lead.")
+    margin = forms.IntegerField(
+        min_value=0, max_value=MAX_MARGIN,
+        help_text="Items whose highest and lowest scores differ by more than this are resolved by a lead.",
+    )

@@ -151,7 +151,9 @@ class SampleItem(TimeStampedModel):
     case = models.ForeignKey("judgeapp.Case", on_delete=models.PROTECT, related_name="+")
     case_key = models.CharField(max_length=200, help_text="The case's id in its test set.")
     criterion = models.CharField(max_length=100, blank=True, help_text="Empty for pairwise and jury labels.")
-    stratum = models.CharField(max_length=20, blank=True, help_text="The stratifying judge's verdict (never shown to annotators).")
+    stratum = models.CharField(
+        max_length=20, blank=True, help_text="The stratifying judge's verdict (never shown to annotators)."
+    )
     # What the leakage scan found in the item as an annotator would see it (judgeapp/judging/leakage.py):
     # a flagged item is held back from every queue and shown to the reviewer with its flags.
     leakage_flags = models.JSONField(default=list, blank=True, help_text="Leakage flags; non-empty: held back from annotators.")
@@ -315,27 +317,41 @@ class AgreementResult(TimeStampedModel):
     # A labelled item whose judge reply was unusable (parse failure, truncated, no reply) is compared as the
     # judge value farthest from each of its labels: it counts toward the minimum and never as a match, so a
     # judge cannot stay out of a lock by failing to answer.
-    n_unreadable = models.PositiveIntegerField(default=0, help_text="Labelled items of n_items whose judge reply gave no usable verdict.")
+    n_unreadable = models.PositiveIntegerField(
+        default=0, help_text="Labelled items of n_items whose judge reply gave no usable verdict."
+    )
     n_labels = models.PositiveIntegerField(help_text="Human labels compared (an item with overlap counts each).")
     kappa = models.FloatField(null=True, blank=True, help_text="Quadratic-weighted (scores) or Cohen's kappa.")
     agreement = models.FloatField(null=True, blank=True, help_text="Exact / percent agreement.")
     metrics = models.JSONField(default=dict, help_text="{name: {value, ci: [low, high]}}")
     per_annotator = models.JSONField(default=list, blank=True)
-    inter_annotator = models.JSONField(null=True, blank=True, help_text="Krippendorff's alpha and pairwise kappas where items overlap.")
-    details = models.JSONField(default=dict, blank=True, help_text="{confusion: judge × human table, disagreements: the items furthest apart}")
+    inter_annotator = models.JSONField(
+        null=True, blank=True, help_text="Krippendorff's alpha and pairwise kappas where items overlap."
+    )
+    details = models.JSONField(
+        default=dict, blank=True, help_text="{confusion: judge × human table, disagreements: the items furthest apart}"
+    )
     # How labels, ties and non-answers were counted for these figures (calibration/core/handling.py): the
     # policy's declared handling as it applied to this sample, stored so that every figure says what it used.
     handling = models.JSONField(
         default=dict, blank=True,
-        help_text="{annotators, ties, non_answers, note, words, left_out}: the handling the figures used; empty: before it was declared.",
+        help_text=(
+            "{annotators, ties, non_answers, note, words, left_out}: the handling the figures used; "
+            "empty: before it was declared."
+        ),
     )
     sensitivity = models.JSONField(
         default=list, blank=True,
-        help_text="The same figures (points) under every other handling: [{annotators, ties, non_answers, words, n_items, kappa, agreement}].",
+        help_text=(
+            "The same figures (points) under every other handling: [{annotators, ties, non_answers, "
+            "words, n_items, kappa, agreement}]."
+        ),
     )
     slices = models.JSONField(
         default=list, blank=True,
-        help_text="Per tag of the labelled items: [{tag, n_items, n_labels, kappa: {value, ci}, agreement: {value, ci}}], by tag.",
+        help_text=(
+            "Per tag of the labelled items: [{tag, n_items, n_labels, kappa: {value, ci}, agreement: {value, ci}}], by tag."
+        ),
     )
     labels_version = models.PositiveIntegerField(default=0)
 
@@ -429,7 +445,9 @@ class JudgeLock(TimeStampedModel):
         indexes = [
             # A run's judge whose configuration has no row in the run's scope: the latest state of the judge
             # under its name, with the run's prompt and rubric.
-            models.Index(fields=["judge_name", "prompt_version", "rubric_version", "-changed_at"], name="judgelock_by_scope_latest"),
+            models.Index(
+                fields=["judge_name", "prompt_version", "rubric_version", "-changed_at"], name="judgelock_by_scope_latest"
+            ),
         ]
 
     def __str__(self):
@@ -520,11 +538,16 @@ class CalibrationPolicy(TimeStampedModel):
     # lead's ε (the paper's guidance: 0.2 for experts, 0.15 for skilled annotators, 0.1 for crowd-workers).
     alt_test = models.CharField(
         max_length=10, choices=AltTestRequirement.choices, default=AltTestRequirement.OFF,
-        help_text="Whether the judge must pass the alternative annotator test: off, or warn / block when it failed or could not be decided.",
+        help_text=(
+            "Whether the judge must pass the alternative annotator test: off, or warn / block when it "
+            "failed or could not be decided."
+        ),
     )
     alt_test_epsilon = models.FloatField(
         default=alt_test_rules.DEFAULT_EPSILON,
-        help_text="ε of the alternative annotator test: the advantage the judge is granted for being cheaper and faster than a person.",
+        help_text=(
+            "ε of the alternative annotator test: the advantage the judge is granted for being cheaper and faster than a person."
+        ),
     )
     undecided = models.CharField(
         max_length=10, choices=PolicyAction.choices, default=PolicyAction.WARN,
@@ -646,7 +669,9 @@ class Candidate(TimeStampedModel):
         ordering = ["-created_at", "-id"]
         indexes = [
             # A judge's adopted configuration: its latest adopted candidate.
-            models.Index(fields=["judge_name", "-adopted_at"], name="candidate_adopted_latest", condition=Q(adopted_at__isnull=False)),
+            models.Index(
+                fields=["judge_name", "-adopted_at"], name="candidate_adopted_latest", condition=Q(adopted_at__isnull=False)
+            ),
         ]
 
     def __str__(self):

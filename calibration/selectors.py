@@ -441,11 +441,14 @@ def alt_test_of(result: AgreementResult | None, *, policy: CalibrationPolicy | N
     return {**figures, "line": alt_test_rules.alt_test_line(figures), "sample_id": str(result.sample.uuid)}
 
 
-def alt_test_result(*, judge_name: str, judge_version: str, prompt_version: str = "", rubric_version: str = "") -> AgreementResult | None:
+def alt_test_result(
+    *, judge_name: str, judge_version: str, prompt_version: str = "", rubric_version: str = ""
+) -> AgreementResult | None:
     """The newest pooled result of a judge configuration in one scope (prompt and rubric versions) that holds
     the test's counts: people's labels of verdicts given under another prompt or rubric never speak for it."""
     results = _pooled_counting(
-        judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version or "", rubric_version=rubric_version or ""
+        judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version or "",
+        rubric_version=rubric_version or ""
     )
     return next((r for r in results[:50] if (r.details or {}).get("alt_test")), None)
 
@@ -462,7 +465,9 @@ def alt_test_for_run(*, run: Run) -> list[dict]:
     entries = []
     for name in sorted(configs, key=lambda name: (name != primary, name)):
         version = configs[name]["version"]
-        test = alt_test_of(alt_test_result(judge_name=name, judge_version=version, prompt_version=prompt, rubric_version=rubric), policy=policy)
+        test = alt_test_of(
+            alt_test_result(judge_name=name, judge_version=version, prompt_version=prompt, rubric_version=rubric), policy=policy
+        )
         passed = bool(test and test["passed"])
         required = policy.alt_test != AltTestRequirement.OFF
         entries.append(
@@ -532,13 +537,21 @@ def _human_means(sample: Sample) -> dict[tuple[str, str], list[float]]:
 
 def _resolved_labels(*, sample: Sample | None = None, run: Run | None = None) -> dict[tuple[str, str], str]:
     """{(case id, criterion): a lead's resolved label} of one sample's items, or of every sample of a run."""
-    rows = Adjudication.objects.filter(item__sample=sample) if sample is not None else Adjudication.objects.filter(item__sample__run=run)
-    return {(case_key, criterion): value for case_key, criterion, value in rows.values_list("item__case_key", "item__criterion", "value")}
+    rows = (
+        Adjudication.objects.filter(item__sample=sample) if sample is not None
+        else Adjudication.objects.filter(item__sample__run=run)
+    )
+    return {
+        (case_key, criterion): value
+        for case_key, criterion, value in rows.values_list("item__case_key", "item__criterion", "value")
+    }
 
 
 # The label kind whose samples correct each kind of run: a pointwise run's mean of scores, a jury's pass rate,
 # a pairwise comparison's win rate.
-CORRECTED_LABEL_KINDS = {RunKind.POINTWISE: LabelKind.SCORE, RunKind.JURY: LabelKind.PASS_FAIL, RunKind.PAIRWISE: LabelKind.PAIRWISE}
+CORRECTED_LABEL_KINDS = {
+    RunKind.POINTWISE: LabelKind.SCORE, RunKind.JURY: LabelKind.PASS_FAIL, RunKind.PAIRWISE: LabelKind.PAIRWISE
+}
 
 
 def corrected_sample_for(*, run: Run) -> Sample | None:
@@ -727,7 +740,8 @@ def result_planning(result: AgreementResult, level: AgreementLevel) -> dict | No
         return None
     name = "kappa" if level.metric == AgreementMetric.KAPPA else "agreement"
     return status_rules.planning(
-        result.metric_value(level.metric), _level_figure(result, level)["ci"], result.n_items, threshold=level.threshold, metric_name=name
+        result.metric_value(level.metric), _level_figure(result, level)["ci"], result.n_items, threshold=level.threshold,
+        metric_name=name
     )
 
 
@@ -793,7 +807,9 @@ def agreement_for_run(*, run: Run) -> dict | None:
         "planning": result_planning(pooled, level),
         "handling": {**(pooled.handling or {}), "words": pooled.handling_words},
         "sensitivity": result_sensitivity(pooled, level)["alternatives"],
-        "locked": lock_reason_for(judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric) is not None,
+        "locked": lock_reason_for(
+            judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric
+        ) is not None,
         "pending_labels": sample.agreement_stale,
         # The labels these figures stand on: its labels_version is the results' own (read in one statement).
         "snapshot": {**sample.snapshot, "labels_version": pooled.labels_version},
@@ -867,7 +883,9 @@ def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement
         latest_evidence.setdefault(key, (result.sample_id, result.candidate_id))
         if (result.sample_id, result.candidate_id) == latest_evidence[key]:
             grouped.setdefault(key, []).append(result)
-    locks = {(lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version): lock for lock in JudgeLock.objects.all()}
+    locks = {
+        (lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version): lock for lock in JudgeLock.objects.all()
+    }
     rows = []
     for key, group in grouped.items():
         pooled = next((r for r in group if r.criterion == ""), None)
@@ -995,7 +1013,9 @@ def _labels_by_item(sample: Sample) -> dict[int, list[tuple[str, str]]]:
 
 
 def _needs_resolving(sample: Sample, labels: list[tuple[str, str]]) -> bool:
-    return adjudication_rules.disagrees([value for _, value in labels], label_kind=sample.label_kind, margin=sample.adjudication_margin)
+    return adjudication_rules.disagrees(
+        [value for _, value in labels], label_kind=sample.label_kind, margin=sample.adjudication_margin
+    )
 
 
 def adjudication_open_count(*, sample: Sample) -> int:
@@ -1070,7 +1090,9 @@ def queue_next(*, annotator, skipped: bool = False) -> Assignment | None:
     with `skipped`, the one they skipped longest ago."""
     if skipped:
         return _queue(annotator).filter(state=AssignmentState.SKIPPED).order_by("acted_at", "id").first()
-    return _queue(annotator).filter(state=AssignmentState.PENDING).order_by("item__sample__created_at", "item__sample_id", "position").first()
+    return _queue(annotator).filter(state=AssignmentState.PENDING).order_by(
+        "item__sample__created_at", "item__sample_id", "position"
+    ).first()
 
 
 def queue_progress(*, annotator) -> dict:
@@ -1173,7 +1195,8 @@ def item_view(*, item: SampleItem, swapped: bool) -> dict:
         first, second = ("B", "A") if swapped else ("A", "B")
         display["replies"] = [outputs.get(first, ""), outputs.get(second, "")]
         display["instruction"] = (run.config.get("imported") or {}).get("instruction") or (
-            "Which reply is better against the rubric? The order of the replies means nothing, and a longer reply is not a better one."
+            "Which reply is better against the rubric? The order of the replies means nothing, and a "
+            "longer reply is not a better one."
         )
     else:
         display["reply"] = outputs.get("", item.case.output or "")
@@ -1217,13 +1240,17 @@ def adopted_prompt(*, judge_name: str):
 
 
 def candidates_of(*, sample: Sample) -> QuerySet[Candidate]:
-    return sample.candidates.select_related("run", "run__prompt", "run__rubric", "created_by", "adopted_by").order_by("created_at", "id")
+    return sample.candidates.select_related("run", "run__prompt", "run__rubric", "created_by", "adopted_by").order_by(
+        "created_at", "id"
+    )
 
 
 def candidate_get(*, candidate_uuid) -> Candidate:
     from django.shortcuts import get_object_or_404
 
-    return get_object_or_404(Candidate.objects.select_related("sample", "sample__run", "run", "run__prompt", "run__rubric"), uuid=candidate_uuid)
+    return get_object_or_404(
+        Candidate.objects.select_related("sample", "sample__run", "run", "run__prompt", "run__rubric"), uuid=candidate_uuid
+    )
 
 
 def labelled_items(*, sample: Sample) -> list[dict]:
@@ -1237,7 +1264,9 @@ def labelled_items(*, sample: Sample) -> list[dict]:
     return [{"case": r["case_id"], "case_key": r["case_key"], "criterion": r["criterion"]} for r in rows]
 
 
-def _column(result: AgreementResult | None, *, title: str, run: Run | None, reasonings: dict, candidate: Candidate | None = None) -> dict:
+def _column(
+    result: AgreementResult | None, *, title: str, run: Run | None, reasonings: dict, candidate: Candidate | None = None
+) -> dict:
     labels = {}
     if result is not None:
         for row in (result.details or {}).get("disagreements", []):
@@ -1259,7 +1288,8 @@ def side_by_side(*, sample: Sample) -> dict:
     run = sample.run
     name = primary_judge(run=run)
     current = (
-        AgreementResult.objects.filter(sample=sample, judge_name=name, criterion="", candidate__isnull=True).first() if name else None
+        AgreementResult.objects.filter(sample=sample, judge_name=name, criterion="", candidate__isnull=True).first() if name
+        else None
     )
     columns = [
         _column(current, title=f"{name} as it judged run {run.run_id}" if name else "the run's judge", run=run,
@@ -1360,7 +1390,9 @@ def agreement_history(*, judge_name: str, judge_version: str) -> list[dict]:
 def locks_of(*, judge_name: str, judge_version: str) -> list[JudgeLock]:
     """A judge configuration's locks, one per prompt × rubric scope it was measured in, latest change first."""
     return list(
-        JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).select_related("result").order_by("-changed_at", "-id")
+        JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).select_related("result").order_by(
+            "-changed_at", "-id"
+        )
     )
 
 
@@ -1369,7 +1401,8 @@ def lock_get(*, judge_name: str, judge_version: str, prompt_version: str, rubric
     from django.shortcuts import get_object_or_404
 
     return get_object_or_404(
-        JudgeLock, judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version or "", rubric_version=rubric_version or ""
+        JudgeLock, judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version or "",
+        rubric_version=rubric_version or ""
     )
 
 
@@ -1387,7 +1420,8 @@ def run_preflight(*, judges, systems=(), pair: tuple | None = None) -> list:
 
 def human_majority(*, run: Run) -> dict[str, str | None]:
     """{case id: the label most of its annotators gave ("A", "B", "tie"), None when they split evenly; a lead's
-    resolved label where there is one} over the labelled items of the run's samples: what an imported pairwise run's verdicts are set against."""
+    resolved label where there is one} over the labelled items of the run's samples: what an imported pairwise
+    run's verdicts are set against."""
     votes: dict[str, dict[str, int]] = {}
     for case_key, value in Assignment.objects.filter(
         item__sample__run=run, state=AssignmentState.LABELLED
@@ -1416,7 +1450,9 @@ def slices_shown(result: AgreementResult | None, level: AgreementLevel | None = 
     return slice_rules.worst_first(result.slices, figure=level.metric, min_items=level.min_items)
 
 
-def corrected_slices_for(*, run: Run, sample: Sample, keys, human, judge_labelled, unlabelled, strata, sample_scores) -> list[dict]:
+def corrected_slices_for(
+    *, run: Run, sample: Sample, keys, human, judge_labelled, unlabelled, strata, sample_scores
+) -> list[dict]:
     """The corrected mean per tag (the report's `corrected.slices`), lowest first; the labelled items' tags as
     their sample kept them, the unlabelled ones' from the run's test set."""
     item_tags = {(k, c): tags for k, c, tags in sample.items.values_list("case_key", "criterion", "tags")}

@@ -119,7 +119,9 @@ class AuditLogAdmin(admin.ModelAdmin):
 @admin.register(models.Ranklist)
 class RanklistAdmin(admin.ModelAdmin):
     list_display = ["__str__", "goal", "judge", "max_size", "both_orders", "version", "created_at"]
-    readonly_fields = ["uuid", "run", "artifact_set", "goal", "prompt", "judge", "judge_version", "version", "created_at", "updated_at"]
+    readonly_fields = [
+        "uuid", "run", "artifact_set", "goal", "prompt", "judge", "judge_version", "version", "created_at", "updated_at"
+    ]
 
 
 @admin.register(models.Comparison)

@@ -47,7 +47,9 @@ class Throttled(Exception):
 
     def __init__(self, retry_after: int):
         self.retry_after = retry_after
-        super().__init__(f"too many failed attempts for this account or from this address: try again in {wait_words(retry_after)}")
+        super().__init__(
+            f"too many failed attempts for this account or from this address: try again in {wait_words(retry_after)}"
+        )
 
 
 @dataclass(frozen=True)

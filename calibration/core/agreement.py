@@ -56,7 +56,9 @@ def farthest_label(human: int | str, *, label_kind: str, scale: tuple[int, int] 
     return {"A": "B", "B": "A", "tie": "A"}[human]
 
 
-def item_pairs(item: Hashable, humans: dict[str, int | str], judged: int | str | None, *, label_kind: str, scale: tuple[int, int] = (1, 5)) -> list[LabelPair]:
+def item_pairs(
+    item: Hashable, humans: dict[str, int | str], judged: int | str | None, *, label_kind: str, scale: tuple[int, int] = (1, 5)
+) -> list[LabelPair]:
     """One item's labels beside the judge's verdict; with `judged` None (the judge's reply was unusable),
     beside the value farthest from each label."""
     return [
@@ -390,12 +392,16 @@ def largest_disagreements(pairs: Sequence[LabelPair], *, label_kind: str, limit:
     for item, group in by_item.items():
         distance = sum(_distance(label_kind, p.judge, p.human) for p in group) / len(group)
         if distance > 0:
-            rows.append({"item": item, "judge": group[0].judge, "humans": {p.annotator: p.human for p in group}, "distance": distance})
+            rows.append(
+                {"item": item, "judge": group[0].judge, "humans": {p.annotator: p.human for p in group}, "distance": distance}
+            )
     rows.sort(key=lambda r: (-r["distance"], str(r["item"])))
     return rows[:limit]
 
 
-def annotator_agreement(labels: dict[Hashable, dict[str, int | str]], *, label_kind: str, scale: tuple[int, int] = (1, 5)) -> list[dict]:
+def annotator_agreement(
+    labels: dict[Hashable, dict[str, int | str]], *, label_kind: str, scale: tuple[int, int] = (1, 5)
+) -> list[dict]:
     """Each annotator against the others, on the items they share with at least one other person:
     Cohen's kappa (quadratic-weighted for scores) of their label against each other label of the item,
     exact agreement, and Krippendorff's alpha of the others without them. A careless annotator has a low

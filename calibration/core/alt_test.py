@@ -179,7 +179,10 @@ def alt_test_decide(
 
 
 def counts_as_dicts(counts: list[AnnotatorCounts]) -> list[dict]:
-    return [{"annotator": c.annotator, "judge_closer": c.judge_closer, "as_close": c.as_close, "human_closer": c.human_closer} for c in counts]
+    return [
+        {"annotator": c.annotator, "judge_closer": c.judge_closer, "as_close": c.as_close, "human_closer": c.human_closer}
+        for c in counts
+    ]
 
 
 def counts_from_dicts(rows: list[dict]) -> list[AnnotatorCounts]:

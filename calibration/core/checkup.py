@@ -106,9 +106,13 @@ def checkup_verdict(
             floor = getattr(floors, key)
             value = (figures.get(key) or {}).get("value")
             if value is None:
-                notes.append(f"{label} is undefined on {name}, so it was not compared with its floor ({_floor_text(floor, share)})")
+                notes.append(
+                    f"{label} is undefined on {name}, so it was not compared with its floor ({_floor_text(floor, share)})"
+                )
             elif value < floor:
                 failures.append(f"{label} {_value_text(value, floor, share)} (floor {_floor_text(floor, share)}){where}")
     if failures:
-        return CheckupVerdict(passed=False, text=f"{FAILED}: " + "; ".join(failures), failures=tuple(failures), notes=tuple(notes))
+        return CheckupVerdict(
+            passed=False, text=f"{FAILED}: " + "; ".join(failures), failures=tuple(failures), notes=tuple(notes)
+        )
     return CheckupVerdict(passed=True, text=PASSED, notes=tuple(notes))

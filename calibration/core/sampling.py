@@ -43,7 +43,9 @@ def stratified_sample(items: Sequence[tuple[Hashable, str]], *, size: int, seed:
     return chosen
 
 
-def assign(keys: Sequence[Hashable], annotators: Sequence[Hashable], *, overlap: int, seed: int) -> dict[Hashable, list[Hashable]]:
+def assign(
+    keys: Sequence[Hashable], annotators: Sequence[Hashable], *, overlap: int, seed: int
+) -> dict[Hashable, list[Hashable]]:
     """Give each key to `overlap` different annotators, spreading the work evenly.
 
     Item i goes to annotators i*k .. i*k+k-1 (mod m) of a seeded order of the annotators: every annotator

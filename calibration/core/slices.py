@@ -67,7 +67,9 @@ def worst_deciding(slices: Sequence[dict], *, figure: str, min_items: int) -> di
     return None
 
 
-def slice_floor_line(slices: Sequence[dict], *, figure: str, figure_label: str, min_items: int, floor: float | None, judge: str) -> str | None:
+def slice_floor_line(
+    slices: Sequence[dict], *, figure: str, figure_label: str, min_items: int, floor: float | None, judge: str
+) -> str | None:
     """One line when the worst deciding slice is below the lead's floor ("judge-a: worst slice 'german':
     Cohen's kappa 0.31 [0.10, 0.52] on 24 items, below the slice floor 0.50"), else None."""
     if floor is None:
@@ -95,7 +97,8 @@ def corrected_slices(
     min_items: int = 0,
 ) -> list[dict]:
     """The PPI++ corrected mean of each tag's items, lowest mean first: [{tag, mean: {value, ci}, n_labelled,
-    n_unlabelled, decides}] (decides: at least `min_items` labelled; mean null with fewer than 2 labelled or 2 unlabelled items of the tag: no interval).
+    n_unlabelled, decides}] (decides: at least `min_items` labelled; mean null with fewer than 2 labelled or 2
+    unlabelled items of the tag: no interval).
 
     keys/human/judge_labelled: the labelled items as corrected_mean takes them; unlabelled: {key: judge
     score} of the other items; strata and population_of(tag) -> {stratum: count}: the stratum weights of a
@@ -115,6 +118,10 @@ def corrected_slices(
             "n_labelled": len(rows),
             "n_unlabelled": len(others),
             # ppi_py's power tuning divides by the judge scores' variance: one score on every item leaves it undefined.
-            **({} if defined else {"note": "undefined: fewer than 2 labelled or 2 unlabelled items, or one judge score on all of them"}),
+            **(
+                {} if defined else {
+                    "note": "undefined: fewer than 2 labelled or 2 unlabelled items, or one judge score on all of them"
+                }
+            ),
         })
     return worst_first(slices, figure="mean", min_items=min_items, n_key="n_labelled")

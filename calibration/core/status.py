@@ -93,7 +93,10 @@ def reliability(evidence: Evidence, rules: Rules) -> tuple[bool, str]:
     if evidence.alpha is None:
         return False, f"Krippendorff's alpha among the annotators is undefined on {evidence.alpha_items} overlapping items"
     if evidence.alpha < rules.alpha_floor:
-        return False, f"Krippendorff's alpha among the annotators {alpha} < floor {rules.alpha_floor:.3f} on {evidence.alpha_items} overlapping items"
+        return False, (
+            f"Krippendorff's alpha among the annotators {alpha} < floor {rules.alpha_floor:.3f} on "
+            f"{evidence.alpha_items} overlapping items"
+        )
     return True, f"Krippendorff's alpha among the annotators {alpha} ≥ floor {rules.alpha_floor:.3f}"
 
 
@@ -227,7 +230,10 @@ def calibration_status(
     base = {"judge": judge, "judge_version": judge_version, "level": level, "changed": [], "evidence": None, "reliability": None}
     prompt_version, rubric_version = prompt_version or "", rubric_version or ""
     same_rubric = [e for e in evidence if (e.rubric_version or "") == rubric_version]
-    own = [e for e in same_rubric if in_scope(e, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version)]
+    own = [
+        e for e in same_rubric
+        if in_scope(e, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version)
+    ]
     chosen = next((e for e in own if counts(e, rules)), None)
 
     if lock_reason:
@@ -235,7 +241,9 @@ def calibration_status(
         shown = chosen or (own[0] if own else (same_prompt[0] if same_prompt else None))
         if chosen is not None and _position(chosen, rules) == STRADDLES:
             # An undecided result neither locks nor unlocks: the lock stays as the last decided sample left it.
-            lock_reason += f"; the newest sample is undecided ({describe(chosen)}; {_plan(chosen, rules)['text']}), so the lock stays"
+            lock_reason += (
+                f"; the newest sample is undecided ({describe(chosen)}; {_plan(chosen, rules)['text']}), so the lock stays"
+            )
         return _result(base, LOCKED, lock_reason, shown, rules)
     if chosen is not None and _position(chosen, rules) == STRADDLES:
         plan = _plan(chosen, rules)
@@ -277,7 +285,10 @@ def calibration_status(
     reliable, why = reliability(latest, rules)
     if not reliable:
         return _result(base, LABELS_UNRELIABLE, f"{why}; {describe(latest)}{note}", latest, rules)
-    return _result(base, TOO_FEW_LABELS, f"the figure is undefined on these labels (one category only); {describe(latest)}{note}", latest, rules)
+    return _result(
+        base, TOO_FEW_LABELS, f"the figure is undefined on these labels (one category only); {describe(latest)}{note}",
+        latest, rules,
+    )
 
 
 def _result(base: dict, status: str, summary: str, evidence: Evidence | None, rules: Rules, plan: dict | None = None) -> dict:
@@ -306,7 +317,9 @@ def _result(base: dict, status: str, summary: str, evidence: Evidence | None, ru
             "judge_version": evidence.judge_version,
             "prompt_version": evidence.prompt_version or None,
             "rubric_version": evidence.rubric_version or None,
-            "alpha": {"value": evidence.alpha, "ci": evidence.alpha_ci, "n_items": evidence.alpha_items} if evidence.overlap else None,
+            "alpha": (
+                {"value": evidence.alpha, "ci": evidence.alpha_ci, "n_items": evidence.alpha_items} if evidence.overlap else None
+            ),
             "single_annotator": not evidence.overlap,
             "labels_count": reliable,
             "candidate": evidence.candidate or None,

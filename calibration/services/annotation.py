@@ -196,4 +196,6 @@ def item_note_create(*, assignment: Assignment, kind: str, text: str) -> ItemNot
         raise InputError("write the comment first" if kind == NoteKind.COMMENT else "say why the item is flagged")
     if len(text) > MAX_NOTE_LENGTH:
         raise InputError(f"the {kind} is {len(text):,} characters long; at most {MAX_NOTE_LENGTH:,}")
-    return ItemNote.objects.create(item_id=assignment.item_id, assignment=assignment, annotator_id=assignment.annotator_id, kind=kind, text=text)
+    return ItemNote.objects.create(
+        item_id=assignment.item_id, assignment=assignment, annotator_id=assignment.annotator_id, kind=kind, text=text
+    )

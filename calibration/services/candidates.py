@@ -37,9 +37,15 @@ def _prompt_check(text: str) -> Prompt:
     missing = PROMPT_PLACEHOLDERS - prompt.placeholders
     unknown = prompt.placeholders - PROMPT_PLACEHOLDERS
     if missing:
-        raise InputError(f"the prompt text lacks {', '.join('{{' + m + '}}' for m in sorted(missing))}: the candidate must see the rubric, the message and the reply")
+        raise InputError(
+            f"the prompt text lacks {', '.join('{{' + m + '}}' for m in sorted(missing))}: the candidate must see the rubric, "
+            f"the message and the reply"
+        )
     if unknown:
-        raise InputError(f"the prompt text names unknown placeholder(s) {', '.join('{{' + u + '}}' for u in sorted(unknown))}; use only {{rubric}}, {{input}}, {{output}}")
+        raise InputError(
+            f"the prompt text names unknown placeholder(s) {', '.join('{{' + u + '}}' for u in sorted(unknown))}; use only "
+            f"{{rubric}}, {{input}}, {{output}}"
+        )
     return prompt
 
 
@@ -89,7 +95,9 @@ def candidate_create(
         missing = needed - {c.name for c in spec.criteria}
         if missing:
             raise InputError(f"{rubric.name}: the candidate rubric lacks the labelled criteria {', '.join(sorted(missing))}")
-        rubric_row = rubric_store(data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit)
+        rubric_row = rubric_store(
+            data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit
+        )
 
     base_version = judge_configurations(run=run)[name]["version"]
     config = {"model": model, "structured_output": structured_output}
@@ -170,7 +178,9 @@ def candidate_adopt(*, candidate: Candidate, actor, reason: str = "") -> Candida
                 f"judge {judge.name} changed since the candidate was made (configuration {judge.version}, not "
                 f"{candidate.base_version}): run the candidate again"
             )
-        previous = {"model": judge.model, "structured_output": judge.structured_output, "source": judge.source, "version": judge.version}
+        previous = {
+            "model": judge.model, "structured_output": judge.structured_output, "source": judge.source, "version": judge.version
+        }
         if (judge.model, judge.structured_output) != (candidate.model, candidate.structured_output):
             if judge.model != candidate.model and judge.family and candidate.model != judge.model:
                 judge.family = ""  # derived from the new model's name

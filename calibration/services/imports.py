@@ -58,7 +58,9 @@ def pairwise_run_import(
     if not items:
         raise InputError(f"{source}: no items")
     rows = [{"id": item.case_id, "input": item.input} for item in items]
-    testset = testset_store(data="\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode(), name=f"{testset_name}.jsonl")
+    testset = testset_store(
+        data="\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode(), name=f"{testset_name}.jsonl"
+    )
     run = run_create(kind=RunKind.PAIRWISE, run_id=run_id, executor=Executor.INLINE, title=title, judge=judge, testset=testset)
     cases = {c.case_id: c for c in testset.cases.all()}
     Output.objects.bulk_create(
@@ -81,7 +83,8 @@ def pairwise_run_import(
                 order="ab",
                 status=UnitStatus.DONE if item.verdict else UnitStatus.FAILED,
                 raw_reply=item.raw_reply,
-                parsed={"winner": {"A": "1", "B": "2", "tie": "tie"}[item.verdict], "reasoning": item.reasoning} if item.verdict else None,
+                parsed={"winner": {"A": "1", "B": "2", "tie": "tie"}[item.verdict], "reasoning": item.reasoning} if item.verdict
+                else None,
                 parse_error="" if item.verdict else f"the judge's verdict {item.raw_reply[:60]!r} is not 1, 2 or Tie",
                 finished_at=now,
             )

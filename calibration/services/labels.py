@@ -61,7 +61,8 @@ def label_record(*, assignment: Assignment, answer: str) -> Assignment:
         raise InputError(str(exc)) from None
     with transaction.atomic():
         Assignment.objects.filter(pk=assignment.pk).update(
-            state=AssignmentState.LABELLED, value=value, source=LabelSource.WEB, acted_at=timezone.now(), updated_at=timezone.now()
+            state=AssignmentState.LABELLED, value=value, source=LabelSource.WEB, acted_at=timezone.now(),
+            updated_at=timezone.now()
         )
         sample_labels_changed(sample_id=assignment.item.sample_id)
     assignment.refresh_from_db()
@@ -186,7 +187,10 @@ def labels_import(*, data: bytes, name: str) -> ImportSummary:
             raise InputError(f"{where}: {exc}") from None
         key = (run_id, case_id, criterion, annotator)
         if key in seen:
-            raise InputError(f"{where}: {annotator} labels {case_id}{'/' + criterion if criterion else ''} of {run_id} again (first on line {seen[key]})")
+            raise InputError(
+                f"{where}: {annotator} labels {case_id}{'/' + criterion if criterion else ''} of {run_id} "
+                f"again (first on line {seen[key]})"
+            )
         seen[key] = line_no
         checked.append((run_id, case_id, criterion, annotator, value))
 

@@ -6,8 +6,9 @@ its decisive result (the latest sample judged in it with at least `min_items` la
 criterion pooled) is below the level — its interval's upper bound below it — and unlocked when a fresh
 sample in the same scope reaches the level — its interval's lower bound at or above it. A decisive result
 whose interval straddles the level (undecided) neither locks nor unlocks: the scope stays as the last
-decided result left it (no lock at all if there was none; an inherited lock still applies). A run with a new prompt or rubric version is judged in a new scope, decided by its own
-samples. A new judge version is a new configuration: it is unlocked by its own sample reaching the level
+decided result left it (no lock at all if there was none; an inherited lock still applies). A run with a
+new prompt or rubric version is judged in a new scope, decided by its own samples. A new judge version is
+a new configuration: it is unlocked by its own sample reaching the level
 (until then it inherits its judge's lock in the same scope, see selectors.lock_reason_for). A lead may also
 unlock a scope by hand; that holds until new labels change its decisive result. Every lock, unlock and
 level change goes into the audit log.
@@ -66,7 +67,8 @@ def _describe(level: AgreementLevel, result: AgreementResult) -> str:
     non_answers = (result.handling or {}).get("non_answers", "disagreement")
     unreadable = unreadable_text(result.n_unreadable, result.n_items, non_answers)
     return (
-        f"{_metric_label(level, result)} {value:.2f} with people, level {level.threshold:.2f}{interval} on sample {result.sample.short_id} "
+        f"{_metric_label(level, result)} {value:.2f} with people, level {level.threshold:.2f}{interval} on sample "
+        f"{result.sample.short_id} "
         f"of run {result.sample.run.run_id} ({result.n_items} items, prompt {result.prompt_version or '—'}, "
         f"rubric {result.rubric_version or '—'}{source})" + (f"; {unreadable}" if unreadable else "")
         + f"; {result.handling_words}"
@@ -109,7 +111,10 @@ def lock_evaluate(
     """Bring one scope's lock (a configuration with one prompt and one rubric version) in line with its
     decisive result. Returns "locked", "unlocked" or None."""
     level = level or level_current()
-    scope = {"judge_name": judge_name, "judge_version": judge_version, "prompt_version": prompt_version or "", "rubric_version": rubric_version or ""}
+    scope = {
+        "judge_name": judge_name, "judge_version": judge_version, "prompt_version": prompt_version or "",
+        "rubric_version": rubric_version or ""
+    }
     result = decisive_result(**scope, level=level)
     if result is None:
         return None  # no sample large enough yet: nothing to decide on
@@ -128,7 +133,9 @@ def lock_evaluate(
         # A configuration's first decision in a scope where its judge is locked under another configuration
         # lifts the lock it inherited (selectors.lock_reason_for): that is an unlock, audited as one.
         inherited = (
-            JudgeLock.objects.filter(judge_name=judge_name, prompt_version=scope["prompt_version"], rubric_version=scope["rubric_version"])
+            JudgeLock.objects.filter(
+                judge_name=judge_name, prompt_version=scope["prompt_version"], rubric_version=scope["rubric_version"]
+            )
             .order_by("-changed_at", "-id")
             .values_list("locked", flat=True)
             .first()
@@ -184,7 +191,9 @@ def locks_evaluate(*, configs=None) -> dict[tuple[str, str, str, str], str]:
     scopes = AgreementResult.objects.counting().filter(criterion="")
     if configs is not None:
         configs = set(configs)
-        scopes = scopes.filter(judge_name__in={name for name, _ in configs}, judge_version__in={version for _, version in configs})
+        scopes = scopes.filter(
+            judge_name__in={name for name, _ in configs}, judge_version__in={version for _, version in configs}
+        )
     found = {
         scope for scope in scopes.values_list("judge_name", "judge_version", "prompt_version", "rubric_version").distinct()
         if configs is None or scope[:2] in configs
@@ -193,7 +202,8 @@ def locks_evaluate(*, configs=None) -> dict[tuple[str, str, str, str], str]:
     with transaction.atomic():
         for judge_name, judge_version, prompt_version, rubric_version in sorted(found):
             change = lock_evaluate(
-                judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version, level=level
+                judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version,
+                level=level
             )
             if change:
                 changes[(judge_name, judge_version, prompt_version, rubric_version)] = change
@@ -255,7 +265,9 @@ def lock_unlock(*, lock: JudgeLock, actor, reason: str) -> bool:
                 "override": True,
             },
         )
-        _lock_notify(lock, locked=False, subject=_subject(lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version))
+        _lock_notify(
+            lock, locked=False, subject=_subject(lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version)
+        )
     return True
 
 
@@ -287,7 +299,9 @@ def policy_set(
     recomputes every sample's agreement (in a worker, as new labels would): until then each figure says the
     handling it was computed with."""
     _handling_check(annotators=annotators, ties=ties, non_answers=non_answers)
-    for name, value in (("not calibrated", not_calibrated), ("stale", stale), ("a failed check-up", checkup_failed), ("undecided", undecided)):
+    for name, value in (
+        ("not calibrated", not_calibrated), ("stale", stale), ("a failed check-up", checkup_failed), ("undecided", undecided)
+    ):
         if value is not None and value not in PolicyAction.values:
             raise InputError(f"{name}: must be one of {', '.join(PolicyAction.values)}")
     if not -1.0 <= alpha_floor <= 1.0:

@@ -30,7 +30,10 @@ JUDGE_NAME = "gpt-3.5-turbo"
 ANNOTATORS = ("annotator1", "annotator2", "annotator3")
 HUMAN_LABELS = {0: "tie", 1: "A", 2: "B"}
 JUDGE_VERDICTS = {"1": "A", "2": "B", "tie": "tie"}
-INSTRUCTION = "Which response follows the instruction better? The order of the responses means nothing, and a longer response is not a better one."
+INSTRUCTION = (
+    "Which response follows the instruction better? The order of the responses means nothing, and a "
+    "longer response is not a better one."
+)
 
 
 def _read_json(path: Path) -> list:
@@ -74,7 +77,9 @@ def pandalm_read(directory: Path = DEFAULT_DIR) -> tuple[list[ImportedPair], lis
             for i, annotator in enumerate(ANNOTATORS, start=1):
                 labels.append((case_id, f"pandalm-{annotator}", HUMAN_LABELS[row[f"annotator{i}"]]))
         except (KeyError, TypeError) as exc:
-            raise InputError(f"{directory / 'testset-v1.json'}: item {row.get('idx', '?') if isinstance(row, dict) else '?'} lacks {exc}") from None
+            raise InputError(
+                f"{directory / 'testset-v1.json'}: item {row.get('idx', '?') if isinstance(row, dict) else '?'} lacks {exc}"
+            ) from None
     return pairs, labels
 
 

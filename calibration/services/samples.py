@@ -103,7 +103,9 @@ def sample_drawn(*, run: Run, size: int, seed: int) -> Sample | None:
 
 
 @transaction.atomic
-def sample_draw(*, run: Run, size: int, seed: int, overlap: int = 1, annotators, created_by=None, instructions: str = "") -> Sample:
+def sample_draw(
+    *, run: Run, size: int, seed: int, overlap: int = 1, annotators, created_by=None, instructions: str = ""
+) -> Sample:
     """Draw `size` items of `run`, stratified by its judge's verdicts, and give each to `overlap`
     annotators. The same run, size and seed always draw the same items, so they make one sample: drawn
     again (a double click, two reviewers at the same moment), the sample drawn first is returned as it is,

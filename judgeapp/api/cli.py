@@ -16,7 +16,9 @@ class ApiTokenCommand(JudgeCommand):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
         create = actions.add_parser("create", help="make a token for USERNAME and print it (only this once)")
         create.add_argument("username", metavar="USERNAME", help="the user the token acts as, with their role")
-        create.add_argument("--name", default="", metavar="N", help="what the token is for, e.g. github-actions (default 'token')")
+        create.add_argument(
+            "--name", default="", metavar="N", help="what the token is for, e.g. github-actions (default 'token')"
+        )
         listing = actions.add_parser("list", help="list tokens (prefix, name, user, created, last used, revoked)")
         listing.add_argument("username", nargs="?", metavar="USERNAME", help="only this user's tokens")
         revoke = actions.add_parser("revoke", help="revoke a token by its prefix (as `list` shows it)")
@@ -36,7 +38,9 @@ class ApiTokenCommand(JudgeCommand):
         roles = ", ".join(sorted(user_roles(user))) or "no role"
         self.stderr.write(f"token {row.name!r} ({row.shown}) for {user.username} ({roles}); store it now, it is not shown again")
         if not has_role(user, *READERS):
-            self.stderr.write(f"note: {user.username} is neither a reviewer nor a lead, so the API refuses the token (403) until they are")
+            self.stderr.write(
+                f"note: {user.username} is neither a reviewer nor a lead, so the API refuses the token (403) until they are"
+            )
 
     def _list(self, options):
         tokens = selectors.tokens_all(username=options.get("username"))
@@ -44,7 +48,8 @@ class ApiTokenCommand(JudgeCommand):
             used = token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never"
             state = f"revoked {token.revoked_at:%Y-%m-%d %H:%M}" if token.revoked_at else "active"
             self.stdout.write(
-                f"{token.shown}  {token.user.username}  {token.name}  created {token.created_at:%Y-%m-%d %H:%M}  last used {used}  {state}"
+                f"{token.shown}  {token.user.username}  {token.name}  created "
+                f"{token.created_at:%Y-%m-%d %H:%M}  last used {used}  {state}"
             )
         self.stderr.write(f"{len(tokens)} token(s)")
 

@@ -21,7 +21,9 @@ class PayloadTooLarge(Exception):
 def upload_read(upload, what: str) -> InputFile:
     """An uploaded file's bytes, refused (413) over UPLOAD_MAX_BYTES before it is read."""
     if upload.size > settings.UPLOAD_MAX_BYTES:
-        raise PayloadTooLarge(f"{what} {upload.name}: {upload.size:,} bytes is over the limit of {settings.UPLOAD_MAX_BYTES:,} (UPLOAD_MAX_BYTES)")
+        raise PayloadTooLarge(
+            f"{what} {upload.name}: {upload.size:,} bytes is over the limit of {settings.UPLOAD_MAX_BYTES:,} (UPLOAD_MAX_BYTES)"
+        )
     return InputFile(data=upload.read(), name=upload.name or what)
 
 

@@ -30,7 +30,10 @@ class _Inputs(Schema):
         "default: the built-in prompt",
     )
     trials: int | None = Field(
-        None, ge=1, le=10, description="ask every judgment this many times (1-10, default 1); the report's `noise` says how often the verdict changed"
+        None, ge=1, le=10,
+        description=(
+            "ask every judgment this many times (1-10, default 1); the report's `noise` says how often the verdict changed"
+        )
     )
 
 
@@ -39,7 +42,9 @@ class _Start(_Inputs):
 
     title: str = Field("", max_length=300, description="a title shown on the run's page")
     run_id: str | None = Field(None, description="the run's id (default <utc>_<short-uuid>)")
-    tags: str = Field("", max_length=1000, description="tags to put on the run, comma-separated (each up to 40 of a-z, 0-9, - and _)")
+    tags: str = Field(
+        "", max_length=1000, description="tags to put on the run, comma-separated (each up to 40 of a-z, 0-9, - and _)"
+    )
     budget: str | None = Field(
         None, max_length=30,
         description="a spend cap in dollars: once the run's judge calls cost this much it stops, invalid, its report "
@@ -51,8 +56,8 @@ class PointwiseStart(_Start):
     judge: str | None = Field(None, description="judge name (default: the default judge)")
     system: str | None = Field(
         None,
-        description="the system under test: its last release is the baseline; its stored outputs are judged, or it generates them "
-        "(never the test set's own outputs)",
+        description="the system under test: its last release is the baseline; its stored outputs are judged, or it "
+        "generates them (never the test set's own outputs)",
     )
     generate: bool = Field(False, description="have the system generate the outputs even when the test set has them")
     outputs_version: str | None = Field(
@@ -69,7 +74,9 @@ class PairwiseInputs(_Inputs):
     and budget)."""
 
     judge: str | None = Field(None, description="judge name (default: the default judge)")
-    system_a: str | None = Field(None, description="version A's system, which generates its replies (instead of the `outputs_a` file)")
+    system_a: str | None = Field(
+        None, description="version A's system, which generates its replies (instead of the `outputs_a` file)"
+    )
     system_b: str | None = Field(None, description="version B's system (instead of the `outputs_b` file)")
     sample: int | None = Field(None, description="compare this many cases drawn from the test set")
     seed: int | None = Field(None, description="the draw's seed (default 0)")
@@ -188,7 +195,8 @@ class GateOut(Schema):
     notes: list[str]
     calibration_lock: list[str] = Field(..., description="the calibration lock's reasons (judge locked: …); empty when none")
     flaky: list[str] = Field(
-        default_factory=list, description="the threshold or the baseline inside the noise band of a run with trials: 'trial means ranged …: flaky'"
+        default_factory=list,
+        description="the threshold or the baseline inside the noise band of a run with trials: 'trial means ranged …: flaky'"
     )
     lead_decision: dict[str, Any] | None
     evaluated_at: str

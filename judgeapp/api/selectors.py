@@ -70,7 +70,9 @@ def system_get(*, name: str) -> System:
     return system
 
 
-def runs_filtered(*, system: System | None = None, kind: str | None = None, status: str | None = None, filters: RunFilters | None = None):
+def runs_filtered(
+    *, system: System | None = None, kind: str | None = None, status: str | None = None, filters: RunFilters | None = None
+):
     """Runs newest first, matching the runs page's filters (`web/selectors.py: runs_matching`, the same
     search, outcome and tag) and, besides, one system's runs and a status. A query, or a list when the outcome
     is one a report or a gate decides."""
@@ -135,7 +137,9 @@ def _stored_version(model, reference: str, what: str):
 
         return stored_by_name(model, reference, what)  # a stored name: NAME (its newest) or NAME@v2
     if match is None:
-        raise InputError(f"{what} version {reference!r}: give its content hash (12 hex digits or more), NAME@HASH, or a stored name")
+        raise InputError(
+            f"{what} version {reference!r}: give its content hash (12 hex digits or more), NAME@HASH, or a stored name"
+        )
     rows = model.objects.filter(content_hash__startswith=match["hash"])
     if match["name"]:
         rows = rows.filter(name=reference.strip().rsplit("@", 1)[0])

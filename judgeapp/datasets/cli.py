@@ -16,9 +16,15 @@ class OutputsCommand(JudgeCommand):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
         add = actions.add_parser("add", help="store one version of a system's outputs for a test set")
         add.add_argument("--system", required=True, metavar="S", help="the system under test whose replies these are")
-        add.add_argument("--label", "--version-label", dest="label", required=True, metavar="V", help="its version label, e.g. v2.1")
-        add.add_argument("--testset", required=True, metavar="NAME|F", help="the test set they answer: a file, or a stored test set's name")
-        add.add_argument("--file", required=True, metavar="OUT.jsonl", help='the replies, JSONL {"id", "output"}, one for every case')
+        add.add_argument(
+            "--label", "--version-label", dest="label", required=True, metavar="V", help="its version label, e.g. v2.1"
+        )
+        add.add_argument(
+            "--testset", required=True, metavar="NAME|F", help="the test set they answer: a file, or a stored test set's name"
+        )
+        add.add_argument(
+            "--file", required=True, metavar="OUT.jsonl", help='the replies, JSONL {"id", "output"}, one for every case'
+        )
         listing = actions.add_parser("list", help="list the stored outputs, newest first")
         listing.add_argument("--system", metavar="S", help="only this system's")
 
@@ -33,7 +39,9 @@ class OutputsCommand(JudgeCommand):
             system=system, version_label=options["label"], testset=testset, outputs=outputs, created_by=cli_actor()
         )
         if created:
-            self.stdout.write(f"stored {output_set}: {output_set.row_count} outputs for test set {testset.name} ({testset.case_count} cases)")
+            self.stdout.write(
+                f"stored {output_set}: {output_set.row_count} outputs for test set {testset.name} ({testset.case_count} cases)"
+            )
         else:
             self.stdout.write(f"already stored as {output_set} on {output_set.created_at:%Y-%m-%d %H:%M}; nothing changed")
 
@@ -93,7 +101,9 @@ class DatasetsCommand(JudgeCommand):
                 count += 1
         if kind in (None, "outputs"):
             for row in overview["output_sets"]:
-                self.stdout.write(f"outputs  {row.system.name} {row.version_label}  answers {row.testset.name}  {row.row_count} outputs")
+                self.stdout.write(
+                    f"outputs  {row.system.name} {row.version_label}  answers {row.testset.name}  {row.row_count} outputs"
+                )
                 count += 1
         if kind in (None, "artifacts"):
             for name, versions in overview["artifact_sets"].items():

@@ -69,4 +69,6 @@ class DiffForm(forms.Form):
 
 
 class CasesAddForm(forms.Form):
-    name = forms.CharField(max_length=200, label="Test set", help_text="A stored test set's name (a new version of it), or a new name.")
+    name = forms.CharField(
+        max_length=200, label="Test set", help_text="A stored test set's name (a new version of it), or a new name."
+    )

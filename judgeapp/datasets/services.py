@@ -222,7 +222,12 @@ def testset_cases_append(*, run, case_ids: list[str], name: str, created_by) -> 
             skipped += 1
             continue
         known.add(case_id)
-        lines.append({**(case.extra or {}), "id": case_id, "input": case.input, **({"output": case.output} if case.output is not None else {})})
+        lines.append(
+            {
+                **(case.extra or {}), "id": case_id, "input": case.input,
+                **({"output": case.output} if case.output is not None else {})
+            }
+        )
         added += 1
     data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
     with transaction.atomic():

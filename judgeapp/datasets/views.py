@@ -76,7 +76,9 @@ def testset_save(request: HtmxHttpRequest) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            saved = services.testset_save_named(token=data["token"], file_name=data["file_name"], name=data["name"], created_by=request.user)
+            saved = services.testset_save_named(
+                token=data["token"], file_name=data["file_name"], name=data["name"], created_by=request.user
+            )
         except InputError as exc:
             form.add_error(None, str(exc))
         else:
@@ -235,7 +237,9 @@ def testset_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
     if testset is None:
         raise Http404("no such test set")
     number = next((v.number for v in selectors.testset_versions(testset=testset) if v.row.pk == testset.pk), 0)
-    response = StreamingHttpResponse(selectors.testset_jsonl_chunks(testset=testset), content_type="application/x-ndjson; charset=utf-8")
+    response = StreamingHttpResponse(
+        selectors.testset_jsonl_chunks(testset=testset), content_type="application/x-ndjson; charset=utf-8"
+    )
     name = selectors.safe_file_name(testset.name, "testset")
     response["Content-Disposition"] = f'attachment; filename="{name}-v{number}.jsonl"'
     return response
@@ -297,7 +301,8 @@ def outputs_add(request: HtmxHttpRequest) -> HttpResponse:
         try:
             given: InputFile = upload_of(data["file"])
             output_set, created = output_set_save(
-                system=data["system"], version_label=data["version_label"], testset=data["testset"], outputs=given, created_by=request.user
+                system=data["system"], version_label=data["version_label"], testset=data["testset"], outputs=given,
+                created_by=request.user
             )
         except forms.ValidationError as exc:
             form.add_error("file", exc)
@@ -327,7 +332,9 @@ def cases_add(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         else:
             skipped = f"; {appended.skipped} already in it, skipped" if appended.skipped else ""
             messages.success(
-                request, f"{appended.testset.name} v{appended.number}: {appended.added} case{'s' if appended.added != 1 else ''} added{skipped}."
+                request,
+                f"{appended.testset.name} v{appended.number}: {appended.added} "
+                f"case{'s' if appended.added != 1 else ''} added{skipped}."
             )
             return redirect("datasets:testset", uuid=appended.testset.uuid)
     return render(request, "judgeapp/datasets/save_refused.html", {"form": form}, status=400)

@@ -92,7 +92,8 @@ def demo_docs_judges(judge_url: str) -> list[Judge]:
             continue  # a team's own judge of that name (its judges file's, the admin's) stays as it is
         judge, _ = Judge.objects.update_or_create(
             name=name,
-            defaults={"model": entry["model"], "family": entry.get("family", ""), "base_url": judge_url, "api_key_env": "DEMO_JUDGE_KEY",
+            defaults={"model": entry["model"], "family": entry.get("family", ""), "base_url": judge_url,
+                      "api_key_env": "DEMO_JUDGE_KEY",
                       "source": EndpointSource.DEMO, "scripted_demo": True, "timeout_seconds": 10,
                       "input_price_per_million": entry.get("input_price_per_million"),
                       "output_price_per_million": entry.get("output_price_per_million")},

@@ -55,9 +55,13 @@ class UpCommand(JudgeCommand):
     )
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1", help="address of the web app (default 127.0.0.1)")
-        parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8000)), help="port of the web app (default 8000)")
+        parser.add_argument(
+            "--port", type=int, default=int(os.environ.get("PORT", 8000)), help="port of the web app (default 8000)"
+        )
         parser.add_argument("--no-demo", action="store_true", help="do not start the demo judge or load demo data")
-        parser.add_argument("--demo-judge-port", type=int, default=settings.DEMO_JUDGE_PORT, help="port of the scripted demo judge")
+        parser.add_argument(
+            "--demo-judge-port", type=int, default=settings.DEMO_JUDGE_PORT, help="port of the scripted demo judge"
+        )
         parser.add_argument("--concurrency", type=int, default=settings.WORKER_CONCURRENCY, help="worker processes")
 
     def handle(self, *args, **options):
@@ -117,7 +121,10 @@ class UpCommand(JudgeCommand):
             if not _wait_for_port(host, port, 30):
                 raise InputError("the web app did not start")
             self.stdout.write(self.style.SUCCESS(f"\njudgeapp is running at http://{host}:{port}/  (Ctrl-C stops it)"))
-            self.stdout.write(f"broker: {settings.CELERY_BROKER_URL.split('@')[-1]}  database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
+            self.stdout.write(
+                f"broker: {settings.CELERY_BROKER_URL.split('@')[-1]}  database: "
+                f"{settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}"
+            )
             # Until a signal asks to stop (the handler only sets the flag; see judgeapp/judging/shutdown.py).
             while shutdown.requested() is None:
                 for name, child in children:

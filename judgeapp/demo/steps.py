@@ -118,7 +118,10 @@ def pointwise_candidate(ctx: DemoContext) -> str:
         decision = gate_decide(run=run, actor=ctx.lead, verdict="approved", reason=reason)
     else:
         decision = gate_decide(run=run, actor=ctx.lead, verdict="blocked", reason="Demo: " + "; ".join(gate["reasons"]))
-    return f"demo: pointwise run {run.run_id} {run.status}, mean {_rounded(run.report and run.report.get('mean'))}, lead {decision.verdict}"
+    return (
+        f"demo: pointwise run {run.run_id} {run.status}, mean "
+        f"{_rounded(run.report and run.report.get('mean'))}, lead {decision.verdict}"
+    )
 
 
 @step("demo-blind")
@@ -174,7 +177,9 @@ def rank(ctx: DemoContext) -> str:
     shutil.rmtree(RunModel(run_id="demo-rank", kind=RunKind.RANK).run_dir, ignore_errors=True)
     run = rank_create(
         candidates=candidates_in_dir(EVALS / "ranker" / "checkout-postmortems"),
-        goal="a postmortem of the checkout outage that explains the root cause, the customer impact and concrete follow-up actions",
+        goal=(
+            "a postmortem of the checkout outage that explains the root cause, the customer impact and concrete follow-up actions"
+        ),
         judge=ctx.judge,
         set_name="checkout-postmortems",
         max_size=5,

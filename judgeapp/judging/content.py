@@ -141,7 +141,8 @@ def prompt_register(*, prompt: Prompt | str) -> PromptTemplate:
         name=prompt.name,
         content_hash=prompt.content_hash,
         defaults={
-            "text": prompt.text, "source_path": str(path) if from_file else "", "git_commit": git_commit_of(path) if from_file else "",
+            "text": prompt.text, "source_path": str(path) if from_file else "",
+            "git_commit": git_commit_of(path) if from_file else "",
         },
     )
     return template

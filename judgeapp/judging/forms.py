@@ -250,8 +250,12 @@ class InputsForm(PreflightForm):
     run_id = forms.CharField(required=False, max_length=100, label="Run id", help_text="Optional; default <utc>_<short-uuid>.")
     testset = VersionedChoiceField(queryset=TestSet.objects.order_by("name", "-created_at"), required=False, label="Test set",
                                    empty_label="— upload a file instead —")
-    testset_file = forms.FileField(required=False, label="…or upload a test set", help_text="JSONL or CSV: id, input (output optional).")
-    rubric = VersionedChoiceField(queryset=Rubric.objects.order_by("name", "-created_at"), required=False, empty_label="— upload a file instead —")
+    testset_file = forms.FileField(
+        required=False, label="…or upload a test set", help_text="JSONL or CSV: id, input (output optional)."
+    )
+    rubric = VersionedChoiceField(
+        queryset=Rubric.objects.order_by("name", "-created_at"), required=False, empty_label="— upload a file instead —"
+    )
     rubric_file = forms.FileField(required=False, label="…or upload a rubric", help_text="TOML or JSON.")
 
     def __init__(self, *args, **kwargs):

@@ -35,30 +35,74 @@ SNIPPET_CHARS = 160
 SCAN_CHARS = 1_000_000
 
 _OBJECT = r"(?:rubric|rubrics|criteria|criterion|scoring|grading|evaluation|guidelines|judging instructions|system prompt)"
-_PREVIOUS = r"(?:previous|prior|above|earlier|preceding|original|system|your|the judge's|all(?: the| your| previous| prior| above)?)"
+_PREVIOUS = (
+    r"(?:previous|prior|above|earlier|preceding|original|system|your|the judge's|all(?: the| your| previous| prior| above)?)"
+)
 _VERB = r"(?:ignore|disregard|forget|override|overrule|bypass|skip|set aside|do not follow|don't follow|stop following)"
-_JUDGE = r"(?:judge|grader|evaluator|assessor|rater|scorer|reviewer model|ai judge|llm judge|language model|ai evaluator|annotator model)"
+_JUDGE = (
+    r"(?:judge|grader|evaluator|assessor|rater|scorer|reviewer model|ai judge|llm judge|"
+    r"language model|ai evaluator|annotator model)"
+)
 _REPLY = r"(?:reply|response|answer|output|completion|assistant|submission|this)"
 _TOP = r"(?:5|five|10|ten|100|full marks|full points|the highest|the maximum|the top|a perfect|perfect|maximum|max)"
 _SLOT = r"(?:reply|response|answer|output|option|assistant|candidate) ?(?:1|2|a|b|one|two)"
 
 RULES: tuple[tuple[str, str], ...] = (
     ("ignore_instructions", rf"\b{_VERB} (?:\w+ ){{0,2}}{_OBJECT}\b"),
-    ("ignore_instructions", rf"\b{_VERB} (?:\w+ ){{0,1}}{_PREVIOUS} (?:\w+ ){{0,1}}(?:instructions|instruction|prompts?|directions|rules)\b"),
-    ("addresses_judge", rf"\b(?:dear|attention|note (?:to|for)|message (?:to|for)|hey|hello|hi|instructions? (?:to|for)) (?:the |our |my |any )?{_JUDGE}\b"),
-    ("addresses_judge", rf"\b(?:you are|you're|as) (?:an? |the )?(?:impartial |fair |strict )?{_JUDGE}\b[^.!?\n]{{0,80}}\b(?:must|should|will|shall|need to|have to|score|rate|give|output|respond)\b"),
+    (
+        "ignore_instructions",
+        rf"\b{_VERB} (?:\w+ ){{0,1}}{_PREVIOUS} (?:\w+ ){{0,1}}(?:instructions|instruction|prompts?|directions|rules)\b"
+    ),
+    (
+        "addresses_judge",
+        rf"\b(?:dear|attention|note (?:to|for)|message (?:to|for)|hey|hello|hi|instructions? (?:to|for)) "
+        rf"(?:the |our |my |any )?{_JUDGE}\b"
+    ),
+    (
+        "addresses_judge",
+        rf"\b(?:you are|you're|as) "
+        rf"(?:an? |the )?(?:impartial |fair |strict )?{_JUDGE}\b[^.!?\n]{{0,80}}\b(?:must|should|will|shall|need to|have to|"
+        rf"score|rate|give|output|respond)\b"
+    ),
     ("addresses_judge", rf"(?:^|[\n.!?] ?){_JUDGE} ?[:,] "),
-    ("asks_for_verdict", rf"\b(?:give|assign|award|grant) (?:this|the|my|our|that) {_REPLY}(?: \w+){{0,2}} (?:a |an |the )?(?:score |rating |grade |mark )?(?:of )?{_TOP}\b"),
-    ("asks_for_verdict", rf"\b(?:rate|score|grade|mark) (?:this|the|my|our|that) {_REPLY}(?: \w+){{0,2}} (?:as |at |a |an |with )?(?:score |rating )?(?:of )?{_TOP}\b"),
-    ("asks_for_verdict", rf"\b(?:give|assign|award|output|return|respond with|answer with|reply with) (?:a |an |the )?(?:score|rating|grade) (?:of )?{_TOP}\b"),
+    (
+        "asks_for_verdict",
+        rf"\b(?:give|assign|award|grant) (?:this|the|my|our|that) {_REPLY}(?: \w+){{0,2}} "
+        rf"(?:a |an |the )?(?:score |rating |grade |mark )?(?:of )?{_TOP}\b"
+    ),
+    (
+        "asks_for_verdict",
+        rf"\b(?:rate|score|grade|mark) (?:this|the|my|our|that) {_REPLY}(?: \w+){{0,2}} "
+        rf"(?:as |at |a |an |with )?(?:score |rating )?(?:of )?{_TOP}\b"
+    ),
+    (
+        "asks_for_verdict",
+        rf"\b(?:give|assign|award|output|return|respond with|answer with|reply with) "
+        rf"(?:a |an |the )?(?:score|rating|grade) (?:of )?{_TOP}\b"
+    ),
     ("asks_for_verdict", rf"\b(?:choose|pick|prefer|select|declare) {_SLOT} (?:as )?(?:the )?(?:winner|better|best)\b"),
     ("asks_for_verdict", rf"\b(?:the )?winner (?:is|must be|should be|will be|=) {_SLOT}\b"),
-    ("asks_for_verdict", r"\b(?:output|respond with|answer with|reply with|return|your verdict (?:is|must be|should be)) (?:a |the )?(?:verdict )?[\"'`]?(?:pass|met|winner: ?[ab12])[\"'`]?\b"),
+    (
+        "asks_for_verdict",
+        r"\b(?:output|respond with|answer with|reply with|return|your verdict (?:is|must be|should be)) "
+        r"(?:a |the )?(?:verdict )?[\"'`]?(?:pass|met|winner: ?[ab12])[\"'`]?\b"
+    ),
     ("role_markup", r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\|>"),
     ("role_markup", r"\[/?INST\]|<</?SYS>>|<start_of_turn>|<end_of_turn>"),
-    ("role_markup", r"</?(?:system|rubric|instructions|customer_message|assistant_reply|reply_1|reply_2|version_output|file|task|requirement|candidate_a|candidate_b|judge|grader)(?:\s[^<>]{0,100})?>"),
-    ("role_markup", r"(?:^|\n) ?(?:#{1,4} ?)?(?:system|system prompt|new instructions|instructions for the (?:judge|grader|evaluator)) ?: "),
-    ("verdict_json", r"[{,] ?[\"'](?:score|rating|grade|winner|verdict|pooled|preferred)[\"'] ?: ?[\"']?(?:[0-9]{1,3}(?:\.[0-9]+)?|a|b|1|2|tie|pass|fail|met|not_met|equal)\b[\"']?"),
+    (
+        "role_markup",
+        r"</?(?:system|rubric|instructions|customer_message|assistant_reply|reply_1|reply_2|version_output|file|task|"
+        r"requirement|candidate_a|candidate_b|judge|grader)(?:\s[^<>]{0,100})?>"
+    ),
+    (
+        "role_markup",
+        r"(?:^|\n) ?(?:#{1,4} ?)?(?:system|system prompt|new instructions|instructions for the (?:judge|grader|evaluator)) ?: "
+    ),
+    (
+        "verdict_json",
+        r"[{,] ?[\"'](?:score|rating|grade|winner|verdict|pooled|preferred)[\"'] ?: ?[\"']?(?:[0-9]{1,3}(?:\.[0-9]+)?|"
+        r"a|b|1|2|tie|pass|fail|met|not_met|equal)\b[\"']?"
+    ),
 )
 
 

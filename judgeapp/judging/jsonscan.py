@@ -122,7 +122,9 @@ def _read(text: str, start: int, found: list, opened: set) -> int:
                     container, is_object, key, state = [], False, None, _VALUE_OR_CLOSE
                 continue
             # `}` or `]`: closes the current container when it is of that kind and may close here
-            if is_object != (char == "}") or not (state == _COMMA_OR_CLOSE or state == (_KEY_OR_CLOSE if is_object else _VALUE_OR_CLOSE)):
+            if is_object != (char == "}") or not (
+                state == _COMMA_OR_CLOSE or state == (_KEY_OR_CLOSE if is_object else _VALUE_OR_CLOSE)
+            ):
                 return position
             value = container
             if is_object:

@@ -44,7 +44,9 @@ def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str
     doc = toml_load(text, name)
     unknown_tables = set(doc) - {"judges", "systems", "default"}
     if unknown_tables:
-        raise InputError(f"{name}: unknown table(s) {', '.join(sorted(unknown_tables))}; expected default = \"NAME\", [judges.*], [systems.*]")
+        raise InputError(
+            f"{name}: unknown table(s) {', '.join(sorted(unknown_tables))}; expected default = \"NAME\", [judges.*], [systems.*]"
+        )
     default = doc.get("default")
     if default is not None and (not isinstance(default, str) or default not in (doc.get("judges") or {})):
         known = ", ".join(sorted(doc.get("judges") or {})) or "none"
@@ -83,7 +85,9 @@ def judges_file_parse(data: bytes, name: str) -> tuple[dict[str, dict], dict[str
                 if key in entry:
                     entry[key] = price_check(entry[key], where, key)
             # Each text goes into a column of this many characters (judgeapp/models/endpoints.py).
-            for key, limit in (("model", 200), ("family", 50), ("base_url", 500), ("api_key_env", 100), ("system_prompt", 100_000)):
+            for key, limit in (
+                ("model", 200), ("family", 50), ("base_url", 500), ("api_key_env", 100), ("system_prompt", 100_000)
+            ):
                 if key in entry:
                     if not isinstance(entry[key], str):
                         raise InputError(f"{where}: {key} must be a text")
@@ -215,7 +219,10 @@ _NOTHING = JudgesSource(Path(), None, None)
 
 def judges_last_load() -> AuditLog | None:
     """The audit entry of the latest load that changed what was loaded (None: never loaded)."""
-    return AuditLog.objects.filter(action=AuditLog.Action.JUDGES_LOADED).select_related("actor").order_by("-created_at", "-id").first()
+    return (
+        AuditLog.objects.filter(action=AuditLog.Action.JUDGES_LOADED).select_related("actor")
+        .order_by("-created_at", "-id").first()
+    )
 
 
 def judges_sync(*, path: str | None = None, actor=SYSTEM) -> list[str]:
@@ -325,7 +332,8 @@ def judge_get(*, name: str | None = None) -> Judge:
         return only[0]
     if not only:
         raise InputError(
-            f"no judge chosen: no judge is configured; add one to {settings.JUDGES_FILE}, or set JUDGE_MODEL (and OPENAI_BASE_URL) for a default judge"
+            f"no judge chosen: no judge is configured; add one to {settings.JUDGES_FILE}, or set JUDGE_MODEL (and "
+            f"OPENAI_BASE_URL) for a default judge"
         )
     known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)[:20])
     raise InputError(

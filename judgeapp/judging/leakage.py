@@ -106,7 +106,11 @@ _ENCODED = re.compile(r"&(?:#\d{1,7};?|#[xX][0-9A-Fa-f]{1,6};?|[A-Za-z][A-Za-z0-
 _SEPARATORS = "-_/.\\*|\u00b7\u2022\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 # Every separator and white-space character becomes a space (same length: no shift); runs of spaces then
 # collapse to one, the only step that moves text.
-_TO_SPACE = {ord(c): " " for c in _SEPARATORS + "\t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\x1c\x1d\x1e\x1f\x85"}
+_TO_SPACE = {
+    ord(c): " "
+    for c in _SEPARATORS + "\t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u202f\u205f\x1c\x1d\x1e\x1f\x85"
+}
 _SPACE_RUN = re.compile(" {2,}")
 
 
@@ -400,7 +404,8 @@ class NameMatcher:
                 self.rules.append(_NameRule(name, "separators dropped", squeezed=squeezed))
             if 2 <= len(tokens) <= 3 and all(len(t) >= 3 and t not in GENERIC_NAMES for t in tokens):
                 orders = [list(p) for p in permutations(tokens) if list(p) != tokens]
-                self.rules.append(_NameRule(name, "words reordered", regex=re.compile("|".join(_token_regex(o).pattern for o in orders)),
+                self.rules.append(_NameRule(name, "words reordered",
+                                            regex=re.compile("|".join(_token_regex(o).pattern for o in orders)),
                                             needles=tuple(tokens)))
             if len(squeezed) >= MIN_REVERSED_LENGTH and squeezed[::-1] != squeezed:
                 self.rules.append(_NameRule(name, "spelt backwards", squeezed=squeezed[::-1]))
@@ -523,7 +528,10 @@ _USER_ROLES = {"user", "human"}
 _Q = "[\"'`]"  # JSON's double quotes, a Python repr's single quotes
 _ROLE_VALUES = r"(?:user|assistant|system|tool|developer|human|model|ai|bot|gpt|function)"
 _TRANSCRIPT_CHECKS = (
-    (re.compile(rf"{_Q}role{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I), "chat messages with roles", "transcript: role field", ("role",)),
+    (
+        re.compile(rf"{_Q}role{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I), "chat messages with roles", "transcript: role field",
+        ("role",)
+    ),
     (re.compile(rf"\brole\s*=\s*{_Q}{_ROLE_VALUES}{_Q}", re.I), "chat message objects with roles (a Python repr)",
      "transcript: role attribute", ("role",)),
     (re.compile(rf"{_Q}(?:speaker|author|sender|from|who)\s*{_Q}\s*:\s*{_Q}{_ROLE_VALUES}{_Q}", re.I),
@@ -565,7 +573,8 @@ _TOOL_CHECKS = (
         r"|^[ \t]*(?:⏺|●|⎿)?[ \t]*(?:Bash|Read|Write|Edit|MultiEdit|Glob|Grep|WebFetch|WebSearch|Task|TodoWrite|NotebookEdit)\("
         r"|^[ \t]*(?:Tool call|Tool result|Calling tool|Tool use|Function call)[ \t]*[:(]",
         ignore_case=True, multiline=True,
-    ), "an agent's tool log", "tool call: agent log", ("</", "<function", "<invoke", "<tool", "<parameter", "(", "tool", "function")),
+    ), "an agent's tool log", "tool call: agent log",
+     ("</", "<function", "<invoke", "<tool", "<parameter", "(", "tool", "function")),
     # A tool call told in prose, as an agent narrates its own steps: "I called the `search_docs` tool",
     # "invoking the function get_weather", "then I ran read_file(...)". The tool's name must look like code
     # (backticks, snake_case, camelCase, a call) and the narrator is the agent ("I", "we"), so that a
@@ -574,8 +583,10 @@ _TOOL_CHECKS = (
         r"\b(?i:I|I've|I have|we|we've|we have)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?"
         r"(?i:call(?:ed)?|invoked?|ran|run|executed?|used?|triggered)"
         r"\s+(?i:the\s+|a\s+|my\s+)?(?:`[\w.:-]+`|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\s+(?i:tool|function)\b"
-        r"|\b(?i:call(?:ed|ing)|invok(?:ed|ing))\s+(?i:the\s+)?(?i:tool|function)\s+(?:`[^`\n]+`|\"[\w.-]+\"|'[\w.-]+'|[a-z]\w*_\w+|\w+\()"
-        r"|\b(?i:I|we)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?(?i:called|invoked|ran|executed)\s+(?i:the\s+)?`?[A-Za-z_]\w*\([^)\n]*\)"
+        r"|\b(?i:call(?:ed|ing)|invok(?:ed|ing))\s+(?i:the\s+)?(?i:tool|function)\s+"
+        r"(?:`[^`\n]+`|\"[\w.-]+\"|'[\w.-]+'|[a-z]\w*_\w+|\w+\()"
+        r"|\b(?i:I|we)\s+(?i:then\s+|first\s+|next\s+|just\s+|also\s+)?(?i:called|invoked|ran|executed)\s+"
+        r"(?i:the\s+)?`?[A-Za-z_]\w*\([^)\n]*\)"
     ), "a tool call told in prose", "tool call: in prose", ("tool", "function", "(")),
     # The same with the narrator left out, as an agent's step log reads: "Then called get_weather()", "Next, invoked
     # `read_file`", "First ran `search_docs`", "I'm calling get_weather() now". The verb opens a line or a clause or
@@ -617,7 +628,10 @@ TRANSCRIPT_FILE = re.compile(r"(?:^|/)[^/]*(?:transcript|chat[-_]?log|conversati
 # (regex, kind, describe, key, rule, needles): a text must contain one of the needles (lower case) for
 # the regex to run, a cheap test that spares most texts most regexes.
 _CHECKS = (
-    (_SKILL_PATH, Kind.SKILL_PATH, lambda m: f"gives the skill path {m.group(0)!r}", lambda m: m.group(0), "skill path", ("skill",)),
+    (
+        _SKILL_PATH, Kind.SKILL_PATH, lambda m: f"gives the skill path {m.group(0)!r}", lambda m: m.group(0), "skill path",
+        ("skill",)
+    ),
     (_FILE_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", ("/",)),
     (_WINDOWS_PATH, Kind.FILE_PATH, lambda m: f"gives the file path {m.group(0)!r}", lambda m: m.group(0), "file path", (":\\",)),
     (_LABEL_WORD, Kind.LABEL_KEY, lambda m: f"uses the label key {m.group(0)!r}", lambda m: m.group(0).lower(), "label key",
@@ -759,14 +773,16 @@ class Scanner:
         if roles & _USER_ROLES and roles & _ASSISTANT_ROLES:
             shown = ", ".join(sorted(r.capitalize() for r in roles))
             add(*speakers[0][0].span(), folded, kind=Kind.TRANSCRIPT,
-                detail=f"has chat-log structure: {len(speakers)} speaker turns ({shown})", key="speakers", rule="transcript: speaker turns")
+                detail=f"has chat-log structure: {len(speakers)} speaker turns ({shown})", key="speakers",
+                rule="transcript: speaker turns")
 
     def scan_path(self, collector: Collector, path: str, *, input: str, place: str) -> None:
         """A file's path is shown to the judge too: it must not name anything either."""
         where = f"file name {place}"
         squashed = compact_text(fold_text(path))
         for _start, _end, known, rule in self.names.finditer(squashed):
-            collector.add(input=input, place=where, line_no=None, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
+            collector.add(input=input, place=where, line_no=None, kind=Kind.KNOWN_NAME,
+                          detail=f"names the {known.what} {known.text!r}",
                           snippet=path, key=_name_key(known.text), rule=f"{known.rule}, {rule}")
         folded = fold_text(path).text
         for hit in self.model_names.finditer(folded):

@@ -53,7 +53,9 @@ class Lease:
     def mine(self, token) -> Q:
         return Q(**{self.token: token}) if self.token else Q(**{self.holder: token})
 
-    def take(self, rows: QuerySet, *, holder: str, seconds: float | None = None, free: Q | None = None, **also) -> tuple[uuid.UUID | str, int]:
+    def take(
+        self, rows: QuerySet, *, holder: str, seconds: float | None = None, free: Q | None = None, **also
+    ) -> tuple[uuid.UUID | str, int]:
         """Lease the rows of `rows` that are `free` (default: not held, or lapsed) in one UPDATE that also
         sets `also`. Returns the claim (a new token, or `holder` when the model has no token column) and how
         many rows were taken."""

@@ -37,7 +37,9 @@ from judgeapp.models import JudgeSlot
 
 log = logging.getLogger(__name__)
 
-_before_waiting: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("judgeapp_before_waiting", default=None)
+_before_waiting: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "judgeapp_before_waiting", default=None
+)
 
 
 @contextmanager
@@ -94,7 +96,9 @@ class SlotLimiter:
         """Give the slot back. While the service is out of reach this waits for it, for at most the slot's
         lease (by then the slot has lapsed anyway), and never raises: the call it guarded has its reply."""
         try:
-            through_outage(lambda: self._give_back(slot), what=f"giving back a slot of judge {slot.name!r}", give_up_after=slot.seconds)
+            through_outage(
+                lambda: self._give_back(slot), what=f"giving back a slot of judge {slot.name!r}", give_up_after=slot.seconds
+            )
         except ServiceUnavailable as exc:
             log.warning("%s; the slot lapses by its lease", exc)
 
@@ -144,9 +148,13 @@ class DatabaseSlotLimiter(SlotLimiter):
     def _take(self, name: str, max_concurrency: int, holder: str, seconds: float) -> Slot | None:
         rows = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency)
         for _ in range(2):  # again at once after making missing rows or taking back dead holders' slots
-            slots = list(rows.annotate(free=ExpressionWrapper(SLOT.free(), output_field=BooleanField())).values_list("pk", "free"))
+            slots = list(
+                rows.annotate(free=ExpressionWrapper(SLOT.free(), output_field=BooleanField())).values_list("pk", "free")
+            )
             if len(slots) < max_concurrency:  # a judge's first call, or a flushed database: make its rows
-                JudgeSlot.objects.bulk_create([JudgeSlot(judge_name=name, slot=i) for i in range(max_concurrency)], ignore_conflicts=True)
+                JudgeSlot.objects.bulk_create(
+                    [JudgeSlot(judge_name=name, slot=i) for i in range(max_concurrency)], ignore_conflicts=True
+                )
                 continue
             # Every caller reads the same free slots; trying them in a random order keeps callers from racing
             # for the same row (each lost race is another write).

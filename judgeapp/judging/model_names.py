@@ -115,7 +115,9 @@ class ModelNameFinder:
         contextual = "|".join(_bare_pattern(e.name, e.case) for e in by_length if not e.bare) or "[^\\x00-\\x{10FFFF}]"
         self._models = linear_regex(rf"\b(?:{models})\b", ignore_case=True)
         self._after_version = linear_regex(rf"\b\d\.\d{_VERSION_SEPARATORS}(?:{any_case})\b", ignore_case=True)
-        self._spaced_models = linear_regex(rf"\b(?:{spaced_any})(?:{_LETTER_SEPARATORS}{{1,3}}[a-z0-9]){{1,12}}\b", ignore_case=True)
+        self._spaced_models = linear_regex(
+            rf"\b(?:{spaced_any})(?:{_LETTER_SEPARATORS}{{1,3}}[a-z0-9]){{1,12}}\b", ignore_case=True
+        )
         self._bare = linear_regex(rf"\b(?:{bare})\b", ignore_case=True)
         before = "|".join(_phrase(w) for w in context_before)
         after = "|".join(_phrase(w) for w in context_after)
@@ -131,7 +133,9 @@ class ModelNameFinder:
         data = scan.encode("ascii", "replace")
         models = [hit for match in self._models.finditer(data) if (hit := self._model_hit(scan, *match.span())) is not None]
         models += [hit for match in self._after_version.finditer(data) if (hit := self._after_version_hit(scan, *match.span()))]
-        models += [hit for match in self._spaced_models.finditer(data) if (hit := self._model_hit(scan, *match.span(), spaced=True))]
+        models += [
+            hit for match in self._spaced_models.finditer(data) if (hit := self._model_hit(scan, *match.span(), spaced=True))
+        ]
         hits = _Spans()
         for hit in sorted(models, key=lambda hit: hit.start):
             hits.add(hit)
@@ -179,7 +183,10 @@ class ModelNameFinder:
     def _after_version_hit(self, scan: str, start: int, end: int) -> NameHit | None:
         """`3.7 Sonnet`: a model name if the version fits the name."""
         entry = self.entries[squeeze(scan[start + 4 : end])]
-        return NameHit(start, end, MODEL_NAME, "model name", entry) if self._versions[entry.key].fullmatch(scan[start : start + 3]) else None
+        return (
+            NameHit(start, end, MODEL_NAME, "model name", entry) if self._versions[entry.key].fullmatch(scan[start : start + 3])
+            else None
+        )
 
     def _bare_hit(self, text: str, start: int, end: int) -> NameHit | None:
         """The name alone: flagged in the case it must have, unless a neighbouring word makes it another thing."""

@@ -153,7 +153,9 @@ def trial_band(items: Sequence[NoiseItem], *, trials: int, positive=None) -> lis
     """[lowest, highest] of the per-trial figures: trial t's mean over the items it gave a verdict on."""
     figures = []
     for t in range(trials):
-        values = [_numeric(item.verdicts[t], positive) for item in items if t < len(item.verdicts) and item.verdicts[t] is not None]
+        values = [
+            _numeric(item.verdicts[t], positive) for item in items if t < len(item.verdicts) and item.verdicts[t] is not None
+        ]
         if values:
             figures.append(sum(values) / len(values))
     return [round(min(figures), 4), round(max(figures), 4)] if figures else None
@@ -276,6 +278,7 @@ def noise_line(noise: dict | None) -> str:
     band = noise.get("band")
     moved = f"; trial figures ranged {band[0]:.2f}–{band[1]:.2f}" if band else ""
     return (
-        f"{noise['trials']} trials per judgment: {share}{interval} of {changed['items']} judgments changed verdict across trials; "
+        f"{noise['trials']} trials per judgment: {share}{interval} of {changed['items']} judgments "
+        f"changed verdict across trials; "
         f"retest kappa {'—' if kappa is None else f'{kappa:.2f}'}; verdict used: the {noise['verdict_used']}{moved}"
     )

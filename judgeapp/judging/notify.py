@@ -116,7 +116,9 @@ def run_ended_notify(*, run_pk: int) -> None:
     elif run.status == RunStatus.INVALID:
         reasons = report.get("invalid_reasons") or []
         said = "; ".join(reasons)[:300] or "too many replies without a usable verdict"
-        notify(event=WebhookEvent.RUN_INVALID, data={**facts, "reasons": reasons[:20]}, line=f"{named} is invalid: {said}", path=path)
+        notify(
+            event=WebhookEvent.RUN_INVALID, data={**facts, "reasons": reasons[:20]}, line=f"{named} is invalid: {said}", path=path
+        )
     gate = report.get("gate")
     if not (isinstance(gate, dict) and "passed" in gate):
         return
@@ -127,7 +129,9 @@ def run_ended_notify(*, run_pk: int) -> None:
         notify(event=WebhookEvent.GATE_PASSED, data=data, line=f"Release gate passed: {named} ({figures}).", path=path)
     else:
         because = "; ".join(reasons)[:300]
-        notify(event=WebhookEvent.GATE_BLOCKED, data=data, line=f"Release gate blocked: {named} ({figures}): {because}", path=path)
+        notify(
+            event=WebhookEvent.GATE_BLOCKED, data=data, line=f"Release gate blocked: {named} ({figures}): {because}", path=path
+        )
 
 
 # --- Sending -------------------------------------------------------------------------------------------
@@ -254,7 +258,10 @@ def webhook_delivery_attempt(*, delivery_pk: int) -> str | None:
         values.update(status=DeliveryStatus.FAILED, next_attempt_at=None)
     status = values.get("status", DeliveryStatus.PENDING)
     UNIT.release(rows, claim, **values)
-    log.info("webhook %s (%s) %s delivery %s: %s", delivery.webhook.name, delivery.webhook.shown_url, delivery.event, delivery.uuid, line)
+    log.info(
+        "webhook %s (%s) %s delivery %s: %s", delivery.webhook.name, delivery.webhook.shown_url, delivery.event, delivery.uuid,
+        line
+    )
     if countdown is not None:
         _send_tasks([delivery_pk], countdown=countdown or None)
     return status
@@ -265,7 +272,9 @@ def webhook_deliveries_recover(*, overdue_seconds: float = OVERDUE_SECONDS) -> i
     task was lost (a worker killed, the broker down). Run with the workers' recovery pass. How many."""
     now = timezone.now()
     lost = (
-        WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now - timedelta(seconds=overdue_seconds))
+        WebhookDelivery.objects.filter(
+            status=DeliveryStatus.PENDING, next_attempt_at__lte=now - timedelta(seconds=overdue_seconds)
+        )
         .filter(UNIT.free(now))
         .filter(Q(webhook__active=True) | Q(event=WebhookEvent.TEST))
         .order_by("next_attempt_at")

@@ -62,7 +62,8 @@ def _fresh_connection(exc: BaseException) -> bool:
 
 
 def through_outage(
-    call: Callable[..., T], /, *args, what: str, give_up_after: float | None = None, sleep: Callable[[float], None] = time.sleep, **kwargs
+    call: Callable[..., T], /, *args, what: str, give_up_after: float | None = None, sleep: Callable[[float], None] = time.sleep,
+    **kwargs
 ) -> T:
     """`call(*args, **kwargs)`, retried through a service outage for at most `give_up_after` seconds
     (SERVICE_OUTAGE_SECONDS); then ServiceUnavailable, saying `what` was being done."""
@@ -83,12 +84,16 @@ def through_outage(
                 logged = now
                 log.warning("%s: still waiting for the service after %.0f s (%s)", what, now - started, _one_line(exc))
             if not _fresh_connection(exc) or now - started >= limit:
-                raise ServiceUnavailable(f"{what}: the service stayed out of reach for {now - started:.0f} s ({_one_line(exc)})") from exc
+                raise ServiceUnavailable(
+                    f"{what}: the service stayed out of reach for {now - started:.0f} s ({_one_line(exc)})"
+                ) from exc
             try:
                 sleep(min(pause, max(0.0, started + limit - now)) * random.uniform(0.75, 1.25))
             except soft_time_limit() as stopped:
                 # The task's time ran out while it waited for the service: still the service's fault, not the judge's.
-                raise ServiceUnavailable(f"{what}: the task's time limit came while the service was out of reach ({_one_line(exc)})") from stopped
+                raise ServiceUnavailable(
+                    f"{what}: the task's time limit came while the service was out of reach ({_one_line(exc)})"
+                ) from stopped
             pause = min(pause * 2, LONGEST_PAUSE_SECONDS)
             continue
         if started is not None:

@@ -41,7 +41,9 @@ def endpoint_warnings(endpoint, *, role: str = "judge") -> list[str]:
     if is_imported(endpoint):
         return [f"{role} {endpoint.name} is imported: it has no endpoint to call"]
     if endpoint.api_key_env and not os.environ.get(endpoint.api_key_env) and not _local(endpoint.base_url):
-        return [f"{role} {endpoint.name}: its key variable {endpoint.api_key_env} is not set, so its server will refuse every call"]
+        return [
+            f"{role} {endpoint.name}: its key variable {endpoint.api_key_env} is not set, so its server will refuse every call"
+        ]
     return []
 
 
@@ -80,16 +82,31 @@ def run_warnings(
             continue
         status = status_of(judge) or {}
         if status.get("status") == "below level — locked":
-            warnings.append(Warning(f"judge {judge.name} is locked by calibration (it agreed with people below the set level): its runs cannot pass a gate"))
+            warnings.append(
+                Warning(
+                    f"judge {judge.name} is locked by calibration (it agreed with people below the set "
+                    f"level): its runs cannot pass a gate"
+                )
+            )
         elif status.get("status") == "undecided":
             # Its agreement interval reaches across the level: said with the planning figure, an estimate.
             plan = (status.get("planning") or {}).get("text") or "more labelled items would settle it"
-            warnings.append(Warning(f"judge {judge.name} is undecided by calibration (its agreement interval reaches across the level): {plan}", confirm=False))
+            warnings.append(
+                Warning(
+                    f"judge {judge.name} is undecided by calibration (its agreement interval reaches across the level): {plan}",
+                    confirm=False
+                )
+            )
         elif status.get("status") == "not calibrated":
             warnings.append(Warning(f"judge {judge.name} is not calibrated: no person has scored a sample of it", confirm=False))
         for system in systems:
             if judge.effective_family and judge.effective_family == system.effective_family:
-                warnings.append(Warning(f"judge {judge.name} is of {system.name}'s family ({system.effective_family}): it may favour its own family's replies"))
+                warnings.append(
+                    Warning(
+                        f"judge {judge.name} is of {system.name}'s family ({system.effective_family}): it may "
+                        f"favour its own family's replies"
+                    )
+                )
     for system in systems:
         warnings += [Warning(line) for line in endpoint_warnings(system, role="system")]
     return list(dict.fromkeys(warnings))

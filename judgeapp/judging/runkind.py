@@ -91,7 +91,8 @@ class RunFailed(Exception):
 # each with the input and the replies judged, came to gigabytes. `run_id` too: a run's related manager
 # (`run.judgments`) reads it on every row it makes, one query per unit when it is left out.
 UNIT_REPORT_FIELDS = (
-    "id", "run_id", "case_id", "judge_id", "key", "order", "stage", "status", "parsed", "error", "parse_error", "truncated", "trials",
+    "id", "run_id", "case_id", "judge_id", "key", "order", "stage", "status", "parsed", "error", "parse_error",
+    "truncated", "trials",
 )
 
 
@@ -186,7 +187,9 @@ class RunHandler:
         failed = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.FAILED).order_by("stage", "id")
         return [
             (case_id, criterion or "", judge or "")
-            for case_id, criterion, judge in failed.values_list("case__case_id", "criterion__name", "judge__name").iterator(chunk_size=2000)
+            for case_id, criterion, judge in failed.values_list("case__case_id", "criterion__name", "judge__name").iterator(
+                chunk_size=2000
+            )
         ]
 
 

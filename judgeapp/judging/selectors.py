@@ -69,7 +69,8 @@ def runs_search(
         runs = runs.filter(kind=kind)
     if system:
         runs = runs.filter(
-            Q(system__name=system) | Q(config__options__versions__A__system=system) | Q(config__options__versions__B__system=system)
+            Q(system__name=system) | Q(config__options__versions__A__system=system)
+            | Q(config__options__versions__B__system=system)
         )
     if testset:
         runs = runs.filter(testset__name=testset)
@@ -215,8 +216,12 @@ def leakage_known_names(*, run: Run | None = None) -> list[KnownName]:
     except InputError:  # a bad judges file: the rows of its last good load still name everything it named
         file_judges, file_systems = {}, {}
     # dict.fromkeys: each (name, model) once, in order; a file entry edited since the load adds its new model.
-    systems = dict.fromkeys([(s.name, s.model) for s in System.objects.order_by("name")] + [(n, e["model"]) for n, e in file_systems.items()])
-    judges = dict.fromkeys([(j.name, j.model) for j in Judge.objects.order_by("name")] + [(n, e["model"]) for n, e in file_judges.items()])
+    systems = dict.fromkeys(
+        [(s.name, s.model) for s in System.objects.order_by("name")] + [(n, e["model"]) for n, e in file_systems.items()]
+    )
+    judges = dict.fromkeys(
+        [(j.name, j.model) for j in Judge.objects.order_by("name")] + [(n, e["model"]) for n, e in file_judges.items()]
+    )
     for name, model in systems:
         names += [KnownName(name, "configured system"), KnownName(model, f"model of the system {name!r}")]
     for name, model in judges:
@@ -327,7 +332,9 @@ def checkups_in_progress(*, judges) -> dict[str, str]:
     """Judge name -> the run id of its check-up still queued or running (the newest)."""
     running = {}
     for judge_name, run_id in (
-        Run.objects.filter(kind=RunKind.CHECKUP, judge__name__in=[j.name for j in judges], status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        Run.objects.filter(
+            kind=RunKind.CHECKUP, judge__name__in=[j.name for j in judges], status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+        )
         .order_by("created_at")
         .values_list("judge__name", "run_id")
     ):
@@ -367,7 +374,9 @@ def run_case_tags(*, run: Run) -> dict[str, list[str]]:
         return {}
     return {
         case_id: extra["tags"]
-        for case_id, extra in Case.objects.filter(testset_id=run.testset_id, extra__has_key="tags").values_list("case_id", "extra")
+        for case_id, extra in Case.objects.filter(testset_id=run.testset_id, extra__has_key="tags").values_list(
+            "case_id", "extra"
+        )
     }
 
 
@@ -404,7 +413,9 @@ def output_set_find(*, system: System, testset, version_label: str | None = None
     from judgeapp.models import OutputSet, TestSet, content_hash
 
     digest = testset.content_hash if isinstance(testset, TestSet) else content_hash(testset.data)
-    found = OutputSet.objects.filter(system=system, testset__content_hash=digest).select_related("system", "testset", "created_by")
+    found = OutputSet.objects.filter(system=system, testset__content_hash=digest).select_related(
+        "system", "testset", "created_by"
+    )
     if version_label:
         found = found.filter(version_label=version_label.strip())
     return found.order_by("-created_at", "-pk").first()

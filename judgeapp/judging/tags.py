@@ -21,7 +21,8 @@ def tag_name_clean(raw: str) -> str:
     if len(name) > TAG_MAX_LENGTH or not TAG_PATTERN.fullmatch(name):
         shown = name[:TAG_MAX_LENGTH] + ("…" if len(name) > TAG_MAX_LENGTH else "")
         raise InputError(
-            f"tag {shown!r} is not allowed: use up to {TAG_MAX_LENGTH} letters a-z, digits, '-' or '_', starting with a letter or digit"
+            f"tag {shown!r} is not allowed: use up to {TAG_MAX_LENGTH} letters a-z, digits, '-' or '_', "
+            f"starting with a letter or digit"
         )
     return name
 

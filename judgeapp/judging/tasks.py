@@ -15,25 +15,37 @@ from judgeapp.judging.errors import InputError
 log = logging.getLogger(__name__)
 
 
-@app.task(name="judgeapp.tasks.execute_judgment", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
+@app.task(
+    name="judgeapp.tasks.execute_judgment", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT,
+    time_limit=settings.UNIT_HARD_TIME_LIMIT
+)
 def execute_judgment(judgment_id: int) -> None:
     runs.judgment_execute(judgment_id=judgment_id)
 
 
 # Limits for a batch of one; run_dispatch sends each batch with limits that grow with its size.
-@app.task(name="judgeapp.tasks.execute_judgments", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT, time_limit=settings.UNIT_HARD_TIME_LIMIT)
+@app.task(
+    name="judgeapp.tasks.execute_judgments", acks_late=True, soft_time_limit=settings.UNIT_SOFT_TIME_LIMIT,
+    time_limit=settings.UNIT_HARD_TIME_LIMIT
+)
 def execute_judgments(judgment_ids: list[int]) -> None:
     runs.judgments_execute(ids=judgment_ids)
 
 
 # Planning a stage of a large test set takes minutes: the planner renews its lease on the run while it
 # works, and a planner cut off anyway is continued by the next (judging/runs/lifecycle.py, run_start).
-@app.task(name="judgeapp.tasks.start_run", acks_late=True, soft_time_limit=settings.RUN_SOFT_TIME_LIMIT, time_limit=settings.RUN_HARD_TIME_LIMIT)
+@app.task(
+    name="judgeapp.tasks.start_run", acks_late=True, soft_time_limit=settings.RUN_SOFT_TIME_LIMIT,
+    time_limit=settings.RUN_HARD_TIME_LIMIT
+)
 def start_run(run_pk: int) -> None:
     runs.run_start(run_pk=run_pk)
 
 
-@app.task(name="judgeapp.tasks.execute_sequential_run", acks_late=True, soft_time_limit=settings.RUN_SOFT_TIME_LIMIT, time_limit=settings.RUN_HARD_TIME_LIMIT)
+@app.task(
+    name="judgeapp.tasks.execute_sequential_run", acks_late=True, soft_time_limit=settings.RUN_SOFT_TIME_LIMIT,
+    time_limit=settings.RUN_HARD_TIME_LIMIT
+)
 def execute_sequential_run(run_pk: int) -> None:
     runs.run_sequential_execute(run_pk=run_pk)
 

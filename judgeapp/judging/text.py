@@ -15,7 +15,9 @@ from collections.abc import Iterable
 from judgeapp.judging.errors import InputError
 
 # A JSON or TOML escape that decodes to a NUL or a surrogate (an escaped backslash before it is no escape).
-_BAD_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\(?:u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})|U0000(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2}))")
+_BAD_ESCAPE = re.compile(
+    r"(?<!\\)(?:\\\\)*\\(?:u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})|U0000(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2}))"
+)
 
 
 def printable(value: str) -> str:
@@ -113,7 +115,10 @@ def argv_problem(argv: list[str]) -> str | None:
         previous = argv[position - 1] if position else ""
         if previous.startswith("-") and text_problem(previous, from_os=True) is None:
             return f"{previous} holds {problem}"
-        shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") if "\x00" not in arg else printable(arg)
+        shown = (
+            arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") if "\x00" not in arg
+            else printable(arg)
+        )
         return f"argument {position + 1} ('{shown}') holds {problem}"
     return None
 

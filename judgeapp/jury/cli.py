@@ -50,7 +50,9 @@ def add_arguments(parser) -> None:
         help="the system under test: no juror may be of its family (without it the report says the rule was not checked); "
         "its stored outputs are judged, or it generates them (--generate); never the test set's own",
     )
-    parser.add_argument("--generate", action="store_true", help="have --system answer the test set first, instead of its output column")
+    parser.add_argument(
+        "--generate", action="store_true", help="have --system answer the test set first, instead of its output column"
+    )
     parser.add_argument(
         "--outputs", metavar="OUT.jsonl",
         help='the replies to judge, JSONL {"id", "output"} for every case, when they do not come with the test set',

@@ -88,7 +88,9 @@ def panel_check(
     shared = {family: members for family, members in by_family.items() if len(members) > 1}
     if shared:
         family, members = sorted(shared.items())[0]
-        raise InputError(f"jury: {' and '.join(members)} are both of the {family} family; draw every juror from a different family")
+        raise InputError(
+            f"jury: {' and '.join(members)} are both of the {family} family; draw every juror from a different family"
+        )
     if system_family is not None:
         same = [p.name for p in panel if p.family == system_family]
         if same:

@@ -77,7 +77,9 @@ class JuryHandler(RunHandler):
         report = run.report or {}
         passed, total = report.get("passed", 0), report.get("total", 0)
         unjudged = f", {report['unjudged']} unjudged" if report.get("unjudged") else ""
-        return outcome("result", f"{passed} of {total} cases passed", "neutral", f"pass rate {share_words(passed, total)}{unjudged}")
+        return outcome(
+            "result", f"{passed} of {total} cases passed", "neutral", f"pass rate {share_words(passed, total)}{unjudged}"
+        )
 
     def verdicts(self, run):
         """Each juror's pass/fail per case, and the pooled verdict under the judge name "jury"
@@ -126,7 +128,9 @@ class JuryHandler(RunHandler):
             max_tokens=max_tokens_for(unit.judge, "jury"), trials=unit.run.options.get("trials") or 1, field="verdict",
             tie=TIE_PASS_FAIL,
         )
-        return UnitResult.from_outcome(outcome, prompt=unit.run.prompt, flags=judged_flags(input=unit.case.input, output=output.text))
+        return UnitResult.from_outcome(
+            outcome, prompt=unit.run.prompt, flags=judged_flags(input=unit.case.input, output=output.text)
+        )
 
     def on_unit_done(self, unit, result):
         generated_output_record(unit, result)

@@ -28,11 +28,15 @@ class Release(TimeStampedModel):
     released_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     measured_on = models.JSONField(
         default=dict, blank=True,
-        help_text="What the mean was measured on: the versions (and names) of the test set, rubric, prompt and judge configuration.",
+        help_text=(
+            "What the mean was measured on: the versions (and names) of the test set, rubric, prompt and judge configuration."
+        ),
     )
     gate = models.JSONField(
         default=dict, blank=True,
-        help_text="The gate as it stood when the lead marked the release (decision, reasons, mean, baseline, calibration, who, when).",
+        help_text=(
+            "The gate as it stood when the lead marked the release (decision, reasons, mean, baseline, calibration, who, when)."
+        ),
     )
 
     class Meta:
@@ -108,11 +112,15 @@ class ReleasePolicy(TimeStampedModel):
     )
     injection_flags = models.CharField(
         max_length=8, choices=GateAction.choices, default=GateAction.WARN,
-        help_text="A judged text that addresses the judge (prompt injection, judging/injection.py): note it on the gate, or block.",
+        help_text=(
+            "A judged text that addresses the judge (prompt injection, judging/injection.py): note it on the gate, or block."
+        ),
     )
     flaky = models.CharField(
         max_length=8, choices=GateAction.choices, default=GateAction.WARN,
-        help_text="The threshold or the baseline inside the run's noise band across trials (--trials K): note it on the gate, or block.",
+        help_text=(
+            "The threshold or the baseline inside the run's noise band across trials (--trials K): note it on the gate, or block."
+        ),
     )
     # A run started from a page asks "Start this run of about N judge calls" above these (judging/forms.py:
     # LargeRunForm); empty: the deployment's LARGE_RUN_CALLS and LARGE_RUN_COST.
@@ -135,5 +143,6 @@ class ReleasePolicy(TimeStampedModel):
 
     def as_dict(self) -> dict:
         cost = self.large_run_cost
-        return {"baseline_rule": self.baseline_rule, "skipped_baseline": self.skipped_baseline, "injection_flags": self.injection_flags,
-                "flaky": self.flaky, "large_run_calls": self.large_run_calls, "large_run_cost": None if cost is None else str(cost)}
+        return {"baseline_rule": self.baseline_rule, "skipped_baseline": self.skipped_baseline,
+                "injection_flags": self.injection_flags, "flaky": self.flaky, "large_run_calls": self.large_run_calls,
+                "large_run_cost": None if cost is None else str(cost)}

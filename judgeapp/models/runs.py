@@ -235,11 +235,16 @@ class Judgment(TimeStampedModel):
     transcript = models.JSONField(null=True, blank=True, help_text="A tool-using judge's whole conversation.")
     flags = models.JSONField(
         null=True, blank=True,
-        help_text="What the unit's judged texts say to the judge (judging/injection.py): [{place, rule, rules, text}]; null when clean.",
+        help_text=(
+            "What the unit's judged texts say to the judge (judging/injection.py): [{place, rule, rules, text}]; null when clean."
+        ),
     )
     trials = models.JSONField(
         null=True, blank=True,
-        help_text="With --trials K > 1: each trial's verdict and tokens [{trial, verdict, prompt_tokens, completion_tokens, cached, parse_error}]; `parsed` holds the verdict used.",
+        help_text=(
+            "With --trials K > 1: each trial's verdict and tokens [{trial, verdict, prompt_tokens, completion_tokens, cached, "
+            "parse_error}]; `parsed` holds the verdict used."
+        ),
     )
     finished_at = models.DateTimeField(null=True, blank=True)
 

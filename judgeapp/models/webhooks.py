@@ -44,7 +44,9 @@ class Webhook(TimeStampedModel):
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["name"], name="webhook_unique_name"),
-            models.CheckConstraint(condition=Q(url__startswith="http://") | Q(url__startswith="https://"), name="webhook_url_http"),
+            models.CheckConstraint(
+                condition=Q(url__startswith="http://") | Q(url__startswith="https://"), name="webhook_url_http"
+            ),
             models.CheckConstraint(condition=~Q(secret=""), name="webhook_secret_not_empty"),
         ]
 
@@ -103,7 +105,8 @@ class WebhookDelivery(TimeStampedModel):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=~Q(status=DeliveryStatus.PENDING) | Q(next_attempt_at__isnull=False), name="webhookdelivery_pending_has_next"
+                condition=~Q(status=DeliveryStatus.PENDING) | Q(next_attempt_at__isnull=False),
+                name="webhookdelivery_pending_has_next"
             ),
         ]
         indexes = [

@@ -43,8 +43,12 @@ def add_arguments(parser) -> None:
     b = parser.add_mutually_exclusive_group(required=True)
     b.add_argument("--b", metavar="OUT_B.jsonl", help="version B's outputs, JSONL {id, output}")
     b.add_argument("--system-b", metavar="S", help="a configured system that generates version B's outputs")
-    parser.add_argument("--outputs-version-a", metavar="V", help="with --system-a: judge the outputs stored for it under this version label")
-    parser.add_argument("--outputs-version-b", metavar="V", help="with --system-b: judge the outputs stored for it under this version label")
+    parser.add_argument(
+        "--outputs-version-a", metavar="V", help="with --system-a: judge the outputs stored for it under this version label"
+    )
+    parser.add_argument(
+        "--outputs-version-b", metavar="V", help="with --system-b: judge the outputs stored for it under this version label"
+    )
     parser.add_argument("--rubric", required=True, metavar="R", help="rubric, TOML or JSON")
     parser.add_argument("--judge", metavar="J", help="judge name (default: the default judge)")
     parser.add_argument("--sample", type=int, metavar="N", help="compare N cases drawn from the test set")
@@ -53,7 +57,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--run-id", metavar="R", help="id of the run (default <utc>_<short-uuid>)")
     parser.add_argument(
         "--concurrency", type=int, default=settings.JUDGE_MAX_CONCURRENCY, metavar="N",
-        help=f"judge calls in flight at once (default {settings.JUDGE_MAX_CONCURRENCY}); each judge's max_concurrency still applies",
+        help=(
+            f"judge calls in flight at once (default {settings.JUDGE_MAX_CONCURRENCY}); each "
+            f"judge's max_concurrency still applies"
+        ),
     )
     parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
     trials_argument(parser)
@@ -89,7 +96,9 @@ def handle(command, options) -> int:
         versions[slot] = VersionSource(system=system, output_set=stored)
     systems = [versions[slot].system for slot in ("a", "b")]
     same = options.get("a") and options["a"] == options.get("b")
-    pair = (options["a"], options["b"]) if same else (systems[0].name if systems[0] else None, systems[1].name if systems[1] else None)
+    pair = (options["a"], options["b"]) if same else (
+        systems[0].name if systems[0] else None, systems[1].name if systems[1] else None
+    )
     if options.get("dry_run"):
         from judgeapp.pairwise.services import pairwise_estimate
 
@@ -144,13 +153,15 @@ def pairwise_summary(run: Run) -> str:
         f"({report['agreed_ties']} agreed, {len(report['disagreements'])} orders disagreed)",
         f"  win rate A (ties excluded): {pct(report['win_rate_a'])}"
         + (
-            f", {sign['confidence']:.0%} interval {pct(sign['ci_low'])}–{pct(sign['ci_high'])}, sign test p = {sign['p_value']:.3g}"
+            f", {sign['confidence']:.0%} interval {pct(sign['ci_low'])}–{pct(sign['ci_high'])}, sign "
+            f"test p = {sign['p_value']:.3g}"
             if sign["p_value"] is not None
             else ""
         ),
         f"  tie rate (order bias): {pct(report['tie_rate'])}",
         f"  longer reply won {length['longer_won']} of {length['longer_won'] + length['shorter_won']} decisive cases "
-        f"(A's win rate when A longer {pct(length['A_longer']['win_rate_a'])}, when B longer {pct(length['B_longer']['win_rate_a'])})",
+        f"(A's win rate when A longer {pct(length['A_longer']['win_rate_a'])}, when B longer "
+        f"{pct(length['B_longer']['win_rate_a'])})",
     ]
     if report["disagreements"]:
         shown = ", ".join(report["disagreements"][:10]) + (" …" if len(report["disagreements"]) > 10 else "")
@@ -162,7 +173,10 @@ def pairwise_summary(run: Run) -> str:
     if report["inconclusive"]:
         lines.append("Result: INCONCLUSIVE, no winner named")
     elif report["winner"]:
-        lines.append(f"Result: {report['winner']} wins ({pct(report['win_rate_a'] if report['winner'] == 'A' else report['win_rate_b'])} of decisive cases)")
+        lines.append(
+            f"Result: {report['winner']} wins "
+            f"({pct(report['win_rate_a'] if report['winner'] == 'A' else report['win_rate_b'])} of decisive cases)"
+        )
     else:
         lines.append("Result: no winner (A and B won equally often)")
     if report.get("noise"):

@@ -34,15 +34,20 @@ def stored_outputs_field(slot: str) -> StoredOutputsField:
 
 class PairwiseForm(InputsForm):
     judge = EndpointChoiceField(queryset=judges_callable(), empty_label=None)
-    system_a = EndpointChoiceField(queryset=System.objects.order_by("name"), required=False, label="Version A: a system generates its replies")
+    system_a = EndpointChoiceField(
+        queryset=System.objects.order_by("name"), required=False, label="Version A: a system generates its replies"
+    )
     a_file = forms.FileField(required=False, label="…or version A's outputs", help_text="JSONL {id, output}.")
     a_stored = stored_outputs_field("A")
-    system_b = EndpointChoiceField(queryset=System.objects.order_by("name"), required=False, label="Version B: a system generates its replies")
+    system_b = EndpointChoiceField(
+        queryset=System.objects.order_by("name"), required=False, label="Version B: a system generates its replies"
+    )
     b_file = forms.FileField(required=False, label="…or version B's outputs", help_text="JSONL {id, output}.")
     b_stored = stored_outputs_field("B")
     sample = forms.IntegerField(required=False, min_value=1, help_text="Compare only this many cases, drawn at random.")
     seed = forms.IntegerField(
-        required=False, initial=0, label="Draw number", help_text="Same draw number, same cases: both versions see identical inputs."
+        required=False, initial=0, label="Draw number",
+        help_text="Same draw number, same cases: both versions see identical inputs."
     )
     prompt = PromptChoiceField()
     trials = trials_field()
@@ -65,7 +70,9 @@ class PairwiseForm(InputsForm):
                 continue
             if bool(system) == bool(upload) or stored is not None:
                 self.add_error(
-                    f"system_{slot}", f"Version {slot.upper()}: choose a system, a system version's stored outputs, or upload its outputs (one of them)."
+                    f"system_{slot}",
+                    f"Version {slot.upper()}: choose a system, a system version's stored outputs, or "
+                    f"upload its outputs (one of them)."
                 )
                 continue
             try:

@@ -59,12 +59,17 @@ def pairwise_outcome(report: dict, names: dict[str, str]) -> dict:
     if report.get("inconclusive"):
         reasons = report.get("inconclusive_reasons") or []
         return outcome("inconclusive", "inconclusive", "warn",
-                       reasons[0] if reasons else "the two orders disagreed too often to name a winner", winner=None, sign_test=test)
+                       reasons[0] if reasons else "the two orders disagreed too often to name a winner", winner=None,
+                       sign_test=test)
     if report.get("winner") and test.get("significant"):
-        detail = f"won {lead_wins} of {decisive} decided cases ({share_words(lead_wins, decisive)}); sign test {p_words(test.get('p_value'))}"
+        detail = (
+            f"won {lead_wins} of {decisive} decided cases ({share_words(lead_wins, decisive)}); sign test "
+            f"{p_words(test.get('p_value'))}"
+        )
         return outcome("winner", f"winner {names.get(leader, leader)}", "ok", detail, winner=leader, sign_test=test)
     if decisive and wins_a != wins_b:
-        detail = (f"{names.get(leader, leader)} won {lead_wins} of {decisive} decided cases ({share_words(lead_wins, decisive)}), "
+        detail = (f"{names.get(leader, leader)} won {lead_wins} of {decisive} decided cases "
+                  f"({share_words(lead_wins, decisive)}), "
                   f"a difference the sign test does not tell from chance ({p_words(test.get('p_value'))})")
     else:
         detail = f"{wins_a} wins each way" if decisive else "no case was decided"
@@ -165,7 +170,9 @@ class PairwiseHandler(RunHandler):
         cases = compared_cases(run)
         # The report reads the replies' lengths, not their texts, and of each unit what UNIT_REPORT_FIELDS hold.
         lengths: dict[int, dict[str, int]] = defaultdict(dict)
-        for case_id, slot, length in Output.objects.filter(run=run, slot__in=SLOTS).values_list("case_id", "slot", Length("text")):
+        for case_id, slot, length in Output.objects.filter(run=run, slot__in=SLOTS).values_list(
+            "case_id", "slot", Length("text")
+        ):
             lengths[case_id][slot] = length
         units: dict[int, dict[str, Judgment]] = defaultdict(dict)
         for unit in run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS).order_by("stage", "id"):

@@ -52,31 +52,47 @@ def add_arguments(parser):
     )
     parser.add_argument(
         "--outputs-version", metavar="V",
-        help="judge the outputs stored for --system under this version label (manage.py outputs add); default: its newest for the test set",
+        help=(
+            "judge the outputs stored for --system under this version label (manage.py outputs add); "
+            "default: its newest for the test set"
+        ),
     )
     parser.add_argument("--judge", metavar="J", help="judge name from the judges file or the admin (default: the default judge)")
     parser.add_argument(
         "--system", metavar="S",
         help="the system under test: its stored outputs are judged, or its endpoint generates them; never the test set's own",
     )
-    parser.add_argument("--generate", action="store_true", help="have the system generate outputs even when the test set has them")
-    parser.add_argument("--threshold", type=float, metavar="X", help=f"the mean the gate requires (default {DEFAULT_THRESHOLD:g})")
+    parser.add_argument(
+        "--generate", action="store_true", help="have the system generate outputs even when the test set has them"
+    )
+    parser.add_argument(
+        "--threshold", type=float, metavar="X", help=f"the mean the gate requires (default {DEFAULT_THRESHOLD:g})"
+    )
     baseline = parser.add_mutually_exclusive_group()
     baseline.add_argument(
         "--baseline-mean", type=float, metavar="M",
-        help="a mean not to fall below, compared with this run's whole mean (default: the system's last release, compared like for like)",
+        help=(
+            "a mean not to fall below, compared with this run's whole mean (default: the system's last "
+            "release, compared like for like)"
+        ),
     )
     baseline.add_argument(
         "--baseline-run", metavar="RUN_ID",
-        help="compare with this earlier run like for like, on the cases both test sets share (default: the system's last release)",
+        help=(
+            "compare with this earlier run like for like, on the cases both test sets share (default: the system's last release)"
+        ),
     )
     parser.add_argument("--report", metavar="OUT.json", help="write the report as JSON here")
     parser.add_argument("--csv", metavar="OUT.csv", help="write every judgment as CSV here")
     parser.add_argument("--markdown", metavar="OUT.md", help="write the Markdown summary here (for a CI comment)")
-    parser.add_argument("--format", choices=["markdown", "json"], default="markdown", help="what to print on stdout (default markdown)")
+    parser.add_argument(
+        "--format", choices=["markdown", "json"], default="markdown", help="what to print on stdout (default markdown)"
+    )
     parser.add_argument("--run-id", metavar="R", help="the run's id (default <utc>_<short-uuid>)")
     parser.add_argument("--title", default="", help="a title shown on the run's page")
-    parser.add_argument("--concurrency", type=int, metavar="N", help="judge calls in flight (default: the judge's max_concurrency)")
+    parser.add_argument(
+        "--concurrency", type=int, metavar="N", help="judge calls in flight (default: the judge's max_concurrency)"
+    )
     trials_argument(parser)
     tag_argument(parser)
     prompt_argument(parser)
@@ -215,7 +231,10 @@ class GateCommand(JudgeCommand):
     def _print(self, run: Run, gate: dict) -> None:
         released = gate.get("released")
         mean = (run.report or {}).get("mean")
-        when = f" (as decided when {released['label'] or 'it'} was released on {released['at'][:10]} by {released['by']})" if released else ""
+        when = (
+            f" (as decided when {released['label'] or 'it'} was released on {released['at'][:10]} by {released['by']})"
+            if released else ""
+        )
         self.stdout.write(f"GATE: {'PASSED' if gate['passed'] else 'BLOCKED'}{when}")
         self.stdout.write(f"run {run.run_id} ({run.status}) · mean {_number(mean)} · threshold {gate['threshold']:g}")
         self.stdout.write(f"baseline: {baseline_line(gate.get('baseline'))}")
@@ -239,7 +258,9 @@ class GateCommand(JudgeCommand):
             for note in gate.get("since") or []:
                 self.stdout.write(f"  since {note['at'][:10]}: {note['text']}")
             now = gate["now"]
-            self.stdout.write(f"now: {'PASSED' if now['passed'] else 'BLOCKED'}" + ("" if now["passed"] else " — " + "; ".join(now["reasons"])))
+            self.stdout.write(
+                f"now: {'PASSED' if now['passed'] else 'BLOCKED'}" + ("" if now["passed"] else " — " + "; ".join(now["reasons"]))
+            )
 
 
 def _number(value: float | None) -> str:
@@ -266,7 +287,9 @@ class CompareRunsCommand(JudgeCommand):
         run, baseline = (_pointwise_run(options[key], what=what) for key in ("run_id", "baseline_id"))
         comparison = runs_comparison(run=run, other=baseline, criterion=options.get("criterion"))
         if options.get("criterion") and options["criterion"] not in comparison["criteria"]:
-            raise InputError(f"no criterion {options['criterion']!r} in either run (they have: {', '.join(comparison['criteria']) or 'none'})")
+            raise InputError(
+                f"no criterion {options['criterion']!r} in either run (they have: {', '.join(comparison['criteria']) or 'none'})"
+            )
         self.stdout.write(comparison_markdown(comparison, limit=options["limit"] or None), ending="")
 
 
@@ -285,7 +308,11 @@ def comparison_markdown(comparison: dict, *, limit: int | None = None) -> str:
     run, other, summary = comparison["run"], comparison["other"], comparison["summary"]
     lines = [f"## Run `{run.run_id}` against `{other.run_id}`", ""]
     if comparison["rejudged"]:
-        lines += [f"`{other.run_id}`'s replies judged again with `{run.run_id}`'s rubric, prompt and judge (the comparison its gate made).", ""]
+        lines += [
+            f"`{other.run_id}`'s replies judged again with `{run.run_id}`'s rubric, prompt and judge "
+            f"(the comparison its gate made).",
+            ""
+        ]
     elif comparison["judged_differently"]:
         lines += [
             f"> ⚠ the two runs were judged with a different {', '.join(comparison['judged_differently'])}: "
@@ -298,8 +325,10 @@ def comparison_markdown(comparison: dict, *, limit: int | None = None) -> str:
         ci = summary["ci95"]
         interval = f" (95% CI {ci[0]:+.3f} to {ci[1]:+.3f})" if ci else ""
         lines += [
-            f"**Difference {summary['diff']:+.3f}**{interval} on {summary['cases']} shared cases ({summary['pairs']} scores each): "
-            f"{summary['candidate_mean']:.3f} against {summary['mean']:.3f}; {summary['n_worse']} worse, {summary['n_better']} better, "
+            f"**Difference {summary['diff']:+.3f}**{interval} on {summary['cases']} shared cases "
+            f"({summary['pairs']} scores each): "
+            f"{summary['candidate_mean']:.3f} against {summary['mean']:.3f}; {summary['n_worse']} worse, "
+            f"{summary['n_better']} better, "
             f"{summary['n_unchanged']} unchanged.",
             "",
         ]
@@ -309,12 +338,14 @@ def comparison_markdown(comparison: dict, *, limit: int | None = None) -> str:
 
         reasons = reasonings_of(judgment_ids=[j for row in rows for j in (row["judgment"], row["other_judgment"])])
         lines += [
-            f"| case | criterion | {run.run_id} | {other.run_id} | difference | reasoning ({run.run_id}) | reasoning ({other.run_id}) |",
+            f"| case | criterion | {run.run_id} | {other.run_id} | difference | reasoning ({run.run_id}) "
+            f"| reasoning ({other.run_id}) |",
             "|---|---|---|---|---|---|---|",
         ]
         for row in rows:
             lines.append(
-                f"| {one_line(row['case_id'])} | {one_line(row['criterion'])} | {_score(row['score'])} | {_score(row['other_score'])} | "
+                f"| {one_line(row['case_id'])} | {one_line(row['criterion'])} | {_score(row['score'])} | "
+                f"{_score(row['other_score'])} | "
                 f"{_difference(row['diff'])} | "
                 f"{one_line(reasons.get(row['judgment'] or '', ''))} | {one_line(reasons.get(row['other_judgment'] or '', ''))} |"
             )

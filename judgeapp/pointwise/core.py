@@ -209,7 +209,10 @@ def summarize(
         "per_criterion": {name: statistics.fmean(scores) for name, scores in by_criterion.items()},
         "per_criterion_ci95": {name: bootstrap_mean_ci(scores) for name, scores in by_criterion.items()},
         "per_criterion_n": {name: len(scores) for name, scores in by_criterion.items()},
-        "ci_method": f"bootstrap {_ci_method(max(len(case_sums), ci_observations))}, {BOOTSTRAP_RESAMPLES} resamples, cases resampled for the overall mean",
+        "ci_method": (
+            f"bootstrap {_ci_method(max(len(case_sums), ci_observations))}, {BOOTSTRAP_RESAMPLES} resamples, "
+            f"cases resampled for the overall mean"
+        ),
         # A trials' mean score (--trials K) counts at its nearest point, rounded half up.
         "histogram": {str(point): int(np.count_nonzero(np.floor(all_scores + 0.5) == point)) for point in points},
         "histogram_per_criterion": {
@@ -261,7 +264,10 @@ def _agreement_line(agreement: dict | None) -> str:
     worst = next(iter(agreement.get("slices") or []), None)
     metric = (agreement.get("level") or {}).get("metric", "kappa")
     figure = (worst or {}).get(metric) or {}
-    slices = f"; worst tag {worst['tag']}: {metric} {figure['value']:.2f} on {worst['n_items']} items" if figure.get("value") is not None else ""
+    slices = (
+        f"; worst tag {worst['tag']}: {metric} {figure['value']:.2f} on {worst['n_items']} items"
+        if figure.get("value") is not None else ""
+    )
     return (", ".join(parts) or "no figure") + where + status + slices
 
 
@@ -335,7 +341,8 @@ def report_markdown(report: dict) -> str:
     corrected = report.get("corrected")
     if corrected:
         lines += [
-            f"Human-corrected mean (PPI++): **{_fmt(corrected['mean'])}** (95% CI {corrected['ci95'][0]:.2f}–{corrected['ci95'][1]:.2f}), "
+            f"Human-corrected mean (PPI++): **{_fmt(corrected['mean'])}** (95% CI "
+            f"{corrected['ci95'][0]:.2f}–{corrected['ci95'][1]:.2f}), "
             f"{corrected['n_labelled']} items labelled by people, {corrected['n_unlabelled']} judged only",
             "",
         ]
@@ -365,9 +372,15 @@ def report_markdown(report: dict) -> str:
 
     worse = (gate.get("baseline") or report.get("baseline") or {}).get("worse") or []
     if worse:
-        lines += ["Cases that got worse than the baseline, worst first:", "", "| case | this run | baseline | difference |", "|---|---|---|---|"]
+        lines += [
+            "Cases that got worse than the baseline, worst first:", "", "| case | this run | baseline | difference |",
+            "|---|---|---|---|"
+        ]
         for case in worse:
-            lines.append(f"| {one_line(case['case_id'], 80)} | {_fmt(case['candidate'])} | {_fmt(case['baseline'])} | {case['diff']:+.2f} |")
+            lines.append(
+                f"| {one_line(case['case_id'], 80)} | {_fmt(case['candidate'])} | "
+                f"{_fmt(case['baseline'])} | {case['diff']:+.2f} |"
+            )
         lines.append("")
 
     lowest = report.get("lowest") or []

@@ -57,7 +57,9 @@ class PointwiseHandler(RunHandler):
         done = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE).order_by("stage", "id")
         return [
             Verdict(case_id=case_id, criterion=criterion, judge=judge, value=score_verdict(parsed["score"]))
-            for case_id, criterion, judge, parsed in done.values_list("case__case_id", "criterion__name", "judge__name", "parsed").iterator(chunk_size=2000)
+            for case_id, criterion, judge, parsed in done.values_list(
+                "case__case_id", "criterion__name", "judge__name", "parsed"
+            ).iterator(chunk_size=2000)
         ]
 
     def plan(self, run, stage):
@@ -108,7 +110,8 @@ class PointwiseHandler(RunHandler):
         low, high = unit.criterion.scale_bounds
         outcome = judge_trials(
             client_for(unit.judge), user_message(text), score_spec(low, high), judged=(unit.case.input, output),
-            max_tokens=max_tokens_for(unit.judge, "pointwise"), trials=unit.run.options.get("trials") or 1, field="score", rule=MEAN,
+            max_tokens=max_tokens_for(unit.judge, "pointwise"), trials=unit.run.options.get("trials") or 1, field="score",
+            rule=MEAN,
         )
         return UnitResult.from_outcome(outcome, flags=judged_flags(input=unit.case.input, output=output))
 
@@ -143,7 +146,9 @@ class PointwiseHandler(RunHandler):
         judged_cases = run.judgments.filter(purpose=Purpose.JUDGE, case__isnull=False).values("case_id")
         unjudged = (
             ScoredItem(case_id=case_id, criterion=c.name, score=None, error="the system under test gave no output")
-            for case_id in run.testset.cases.exclude(pk__in=judged_cases).values_list("case_id", flat=True).iterator(chunk_size=ROWS_AT_ONCE)
+            for case_id in run.testset.cases.exclude(pk__in=judged_cases).values_list("case_id", flat=True).iterator(
+                chunk_size=ROWS_AT_ONCE
+            )
             for c in criteria
         )
         bounds = [c.scale_bounds for c in criteria] or [(1, 5)]
@@ -227,7 +232,8 @@ def report_context(*, run) -> dict:
         else None,
         "outputs": outputs,
         "outputs_source": outputs_source,
-        "testset": {"name": run.testset.name, "cases": run.testset.case_count, "git_commit": run.testset.git_commit} if run.testset_id else None,
+        "testset": {"name": run.testset.name, "cases": run.testset.case_count, "git_commit": run.testset.git_commit}
+        if run.testset_id else None,
         "rubric": {"name": run.rubric.name, "git_commit": run.rubric.git_commit} if run.rubric_id else None,
         "prompt": prompt_entry(run.prompt),
         "warnings": report_warnings(run=run),

@@ -11,8 +11,8 @@ def judgments_filtered(*, run: Run, criterion: str = "", score: int | str = "", 
     units = (
         run.judgments.filter(purpose=Purpose.JUDGE)
         .select_related("case", "criterion")
-        .only("run_id", "uuid", "key", "status", "parsed", "parse_error", "error", "attempts", "parse_attempts", "cached", "trials",
-              "case__case_id", "case__position", "criterion__name", "criterion__position")
+        .only("run_id", "uuid", "key", "status", "parsed", "parse_error", "error", "attempts", "parse_attempts", "cached",
+              "trials", "case__case_id", "case__position", "criterion__name", "criterion__position")
         .order_by("case__position", "criterion__position", "id")
     )
     if criterion:

@@ -115,7 +115,8 @@ def pointwise_check(
     if not generates and with_output < total:
         if with_output == 0:
             raise InputError(
-                f"{testset_name}: no case has an 'output'; add the outputs, or name a system under test (--system) to generate them"
+                f"{testset_name}: no case has an 'output'; add the outputs, or name a system under "
+                f"test (--system) to generate them"
             )
         raise InputError(
             f"{testset_name}: case {missing!r} has no 'output' ({total - with_output} of {total} cases lack one); "
@@ -255,7 +256,9 @@ def pointwise_create(
             for batch in batched(plan.outputs.items()):
                 Output.objects.bulk_create(
                     [
-                        Output(run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE, system=output_system)
+                        Output(
+                            run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE, system=output_system
+                        )
                         for case_id, text in batch
                     ],
                     batch_size=500,

@@ -57,7 +57,9 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
             created_by=request.user,
             budget=data.get("budget"),
         )
-        messages.success(request, f"Run {run.run_id} queued: {run.testset.case_count} cases × {run.rubric.criteria.count()} criteria.")
+        messages.success(
+            request, f"Run {run.run_id} queued: {run.testset.case_count} cases × {run.rubric.criteria.count()} criteria."
+        )
         return run
 
     form = PointwiseForm(request.POST or None, request.FILES or None, outputs_uuid=request.GET.get("outputs", ""))

@@ -31,7 +31,8 @@ class ReleasePolicyForm(forms.Form):
         choices=GateAction.choices, label="Judged content that addresses the judge (prompt injection)",
     )
     flaky = forms.ChoiceField(
-        choices=GateAction.choices, required=False, label="A flaky gate: the threshold or the baseline inside the trials' noise band",
+        choices=GateAction.choices, required=False,
+        label="A flaky gate: the threshold or the baseline inside the trials' noise band",
         help_text="Runs with --trials K of 2 or more; left empty: as it is now.",
     )
     large_run_calls = forms.IntegerField(
@@ -59,7 +60,9 @@ class CompareForm(forms.Form):
         if run is None:
             raise forms.ValidationError(f"No run {run_id!r}.")
         if run.kind != RunKind.POINTWISE:
-            raise forms.ValidationError(f"Run {run_id} is a {run.get_kind_display()} run; only pointwise runs are compared case by case.")
+            raise forms.ValidationError(
+                f"Run {run_id} is a {run.get_kind_display()} run; only pointwise runs are compared case by case."
+            )
         return run
 
     def clean_run(self):

@@ -56,7 +56,8 @@ def gate_decide(*, run: Run, actor, verdict: str, reason: str) -> GateDecision:
         )
         audit_log_create(
             actor=actor,
-            action=AuditLog.Action.RELEASE_APPROVED if verdict == GateDecision.Verdict.APPROVED else AuditLog.Action.RELEASE_BLOCKED,
+            action=AuditLog.Action.RELEASE_APPROVED if verdict == GateDecision.Verdict.APPROVED
+            else AuditLog.Action.RELEASE_BLOCKED,
             run=run,
             subject=f"{run.system.name if run.system_id else 'run'} {run.run_id}",
             reason=reason,

@@ -136,6 +136,9 @@ def runs_compare(request: HtmxHttpRequest) -> HttpResponse:
         return render(request, "judgeapp/releases/compare.html", {"form": form}, status=400)
     page = Paginator(comparison["rows"], COMPARED_PER_PAGE).get_page(request.GET.get("page"))
     reasons = selectors.reasonings_of(judgment_ids=[j for row in page for j in (row["judgment"], row["other_judgment"])])
-    rows = [{**row, "reason": reasons.get(row["judgment"] or "", ""), "other_reason": reasons.get(row["other_judgment"] or "", "")} for row in page]
+    rows = [
+        {**row, "reason": reasons.get(row["judgment"] or "", ""), "other_reason": reasons.get(row["other_judgment"] or "", "")}
+        for row in page
+    ]
     context = {"form": form, "comparison": comparison, "page": page, "rows": rows}
     return render_partial(request, "judgeapp/releases/compare.html", context, partial="compare-rows")

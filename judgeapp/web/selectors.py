@@ -187,17 +187,22 @@ def _calls(*, name: str, runs: list[Run]) -> dict:
     """Per call of the judge: parse failures, truncations and no-replies counted from every unit it answered in
     these runs — every kind, each as its own report counts it (the agent's unread verdicts too) — and latency
     and tokens of the calls made."""
-    finished = Judgment.objects.filter(run__in=[r.pk for r in runs], judge__name=name, status__in=[UnitStatus.DONE, UnitStatus.FAILED])
+    finished = Judgment.objects.filter(
+        run__in=[r.pk for r in runs], judge__name=name, status__in=[UnitStatus.DONE, UnitStatus.FAILED]
+    )
     tally = dict.fromkeys(CATEGORIES, 0)
     by_kind: dict[str, dict[str, int]] = {}
     for kind in sorted({run.kind for run in runs}):
         of_kind = finished.filter(run__in=[r.pk for r in runs if r.kind == kind])
-        for category, n in of_kind.annotate(category=_accounting_of(kind)).values("category").annotate(n=Count("id")).values_list("category", "n"):
+        for category, n in of_kind.annotate(category=_accounting_of(kind)).values("category").annotate(n=Count("id")).values_list(
+            "category", "n"
+        ):
             tally[category] += n
             by_kind.setdefault(kind, dict.fromkeys(CATEGORIES, 0))[category] += n
     calls = sum(tally.values())
     called = finished.filter(cached=False, latency_ms__gt=0).aggregate(
-        mean_latency_ms=Avg("latency_ms"), mean_prompt_tokens=Avg("prompt_tokens"), mean_completion_tokens=Avg("completion_tokens"),
+        mean_latency_ms=Avg("latency_ms"), mean_prompt_tokens=Avg("prompt_tokens"),
+        mean_completion_tokens=Avg("completion_tokens"),
         tokens_in=Sum("prompt_tokens"), tokens_out=Sum("completion_tokens"), measured=Count("id"),
     )
     return {
@@ -293,7 +298,9 @@ def _run_judge_status(run: Run, cache: dict) -> dict | None:
     prompt, rubric = calibration_selectors.run_scope(run=run)
     key = (name, version, prompt, rubric)
     if key not in cache:
-        cache[key] = calibration_selectors.status_for(judge_name=name, judge_version=version, prompt_version=prompt, rubric_version=rubric)
+        cache[key] = calibration_selectors.status_for(
+            judge_name=name, judge_version=version, prompt_version=prompt, rubric_version=rubric
+        )
     return cache[key]
 
 
@@ -314,7 +321,9 @@ def _outcome_filters() -> tuple[dict[str, Q], dict[str, Q]]:
     }
     stored = {
         "running": ~Q(status__in=FINISHED_RUN_STATUSES),
-        "failed": Q(status__in=[RunStatus.FAILED, RunStatus.CANCELLED]) | (Q(status=RunStatus.INVALID) & ~Q(kind__in=with_report)),
+        "failed": Q(status__in=[RunStatus.FAILED, RunStatus.CANCELLED]) | (
+            Q(status=RunStatus.INVALID) & ~Q(kind__in=with_report)
+        ),
         "result": Q(kind__in=[h.kind for h in handlers if h.outcomes == ("result",)], status__in=JUDGED)
         | (Q(status=RunStatus.DONE) & ~Q(kind__in=with_report)),
     }
@@ -424,7 +433,8 @@ def imported_pairwise(*, run: Run, page: str | None) -> dict:
     agreed = sum(n for (judge, human), n in counts.items() if judge is not None and judge == human)
     matrix = [
         {"judge": label if value else "no usable verdict",
-         "cells": [{"n": counts.get((value, h_value), 0), "agree": value is not None and value == h_value} for h_value, _ in VERDICT_LABELS]}
+         "cells": [{"n": counts.get((value, h_value), 0), "agree": value is not None and value == h_value}
+                   for h_value, _ in VERDICT_LABELS]}
         for value, label in VERDICT_LABELS
     ]
     page_obj = Paginator(cases, VERDICTS_PER_PAGE).get_page(page)
@@ -450,7 +460,9 @@ def unit_counts(*, run: Run) -> dict | None:
     if run.is_finished:
         return None
     counts = dict(Judgment.objects.filter(run=run).values_list("status").annotate(n=Count("id")).values_list("status", "n"))
-    units = {state: counts.get(state, 0) for state in (UnitStatus.PENDING, UnitStatus.CLAIMED, UnitStatus.DONE, UnitStatus.FAILED)}
+    units = {
+        state: counts.get(state, 0) for state in (UnitStatus.PENDING, UnitStatus.CLAIMED, UnitStatus.DONE, UnitStatus.FAILED)
+    }
     units["total"] = sum(counts.values())
     units["started"] = bool(run.started_at) or units[UnitStatus.CLAIMED] + units[UnitStatus.DONE] + units[UnitStatus.FAILED] > 0
     return units
@@ -482,6 +494,9 @@ def prompt_diff(*, old: str, new: str) -> list[tuple[str, str]]:
     for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3):
         if line.startswith(("---", "+++")):
             continue
-        kind = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "remove" if line.startswith("-") else "same"
+        kind = (
+            "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "remove" if line.startswith("-")
+            else "same"
+        )
         lines.append((kind, line))
     return lines

@@ -201,7 +201,9 @@ def run_tag_remove(request: HtmxHttpRequest, run_id: str, name: str) -> HttpResp
 @role_required(*READERS)
 def judgment_detail(request: HtmxHttpRequest, run_id: str, judgment_uuid) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
-    judgment = get_object_or_404(Judgment.objects.select_related("case", "criterion", "judge", "system", "prompt"), run=run, uuid=judgment_uuid)
+    judgment = get_object_or_404(
+        Judgment.objects.select_related("case", "criterion", "judge", "system", "prompt"), run=run, uuid=judgment_uuid
+    )
     # The texts the verdict is about: the case's input and the replies judged (both, for a pairwise case).
     outputs = run.outputs.filter(case=judgment.case).order_by("slot") if judgment.case_id else []
     return render(request, "judgeapp/web/judgment_detail.html", {"run": run, "judgment": judgment, "outputs": outputs})

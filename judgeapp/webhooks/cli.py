@@ -36,9 +36,14 @@ class WebhooksCommand(JudgeCommand):
         self.stderr.write(f"{len(hooks)} webhook(s)")
 
     def _add(self, options):
-        hook, secret = services.webhook_create(name=options["name"], url=options["url"], events=options["event"], actor=cli_actor())
+        hook, secret = services.webhook_create(
+            name=options["name"], url=options["url"], events=options["event"], actor=cli_actor()
+        )
         self.stdout.write(secret)
-        self.stderr.write(f"webhook {hook.name} ({hook.shown_url}) added for {', '.join(hook.events)}; its signing secret is above, store it now: it is not shown again")
+        self.stderr.write(
+            f"webhook {hook.name} ({hook.shown_url}) added for {', '.join(hook.events)}; its signing secret is above, store it "
+            f"now: it is not shown again"
+        )
 
     def _test(self, options):
         hook = Webhook.objects.filter(name=options["name"]).first()

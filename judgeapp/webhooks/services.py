@@ -51,7 +51,9 @@ def webhook_create(*, name: str, url: str, events: list[str] | None, actor) -> t
     with transaction.atomic():
         if Webhook.objects.filter(name=name).exists():
             raise InputError(f"a webhook named {name!r} exists already")
-        hook = Webhook.objects.create(name=name, url=url, secret=secret, events=events, created_by=None if isinstance(actor, str) else actor)
+        hook = Webhook.objects.create(
+            name=name, url=url, secret=secret, events=events, created_by=None if isinstance(actor, str) else actor
+        )
         audit_log_create(
             action=AuditLog.Action.WEBHOOK_CREATED, actor=actor, subject=f"webhook {name}",
             detail={"webhook": str(hook.uuid), "name": name, "url": hook.shown_url, "events": events},
@@ -68,7 +70,8 @@ def webhook_active_set(*, webhook: Webhook, active: bool, actor) -> bool:
         webhook.active = active
         if not active:
             webhook.deliveries.filter(status=DeliveryStatus.PENDING).update(
-                status=DeliveryStatus.FAILED, next_attempt_at=None, last_error="not sent: the webhook was switched off", updated_at=timezone.now()
+                status=DeliveryStatus.FAILED, next_attempt_at=None, last_error="not sent: the webhook was switched off",
+                updated_at=timezone.now()
             )
         audit_log_create(
             action=AuditLog.Action.WEBHOOK_CHANGED, actor=actor, subject=f"webhook {webhook.name}",

@@ -25,7 +25,8 @@ def webhooks(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             hook, secret = services.webhook_create(
-                name=form.cleaned_data["name"], url=form.cleaned_data["url"], events=form.cleaned_data["events"], actor=request.user
+                name=form.cleaned_data["name"], url=form.cleaned_data["url"], events=form.cleaned_data["events"],
+                actor=request.user
             )
         except InputError as exc:
             form.add_error(None, str(exc))

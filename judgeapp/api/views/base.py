@@ -44,7 +44,10 @@ ERROR_CODES = {
     500: "server_error",
     507: "insufficient_storage",
 }
-NO_TOKEN = "send your API token as the header 'Authorization: Bearer <token>' (make one on /profile/ or with manage.py api-token create USERNAME)"
+NO_TOKEN = (
+    "send your API token as the header 'Authorization: Bearer <token>' (make one on /profile/ or with "
+    "manage.py api-token create USERNAME)"
+)
 
 
 def error_response(status: int, detail: str) -> JsonResponse:
@@ -153,7 +156,9 @@ for exc_class, status in (
     (PayloadTooLarge, 413),
     (RequestDataTooBig, 413),
 ):
-    api.add_exception_handler(exc_class, lambda request, exc, status=status: error_response(status, str(exc) or ERROR_CODES[status]))
+    api.add_exception_handler(
+        exc_class, lambda request, exc, status=status: error_response(status, str(exc) or ERROR_CODES[status])
+    )
 api.add_exception_handler(ValidationError, lambda request, exc: error_response(400, _validation_detail(exc)))
 api.add_exception_handler(HttpError, _http_error)
 api.add_exception_handler(Throttled, lambda request, exc: throttled_response(exc))
@@ -175,7 +180,9 @@ def _unauthenticated(request: HttpRequest) -> HttpResponse | None:
 @login_not_required
 def not_found(request: HttpRequest, *args, **kwargs) -> HttpResponse:
     """Any path under /api/ that no endpoint has: 401 without a token, else 404 — JSON, never Django's page."""
-    return _unauthenticated(request) or error_response(404, f"no endpoint {request.path}; the endpoints are listed in /api/v1/openapi.json")
+    return _unauthenticated(request) or error_response(
+        404, f"no endpoint {request.path}; the endpoints are listed in /api/v1/openapi.json"
+    )
 
 
 def _framed(view):
@@ -192,7 +199,9 @@ def _framed(view):
             return _server_error(request, exc)
         if response.status_code == 405 and not response.get("Content-Type", "").startswith("application/json"):
             allowed = response.get("Allow", "")
-            answer = _unauthenticated(request) or error_response(405, f"{request.method} is not allowed on {request.path}; allowed: {allowed}")
+            answer = _unauthenticated(request) or error_response(
+                405, f"{request.method} is not allowed on {request.path}; allowed: {allowed}"
+            )
             if answer.status_code == 405:
                 answer["Allow"] = allowed  # RFC 9110: a 405 names the methods the path takes
             return answer

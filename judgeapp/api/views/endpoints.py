@@ -323,7 +323,9 @@ def run_report(request: HttpRequest, run_id: str):
     url_name="run_summary",
     tags=["runs"],
     response=ERRORS,  # 200 is the Markdown below, not JSON
-    openapi_extra={"responses": {200: {"description": "the Markdown summary", "content": {"text/markdown": {"schema": {"type": "string"}}}}}},
+    openapi_extra={
+        "responses": {200: {"description": "the Markdown summary", "content": {"text/markdown": {"schema": {"type": "string"}}}}}
+    },
 )
 def run_summary(request: HttpRequest, run_id: str):
     """A pointwise run's Markdown summary (for a CI comment): the gate first, then the scores."""
@@ -413,7 +415,9 @@ def runs(
     system_row = selectors.system_get(name=system) if system else None
     filters = RunFilters(q=q.strip(), outcome=outcome, testset=testset or None, tag=(tag or "").strip().lower() or None,
                          since=since, until=until)
-    return _runs(request, response, system=system_row, kind=kind, status=status, limit=limit, offset=offset, page=page, filters=filters)
+    return _runs(
+        request, response, system=system_row, kind=kind, status=status, limit=limit, offset=offset, page=page, filters=filters
+    )
 
 
 @router.get("/systems/{name}/runs", response={200: list[RunOut], **ERRORS}, url_name="system_runs", tags=["runs"])
@@ -488,12 +492,18 @@ def systems(request: HttpRequest):
 def testsets(request: HttpRequest, limit: int = VERSIONS_LIMIT, offset: int = OFFSET):
     """Stored test sets, newest first: a run can name one by `testset_version` instead of uploading it."""
     return [
-        {"name": t.name, "version": t.version, "content_hash": t.content_hash, "created_at": t.created_at, "git_commit": t.git_commit, "cases": t.case_count}
+        {
+            "name": t.name, "version": t.version, "content_hash": t.content_hash, "created_at": t.created_at,
+            "git_commit": t.git_commit, "cases": t.case_count
+        }
         for t in selectors.testsets_recent(limit=limit, offset=offset)
     ]
 
 
-@router.post("/outputs", response={201: OutputSetOut, 200: OutputSetOut, **ERRORS, 507: ErrorOut}, url_name="outputs_add", tags=["versions"])
+@router.post(
+    "/outputs", response={201: OutputSetOut, 200: OutputSetOut, **ERRORS, 507: ErrorOut}, url_name="outputs_add",
+    tags=["versions"]
+)
 def outputs_add(
     request: HttpRequest,
     data: Form[OutputsIn],
@@ -522,7 +532,10 @@ def outputs_add(
 def rubrics(request: HttpRequest, limit: int = VERSIONS_LIMIT, offset: int = OFFSET):
     """Stored rubrics, newest first (`rubric_version`)."""
     return [
-        {"name": r.name, "version": r.version, "content_hash": r.content_hash, "created_at": r.created_at, "git_commit": r.git_commit}
+        {
+            "name": r.name, "version": r.version, "content_hash": r.content_hash, "created_at": r.created_at,
+            "git_commit": r.git_commit
+        }
         for r in selectors.rubrics_recent(limit=limit, offset=offset)
     ]
 
@@ -530,4 +543,7 @@ def rubrics(request: HttpRequest, limit: int = VERSIONS_LIMIT, offset: int = OFF
 @router.get("/token", response={200: TokenOut, **ERRORS}, url_name="token", tags=["token"])
 def token(request: HttpRequest):
     """The token the request came with: its name, its user and their roles (a CI job's first check)."""
-    return {"name": request.auth.name, "prefix": request.auth.prefix, "user": request.user.username, "roles": sorted(user_roles(request.user))}
+    return {
+        "name": request.auth.name, "prefix": request.auth.prefix, "user": request.user.username,
+        "roles": sorted(user_roles(request.user))
+    }

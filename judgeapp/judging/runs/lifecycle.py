@@ -249,7 +249,9 @@ def run_start(*, run_pk: int) -> bool:
     handler = handler_for(run.kind)
     now = timezone.now()
     if handler.sequential:
-        if not Run.objects.filter(pk=run_pk, status=RunStatus.QUEUED).update(status=RunStatus.RUNNING, started_at=now, updated_at=now):
+        if not Run.objects.filter(pk=run_pk, status=RunStatus.QUEUED).update(
+            status=RunStatus.RUNNING, started_at=now, updated_at=now
+        ):
             return False
         if run.executor == Executor.CELERY:
             transaction.on_commit(lambda: run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN))
@@ -317,7 +319,8 @@ def _send(run: Run, ids: list[int], size: int) -> int:
             for batch in batched(ids, size):
                 # The task's time limits grow with its batch: its units are judged one after another.
                 taskqueue.send(
-                    taskqueue.EXECUTE_JUDGMENTS, batch, producer=producer, soft_time_limit=soft * len(batch), time_limit=hard * len(batch)
+                    taskqueue.EXECUTE_JUDGMENTS, batch, producer=producer, soft_time_limit=soft * len(batch),
+                    time_limit=hard * len(batch)
                 )
                 sent += len(batch)
     except taskqueue.BrokerDown as exc:
@@ -347,9 +350,13 @@ def _window_fill(run_pk: int, *, again: bool, only: list[int] | None = None) -> 
             room = window - in_flight
             # Whole batches, unless nothing is in flight (the stage's last few units).
             room = room - room % size if room >= size else (room if not in_flight else 0)
-            new = list(pending.filter(pk__gt=run.dispatched_through).order_by("pk").values_list("pk", flat=True)[:room]) if room > 0 else []
+            new = list(
+                pending.filter(pk__gt=run.dispatched_through).order_by("pk").values_list("pk", flat=True)[:room]
+            ) if room > 0 else []
             if new:
-                Run.objects.filter(pk=run_pk).update(dispatched_units=F("dispatched_units") + len(new), dispatched_through=new[-1])
+                Run.objects.filter(pk=run_pk).update(
+                    dispatched_units=F("dispatched_units") + len(new), dispatched_through=new[-1]
+                )
                 Judgment.objects.filter(pk__in=new).update(enqueued_at=timezone.now())
     # Sent once the window's move is committed (a worker that records a unit of it reads the counters).
     return _send(run, resent, size) + _send(run, new, size)
@@ -423,7 +430,9 @@ def run_finish(*, run_pk: int, status: str, report: dict | None, error: str = ""
         run = Run.objects.get(pk=run_pk)
         report = {**report, "usage": run_usage(run=run), "budget": budget_report(run=run), "stopped": report.get("stopped")}
     with transaction.atomic():
-        finished = bool(Run.objects.filter(**filters).update(status=status, report=report, error=error, finished_at=now, updated_at=now))
+        finished = bool(
+            Run.objects.filter(**filters).update(status=status, report=report, error=error, finished_at=now, updated_at=now)
+        )
         if finished:
             run_ended_notify(run_pk=run_pk)  # failed, invalid, the gate: the webhooks' events, once per run
     return finished

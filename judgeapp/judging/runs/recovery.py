@@ -70,7 +70,9 @@ def runs_recover(*, redispatch_pending: bool = False) -> dict:
 
     for run in Run.objects.filter(status=RunStatus.QUEUED, executor=Executor.CELERY).only("pk", "run_id", "created_at"):
         created_a_minute_ago = run.created_at < now - timezone.timedelta(seconds=60)
-        if (redispatch_pending or run.pk in awaiting or created_a_minute_ago) and run_task_send(run=run, task=taskqueue.START_RUN):
+        if (redispatch_pending or run.pk in awaiting or created_a_minute_ago) and run_task_send(
+            run=run, task=taskqueue.START_RUN
+        ):
             counts["started"] += 1
 
     stall_cutoff = now - timezone.timedelta(seconds=STALL_SECONDS)

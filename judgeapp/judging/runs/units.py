@@ -243,7 +243,9 @@ def _units_judge(units: list[Judgment], token: uuid.UUID, beat: Heartbeat) -> No
                 return
             if index and (beat.lost.is_set() or not watch.still_running()):
                 if beat.lost.is_set():
-                    log.warning("run %s: the lease on %d units was lost; giving back the ones not started", unit.run.run_id, end - index)
+                    log.warning(
+                        "run %s: the lease on %d units was lost; giving back the ones not started", unit.run.run_id, end - index
+                    )
                 judgments_record(results=done, token=token)
                 claims_give_back(pks=[u.pk for u in units[index:end]], token=token)
                 return

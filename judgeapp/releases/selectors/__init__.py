@@ -175,7 +175,9 @@ def gate_evaluate(
                 "reason": decision.reason,
             }
             if decision.verdict == GateDecision.Verdict.BLOCKED:
-                reasons.append(f"blocked by {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}")
+                reasons.append(
+                    f"blocked by {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
+                )
     compared = baseline is not None and baseline["how"] != SKIPPED
     return {
         "passed": not reasons,
@@ -273,12 +275,20 @@ def release_notes(*, release: Release, now: dict | None = None) -> list[dict]:
             detail__judge=judge,
         ).order_by("created_at", "id")
         measured = release.measured_on or {}
-        scope = {"judge_version": measured.get("judge"), "prompt_version": measured.get("prompt"), "rubric_version": measured.get("rubric")}
+        scope = {
+            "judge_version": measured.get("judge"), "prompt_version": measured.get("prompt"),
+            "rubric_version": measured.get("rubric")
+        }
         for entry in events:
             if any(value and entry.detail.get(key) not in (None, "", value) for key, value in scope.items()):
                 continue  # another configuration, prompt or rubric: not how this release was judged
             if entry.action == AuditLog.Action.JUDGE_LOCKED:
-                notes.append((entry.created_at, f"judge {judge} locked: this release was gated by a judge now below level ({entry.reason})"))
+                notes.append(
+                    (
+                        entry.created_at,
+                        f"judge {judge} locked: this release was gated by a judge now below level ({entry.reason})"
+                    )
+                )
             else:
                 notes.append((entry.created_at, f"judge {judge} unlocked: {entry.reason}"))
     now = now if now is not None else gate_evaluate(run=release.run)

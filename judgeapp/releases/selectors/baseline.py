@@ -63,7 +63,9 @@ def shared_case_ids(*, testset, other) -> set[str]:
     else is a different case. Read a batch at a time; what is kept is one digest per case of `other`."""
     if testset.pk == other.pk:
         return set(testset.cases.values_list("case_id", flat=True).iterator(chunk_size=ROWS_AT_ONCE))
-    theirs = {case_id: _digest(text) for case_id, text in other.cases.values_list("case_id", "input").iterator(chunk_size=ROWS_AT_ONCE)}
+    theirs = {
+        case_id: _digest(text) for case_id, text in other.cases.values_list("case_id", "input").iterator(chunk_size=ROWS_AT_ONCE)
+    }
     return {
         case_id
         for case_id, text in testset.cases.values_list("case_id", "input").iterator(chunk_size=ROWS_AT_ONCE)
@@ -121,10 +123,14 @@ def baseline_plan(*, run: Run) -> BaselinePlan:
     if options.get("baseline_mean") is not None:
         return BaselinePlan(how=GIVEN, source="the given baseline mean (--baseline-mean)", mean=options["baseline_mean"])
     if run.system_id is None:
-        return BaselinePlan(how=None, reason="no system under test, so no earlier release to compare with: the baseline check is skipped")
+        return BaselinePlan(
+            how=None, reason="no system under test, so no earlier release to compare with: the baseline check is skipped"
+        )
     release = release_baseline(run=run)
     if release is None:
-        return BaselinePlan(how=None, reason=f"{run.system.name} has no release marked before this run: the baseline check is skipped")
+        return BaselinePlan(
+            how=None, reason=f"{run.system.name} has no release marked before this run: the baseline check is skipped"
+        )
     return _like_for_like(run, release.run, source=_release_source(release), release=release)
 
 
@@ -227,7 +233,8 @@ def runs_comparison(*, run: Run, other: Run, criterion: str | None = None) -> di
     rejudged = baseline.get("how") == REJUDGED and baseline.get("run_id") == other.run_id
     ours = scores_of(run.judgments.filter(purpose=Purpose.JUDGE), shared=shared)
     theirs = scores_of(
-        run.judgments.filter(purpose=Purpose.BASELINE) if rejudged else other.judgments.filter(purpose=Purpose.JUDGE), shared=shared
+        run.judgments.filter(purpose=Purpose.BASELINE) if rejudged else other.judgments.filter(purpose=Purpose.JUDGE),
+        shared=shared
     )
     criteria = sorted({c for _, c in ours} | {c for _, c in theirs})
     if criterion:
@@ -247,7 +254,9 @@ def runs_comparison(*, run: Run, other: Run, criterion: str | None = None) -> di
         })
     # Regressions first, the worst at the top; then unchanged and better; rows scored on one side only last.
     order = {key: i for i, key in enumerate(ours)}
-    rows.sort(key=lambda r: (r["diff"] is None, r["diff"] if r["diff"] is not None else 0, order.get((r["case_id"], r["criterion"]), 0)))
+    rows.sort(
+        key=lambda r: (r["diff"] is None, r["diff"] if r["diff"] is not None else 0, order.get((r["case_id"], r["criterion"]), 0))
+    )
     return {
         "run": run,
         "other": other,
