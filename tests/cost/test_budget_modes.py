@@ -1,0 +1,79 @@
+"""Issue 29, item 4's spend cap in the modes beyond pointwise, pairwise and jury: the check-up, the agent judge,
+the blind comparator and the ranker's batch `rank`. A priced judge with a tiny `--budget` stops the run at its
+cap (invalid, `stopped: "budget"`, fewer units judged than planned, one request per judge call the report
+counts); an unpriced judge with `--budget` is refused with one line and nothing stored."""
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from judgeapp.models import Judgment, Run, RunStatus, UnitStatus
+from tests.checkup.builders import run_checkup_command
+from tests.checkup.oracles import LabelOracle
+
+pytestmark = pytest.mark.usefixtures("transactional_db")  # the commands write from their own threads
+
+PRICES = {"input_price_per_million": Decimal("0.20"), "output_price_per_million": Decimal("0.60")}
+# A few judge calls' worth at these prices (a call of these modes reads some hundreds of tokens).
+TINY = "0.0002"
+
+
+@pytest.fixture
+def priced(make_judge):
+    return make_judge("priced", **PRICES)
+
+
+def assert_stopped_at_budget(result, fake_judge, *, planned: int) -> dict:
+    """The run stopped at its cap: invalid, its report says so, fewer units judged than planned, and the judge
+    was asked once per call the report counts; the command says so and exits 1."""
+    assert result.code == 1, result.err
+    run = Run.objects.get()
+    assert run.status == RunStatus.INVALID
+    report = run.report
+    assert report["stopped"] == "budget" and report["invalid"] is True
+    judged = Judgment.objects.filter(run=run, judge__isnull=False, status=UnitStatus.DONE).count()
+    assert 0 < judged < planned
+    assert report["budget"]["units_judged"] == judged
+    assert report["budget"]["units_judged"] + report["budget"]["units_not_judged"] == planned
+    assert report["budget"]["spent"] >= float(TINY)
+    assert len(fake_judge.chat_requests) == report["usage"]["calls"]
+    assert any("stopped at its budget of $0.0002" in reason for reason in report["invalid_reasons"])
+    assert "stopped: budget: $0.0002 reached after" in result.err
+    return report
+
+
+def assert_refused_unpriced(result, fake_judge):
+    assert result.code == 2, result.err
+    assert result.err.strip().splitlines()[-1].startswith("error: a budget needs prices for every judge")
+    assert "Traceback" not in result.err
+    assert not Run.objects.exists() and not Judgment.objects.exists()
+    assert fake_judge.chat_requests == []
+
+
+# --- The check-up --------------------------------------------------------------------------------------
+
+
+class Result:
+    def __init__(self, code, out, err):
+        self.code, self.out, self.err = code, out, err
+
+
+def checkup_cli(capsys, *argv):
+    return Result(*run_checkup_command(capsys, *argv))
+
+
+def test_a_check_up_stops_at_its_budget_and_leaves_the_unjudged_pairs_out_of_its_figures(capsys, priced, fake_judge):
+    fake_judge.action = LabelOracle()
+    result = checkup_cli(capsys, "--judge", "priced", "--set", "pandalm", "--sample", "10", "--concurrency", "1", "--budget", TINY)
+    report = assert_stopped_at_budget(result, fake_judge, planned=20)
+    entry = report["sets"]["pandalm"]
+    judged_pairs = entry["counts"]["pairs"]
+    assert entry["not_judged"] == 10 - judged_pairs and 0 < judged_pairs < 10
+    # The pairs the cap left unjudged are not misses: the oracle judges every judged pair right.
+    assert entry["figures"]["accuracy_all"]["value"] == 1.0
+    assert f"{entry['not_judged']} pairs not judged: the check-up stopped at its budget" in result.out
+
+
+def test_a_check_up_with_a_budget_needs_a_priced_judge(capsys, judge, fake_judge):
+    assert_refused_unpriced(checkup_cli(capsys, "--judge", "judge-a", "--set", "pandalm", "--sample", "2", "--budget", "1"), fake_judge)
