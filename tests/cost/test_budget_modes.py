@@ -24,7 +24,7 @@ def priced(make_judge):
     return make_judge("priced", **PRICES)
 
 
-def assert_stopped_at_budget(result, fake_judge, *, planned: int) -> dict:
+def assert_stopped_at_budget(result, fake_judge, *, planned: int, budget: str = TINY) -> dict:
     """The run stopped at its cap: invalid, its report says so, fewer units judged than planned, and the judge
     was asked once per call the report counts; the command says so and exits 1."""
     assert result.code == 1, result.err
@@ -35,11 +35,11 @@ def assert_stopped_at_budget(result, fake_judge, *, planned: int) -> dict:
     judged = Judgment.objects.filter(run=run, judge__isnull=False, status=UnitStatus.DONE).count()
     assert 0 < judged < planned
     assert report["budget"]["units_judged"] == judged
-    assert report["budget"]["units_judged"] + report["budget"]["units_not_judged"] == planned
-    assert report["budget"]["spent"] >= float(TINY)
+    assert report["budget"]["units_judged"] + report["budget"]["units_not_judged"] == planned, report["usage"]
+    assert report["budget"]["spent"] >= float(budget)
     assert len(fake_judge.chat_requests) == report["usage"]["calls"]
-    assert any("stopped at its budget of $0.0002" in reason for reason in report["invalid_reasons"])
-    assert "stopped: budget: $0.0002 reached after" in result.err
+    assert any(f"stopped at its budget of ${budget}" in reason for reason in report["invalid_reasons"])
+    assert f"stopped: budget: ${budget} reached after" in result.err
     return report
 
 
@@ -57,6 +57,20 @@ def assert_refused_unpriced(result, fake_judge):
 class Result:
     def __init__(self, code, out, err):
         self.code, self.out, self.err = code, out, err
+
+
+def command(capsys, name: str, *argv: str) -> Result:
+    """`manage.py <name> …` as a shell runs it (exit status, one-line errors), in this process."""
+    from django.core.management import load_command_class
+
+    capsys.readouterr()
+    try:
+        load_command_class("judgeapp", name).run_from_argv(["manage.py", name, *argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return Result(code, out, err)
 
 
 def checkup_cli(capsys, *argv):
@@ -77,3 +91,35 @@ def test_a_check_up_stops_at_its_budget_and_leaves_the_unjudged_pairs_out_of_its
 
 def test_a_check_up_with_a_budget_needs_a_priced_judge(capsys, judge, fake_judge):
     assert_refused_unpriced(checkup_cli(capsys, "--judge", "judge-a", "--set", "pandalm", "--sample", "2", "--budget", "1"), fake_judge)
+
+
+# --- The blind comparator -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def blind_inputs(tmp_path):
+    from tests.blind.helpers import MIDDLING, STRONG, write_inputs, write_version
+
+    a = write_version(tmp_path, "team-alpha", [MIDDLING, MIDDLING, MIDDLING])
+    b = write_version(tmp_path, "team-beta", [STRONG, STRONG, STRONG])
+    prompt, expectations = write_inputs(tmp_path)
+    return ["--version", f"A={a}", "--version", f"B={b}", "--prompt", str(prompt), "--expectations", str(expectations),
+            "--output", str(tmp_path / "comparison.json"), "--concurrency", "1"], tmp_path / "comparison.json"
+
+
+def test_a_blind_comparison_stops_at_its_budget_and_writes_no_comparison(capsys, priced, fake_judge, blind_inputs):
+    argv, output = blind_inputs
+    # The rubric's call costs about $0.00024 at these prices, a run's scoring about as much.
+    result = command(capsys, "blind-compare", *argv, "--judge", "priced", "--budget", "0.0006")
+    report = assert_stopped_at_budget(result, fake_judge, planned=7, budget="0.0006")  # the rubric, then 6 runs scored
+    runs = [entry for entries in report["runs"].values() for entry in entries]
+    unscored = [entry for entry in runs if entry["error"] == "not judged: the run stopped at its budget"]
+    assert len(unscored) == report["not_judged"] == report["budget"]["units_not_judged"] > 0
+    assert report.get("written", []) == [] and not output.exists(), report.get("problem")
+    assert "No comparison was written." in result.err
+
+
+def test_a_blind_comparison_with_a_budget_needs_a_priced_judge(capsys, judge, fake_judge, blind_inputs):
+    argv, output = blind_inputs
+    assert_refused_unpriced(command(capsys, "blind-compare", *argv, "--judge", "judge-a", "--budget", "1"), fake_judge)
+    assert not output.exists()
