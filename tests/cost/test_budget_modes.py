@@ -123,3 +123,34 @@ def test_a_blind_comparison_with_a_budget_needs_a_priced_judge(capsys, judge, fa
     argv, output = blind_inputs
     assert_refused_unpriced(command(capsys, "blind-compare", *argv, "--judge", "judge-a", "--budget", "1"), fake_judge)
     assert not output.exists()
+
+
+# --- The agent judge ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def agent_argv(tmp_path, settings):
+    from tests.agent.helpers import REQUIREMENTS_MD, TASK, TRACE, make_workspace
+
+    settings.AGENT_SANDBOX_ENABLED = False
+    (tmp_path / "task.md").write_text(TASK)
+    (tmp_path / "requirements.md").write_bytes(REQUIREMENTS_MD)  # three requirements, a conversation each
+    (tmp_path / "trace.jsonl").write_bytes(TRACE)
+    make_workspace(tmp_path / "ws", with_plot=False)
+    return ["--task", str(tmp_path / "task.md"), "--requirements", str(tmp_path / "requirements.md"),
+            "--workspace", str(tmp_path / "ws"), "--trace", str(tmp_path / "trace.jsonl"), "--concurrency", "1"]
+
+
+def test_an_agent_judgment_stops_at_its_budget_its_unjudged_requirements_unverified(capsys, priced, fake_judge, agent_argv):
+    result = command(capsys, "agent-judge", *agent_argv, "--judge", "priced", "--budget", TINY)
+    report = assert_stopped_at_budget(result, fake_judge, planned=3)
+    unjudged = [r for r in report["requirements"] if r["reason"] == "not judged: the run stopped at its budget"]
+    assert len(unjudged) == report["budget"]["units_not_judged"] > 0
+    assert all(r["verdict"] == "unverified" for r in unjudged)
+    assert report["counts"]["unverified"] >= len(unjudged)
+    # The requirements the cap left unjudged are not judge calls that failed.
+    assert report["counts"]["no_reply"] == 0
+
+
+def test_an_agent_judgment_with_a_budget_needs_a_priced_judge(capsys, judge, fake_judge, agent_argv):
+    assert_refused_unpriced(command(capsys, "agent-judge", *agent_argv, "--judge", "judge-a", "--budget", "1"), fake_judge)
