@@ -3,7 +3,6 @@ the blind comparator and the ranker's batch `rank`. A priced judge with a tiny `
 cap (invalid, `stopped: "budget"`, fewer units judged than planned, one request per judge call the report
 counts); an unpriced judge with `--budget` is refused with one line and nothing stored."""
 
-import json
 from decimal import Decimal
 
 import pytest
@@ -154,3 +153,48 @@ def test_an_agent_judgment_stops_at_its_budget_its_unjudged_requirements_unverif
 
 def test_an_agent_judgment_with_a_budget_needs_a_priced_judge(capsys, judge, fake_judge, agent_argv):
     assert_refused_unpriced(command(capsys, "agent-judge", *agent_argv, "--judge", "judge-a", "--budget", "1"), fake_judge)
+
+
+# --- The ranker's batch rank --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def oracle():
+    """Candidate files whose order only an oracle knows (tests/ranker/conftest.py)."""
+    from tests.ranker.conftest import Oracle
+
+    return Oracle()
+
+
+@pytest.fixture
+def priced_oracle(fake_judge, make_judge, oracle):
+    from fakejudge import DemoBrain
+
+    fake_judge.action = DemoBrain(artifact_quality_fn=oracle, tie_margin=1e-9)
+    return make_judge("oracle", **PRICES)
+
+
+def test_a_batch_rank_stops_at_its_spend_cap_and_reports_the_partial_ranklist(capsys, priced_oracle, oracle, fake_judge, tmp_path):
+    from judgeapp.models import Insertion, InsertionStatus
+
+    oracle.write(tmp_path / "c", 12, seed=3)
+    result = command(capsys, "rank", str(tmp_path / "c"), "--goal", "depth", "--judge", "oracle", "--budget-usd", TINY)
+    assert result.code == 1, result.err
+    run = Run.objects.get()
+    report = run.report
+    assert run.status == RunStatus.INVALID and report["stopped"] == "budget" and report["invalid"] is True
+    placed = Insertion.objects.filter(status=InsertionStatus.DONE).count()
+    assert 0 < placed < 12
+    # The ranklist is the candidates placed before the cap; the others are said, not ranked.
+    assert len(report["ranking"]) == placed and len(report["not_placed"]) == 12 - placed
+    assert not set(report["ranking"]) & set(report["not_placed"])
+    assert report["budget"]["candidates_not_placed"] == 12 - placed and report["budget"]["stopped"] is True
+    assert report["budget"]["spent"] >= float(TINY)
+    assert len(fake_judge.chat_requests) == report["usage"]["calls"]
+    assert f"stopped: budget: $0.0002 reached after {report['budget']['units_judged']} judgments; {12 - placed} candidates not placed" in result.err
+
+
+def test_a_batch_rank_with_a_spend_cap_needs_a_priced_judge(capsys, judge, oracle, fake_judge, tmp_path):
+    oracle.write(tmp_path / "c", 3)
+    result = command(capsys, "rank", str(tmp_path / "c"), "--goal", "depth", "--judge", "judge-a", "--budget-usd", "1")
+    assert_refused_unpriced(result, fake_judge)
