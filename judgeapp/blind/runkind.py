@@ -197,7 +197,9 @@ class BlindHandler(RunHandler):
             return RunStatus.INVALID, {**base, "comparison": None, "problem": str(exc)}
         validate_comparison(result.comparison)
         if stopped:
-            return RunStatus.INVALID, {**base, "comparison": result.comparison, "written": []}
+            # No winner is named from the runs scored before the cap: the comparison would leave some runs out.
+            return RunStatus.INVALID, {**base, "comparison": None, "written": [],
+                                       "problem": f"the run stopped at its budget: {not_judged} runs not scored"}
         written = [str(comparison_write(path=Path(run.run_dir) / "comparison.json", comparison=result.comparison))]
         output_path = run.options.get("output_path")
         if output_path:
