@@ -9,7 +9,7 @@ from calibration.selectors import run_preflight
 from judgeapp.agent.core.agreement import AgreementCounts, compare
 from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_write
 from judgeapp.judging.accounting import counts_line
-from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_ended_without_verdict, usage_write
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, budget_argument, run_ended_without_verdict, usage_write
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline
@@ -38,6 +38,7 @@ class AgentJudgeCommand(JudgeCommand):
         parser.add_argument("--run-id", metavar="R", help="id of the run (default <utc>_<short-uuid>)")
         parser.add_argument("--title", default="", help="a title shown on the run's page")
         parser.add_argument("--concurrency", type=int, default=4, metavar="N", help="requirements judged at once (default 4)")
+        budget_argument(parser)
 
     def handle(self, *args, **options):
         if options["concurrency"] < 1:
@@ -64,6 +65,7 @@ class AgentJudgeCommand(JudgeCommand):
             run_id=options["run_id"],
             executor=Executor.INLINE,
             title=options["title"],
+            budget=options.get("budget"),
         )
         self.warnings_print(run_preflight(judges=[judge]))
         self.current_run = run

@@ -7,7 +7,7 @@ from calibration.selectors import run_preflight
 from judgeapp.agent.core import parse_requirements, parse_task, parse_trace
 from judgeapp.agent.core.loop import MAX_TOOL_CALLS
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import PreflightForm, judges_callable
+from judgeapp.judging.forms import PreflightForm, budget_field, judges_callable
 
 
 class AgentRunForm(PreflightForm):
@@ -22,6 +22,7 @@ class AgentRunForm(PreflightForm):
     workspace = forms.FileField(help_text="The agent's final workspace as an archive: .zip, .tar.gz, .tgz or .tar.")
     trace = forms.FileField(required=False, help_text="The agent's trace (optional): JSONL, one step a line, or a JSON array of steps.")
     judge = forms.ModelChoiceField(queryset=judges_callable(), empty_label=None)
+    budget = budget_field()
     run_id = forms.CharField(required=False, max_length=100, help_text="Optional; default <utc>_<short-uuid>.")
     title = forms.CharField(required=False, max_length=300)
 

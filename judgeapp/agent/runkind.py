@@ -205,6 +205,8 @@ class AgentHandler(RunHandler):
                 )
             elif unit is not None and unit.status == UnitStatus.FAILED:
                 row["reason"] = f"the judge could not be asked: {unit.error}"
+            elif run.stopped and (unit is None or unit.status == UnitStatus.CANCELLED):
+                row["reason"] = "not judged: the run stopped at its budget"
             else:
                 row["reason"] = "not judged (the run stopped first)"
             rows.append(row)
@@ -213,6 +215,10 @@ class AgentHandler(RunHandler):
     def finalize(self, run):
         rows = self.requirement_rows(run)
         units = list(run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS))
+        if run.stopped:
+            # Stopped at its budget: the requirements the cap left unjudged are unverified with that reason, and
+            # are not replies that never came in the counts (the report's `budget` counts them).
+            units = [unit for unit in units if unit.status != UnitStatus.CANCELLED]
         options = run.options
         judge_config = next(iter(run.config.get("judges", {}).values()), {})
         report = {

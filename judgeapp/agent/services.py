@@ -33,6 +33,7 @@ from judgeapp.agent.core import (
 from judgeapp.agent.runkind import TRACE_FILE, WORKSPACE_DIR, workspace_limits
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.content import prompt_register
+from judgeapp.judging.costs import budget_check
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.runs import run_create, run_enqueue, run_id_check
 from judgeapp.models import Executor, Run, RunKind, content_hash, short_version
@@ -100,8 +101,11 @@ def agent_run_create(
     executor: str = Executor.CELERY,
     created_by=None,
     title: str = "",
+    budget=None,
 ) -> Run:
-    """Take the workspace in (a directory, an archive file, or an archive's bytes) and create the run."""
+    """Take the workspace in (a directory, an archive file, or an archive's bytes) and create the run. `budget`:
+    a spend cap in dollars (judging/costs.py): the run stops at it, invalid, its unjudged requirements unverified."""
+    budget = budget_check(budget=budget, judges=[judge])
     if run_id:
         run_id_check(run_id)
         if Run.objects.filter(run_id=run_id).exists():
@@ -141,6 +145,7 @@ def agent_run_create(
                 title=title,
                 judge=judge,
                 prompt=prompt_register(prompt="agent"),
+                budget=budget,
                 options=options,
                 versions={**inputs.versions, "workspace": short_version(manifest)},
             )

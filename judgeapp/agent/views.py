@@ -35,13 +35,13 @@ def agent_home(request: HtmxHttpRequest) -> HttpResponse:
         return agent_services.agent_run_create(
             inputs=inputs, workspace=_workspace_source(data["workspace"]), workspace_name=data["workspace"].name,
             judge=data["judge"], run_id=data["run_id"] or None, executor="celery", created_by=request.user,
-            title=data["title"],
+            title=data["title"], budget=data.get("budget"),
         )
 
     form = AgentRunForm(request.POST or None, request.FILES or None)
     context = {"runs": selectors.runs_recent(kind=RunKind.AGENT, limit=20), "sandbox": sandbox_summary()}
     return run_form_answer(request, form, start=start, template="judgeapp/agent/home.html", context=context,
-                           refused_field=lambda exc: "run_id" if "run id" in str(exc) else "workspace")
+                           refused_field=lambda exc: "run_id" if "run id" in str(exc) else "budget" if "budget" in str(exc) else "workspace")
 
 
 def _agent_run(run_id: str):

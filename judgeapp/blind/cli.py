@@ -8,7 +8,7 @@ from judgeapp.blind.core.inputs import parse_eval_prompt, parse_expectations, sp
 from judgeapp.blind.core.leakage import format_flag
 from judgeapp.blind.services import blind_compare_create, version_from_directory
 from judgeapp.judging.accounting import counts_line
-from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, usage_write
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, budget_argument, usage_write
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline, run_id_check
@@ -39,6 +39,7 @@ class BlindCompareCommand(JudgeCommand):
         parser.add_argument("--judge", metavar="J", help="the judge's name (default: the default judge)")
         parser.add_argument("--run-id", metavar="R", help="the run's id (default: <utc>_<short-uuid>)")
         parser.add_argument("--concurrency", type=int, default=4, metavar="N", help="runs judged at once (default 4)")
+        budget_argument(parser)
 
     def handle(self, *args, **options):
         # Everything is read and checked before anything is stored or judged.
@@ -82,6 +83,7 @@ class BlindCompareCommand(JudgeCommand):
             run_id=options["run_id"],
             output_path=str(output),
             keep_leaks=False,
+            budget=options.get("budget"),
         )
         if outcome.leaked:
             for flag in outcome.flags:
@@ -101,6 +103,12 @@ class BlindCompareCommand(JudgeCommand):
         finally:
             bar.close()
             self.current_run = None
+        if (run.report or {}).get("stopped"):
+            # Stopped at its budget: some runs were never scored, so no comparison is written (exit 1, invalid).
+            self.stderr.write(f"error: run {run.run_id} {run.status}: {run.report['budget']['units_not_judged']} runs not scored. "
+                              "No comparison was written.")
+            usage_write(self, run.report)
+            sys.exit(1)
         if run.status != RunStatus.DONE:
             problem = run.error or (run.report or {}).get("problem") or run.status
             self.stderr.write(f"error: run {run.run_id} {run.status}: {problem}. No comparison was written.")

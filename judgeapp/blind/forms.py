@@ -7,7 +7,7 @@ from calibration.selectors import run_preflight
 from judgeapp.blind import services as blind_services
 from judgeapp.blind.core.inputs import expectations_from_lines
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField, PreflightForm, judges_callable
+from judgeapp.judging.forms import MultipleFileField, PreflightForm, budget_field, judges_callable
 
 DEFAULT_UPLOAD_ROWS = 2
 MAX_UPLOAD_ROWS = 10
@@ -27,6 +27,7 @@ class BlindCompareForm(PreflightForm):
         help_text="One per line; secondary evidence, checked for every version. May be empty.",
     )
     judge = forms.ModelChoiceField(queryset=judges_callable(), empty_label=None)
+    budget = budget_field()
 
     def __init__(self, *args, upload_rows: int = DEFAULT_UPLOAD_ROWS, **kwargs):
         super().__init__(*args, **kwargs)

@@ -120,12 +120,24 @@ class BlindHandler(RunHandler):
         rubric = rubric_of(run)
         criteria = [c["name"] for c in rubric["criteria"]]
         units = {j.key: j for j in run.judgments.filter(purpose=Purpose.JUDGE)}
+        # A comparison stopped at its budget: the runs whose scoring the cap cancelled were not judged, and are
+        # left out of each version's consistency (not counted as failed runs); no comparison.json is written.
+        stopped = bool(run.stopped)
+        not_judged = 0
         evidence = []
         per_run: dict[str, list[dict]] = {}
         for version in comparison_row.versions.order_by("label").prefetch_related("runs"):
             runs = []
             for output in version.runs.all():
                 unit = units.get(score_key(version.label, output.position))
+                if stopped and (unit is None or unit.status == UnitStatus.CANCELLED):
+                    not_judged += 1
+                    per_run.setdefault(version.label, []).append(
+                        {"run": output.blinded_name, "unit": unit.uuid.hex if unit is not None else None, "scored": False,
+                         "completed": None, "overall": None, "scores": None, "expectations": None,
+                         "error": "not judged: the run stopped at its budget"}
+                    )
+                    continue
                 parsed = unit.parsed if unit is not None and unit.status == UnitStatus.DONE else None
                 if parsed:
                     score = RunScore(
@@ -168,8 +180,11 @@ class BlindHandler(RunHandler):
                 "temperature": 0.0,
             },
             # Every judge call the run made, the derived rubric's (stage 0) included, as a failed run's report counts.
-            "counts": counts_of(run.judgments.filter(purpose__in=[Purpose.PLAN, Purpose.JUDGE])),
+            "counts": counts_of(u for u in run.judgments.filter(purpose__in=[Purpose.PLAN, Purpose.JUDGE])
+                                if not (stopped and u.status == UnitStatus.CANCELLED)),
         }
+        if stopped:
+            base["not_judged"] = not_judged
         reason = counts_reason(base["counts"])
         if reason:
             base["warnings"] = [f"{reason}; their runs count as failed in each version's consistency"]
@@ -183,6 +198,10 @@ class BlindHandler(RunHandler):
         except ComparisonImpossible as exc:
             return RunStatus.INVALID, {**base, "comparison": None, "problem": str(exc)}
         validate_comparison(result.comparison)
+        if stopped:
+            # No winner is named from the runs scored before the cap: the comparison would leave some runs out.
+            return RunStatus.INVALID, {**base, "comparison": None, "written": [],
+                                       "problem": f"the run stopped at its budget: {not_judged} runs not scored"}
         written = [str(comparison_write(path=Path(run.run_dir) / "comparison.json", comparison=result.comparison))]
         output_path = run.options.get("output_path")
         if output_path:

@@ -22,6 +22,7 @@ from judgeapp.blind.core.inputs import LABELS, VersionContent, read_version_dir,
 from judgeapp.blind.core.leakage import KnownName, LeakageFlag, scan_inputs, version_names
 from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.content import prompt_register, source_path_fit
+from judgeapp.judging.costs import budget_check
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import text_check
 from judgeapp.judging.runs import run_create, run_enqueue
@@ -209,13 +210,16 @@ def blind_compare_create(
     run_id: str | None = None,
     output_path: str = "",
     keep_leaks: bool = True,
+    budget=None,
 ) -> BlindOutcome:
     """Check every input for leakage; stop on any flag, else store the comparison and its run (queued).
 
     Labels are drawn at random unless the versions come already labelled. On leakage nothing is judged:
     with `keep_leaks` the flags are stored for the leakage page, without it nothing at all is written.
+    `budget`: a spend cap in dollars (judging/costs.py): the comparison stops at it, invalid, with the runs scored.
     """
     _check(versions, eval_prompt)
+    budget = budget_check(budget=budget, judges=[judge])
     text_check(output_path, "--output", "the path", max_length=1000)
     if versions[0].label is None:
         drawn = secrets.SystemRandom().sample(LABELS[: len(versions)], len(versions))
@@ -261,6 +265,7 @@ def blind_compare_create(
             title=f"Blind comparison of {len(versions)} versions",
             judge=judge,
             prompt=prompt_register(prompt="blind_score"),
+            budget=budget,
             options={"output_path": output_path, "labels": [v.label for v in ordered], "expectations": len(expectations)},
             versions={
                 "blind_rubric": prompt_register(prompt="blind_rubric").version,

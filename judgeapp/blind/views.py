@@ -62,6 +62,7 @@ def blind_new(request: HtmxHttpRequest) -> HttpResponse:
             origin=BlindComparison.Origin.WEB,
             executor=Executor.CELERY,
             created_by=request.user,
+            budget=data.get("budget"),
         )
         if outcome.leaked:
             return redirect("blind:leakage", uuid=outcome.comparison.uuid)

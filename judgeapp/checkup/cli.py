@@ -13,6 +13,7 @@ from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import (
     EXIT_FAILED,
     JudgeCommand,
+    budget_argument,
     concurrency_check,
     execute,
     pct,
@@ -60,6 +61,7 @@ class CheckupCommand(JudgeCommand):
         )
         parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
         trials_argument(parser)
+        budget_argument(parser)
 
     def handle(self, *args, **options):
         from judgeapp.checkup.services import checkup_run_create
@@ -77,6 +79,7 @@ class CheckupCommand(JudgeCommand):
             trials=options.get("trials"),
             run_id=options.get("run_id"),
             executor=Executor.INLINE,
+            budget=options.get("budget"),
         )
         run = execute(self, run, concurrency=concurrency)
         write_report(run, report_path)
@@ -168,6 +171,8 @@ def checkup_summary(run: Run) -> str:
         entry = report["sets"][name]
         counts = entry["counts"]
         lines.append(f"  {name}: {counts['pairs']} of {entry.get('of', counts['pairs'])} pairs, {counts['judged']} judged in both orders")
+        if entry.get("not_judged"):
+            lines.append(f"    {entry['not_judged']} pairs not judged: the check-up stopped at its budget (the figures leave them out)")
         if entry.get("own"):
             lines.append(f"    the team's own set {entry['file']}, sha256 {entry['sha256']} (no published figures)")
         for key, label in FIGURE_LABELS.items():

@@ -6,7 +6,7 @@ from django.conf import settings
 
 from judgeapp.checkup.core import SETS, own_pairs
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import trials_field, upload_of
+from judgeapp.judging.forms import budget_field, trials_field, upload_of
 
 
 class CheckupForm(forms.Form):
@@ -17,6 +17,7 @@ class CheckupForm(forms.Form):
     sample = forms.IntegerField(required=False, min_value=1, help_text="Pairs drawn from each set; blank: every pair.")
     seed = forms.IntegerField(required=False, label="Draw number", help_text="Same draw number, same pairs (default 0).")
     trials = trials_field()
+    budget = budget_field()
     own_set = forms.FileField(
         required=False, label="…or your own pairs",
         help_text="JSONL: input, output_1, output_2, label (1, 2 or tie), tags (optional). Only it is judged unless sets are ticked.",

@@ -140,11 +140,19 @@ class CheckupHandler(RunHandler):
     def finalize(self, run):
         options = run.options
         units = list(run.judgments.filter(purpose=Purpose.JUDGE))
+        # A check-up stopped at its budget: the pairs whose orders the cap cancelled were not judged, and are
+        # left out of the figures (not counted as misses); each set says how many (`not_judged`).
+        unjudged = {unit.case_id for unit in units if unit.status == UnitStatus.CANCELLED} if run.stopped else set()
+        units = [unit for unit in units if unit.case_id not in unjudged]
         by_case: dict[int, dict[str, Judgment]] = defaultdict(dict)
         for unit in units:
             by_case[unit.case_id][order_of(unit)] = unit
         cases_by_set: dict[str, list[CheckupCase]] = defaultdict(list)
+        not_judged: dict[str, int] = defaultdict(int)
         for case in checked_cases(run):
+            if case.pk in unjudged:
+                not_judged[case.extra["set"]] += 1
+                continue
             per_order = by_case.get(case.pk, {})
             ab, ba = per_order.get("ab"), per_order.get("ba")
             cases_by_set[case.extra["set"]].append(
@@ -169,6 +177,7 @@ class CheckupHandler(RunHandler):
                 **described,
                 **options.get("per_set", {}).get(name, {}),
                 **set_figures(cases),
+                **({"not_judged": not_judged[name]} if run.stopped else {}),
                 "references": described["references"],  # last, after the figures
             }
 

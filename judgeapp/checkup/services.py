@@ -18,6 +18,7 @@ from django.db import transaction
 
 from judgeapp.checkup.core import SETS, Pair, load_pairs, own_pairs, parse_sets, sample_pairs
 from judgeapp.judging.content import InputFile, prompt_register, rubric_load, testset_store
+from judgeapp.judging.costs import budget_check
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.noise import trials_check
 from judgeapp.judging.runs import run_create, run_enqueue
@@ -86,6 +87,7 @@ def checkup_run_create(
     created_by=None,
     datasets_dir: Path = DATASETS_DIR,
     own: list[InputFile] | None = None,
+    budget=None,
 ) -> Run:
     """A queued check-up of `judge`, or InputError (one line) with nothing stored.
 
@@ -95,6 +97,8 @@ def checkup_run_create(
     files of labelled pairs), judged after the shipped sets named in `sets` (none unless named).
     """
     trials = trials_check(trials)
+    # A spend cap in dollars (judging/costs.py): the check-up stops at it, invalid, with the pairs judged.
+    budget = budget_check(budget=budget, judges=[judge])
     _sample_check(sample, seed)
     own_by_set, own_files = own_sets_read(own or [])
     chosen_sets = parse_sets(sets) if sets or not own else []
@@ -127,6 +131,7 @@ def checkup_run_create(
             testset=testset,
             rubric=rubric_load(path=RUBRIC_PATH),
             prompt=prompt_register(prompt="pairwise"),
+            budget=budget,
             options={
                 "sets": chosen_sets,
                 "sample": sample,

@@ -33,6 +33,7 @@ def checkup_start(request: HtmxHttpRequest, judge_name: str) -> HttpResponse:
             sample=data["sample"],
             seed=data["seed"],
             trials=data.get("trials"),
+            budget=data.get("budget"),
             own=[data["own_set"]] if data["own_set"] else None,
             executor=Executor.CELERY,
             created_by=request.user,

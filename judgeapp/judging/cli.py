@@ -238,9 +238,12 @@ def usage_write(command, report: dict | None) -> None:
         command.stderr.write(line)
     if (report or {}).get("stopped") == "budget":
         budget = report.get("budget") or {}
+        # The ranker's batch stops between candidates: what is left unjudged is the candidates not placed.
+        left = (f"{budget['candidates_not_placed']} candidates not placed" if "candidates_not_placed" in budget
+                else f"{budget.get('units_not_judged')} not judged")
         command.stderr.write(
             f"stopped: budget: {money_text(budget.get('limit'))} reached after {budget.get('units_judged')} judgments; "
-            f"{budget.get('units_not_judged')} not judged (the run is invalid)"
+            f"{left} (the run is invalid)"
         )
 
 

@@ -120,6 +120,19 @@ def budget_reached(run_pk: int, unrecorded: Decimal = Decimal(0)) -> bool:
     return bool(row) and row["budget"] is not None and row["spent"] + unrecorded >= row["budget"]
 
 
+def run_spent(run_pk: int) -> Decimal:
+    """What a run's judge calls have cost so far, recounted from its judgments (a cached one is free); stored
+    on the run as its `spent`. For the kinds that judge outside the unit machinery (the ranker's batch), whose
+    judgments are written one call at a time."""
+    spent = Decimal(0)
+    for unit in Judgment.objects.filter(run_id=run_pk, judge__isnull=False, cached=False).select_related("judge"):
+        prices = prices_of(unit.judge)
+        if prices is not None:
+            spent += tokens_cost(unit.prompt_tokens or 0, unit.completion_tokens or 0, prices)
+    Run.objects.filter(pk=run_pk).update(spent=spent)
+    return spent
+
+
 def budget_report(*, run: Run) -> dict | None:
     """The report's `budget`: the cap, what was spent, the units judged and those left unjudged, and (for a
     run stopped at its cap) the cases judged, the first 1,000 of them. None for a run without a budget."""

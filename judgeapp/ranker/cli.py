@@ -6,7 +6,7 @@ from pathlib import Path
 from calibration.selectors import run_preflight
 from judgeapp.judging import shutdown
 from judgeapp.judging.accounting import counts_line
-from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, run_failure_write, usage_write
+from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, budget_argument, run_failure_write, usage_write
 from judgeapp.judging.client import JudgeError
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_execute_inline, run_id_check
@@ -158,6 +158,8 @@ class RankCommand(JudgeCommand):
             help="judge each comparison in both orders and count a disagreement as Equal (cancels position bias; twice the calls)",
         )
         add_strategy_arguments(parser, default=Strategy.SEED)
+        # --budget is the tournament's call budget (CONTRACT §3): the spend cap in dollars is --budget-usd.
+        budget_argument(parser, flag="--budget-usd")
 
     def handle(self, *args, **options):
         directory = Path(options["dir"])
@@ -175,6 +177,7 @@ class RankCommand(JudgeCommand):
             both_orders=options["both_orders"],
             strategy=options["strategy"],
             budget=options["budget"],
+            spend_budget=options.get("budget_usd"),
             run_id=options["run_id"],
             executor=Executor.INLINE,
         )
@@ -198,6 +201,8 @@ class RankCommand(JudgeCommand):
         usage_write(self, run.report)
         if run.status == RunStatus.DONE:
             return
+        if run.status == RunStatus.INVALID and (run.report or {}).get("stopped"):
+            sys.exit(1)  # stopped at its spend cap: usage_write said so, and what was not placed
         if run.status == RunStatus.INVALID:
             unplaced = summary["unplaced"]
             self.stderr.write(

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from calibration.selectors import run_preflight
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField, PreflightForm, judge_default_pk, judges_callable
+from judgeapp.judging.forms import MultipleFileField, PreflightForm, budget_field, judge_default_pk, judges_callable
 from judgeapp.models import Strategy
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, rank_calls_most, tournament
 from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
@@ -116,6 +116,8 @@ class RankForm(PreflightForm):
         label="Call budget (tournament)",
         help_text="The most comparator calls a tournament makes; empty: 10 per candidate.",
     )
+    # The spend cap in dollars (CLI rank --budget-usd), beside the tournament's call budget above.
+    spend_budget = budget_field()
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -123,7 +125,7 @@ class RankForm(PreflightForm):
         if not self.is_bound and not self.initial.get("judge"):
             self.initial["judge"] = judge_default_pk()
         self.fields["directory"].choices = [("", "—")] + browsable_directories()
-        self.order_fields(["goal", "judge", "set_name", "files", "directory", "max_size", "strategy", "budget", "both_orders", "confirm"])
+        self.order_fields(["goal", "judge", "set_name", "files", "directory", "max_size", "strategy", "budget", "spend_budget", "both_orders", "confirm"])
 
     def clean_strategy(self):
         return self.cleaned_data.get("strategy") or Strategy.SEED

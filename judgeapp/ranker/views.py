@@ -38,6 +38,7 @@ def rank_new(request: HtmxHttpRequest) -> HttpResponse:
             both_orders=data["both_orders"],
             strategy=data["strategy"],
             budget=data["budget"],
+            spend_budget=data.get("spend_budget"),
             created_by=request.user,
         )
         messages.success(request, f"Batch rank {run.run_id} started: {len(data['candidates'])} candidates.")

@@ -156,3 +156,12 @@ def test_a_large_agent_run_names_the_most_calls_its_requirements_can_take_and_wa
     with django_capture_on_commit_callbacks():
         started = client.post(reverse("agent:home"), form_data(judge, large_run_confirm="48"))
     assert started.status_code == 302 and Run.objects.count() == 1
+
+
+def test_a_budget_for_an_unpriced_judge_is_a_form_error_and_stores_nothing(client, reviewer, judge):
+    client.force_login(reviewer)
+    response = client.post(reverse("agent:home"), form_data(judge, budget="0.50"))
+    assert response.status_code == 400
+    errors = response.context["form"].errors
+    assert "a budget needs prices for every judge, and judge judge-a has none" in " ".join(errors["budget"])
+    assert not Run.objects.exists()

@@ -296,3 +296,11 @@ def test_a_large_comparison_names_its_calls_and_starts_only_once_that_figure_is_
     assert re.search(r'name="large_run_confirm" value="6"[^>]*> Start this run of about 6 judge calls</label>', page)
     started = client.post(reverse("blind:new"), {**data, "large_run_confirm": "6"})
     assert started.status_code == 302 and Run.objects.count() == 1
+
+
+def test_a_budget_for_an_unpriced_judge_is_a_form_error_and_stores_nothing(client, reviewer, judge, inbox):
+    client.force_login(reviewer)
+    response = client.post(reverse("blind:new"), {**form_data(judge, keys("alpha-terse", "gamma-prose")), "budget": "0.50"})
+    assert response.status_code == 400
+    assert "a budget needs prices for every judge, and judge judge-a has none" in response.content.decode()
+    assert not BlindComparison.objects.exists() and not Run.objects.exists()

@@ -97,3 +97,16 @@ def test_a_finished_check_up_shows_its_figures_beside_the_published_ones_and_on_
     judge.save()
     cell = judge_cell(client.get(reverse("judges")).content.decode(), "judge-a")
     assert "stale" in cell and "checkup-web" in cell and "the configuration changed since" in cell
+
+
+def test_a_budget_for_an_unpriced_judge_is_a_message_and_a_priced_one_is_stored_on_the_run(client, reviewer, judge, make_judge, monkeypatch):
+    from decimal import Decimal
+
+    monkeypatch.setattr(taskqueue, "send", lambda *args, **kwargs: None)
+    client.force_login(reviewer)
+    response = client.post(reverse("checkup:start", args=["judge-a"]), {"sample": "2", "budget": "0.50"}, follow=True)
+    assert "Check-up of judge-a not started: a budget needs prices for every judge" in response.content.decode()
+    assert not Run.objects.exists()
+    make_judge("priced", input_price_per_million=Decimal("0.20"), output_price_per_million=Decimal("0.60"))
+    client.post(reverse("checkup:start", args=["priced"]), {"sample": "2", "budget": "0.50"})
+    assert Run.objects.get().budget == Decimal("0.5")

@@ -307,3 +307,19 @@ def test_the_ranklist_page_says_what_is_unplaced_and_how_well_the_order_is_suppo
     ranker_tasks.ranklist_work(ranklist.pk)
     assert json.loads(ranklist.path.read_text()) == true_top(truth, 10)
     assert 'id="unplaced"' not in logged_in.get(reverse("run_detail", args=["up"])).content.decode()
+
+
+def test_the_rank_form_refuses_a_spend_cap_for_an_unpriced_judge_and_stores_one_for_a_priced_judge(
+    logged_in, oracle_judge, oracle, tmp_path, sent
+):
+    from decimal import Decimal
+
+    _truth, files = uploads(oracle, tmp_path, 3)
+    response = logged_in.post(reverse("ranker:rank_new"), rank_form(oracle_judge, files=files, spend_budget="0.50"))
+    assert response.status_code == 400 and "a budget needs prices for every judge, and judge oracle has none" in response.content.decode()
+    assert not Run.objects.exists()
+    oracle_judge.input_price_per_million, oracle_judge.output_price_per_million = Decimal("0.20"), Decimal("0.60")
+    oracle_judge.save()
+    _truth, files = uploads(oracle, tmp_path / "again", 3)
+    response = logged_in.post(reverse("ranker:rank_new"), rank_form(oracle_judge, files=files, spend_budget="0.50"))
+    assert response.status_code == 302 and Run.objects.get().budget == Decimal("0.5")

@@ -428,7 +428,10 @@ def run_finish(*, run_pk: int, status: str, report: dict | None, error: str = ""
     if report is not None:
         # Every kind's report says what its judge calls used and cost (CONTRACT §6, `usage`), and its budget.
         run = Run.objects.get(pk=run_pk)
-        report = {**report, "usage": run_usage(run=run), "budget": budget_report(run=run), "stopped": report.get("stopped")}
+        budget = budget_report(run=run)
+        if budget is not None and isinstance(report.get("budget"), dict):
+            budget.update(report["budget"])  # what the kind adds (the ranker: the candidates not placed)
+        report = {**report, "usage": run_usage(run=run), "budget": budget, "stopped": report.get("stopped")}
     with transaction.atomic():
         finished = bool(
             Run.objects.filter(**filters).update(status=status, report=report, error=error, finished_at=now, updated_at=now)

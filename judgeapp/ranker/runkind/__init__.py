@@ -7,10 +7,11 @@ from django.db.models import F
 
 from judgeapp.judging import shutdown
 from judgeapp.judging.content import goal_get_or_create
+from judgeapp.judging.costs import run_spent, stopped_reason
 from judgeapp.judging.outcomes import outcome
 from judgeapp.judging.runkind import RunFailed, RunHandler, register
 from judgeapp.judging.runs import run_finish
-from judgeapp.models import Comparison, Insertion, InsertionSource, InsertionStatus, Run, RunKind, RunStatus
+from judgeapp.models import Comparison, Insertion, InsertionSource, InsertionStatus, Run, RunKind, RunStatus, StopReason
 from judgeapp.ranker.runkind.comparator import ComparatorFailed, ComparatorSpec
 from judgeapp.ranker.runkind.work import compare_report, compare_set_perform, ranklist_summary, ranklist_work
 
@@ -46,14 +47,26 @@ class RankHandler(RunHandler):
             # Cancelled or failed meanwhile, or the command running it was asked to stop (it fails the run).
             return shutdown.requested() is not None or not Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).exists()
 
+        def over_budget() -> bool:
+            # The spend cap (judging/costs.py): once the calls have cost it, no further candidate is placed (a
+            # candidate being placed is finished first, so that the list stays whole; a tournament, its round).
+            if run.budget is None or run_spent(run.pk) < run.budget:
+                return False
+            if not Insertion.objects.filter(ranklist=ranklist, status=InsertionStatus.PENDING).exists():
+                return False  # every candidate placed: nothing was left for the cap to stop
+            Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING, stopped="").update(stopped=StopReason.BUDGET)
+            return True
+
         # No give-up timer: a batch waits for another holder of the ranklist as long as its task may run.
-        ranklist_work(ranklist_pk=ranklist.pk, until=stopped, on_progress=report_progress, wait_seconds=None)
+        ranklist_work(ranklist_pk=ranklist.pk, until=lambda: stopped() or over_budget(), on_progress=report_progress, wait_seconds=None)
         report_progress()
-        if stopped():
+        at_budget = Run.objects.filter(pk=run.pk).values_list("stopped", flat=True).get() == StopReason.BUDGET
+        if stopped() or at_budget:
             Insertion.objects.filter(
                 ranklist=ranklist, source=InsertionSource.BATCH, status=InsertionStatus.PENDING
             ).update(status=InsertionStatus.CANCELLED)
-            return
+            if not at_budget:
+                return
         summary = ranklist_summary(ranklist)
         report = {
             "run_id": run.run_id,
@@ -61,7 +74,13 @@ class RankHandler(RunHandler):
             **summary,
             "versions": {k: run.versions.get(k) for k in ("prompt", "judge", "goal")},
         }
-        run_finish(run_pk=run.pk, status=RunStatus.INVALID if summary["failed"] else RunStatus.DONE, report=report)
+        if at_budget:
+            # The ranklist is what the candidates placed before the cap made; the others are `not_placed`.
+            run.stopped = StopReason.BUDGET
+            report |= {"stopped": StopReason.BUDGET, "invalid": True, "invalid_reasons": [stopped_reason(run)],
+                       "budget": {"candidates_not_placed": len(summary["not_placed"])}}
+        status = RunStatus.INVALID if summary["failed"] or at_budget else RunStatus.DONE
+        run_finish(run_pk=run.pk, status=status, report=report)
 
 
 @register

@@ -78,6 +78,8 @@ def ranklist_summary(ranklist: Ranklist) -> dict:
         "discarded": sum(1 for i in insertions if i.outcome == InsertionOutcome.DISCARDED),
         "pending": sum(1 for i in insertions if i.status == InsertionStatus.PENDING),
         "waiting": [i.artifact.artifact_id for i in insertions if i.status == InsertionStatus.PENDING],
+        # Registered and never placed: the batch was cancelled or stopped at its spend cap first.
+        "not_placed": [i.artifact.artifact_id for i in insertions if i.status == InsertionStatus.CANCELLED],
         "unplaced": unplaced,
         # Kept from before "unplaced" had a name: the same candidates, {id, error}.
         "failed": [{"id": u["id"], "error": u["reason"]} for u in unplaced],

@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 
 from judgeapp.judging.content import goal_get_or_create, prompt_register
+from judgeapp.judging.costs import budget_check
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.runs import run_create
 from judgeapp.models import (
@@ -52,13 +53,16 @@ def rank_create(
     executor: str = Executor.CELERY,
     created_by=None,
     title: str = "",
+    spend_budget=None,
 ) -> Run:
     """A queued batch-rank run: its ranklist (empty), every candidate registered in arrival order.
 
     Everything is checked before anything is written; the run's files start with metadata.jsonl and an
     empty ranklist. `strategy` is fixed for the ranklist's life; `budget` (tournament only): the most
-    comparator calls the batch may make (default: tournament.default_budget).
+    comparator calls the batch may make (default: tournament.default_budget). `spend_budget`: a spend cap in
+    dollars (judging/costs.py; `rank --budget-usd`): no further candidate is placed once the calls have cost it.
     """
+    spend_budget = budget_check(budget=spend_budget, judges=[judge])
     set_name_check(set_name)
     max_size_check(max_size)
     if not candidates:
@@ -75,6 +79,7 @@ def rank_create(
             title=title or f"Rank {len(candidates)} candidates: {goal_row.text}"[:300],
             judge=judge,
             prompt=prompt_register(prompt="ranker"),
+            budget=spend_budget,
             options={
                 "goal": goal_row.text,
                 "set": set_name,
