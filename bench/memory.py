@@ -110,13 +110,18 @@ def main() -> None:
     print(f"in-process runs at zero judge latency, concurrency {args.concurrency} (load average {os.getloadavg()[0]:.2f})")
     for n in (int(s) for s in args.sizes.split(",")):
         env = os.environ.copy()
-        done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(args.concurrency), str(HERE)], cwd=HERE.parent, env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, str(n), str(args.concurrency), str(HERE)], cwd=HERE.parent, env=env,
+            capture_output=True, text=True,
+        )
         if done.returncode != 0:
             raise SystemExit(done.stderr[-3000:])
         figures = json.loads(done.stdout.strip().splitlines()[-1])
         print(
-            f"   {n:>7} cases: {figures['wall']:7.1f} s, {figures['done'] / figures['wall']:6.1f} judgments/s ({figures['status']}); "
-            f"peak RSS {figures['rss_before_kib'] / 1024:6.1f} MiB before the run, {figures['rss_peak_kib'] / 1024:6.1f} MiB at its end"
+            f"   {n:>7} cases: {figures['wall']:7.1f} s, {figures['done'] / figures['wall']:6.1f} judgments/s "
+            f"({figures['status']}); "
+            f"peak RSS {figures['rss_before_kib'] / 1024:6.1f} MiB before the run, {figures['rss_peak_kib'] / 1024:6.1f} MiB at "
+            "its end"
         )
         judging = figures["phases"]["judging"]["seconds"]
         print(f"            judging alone (from the start's end to the finalize): {figures['done'] / judging:6.1f} judgments/s")
