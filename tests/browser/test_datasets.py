@@ -47,7 +47,9 @@ def test_upload_preview_fix_save_outputs_and_a_pointwise_run(page, reviewer, jud
     fixed = tmp_path / "support-fixed.jsonl"
     fixed.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
     outputs = tmp_path / "v21.jsonl"
-    outputs.write_text("".join(json.dumps({"id": r["id"], "output": f"v2.1: Settings > Password ({r['id']})"}) + "\n" for r in ROWS))
+    outputs.write_text(
+        "".join(json.dumps({"id": r["id"], "output": f"v2.1: Settings > Password ({r['id']})"}) + "\n" for r in ROWS)
+    )
 
     log_in(page, "rita")
     page.click("nav >> text=Datasets")
