@@ -28,12 +28,21 @@ BAD_REPLY = "No idea, figure it out."
 
 
 def testset_bytes(n: int, *, output=lambda i: GOOD_REPLY if i % 2 == 0 else BAD_REPLY) -> bytes:
-    rows = [{"id": f"c{i:03d}", "input": f"I can't reset my password (ticket {i}).", **({"output": output(i)} if output else {})} for i in range(n)]
+    rows = [
+        {
+            "id": f"c{i:03d}", "input": f"I can't reset my password (ticket {i}).", **({"output": output(i)} if output else {}),
+        } for i in range(n)
+    ]
     return "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
 
 
-def pointwise_run(*, judge, n=4, rubric=RUBRIC_ONE, executor=Executor.INLINE, system=None, generate=False, run_id=None, **options):
-    testset = testset_store(data=testset_bytes(n, output=None if generate else (lambda i: GOOD_REPLY if i % 2 == 0 else BAD_REPLY)), name="support.jsonl")
+def pointwise_run(
+    *, judge, n=4, rubric=RUBRIC_ONE, executor=Executor.INLINE, system=None, generate=False, run_id=None, **options
+):
+    testset = testset_store(
+        data=testset_bytes(n, output=None if generate else (lambda i: GOOD_REPLY if i % 2 == 0 else BAD_REPLY)),
+        name="support.jsonl",
+    )
     rubric_row = rubric_store(data=rubric, name="rubric.toml")
     return run_create(
         kind=RunKind.POINTWISE,
