@@ -127,5 +127,9 @@ def test_the_testset_and_rubric_are_reached_by_their_stored_names_a_path_winning
 def test_datasets_list_names_each_test_set_rubric_and_outputs_version(cli, stored):
     listed = cli("datasets", "list")
     assert listed.code == 0
-    assert "test set  support  v1 (3 cases, " in listed.out and "outputs  support-bot v2.1  answers support  3 outputs" in listed.out
-    assert cli("datasets", "list", "--kind", "outputs").out.strip().splitlines() == ["outputs  support-bot v2.1  answers support  3 outputs"]
+    assert (
+        "test set  support  v1 (3 cases, " in listed.out and "outputs  support-bot v2.1  answers support  3 outputs" in listed.out
+    )
+    assert cli("datasets", "list", "--kind", "outputs").out.strip().splitlines() == [
+        "outputs  support-bot v2.1  answers support  3 outputs"
+    ]
