@@ -94,9 +94,8 @@ def main() -> None:
         print(f"{name}: p50 {statistics.median(times) * 1000:.1f} ms")
 
     checklist = "".join(
-        f"{i}. writes the metrics to out/metrics.json with an \"accuracy\" key (check {i})\n" for i in range(
-            1, args.requirements + 1,
-        )
+        f"{i}. writes the metrics to out/metrics.json with an \"accuracy\" key (check {i})\n"
+        for i in range(1, args.requirements + 1)
     )
     with FakeJudgeServer(DemoBrain()) as server:
         judge = Judge.objects.create(

@@ -229,8 +229,7 @@ def main() -> None:
                     continue
                 print(
                     f"{row['cases']:>9,} cases ({row['file_mb']:.1f} MB CSV): upload {row['upload_s']:.1f}s, storing process "
-                    "peak "
-                    f"+{row['upload_peak_mb']:.0f} MB | planning {row['units']:,} units {row['planning_s']:.1f}s | first "
+                    f"peak +{row['upload_peak_mb']:.0f} MB | planning {row['units']:,} units {row['planning_s']:.1f}s | first "
                     f"judgment {row['first_judgment_s']:.1f}s after the upload | 10-case run behind it {row['small_run_s']:.1f}s "
                     f"({row['small_status']}; the big run had {row['big_done_when_small_ended']:,} judged) | worker peak RSS "
                     f"{row['worker_peak_mb']:.0f} MB",

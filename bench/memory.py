@@ -119,9 +119,8 @@ def main() -> None:
         figures = json.loads(done.stdout.strip().splitlines()[-1])
         print(
             f"   {n:>7} cases: {figures['wall']:7.1f} s, {figures['done'] / figures['wall']:6.1f} judgments/s "
-            f"({figures['status']}); "
-            f"peak RSS {figures['rss_before_kib'] / 1024:6.1f} MiB before the run, {figures['rss_peak_kib'] / 1024:6.1f} MiB at "
-            "its end"
+            f"({figures['status']}); peak RSS {figures['rss_before_kib'] / 1024:6.1f} MiB before the run, "
+            f"{figures['rss_peak_kib'] / 1024:6.1f} MiB at its end"
         )
         judging = figures["phases"]["judging"]["seconds"]
         print(f"            judging alone (from the start's end to the finalize): {figures['done'] / judging:6.1f} judgments/s")

@@ -100,12 +100,10 @@ def run_bench(args) -> None:
                     stop_worker(worker)
             lanes = min(count * args.concurrency, args.limit)
             mean_in_flight = stats["busy_seconds"] / (stats["last_at"] - stats["first_at"] + args.latency)
-            results.append(
-                (
-                    count, wall, args.units / wall, lanes / args.latency, stats["max_in_flight"], mean_in_flight,
-                    stats["chat_requests"], run.status,
-                )
-            )
+            results.append((
+                count, wall, args.units / wall, lanes / args.latency, stats["max_in_flight"], mean_in_flight,
+                stats["chat_requests"], run.status,
+            ))
     finally:
         fake.stop()
 

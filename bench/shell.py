@@ -85,11 +85,9 @@ def main() -> None:
     for n, wall, ideal, max_in_flight, calls, phases in results:
         print(f"   {n:>6} judgments: {wall:6.2f} s against the ideal {ideal:5.2f} s ({ideal / wall:4.0%} of ideal); "
               f"max {max_in_flight} calls at once, {calls} calls")
-        print(
-            "          " + " · ".join(
-                f"{name} {value:.2f}" + (" s" if name in PHASE_NAMES else "") for name, value in phases.items()
-            )
-        )
+        print("          " + " · ".join(
+            f"{name} {value:.2f}" + (" s" if name in PHASE_NAMES else "") for name, value in phases.items()
+        ))
 
 
 PHASES = """

@@ -146,9 +146,8 @@ def sklearn_kappa(annotators, ties, non_answers):
     """Cohen's kappa recomputed from the raw JSON with scikit-learn, the handling written out from its words."""
     items = json.loads((DEFAULT_DIR / "testset-v1.json").read_text())
     replies = {
-        r["idx"]: str(r["gpt_result"]).strip().lower() for r in json.loads(
-            (DEFAULT_DIR / "gpt-3.5-turbo-testset-v1.json").read_text()
-        )
+        r["idx"]: str(r["gpt_result"]).strip().lower()
+        for r in json.loads((DEFAULT_DIR / "gpt-3.5-turbo-testset-v1.json").read_text())
     }
     judge, human, items_used = [], [], set()
     for row in items:

@@ -96,9 +96,8 @@ def _synopsis(tokens: list[str]) -> bool:
             return True
         # A placeholder is a whole word in capitals; a version's label (`A=dir`) is not one.
         if any(
-            PLACEHOLDER.fullmatch(part) and len(part) > 1 or part in (
-                "F", "J", "R", "N", "K", "S",
-            ) for part in token.split("=")[-1:]
+            PLACEHOLDER.fullmatch(part) and len(part) > 1 or part in ("F", "J", "R", "N", "K", "S")
+            for part in token.split("=")[-1:]
         ):
             return True
     return False

@@ -90,9 +90,8 @@ def test_the_gate_says_flaky_at_a_threshold_inside_the_trials_band_and_not_far_b
     band = report["noise"]["band"]
     assert band[0] < band[1] and report["noise"]["verdict_used"] == "mean"
     means = [
-        sum(t["verdict"] for t in trials) / len(trials) for trials in zip(
-            *(u.trials for u in Judgment.objects.filter(run__run_id=report["run_id"], purpose="judge"))
-        )
+        sum(t["verdict"] for t in trials) / len(trials)
+        for trials in zip(*(u.trials for u in Judgment.objects.filter(run__run_id=report["run_id"], purpose="judge")))
     ]
     assert band == [pytest.approx(min(means), abs=1e-4), pytest.approx(max(means), abs=1e-4)]
     assert report["gate"]["flaky"] == [] and code == 0, err

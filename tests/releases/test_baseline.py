@@ -222,9 +222,8 @@ def test_a_runs_stored_baseline_equals_an_independent_recount_from_the_judgments
         (u.case.case_id, u.criterion.name): u.parsed["score"] for u in run.judgments.filter(purpose=Purpose.JUDGE, status="done")
     }
     theirs = {
-        (u.case.case_id, u.criterion.name): u.parsed["score"] for u in run.judgments.filter(
-            purpose=Purpose.BASELINE, status="done",
-        )
+        (u.case.case_id, u.criterion.name): u.parsed["score"]
+        for u in run.judgments.filter(purpose=Purpose.BASELINE, status="done")
     }
     order = sorted(ours, key=lambda k: (k[0], ["helpfulness", "tone"].index(k[1])))
     pairs = [ScorePair(k[0], k[1], float(ours[k]), float(theirs[k])) for k in order if k in theirs]

@@ -106,9 +106,8 @@ def test_switch_off_and_on_is_audited_once_each(client, lead, make_webhook):
     hook.refresh_from_db()
     assert hook.active is True
     reasons = list(
-        AuditLog.objects.filter(
-            action=AuditLog.Action.WEBHOOK_CHANGED
-        ).order_by("created_at", "pk").values_list("reason", flat=True)
+        AuditLog.objects.filter(action=AuditLog.Action.WEBHOOK_CHANGED).order_by("created_at", "pk")
+        .values_list("reason", flat=True)
     )
     assert reasons == ["switched off", "switched on"]
 
