@@ -39,7 +39,7 @@ from _setup import ROOT, RUBRIC, FakeJudgeProcess, Worker, setup_django
 SERVER_URL = "postgres://postgres@127.0.0.1:5432"
 
 # The child that uploads: logs a reviewer in, posts the form with the file, prints its figures as JSON.
-UPLOAD = r"""
+UPLOAD = """
 import json, os, sys, time
 sys.path.insert(0, os.getcwd())
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "judgeapp.settings")
@@ -63,11 +63,13 @@ with open("/proc/self/clear_refs", "w") as f:
 base = kib("VmRSS")
 started = time.perf_counter()
 with open(path, "rb") as testset, open(rubric, "rb") as rubric_file:
-    response = client.post(reverse("pointwise:new"), {"judge": judge_pk, "threshold": "3", "testset_file": testset, "rubric_file": rubric_file})
+    response = client.post(reverse("pointwise:new"), {"judge": judge_pk, "threshold": "3", "testset_file": testset, \
+"rubric_file": rubric_file})
 seconds = time.perf_counter() - started
 if response.status_code != 302:
     raise SystemExit(f"upload answered {response.status_code}: {response.content[:2000]!r}")
-print(json.dumps({"seconds": seconds, "peak_above_kib": kib("VmHWM") - base, "run": response["Location"].rstrip("/").rsplit("/", 1)[-1]}))
+print(json.dumps({"seconds": seconds, "peak_above_kib": kib("VmHWM") - base, \
+"run": response["Location"].rstrip("/").rsplit("/", 1)[-1]}))
 """
 
 

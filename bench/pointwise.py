@@ -1,6 +1,7 @@
 """Pointwise at scale: N cases x 1 criterion against the fake judge at a fixed latency, judge concurrency C.
 
-    .venv/bin/python bench/pointwise.py [--cases 1000] [--latency 0.2] [--concurrency 16] [--pool 24] [--mode both] [--by-statement]
+    .venv/bin/python bench/pointwise.py [--cases 1000] [--latency 0.2] [--concurrency 16] [--pool 24] [--mode both] \
+[--by-statement]
     .venv/bin/python bench/pointwise.py --breakdown 300 --latency 0      # CPU of one judgment, layer by layer
 
 For each path: the wall time against the ideal (cases x latency / concurrency: 12.5 s for the defaults),
@@ -53,7 +54,8 @@ RUBRIC = b'''name = "bench"
 name = "helpfulness"
 description = "Does the reply solve the customer's problem?"
 scale = { 1 = "ignores it", 2 = "barely helps", 3 = "partly solves it", 4 = "solves it with gaps", 5 = "solves it fully" }
-examples = { 1 = "Not my problem.", 2 = "Try later.", 3 = "Check settings.", 4 = "Reset in Settings.", 5 = "Reset in Settings; the link lasts 2 hours." }
+examples = { 1 = "Not my problem.", 2 = "Try later.", 3 = "Check settings.", 4 = "Reset in Settings.", \
+5 = "Reset in Settings; the link lasts 2 hours." }
 '''
 
 

@@ -19,7 +19,8 @@ PROBE = """
 import atexit, runpy, sys
 sys.argv = ["manage.py", *sys.argv[1:]]
 # From an exit handler: a judgeapp command's process ends without returning here (manage.py: _end).
-atexit.register(lambda: print("LOADED:" + ",".join(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})), file=sys.__stderr__))
+atexit.register(lambda: print("LOADED:" + ",".join(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})), \
+file=sys.__stderr__))
 try:
     runpy.run_path("manage.py", run_name="__main__")
 except SystemExit:

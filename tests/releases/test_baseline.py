@@ -23,7 +23,8 @@ name = "clarity"
 name = "clarity"
 description = "Is the reply easy to follow?"
 scale = { 1 = "confusing", 2 = "hard to follow", 3 = "followable", 4 = "clear", 5 = "very clear" }
-examples = { 1 = "Uh.", 2 = "Maybe settings.", 3 = "Check settings.", 4 = "Open Settings, then Password.", 5 = "Open Settings > Password and click Reset." }
+examples = { 1 = "Uh.", 2 = "Maybe settings.", 3 = "Check settings.", 4 = "Open Settings, then Password.", \
+5 = "Open Settings > Password and click Reset." }
 '''
 
 
