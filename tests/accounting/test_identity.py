@@ -167,6 +167,7 @@ def test_family_warnings_name_one_model_declared_as_two_families():
     c = System(name="bot-c", model="mistral-7b", family="acme", base_url="http://localhost:9001/v1")
     warnings = family_warnings([a, b, c])
     assert (
-        "bot-a and bot-b are one model (model mistral-7b at http://localhost:9000/v1) declared as families 'acme' and 'mistral'" in warnings
+        "bot-a and bot-b are one model (model mistral-7b at http://localhost:9000/v1) declared as families 'acme' and "
+        "'mistral'" in warnings
     )
     assert not any("bot-c and" in w or "and bot-c" in w for w in warnings)

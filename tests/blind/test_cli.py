@@ -318,5 +318,6 @@ def test_an_empty_run_directory_counts_as_a_failed_run(judge, fake_judge, tmp_pa
     doc = json.loads(output.read_text())
     assert doc["winner"] == "B" and doc["rubric"]["A"]["run_consistency"] == "low"
     assert any(
-        'version="A" run="run-3 of 3"' in r.prompt and "(this run produced no files)" in r.prompt for r in fake_judge.chat_requests
+        'version="A" run="run-3 of 3"' in r.prompt and "(this run produced no files)" in r.prompt
+        for r in fake_judge.chat_requests
     )

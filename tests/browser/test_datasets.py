@@ -29,8 +29,8 @@ def page(browser, live_server):
 def checked(page, where: str) -> None:
     serious = [v["id"] for v in axe_run(page) if v["impact"] in ("critical", "serious")]
     assert serious == [], f"{where}: {serious}"
-    duplicates = page.evaluate("() => { const s = {}; for (const e of document.querySelectorAll('[id]')) s[e.id] = (s[e.id] || 0) + 1;"
-                               " return Object.keys(s).filter(k => s[k] > 1); }")
+    duplicates = page.evaluate("() => { const s = {}; for (const e of document.querySelectorAll('[id]')) "
+                               "s[e.id] = (s[e.id] || 0) + 1; return Object.keys(s).filter(k => s[k] > 1); }")
     assert duplicates == [], f"{where}: repeated ids {duplicates}"
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 391, f"{where} scrolls sideways at 390 px"

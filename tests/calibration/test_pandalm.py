@@ -117,7 +117,8 @@ def test_the_imported_run_and_its_judgments_open_on_the_web(client, reviewer, pa
     client.force_login(reviewer)
     page = client.get(f"/runs/{run.run_id}/")
     assert (
-        page.status_code == 200 and "gpt-3.5-turbo" in page.content.decode() and "Scripted demo judge" not in page.content.decode()
+        page.status_code == 200 and "gpt-3.5-turbo" in page.content.decode()
+        and "Scripted demo judge" not in page.content.decode()
     )
     judgment = run.judgments.get(key="0/ab")
     detail = client.get(f"/runs/{run.run_id}/judgments/{judgment.uuid}/")

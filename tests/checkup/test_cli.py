@@ -67,7 +67,8 @@ def test_a_judge_that_always_says_1_is_shown_to_favour_the_first_position_and_fa
     assert code == 1  # a failed check-up exits 1, as an invalid one does
     assert out.rstrip().endswith("\nverdict: failed: position consistency 0% (floor 60%); kappa 0.00 (floor 0.40)")
     assert (
-        "  note: accuracy over consistent verdicts is undefined on mt-bench-human, so it was not compared with its floor (60%)" in out
+        "  note: accuracy over consistent verdicts is undefined on mt-bench-human, so it was not compared with its floor "
+        "(60%)" in out
     )
     assert "    position consistency (both orders agree): 0.0% [" in out
     assert ("    when the orders disagreed (12): Reply 1 both times 12, Reply 2 both times 0, a tie in one order 0: "

@@ -1,5 +1,5 @@
-"""`evaluate jury` and `evaluate pairwise --dry-run`: every juror's calls, tokens and cost from the inputs, no juror asked; its tokens
-close to what the run then records. And the jury's summary says its usage."""
+"""`evaluate jury` and `evaluate pairwise --dry-run`: every juror's calls, tokens and cost from the inputs, no juror asked; its
+tokens close to what the run then records. And the jury's summary says its usage."""
 
 import json
 from decimal import Decimal

@@ -93,7 +93,10 @@ def test_an_imported_judge_is_not_offered_and_cannot_be_posted(client, reviewer,
     client.force_login(reviewer)
     for name in ("pointwise:new", "pairwise:new", "jury:new", "agent:home", "blind:new", "ranker:rank_new", "ranker:compare_new"):
         html = client.get(reverse(name)).content.decode()
-        assert judge.name in html and f'<option value="{imported.pk}"' not in html and f'value="{imported.pk}" id="id_judges' not in html, name
+        assert (
+            judge.name in html and f'<option value="{imported.pk}"' not in html
+            and f'value="{imported.pk}" id="id_judges' not in html
+        ), name
     response = client.post(reverse("pointwise:new"), {"judge": imported.pk, "threshold": "3.5",
                                                        **support_inputs_stored().form})
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()

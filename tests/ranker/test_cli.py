@@ -45,7 +45,8 @@ def test_rank_25_files_writes_the_ranklist_both_logs_and_prints_the_top_3(oracle
     assert not path.with_name(path.name + ".tmp").exists()
     units = Judgment.objects.filter(run__run_id="r25", purpose="judge").count()
     assert (
-        f"\nUnits: {units}: {units} parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, 0.0%)." in out
+        f"\nUnits: {units}: {units} parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, "
+        "0.0%)." in out
     )
 
     metadata = read_jsonl(run_dir / "metadata.jsonl")

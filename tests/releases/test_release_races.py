@@ -87,7 +87,8 @@ def test_approve_and_block_at_the_same_moment_leave_the_last_audit_entry_in_forc
         assert at_the_same_moment(approve, block) == []
         in_force, entry = gate_decision_in_force(run=run), last_decision_entry(run)
         expected = (
-            AuditLog.Action.RELEASE_APPROVED if in_force.verdict == GateDecision.Verdict.APPROVED else AuditLog.Action.RELEASE_BLOCKED
+            AuditLog.Action.RELEASE_APPROVED if in_force.verdict == GateDecision.Verdict.APPROVED
+            else AuditLog.Action.RELEASE_BLOCKED
         )
         assert (entry.action, entry.actor_label, entry.reason) == (expected, in_force.actor_label, in_force.reason), (
             f"round {round_number}: in force {in_force.verdict} by {in_force.actor_label}, last entry {entry.action} by "

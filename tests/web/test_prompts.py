@@ -117,7 +117,8 @@ def test_the_form_saves_a_prompt_and_shows_the_checks_refusals_as_form_errors(cl
     html = refused.content.decode()
     assert refused.status_code == 400
     assert (
-        "{{tone}} is not a slot of a pointwise prompt" in html and "asks for &quot;score&quot; before &quot;reasoning&quot;" in html
+        "{{tone}} is not a slot of a pointwise prompt" in html
+        and "asks for &quot;score&quot; before &quot;reasoning&quot;" in html
     )
     assert not PromptTemplate.objects.filter(name="summaries").exists()
     saved = client.post(reverse("prompt_new"), {"mode": "pointwise", "name": "summaries", "text": SUMMARIES})
