@@ -72,9 +72,10 @@ def test_devai_agreement_command_judges_each_task_and_compares_with_people(judge
     assert "02_Report_Task_ML: 1/2 agree (50%), 0 unverified" in out
     assert "Agreement with people: 75.0% of 4 verified requirements" in out
     summary = json.loads(report.read_text())
-    assert summary["total"]["agreement"] == 0.75 and summary["total"]["compared"] == 4 and [
-        t["task"] for t in summary["tasks"]
-    ] == ["01_Plot_Task_ML", "02_Report_Task_ML"]
+    assert (
+        summary["total"]["agreement"] == 0.75 and summary["total"]["compared"] == 4
+        and [t["task"] for t in summary["tasks"]] == ["01_Plot_Task_ML", "02_Report_Task_ML"]
+    )
 
 
 @pytest.mark.django_db

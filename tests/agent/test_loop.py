@@ -174,6 +174,6 @@ def test_the_transcript_keeps_every_turn_and_tool_call(tmp_path):
     roles = [t["role"] for t in outcome.transcript]
     assert roles == ["prompt", "judge", "tool", "judge", "verdict"]
     tool = outcome.transcript[2]
-    assert tool["name"] == "read_file" and tool["arguments"] == {
-        "path": "out/metrics.json"
-    } and '"accuracy": 0.93' in tool["output"]
+    assert (
+        tool["name"] == "read_file" and tool["arguments"] == {"path": "out/metrics.json"} and '"accuracy": 0.93' in tool["output"]
+    )

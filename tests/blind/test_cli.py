@@ -60,9 +60,9 @@ def test_three_clean_versions_give_a_valid_comparison_and_the_failing_run_lowers
     assert run.report["consistency"]["A"]["failed_runs"] == 1
     assert doc["rubric"]["A"]["overall_score"] < run.report["consistency"]["A"]["combined_before_penalty"]
     assert any("run-3" in w for w in doc["output_quality"]["A"]["weaknesses"])
-    assert doc[
-        "expectation_results"
-    ]["B"]["total"] == 3 and doc["expectation_results"]["B"]["pass_rate"] == 1.0, doc["expectation_results"]["B"]
+    assert (
+        doc["expectation_results"]["B"]["total"] == 3 and doc["expectation_results"]["B"]["pass_rate"] == 1.0
+    ), doc["expectation_results"]["B"]
     assert "Winner: B" in out and "Ranking: B > " in out
     # Every run of every version was judged once, after the rubric.
     keys = sorted(run.judgments.values_list("key", flat=True))

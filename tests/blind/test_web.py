@@ -153,9 +153,9 @@ def test_revealing_the_mapping_after_the_verdict_is_logged(client, reviewer, jud
     html = response.content.decode()
     assert "alpha-terse" in html and "gamma-prose" in html and 'id="mapping-table"' in html
     entry = AuditLog.objects.get(action="blind.mapping_revealed")
-    assert entry.actor == reviewer and entry.run == run and set(
-        entry.detail["mapping"].values()
-    ) == {"alpha-terse", "gamma-prose"}
+    assert (
+        entry.actor == reviewer and entry.run == run and set(entry.detail["mapping"].values()) == {"alpha-terse", "gamma-prose"}
+    )
     client.post(reveal, {"csrfmiddlewaretoken": token})
     assert AuditLog.objects.filter(action="blind.mapping_revealed").count() == 1
 

@@ -178,9 +178,10 @@ def test_the_api_report_carries_the_corrected_win_rate_from_the_labels_as_they_a
     imported(rows)
     after = api.get(f"/api/v1/runs/{run.run_id}/report").json()
     now = selectors.corrected_rate_for_run(run=run)
-    assert after[
-        "corrected_win_rate"
-    ]["rate"] == pytest.approx(now["rate"]) and after["corrected_win_rate"]["ci95"] == pytest.approx(now["ci95"])
+    assert (
+        after["corrected_win_rate"]["rate"] == pytest.approx(now["rate"])
+        and after["corrected_win_rate"]["ci95"] == pytest.approx(now["ci95"])
+    )
     assert after["corrected_win_rate"]["n_labelled"] == 6
 
 

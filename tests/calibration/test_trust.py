@@ -88,9 +88,9 @@ def test_a_judge_with_no_sample_is_not_calibrated_on_the_gate_json_and_page_and_
     assert code == 1 and gate["passed"] is False and gate["calibration"]["blocks"] is True
     assert any(r.startswith("judge not calibrated: planted-judge") for r in gate["reasons"])
     audit = AuditLog.objects.get(action=AuditLog.Action.POLICY_SET)
-    assert audit.actor == lead and audit.detail[
-        "not_calibrated"
-    ] == "block" and audit.detail["previous"]["not_calibrated"] == "warn"
+    assert (
+        audit.actor == lead and audit.detail["not_calibrated"] == "block" and audit.detail["previous"]["not_calibrated"] == "warn"
+    )
 
 
 def test_too_few_labels_says_n_of_the_minimum_and_counts_as_not_calibrated_under_the_blocking_policy(planted_run, arrive, lead):
@@ -241,9 +241,10 @@ def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlo
     assert adopted_prompt != run.versions["prompt"]
     assert JudgeLock.objects.get(judge_version=candidate.config_version, prompt_version=adopted_prompt).locked is False
     adopted = AuditLog.objects.get(action=AuditLog.Action.CANDIDATE_ADOPTED)
-    assert adopted.actor == lead and adopted.detail["candidate"] == str(
-        candidate.uuid
-    ) and adopted.detail["kappa"] == pytest.approx(1.0)
+    assert (
+        adopted.actor == lead and adopted.detail["candidate"] == str(candidate.uuid)
+        and adopted.detail["kappa"] == pytest.approx(1.0)
+    )
     # The run judged with the old prompt keeps what it was judged with: that prompt's lock.
     assert JudgeLock.objects.get(prompt_version=run.versions["prompt"]).locked
     assert not AuditLog.objects.filter(action=AuditLog.Action.JUDGE_UNLOCKED).exists()
@@ -253,9 +254,10 @@ def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlo
     assert selectors.adopted_prompt(judge_name="planted-judge").text == candidate_prompt(run)
     later = planted_run(scores_for(N), run_id="adopted-prompt", prompt_text=adopted_prompt)
     code, gate = gate_json(later.run_id)
-    assert code == 0 and gate[
-        "calibration"
-    ]["status"] == "calibrated" and "from candidate literal scale" in gate["calibration"]["summary"]
+    assert (
+        code == 0 and gate["calibration"]["status"] == "calibrated"
+        and "from candidate literal scale" in gate["calibration"]["summary"]
+    )
 
 
 def test_adopting_a_model_change_makes_the_judge_row_admin_owned_and_leaves_the_old_configuration_locked(

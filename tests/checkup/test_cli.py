@@ -45,9 +45,10 @@ def test_a_check_up_prints_each_sets_figures_beside_the_published_ones_and_write
         "floors": {"position_consistency": 0.6, "accuracy_consistent": 0.6, "kappa": 0.4},
     }
     assert report["run_id"] == "checkup-cli" and report["kind"] == "checkup"
-    assert report["sample"] == {
-        "size": 5, "seed": 7,
-    } and report["versions"]["rubric"] and report["versions"]["judge"] == judge.version
+    assert (
+        report["sample"] == {"size": 5, "seed": 7} and report["versions"]["rubric"]
+        and report["versions"]["judge"] == judge.version
+    )
     assert not list(tmp_path.glob(".checkup.json.*"))  # written by temp file and rename
 
 

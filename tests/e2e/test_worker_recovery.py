@@ -79,9 +79,10 @@ def test_cancelling_a_running_run_stops_its_workers_from_judging_more(worker_fac
         assert len(slow.chat_requests) <= calls_at_cancel + 2
         done = Judgment.objects.filter(run=run, status=UnitStatus.DONE).count()
         assert done < 40
-        assert Judgment.objects.filter(
-            run=run, status=UnitStatus.CANCELLED,
-        ).count() == 40 - done - Judgment.objects.filter(run=run, status=UnitStatus.FAILED).count()
+        assert (
+            Judgment.objects.filter(run=run, status=UnitStatus.CANCELLED).count()
+            == 40 - done - Judgment.objects.filter(run=run, status=UnitStatus.FAILED).count()
+        )
 
 
 def test_a_dead_workers_claims_are_released_within_30_s_under_a_1000_unit_backlog(worker_factory, make_judge):

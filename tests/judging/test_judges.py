@@ -84,9 +84,9 @@ def test_default_judge_comes_from_the_environment(settings):
     settings.OPENAI_BASE_URL = "http://llm.internal/v1"
     judges_sync()
     judge = judge_get()
-    assert (
-        judge.name, judge.model, judge.effective_family, judge.base_url,
-    ) == ("default", "gpt-4o", "openai", "http://llm.internal/v1")
+    assert (judge.name, judge.model, judge.effective_family, judge.base_url) == (
+        "default", "gpt-4o", "openai", "http://llm.internal/v1",
+    )
 
 
 @pytest.mark.django_db

@@ -84,9 +84,9 @@ def test_a_locked_judge_is_a_warning_that_needs_the_tick():
     assert "is not calibrated" in never[0].text and not never[0].confirm
     plan = {"text": "about 140 more labelled items would settle it, if the kappa stays near 0.58 — an estimate"}
     undecided = run_warnings(judges=[judge], status_of=lambda j: {"status": "undecided", "planning": plan})
-    assert undecided[0].text.endswith(
-        plan["text"]
-    ) and "undecided by calibration" in undecided[0].text and not undecided[0].confirm
+    assert (
+        undecided[0].text.endswith(plan["text"]) and "undecided by calibration" in undecided[0].text and not undecided[0].confirm
+    )
 
 
 def test_an_imported_judge_is_not_offered_and_cannot_be_posted(client, reviewer, judge, imported):

@@ -159,9 +159,10 @@ def test_the_start_anyway_tick_survives_a_refresh_of_the_warnings(client, review
     query = {"preflight": "1", "judge": judge.pk, "system": system.pk, "confirm": "on"}
     html = client.get(url, query, headers={"HX-Request": "true"}).content.decode()
     assert 'id="preflight-confirm" hx-preserve="true"' in html
-    assert 'name="confirm"' in html and "checked" in html.split(
-        'name="confirm"'
-    )[1].split(">")[0] + html.split('name="confirm"')[0].rsplit("<", 1)[1]
+    assert (
+        'name="confirm"' in html
+        and "checked" in html.split('name="confirm"')[1].split(">")[0] + html.split('name="confirm"')[0].rsplit("<", 1)[1]
+    )
 
 
 def test_the_test_set_picker_starts_on_the_teams_newest_stored_test_set(client, reviewer, judge):

@@ -153,9 +153,10 @@ def test_a_context_length_400_leaves_one_candidate_unplaced_and_the_batch_goes_o
     path, sidecar = paths(settings, "ctx")
     assert json.loads(path.read_text()) == true_top({k: v for k, v in truth.items() if k != broken}, 10)
     unplaced = json.loads(sidecar.read_text())["unplaced"]
-    assert [
-        u["id"] for u in unplaced
-    ] == [broken] and "HTTP 400" in unplaced[0]["reason"] and "context length" in unplaced[0]["reason"]
+    assert (
+        [u["id"] for u in unplaced] == [broken] and "HTTP 400" in unplaced[0]["reason"]
+        and "context length" in unplaced[0]["reason"]
+    )
     assert f"unplaced: {broken} — " in err and "left unplaced" in err
     # The count is the HTTP requests really made: the failed one asked twice included.
     requests = fake_judge.chat_requests

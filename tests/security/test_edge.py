@@ -89,12 +89,14 @@ def test_agent_judge_whose_workspace_fills_the_disk_exits_2_and_leaves_no_stagin
 def test_a_disk_that_fills_after_the_run_is_stored_is_one_line_without_nothing_stored():
     """Where no service could roll it back (a report file, say), the line says the disk is full, not that
     nothing was stored."""
-    assert failure_line(
-        OSError(errno.ENOSPC, "No space left on device")
-    ) == "the disk is full (No space left on device); free some space and try again"
-    assert failure_line(
-        OperationalError("database or disk is full")
-    ) == "the disk is full (database or disk is full); free some space and try again"
+    assert (
+        failure_line(OSError(errno.ENOSPC, "No space left on device"))
+        == "the disk is full (No space left on device); free some space and try again"
+    )
+    assert (
+        failure_line(OperationalError("database or disk is full"))
+        == "the disk is full (database or disk is full); free some space and try again"
+    )
     assert disk_full(DiskFull("x")) and not disk_full(
         OSError(errno.EACCES, "Permission denied")
     ) and not disk_full(OperationalError("locked"))

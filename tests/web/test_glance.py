@@ -57,9 +57,10 @@ def test_dashboard_names_a_pairwise_winner_only_when_the_sign_test_says_so(clien
                                              "inconclusive_reasons": ["the two orders disagreed on 9 of 16 cases"]})
     client.force_login(reviewer)
     rows = _rows(client.get(reverse("runs")).content.decode())
-    assert "inconclusive: no clear winner" in rows[
-        "ab-close"
-    ] and "476 of 936" in rows["ab-close"] and "p = 0.62" in rows["ab-close"]
+    assert (
+        "inconclusive: no clear winner" in rows["ab-close"] and "476 of 936" in rows["ab-close"]
+        and "p = 0.62" in rows["ab-close"]
+    )
     assert "winner bot-v2" in rows["ab-clear"] and "94%" in rows["ab-clear"]
     assert "inconclusive" in rows["ab-order"] and "disagreed on 9 of 16" in rows["ab-order"]
 

@@ -75,9 +75,9 @@ def test_each_stored_filter_narrows_the_runs(fleet):
     assert ids(runs_matching(filters=RunFilters(testset="faq-questions"))) == ["r-judge"]
     assert ids(runs_matching(filters=RunFilters(outcome="running"))) == ["r-pair"]
     assert ids(runs_matching(filters=RunFilters(outcome="failed"))) == ["r-failed"]
-    assert set(
-        ids(runs_matching(filters=RunFilters(outcome="result")))
-    ) == {"r-title", "r-system", "r-testset", "r-judge", "r-jury"}
+    assert set(ids(runs_matching(filters=RunFilters(outcome="result")))) == {
+        "r-title", "r-system", "r-testset", "r-judge", "r-jury",
+    }
     # Dates are days, both ends included.
     assert ids(
         runs_matching(filters=RunFilters(since=dt.date(2026, 11, 2), until=dt.date(2026, 11, 3)))
