@@ -32,9 +32,8 @@ BAD_REPLY = "No idea, figure it out."
 
 def testset_bytes(n: int, *, output=lambda i: GOOD_REPLY if i % 2 == 0 else BAD_REPLY) -> bytes:
     rows = [
-        {
-            "id": f"c{i:03d}", "input": f"I can't reset my password (ticket {i}).", **({"output": output(i)} if output else {}),
-        } for i in range(n)
+        {"id": f"c{i:03d}", "input": f"I can't reset my password (ticket {i}).", **({"output": output(i)} if output else {})}
+        for i in range(n)
     ]
     return "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
 

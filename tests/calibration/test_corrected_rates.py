@@ -81,9 +81,8 @@ def test_a_jurys_corrected_pass_rate_equals_ppi_py_and_is_in_the_next_runs_repor
     corrected = second.report["corrected_pass_rate"]
     jury = {c["case_id"]: c["pooled"] for c in second.report["cases"]}
     y = [
-        np.mean(
-            [1.0 if human(i) == "pass" else 0.0] * 2 + [1.0 if (human(i) == "pass") != (i % 4 == 0) else 0.0]
-        ) for i in labelled
+        np.mean([1.0 if human(i) == "pass" else 0.0] * 2 + [1.0 if (human(i) == "pass") != (i % 4 == 0) else 0.0])
+        for i in labelled
     ]
     y_hat = [1.0 if jury[f"c{i:03d}"] == "pass" else 0.0 for i in labelled]
     y_hat_unlabelled = [1.0 if jury[f"c{i:03d}"] == "pass" else 0.0 for i in range(N)]  # another run: all judged only

@@ -63,8 +63,9 @@ def test_a_budget_stops_a_pairwise_or_jury_run_invalid_with_exit_1(mode, make_ju
         make_judge(name, model=model, family=family, **dear)
     files = write_files(tmp_path, n=10, testset_outputs=lambda i: GOOD_REPLY)
     which = (
-        "--a", files["a"], "--b", files["b"], "--judge", "llama",
-    ) if mode == "pairwise" else ("--judges", "llama,mistral,gemma")
+        ("--a", files["a"], "--b", files["b"], "--judge", "llama") if mode == "pairwise"
+        else ("--judges", "llama,mistral,gemma")
+    )
     code, out, err = run_evaluate(
         capsys, mode, "--testset", files["testset"], "--rubric", files["rubric"], *which, "--budget", "0.5",
         "--concurrency", "1", "--report", str(tmp_path / "report.json"),

@@ -107,9 +107,10 @@ def test_a_broker_killed_and_back_after_8_s_costs_the_run_nothing(broker, worker
 def test_a_judge_that_streams_forever_holds_no_call_past_its_deadline(broker, worker_factory, make_judge):
     from fakejudge import StreamForever
 
-    with FakeJudgeServer(
-        StreamForever()
-    ) as streaming, TcpProxy(streaming.port) as proxy, FakeJudgeServer(DemoBrain()) as healthy:
+    with (
+        FakeJudgeServer(StreamForever()) as streaming, TcpProxy(streaming.port) as proxy,
+        FakeJudgeServer(DemoBrain()) as healthy,
+    ):
         # Every call of the streaming judge gets a connection of its own (the client drops it at the
         # deadline): the proxy's connections are the calls.
         stuck = make_judge("streaming", server=streaming, timeout_seconds=2.0, max_concurrency=2)

@@ -104,9 +104,8 @@ def test_a_dead_workers_claims_are_released_within_30_s_under_a_1000_unit_backlo
 
         def doomed_claims():
             return [
-                claimer for claimer in Judgment.objects.filter(
-                    run=run, status=UnitStatus.CLAIMED,
-                ).values_list("claimed_by", flat=True)
+                claimer
+                for claimer in Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).values_list("claimed_by", flat=True)
                 if claimer.split(":")[1] in doomed_pids
             ]
 

@@ -68,10 +68,9 @@ def test_rank_25_files_writes_the_ranklist_both_logs_and_prints_the_top_3(oracle
     assert lines[1] == "Top 3:"
     for n, artifact_id in enumerate(ranking[:3], start=1):
         assert lines[1 + n] == f"  {n}. {artifact_id} — # Report {artifact_id}"
-    assert lines[
-        5
-    ].startswith(f"Comparator calls: {len(calls)} for 25 inserts (HTTP requests to the judge, its retries included); "
-                              "worst case: at most 2 + log2 N comparisons per insert, ")
+    assert lines[5].startswith(
+        f"Comparator calls: {len(calls)} for 25 inserts (HTTP requests to the judge, its retries included); "
+        "worst case: at most 2 + log2 N comparisons per insert, ")
 
     # The database holds the same: ranklist entries, one insertion per file, one judgment per call.
     ranklist = Ranklist.objects.get(run__run_id="r25")

@@ -225,9 +225,9 @@ ATTACKS = [
     "at character 6",
            pointwise(),
            {
-               "testset.jsonl": TESTSET.splitlines(
-                   keepends=True
-               )[0] + b'{"id": "c2", "input": "Where\\u0000 is it?", "output": "x"}\n'
+               "testset.jsonl": (
+                   TESTSET.splitlines(keepends=True)[0] + b'{"id": "c2", "input": "Where\\u0000 is it?", "output": "x"}\n'
+               )
            }),
     Attack("surrogate-escape-testset-extra", "evaluate pointwise --testset", "testset.jsonl line 1: 'meta.tags[1]' holds a lone "
     "surrogate (\\ud800)",

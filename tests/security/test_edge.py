@@ -97,9 +97,10 @@ def test_a_disk_that_fills_after_the_run_is_stored_is_one_line_without_nothing_s
         failure_line(OperationalError("database or disk is full"))
         == "the disk is full (database or disk is full); free some space and try again"
     )
-    assert disk_full(DiskFull("x")) and not disk_full(
-        OSError(errno.EACCES, "Permission denied")
-    ) and not disk_full(OperationalError("locked"))
+    assert (
+        disk_full(DiskFull("x")) and not disk_full(OSError(errno.EACCES, "Permission denied"))
+        and not disk_full(OperationalError("locked"))
+    )
 
 
 # --- The pages --------------------------------------------------------------------------------------------
