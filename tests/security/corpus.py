@@ -128,7 +128,7 @@ ATTACKS = [
            pointwise()[:3] + ["{d}/testset.csv"] + pointwise()[4:],
            {"testset.csv": b'id,input,output\nc1,hi,ok\nc2,"hello,there\nc3,bye,fine\n'}),
     Attack("csv-stray-quote", "evaluate pointwise --testset (CSV)", 'testset.csv line 2: a quote inside a quoted field must be '
-    'doubled',
+           'doubled',
            pointwise()[:3] + ["{d}/testset.csv"] + pointwise()[4:], {"testset.csv": b'id,input,output\nc1,"ab"c,ok\n'}),
     Attack("csv-too-few-fields", "evaluate pointwise --testset (CSV)", "testset.csv line 3: 2 fields, fewer than the header's 3",
            pointwise()[:3] + ["{d}/testset.csv"] + pointwise()[4:], {"testset.csv": b"id,input,output\nc1,hi,ok\nc2,hello\n"}),
@@ -181,7 +181,7 @@ ATTACKS = [
     Attack("long-output-id", "evaluate pairwise --a", "the id is 300 characters long, over the limit of 150",
            pairwise(), {"a.jsonl": json.dumps({"id": LONG, "output": "y"}).encode() + b"\n"}),
     Attack("long-criterion-name", "evaluate pointwise --rubric", "the criterion's 'name' is 300 characters long, over the limit "
-    "of 100",
+           "of 100",
            pointwise(), {"rubric.toml": rubric({p: "x" for p in range(1, 6)}, criterion=LONG)}),
     Attack("long-rubric-name", "evaluate pointwise --rubric", "the rubric's 'name' is 300 characters long, over the limit of 200",
            pointwise(), {"rubric.toml": rubric({p: "x" for p in range(1, 6)}, name=LONG)}),
@@ -198,7 +198,7 @@ ATTACKS = [
            ["compare", f"{{d}}/{DEEP_DIR}/one.md", "{d}/two.md", "--judge", "judge-a"], {f"{DEEP_DIR}/one.md": b"first\n"}),
     # --- Rubric scales: exactly 1-5 --------------------------------------------------------------------------
     Attack("scale-0-10", "evaluate pointwise --rubric", "'scale' must define exactly the scores 1 to 5 (the Pointwise 1-5 "
-    "scale), got 0, 1, 2",
+           "scale), got 0, 1, 2",
            pointwise(), {"rubric.toml": rubric({p: "x" for p in range(0, 11)})}),
     Attack(
         "scale-1-3", "evaluate pointwise --rubric", "got 1, 2, 3", pointwise(),
@@ -222,7 +222,7 @@ ATTACKS = [
                                       "scale": {**{str(p): "x" for p in range(1, 6)}, "005": "y"}}]}).encode()}),
     # --- Text a database cannot keep: a NUL, a lone surrogate, a byte that is not UTF-8 (issue 26) -----------
     Attack("nul-escape-testset", "evaluate pointwise --testset", "testset.jsonl line 2: 'input' holds a NUL character (\\u0000) "
-    "at character 6",
+           "at character 6",
            pointwise(),
            {
                "testset.jsonl": (
@@ -230,20 +230,20 @@ ATTACKS = [
                )
            }),
     Attack("surrogate-escape-testset-extra", "evaluate pointwise --testset", "testset.jsonl line 1: 'meta.tags[1]' holds a lone "
-    "surrogate (\\ud800)",
+           "surrogate (\\ud800)",
            pointwise(), {"testset.jsonl": b'{"id": "c1", "input": "hi", "output": "ok", "meta": {"tags": ["a", "\\ud800"]}}\n'}),
     Attack("nul-escape-outputs", "evaluate pointwise --outputs", "a.jsonl line 3: 'output' holds a NUL character",
            pointwise("--outputs", "{d}/a.jsonl"), {"a.jsonl": OUTPUTS.replace(b'"Profile."', b'"Pro\\u0000file."')}),
     Attack("surrogate-escape-outputs", "evaluate pairwise --a", "a.jsonl line 1: 'output' holds a lone surrogate (\\udfff) at "
-    "character 3",
+           "character 3",
            pairwise(), {"a.jsonl": OUTPUTS.replace(b'"Settings."', b'"Se\\udfffttings."')}),
     Attack("surrogate-escape-output-id", "evaluate pairwise --b", "b.jsonl line 2: 'id' holds a lone surrogate",
            pairwise(), {"b.jsonl": OUTPUTS.replace(b'"c2"', b'"c\\ud83d"')}),
     Attack("nul-escape-toml-rubric", "evaluate pointwise --rubric (TOML)", "rubric.toml line 4: 'criteria[0].description' holds "
-    "a NUL character",
+           "a NUL character",
            pointwise(), {"rubric.toml": RUBRIC.replace(b'"Does it help?"', b'"Does it\\u0000 help?"')}),
     Attack("surrogate-escape-json-rubric", "evaluate jury --rubric (JSON)", "rubric.json line 1: 'criteria[0].scale.3' holds a "
-    "lone surrogate",
+           "lone surrogate",
            JURY[:5] + ["{d}/rubric.json"] + JURY[6:],
            {"rubric.json": json.dumps({"name": "r", "criteria": [{"name": "h", "description": "d",
                                       "scale": {str(p): ("\ud800" if p == 3 else "x") for p in range(1, 6)}}]}).encode()}),
@@ -254,25 +254,25 @@ ATTACKS = [
     Attack("nul-escape-judges-file", "judges file (JUDGES_FILE)", "judges.toml line 2: 'judges.x.model' holds a NUL character",
            pointwise(), {"judges.toml": b"[judges.x]\nmodel = \"m\\u0000\"\n"}, settings={"JUDGES_FILE": "{d}/judges.toml"}),
     Attack("nul-byte-testset-line", "evaluate pointwise --testset", "testset.jsonl line 3: looks like a binary file (it has NUL "
-    "bytes)",
+           "bytes)",
            pointwise(), {"testset.jsonl": TESTSET.replace(b"change my", b"change\x00my")}),
     Attack("non-utf8-title", "evaluate pointwise --title", "--title holds a byte that is not UTF-8 (\\xff) at character 8",
            pointwise("--title", "nightly\udcff")),
     Attack("non-utf8-run-id-flag", "evaluate pairwise --run-id=…", "--run-id holds a byte that is not UTF-8 (\\xe9)",
            pairwise("--run-id=r\udce9")),
     Attack("non-utf8-testset-path", "evaluate pointwise --testset (a file name not in UTF-8)", "--testset holds a byte that is "
-    "not UTF-8 (\\xff)",
+           "not UTF-8 (\\xff)",
            pointwise()[:3] + ["{d}/t\udcff.jsonl"] + pointwise()[4:], {"t\udcff.jsonl": TESTSET}),
     Attack(
         "non-utf8-gate-run-id", "gate RUN_ID", "argument 1 ('r\\xfe') holds a byte that is not UTF-8 (\\xfe)",
         ["gate", "r\udcfe"],
     ),
     Attack("unknown-output-ids-pointwise", "evaluate pointwise --outputs", "a.jsonl: 2 output(s) for id(s) not in the test set: "
-    "c9, c10;",
+           "c9, c10;",
            pointwise("--outputs", "{d}/a.jsonl"),
            {"a.jsonl": OUTPUTS + b'{"id": "c9", "output": "x"}\n{"id": "c10", "output": "y"}\n'}),
     Attack("many-unknown-output-ids", "evaluate pairwise --b", "b.jsonl: 12 output(s) for id(s) not in the test set: x0, x1, x2, "
-    "x3, x4, x5, x6, x7, x8, x9 and 2 more (version B)",
+           "x3, x4, x5, x6, x7, x8, x9 and 2 more (version B)",
            pairwise(), {"b.jsonl": OUTPUTS + b"".join(b'{"id": "x%d", "output": "o"}\n' % i for i in range(12))}),
     # --- Web forms: a form error, never a 500 ----------------------------------------------------------------
     Attack("form-deep-testset", "pointwise form, test set upload", "nested more than 32 levels deep", url="pointwise:new",

@@ -238,10 +238,10 @@ print("ESCAPED sees the host" if len(pids) > 5 or any("pytest" in c for c in com
 """),
     # --- privileges -----------------------------------------------------------------------------------
     Attack("nested-user-namespace", "if unshare -r id 2>&1; then echo ESCAPED unshare; else echo CONTAINED no user namespace; "
-    "fi\n",
+           "fi\n",
            suffix=".sh"),
     Attack("mount-and-chroot", "if mount -t tmpfs none /tmp 2>&1; then echo ESCAPED mount; else echo CONTAINED mount refused; "
-    "fi\n"
+           "fi\n"
            "id\n", suffix=".sh", expect=("uid=1000(sandbox)",)),
     # --- the app's environment ------------------------------------------------------------------------
     Attack("environment", """
