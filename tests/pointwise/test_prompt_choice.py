@@ -108,8 +108,7 @@ def test_calibration_scopes_by_the_custom_prompt_version(cli, judge, files, summ
     assert gate_lock_reasons(run=custom_run)
 
 
-# --- The form (the API: tests/api/test_prompts.py)
-# ------------------------------------------------------------------------------------
+# --- The form (the API: tests/api/test_prompts.py) ------------------------------------------------------------------------------
 
 
 def test_the_form_offers_the_library_and_starts_a_run_with_the_chosen_prompt(
