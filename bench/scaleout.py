@@ -117,11 +117,9 @@ def run_bench(args) -> None:
 
 def start_worker(name: str, concurrency: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "judgeapp", "--quiet", "worker", "--pool", "prefork", "--concurrency", str(
-            concurrency
-        ),
-         "--loglevel", "WARNING", "-Q", os.environ["CELERY_QUEUE"], "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
-         "--without-heartbeat"],
+        [sys.executable, "-m", "celery", "-A", "judgeapp", "--quiet", "worker", "--pool", "prefork", "--concurrency",
+         str(concurrency), "--loglevel", "WARNING", "-Q", os.environ["CELERY_QUEUE"], "-n", f"{name}@%h", "--without-gossip",
+         "--without-mingle", "--without-heartbeat"],
         cwd=ROOT, env=os.environ.copy(), start_new_session=True, stderr=subprocess.DEVNULL,
     )
 

@@ -61,11 +61,9 @@ def main() -> None:
             fake.reset()
             started = time.perf_counter()
             done = subprocess.run(
-                [sys.executable, "manage.py", "evaluate", "pointwise", "--testset", str(testset), "--rubric", str(
-                    scratch / "rubric.toml"
-                ),
-                 "--judge", "bench", "--concurrency", str(args.concurrency), "--format", "json", "--report",
-                 str(scratch / f"report-{n}.json")],
+                [sys.executable, "manage.py", "evaluate", "pointwise", "--testset", str(testset), "--rubric",
+                 str(scratch / "rubric.toml"), "--judge", "bench", "--concurrency", str(args.concurrency), "--format", "json",
+                 "--report", str(scratch / f"report-{n}.json")],
                 cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             )
             wall = time.perf_counter() - started

@@ -108,8 +108,9 @@ def test_starting_draws_labels_hides_the_mapping_and_judges_only_blinded_content
     assert no_celery == [run.pk]  # queued for a worker after commit
     comparison = run.blind_comparison
     mapping = {v.label: v.real_name for v in comparison.versions.all()}
-    assert sorted(mapping) == ["A", "B", "C"] and sorted(mapping.values()) == sorted(
-        ["alpha-terse", "team/beta-stepwise", "gamma-prose"]
+    assert (
+        sorted(mapping) == ["A", "B", "C"]
+        and sorted(mapping.values()) == sorted(["alpha-terse", "team/beta-stepwise", "gamma-prose"])
     )
     assert all(v.source == BlindVersion.Source.BROWSE for v in comparison.versions.all())
     run_services.run_execute_inline(run=run)

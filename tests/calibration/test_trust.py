@@ -136,9 +136,10 @@ def test_reports_and_run_pages_carry_the_status(planted_run, arrive, client, rev
         page = client.get(reverse("run_detail", args=[shown.run_id])).content.decode()
         assert 'id="run-calibration"' in page and 'data-calibration="not calibrated"' in page
     judges = client.get(reverse("judges")).content.decode()
-    assert 'data-judge-status="planted-judge"' in judges and reverse(
-        "judge_scorecard_version", args=["planted-judge", run.judge.version],
-    ) in judges
+    assert (
+        'data-judge-status="planted-judge"' in judges
+        and reverse("judge_scorecard_version", args=["planted-judge", run.judge.version]) in judges
+    )
 
 
 # --- 2. People are checked too ---------------------------------------------------------------------------

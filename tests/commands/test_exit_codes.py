@@ -89,8 +89,9 @@ def test_an_unexpected_error_is_one_line_and_exit_2_and_the_traceback_is_there_w
     with pytest.raises(SystemExit) as traced:
         Boom().run_from_argv(["manage.py", "boom", "--traceback"])
     err = capsys.readouterr().err
-    assert traced.value.code == 2 and err.startswith("Traceback") and err.splitlines()[-1].startswith(
-        "error: RuntimeError: a bug"
+    assert (
+        traced.value.code == 2 and err.startswith("Traceback")
+        and err.splitlines()[-1].startswith("error: RuntimeError: a bug")
     )
 
 

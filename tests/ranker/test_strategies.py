@@ -64,8 +64,9 @@ def test_a_strategy_ranks_over_http_into_the_seeds_files_and_is_recorded_on_the_
     assert f"Strategy: {strategy}" in out
     assert "Order support: every adjacent pair of the 5 is supported by its own comparisons" in out
     report = Run.objects.get(run_id=strategy).report
-    assert report["strategy"] == strategy and report["support"]["line"] and report["judge_calls"]["http"] == len(
-        fake_judge.chat_requests
+    assert (
+        report["strategy"] == strategy and report["support"]["line"]
+        and report["judge_calls"]["http"] == len(fake_judge.chat_requests)
     )
 
 

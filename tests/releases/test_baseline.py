@@ -162,8 +162,9 @@ def test_under_the_regression_rule_only_an_interval_below_zero_blocks(judge, sys
     # Every case worse: a real regression blocks under either rule.
     worse = finished(judge, cases(range(8), reply=lambda i: BAD_REPLY), system=system, name="v3.jsonl")
     reasons = gate_evaluate(run=worse)["reasons"]
-    assert worse.report["baseline"]["ci95"][1] < 0 and any(
-        r.startswith("a regression against bot's release v1.0") for r in reasons
+    assert (
+        worse.report["baseline"]["ci95"][1] < 0
+        and any(r.startswith("a regression against bot's release v1.0") for r in reasons)
     )
 
 
