@@ -67,12 +67,8 @@ RUBRIC_JSON_SURROGATE = json.dumps(
             {"rubric": ("rubric.json", RUBRIC_JSON_SURROGATE)},
             ["rubric.json line 1: 'criteria[0].description' holds a lone surrogate (\\ud800)"],
         ),
-        ({
-            "outputs": (
-                "outputs.jsonl",
-                jsonl(*(json.dumps({"id": f"c{i:03d}", "output": "x\x00" if i == 2 else "x"}) for i in range(4))),
-            )
-        },
+        ({"outputs": ("outputs.jsonl",
+                      jsonl(*(json.dumps({"id": f"c{i:03d}", "output": "x\x00" if i == 2 else "x"}) for i in range(4))))},
          ["outputs.jsonl line 3: 'output' holds a NUL character (\\u0000) at character 2"]),
         ({"testset": ("support.jsonl", b'{"id": "c000", "input": "hi", "output": "o\x00k"}\n')},
          ["support.jsonl line 1: looks like a binary file (it has NUL bytes)"]),
@@ -166,9 +162,8 @@ def test_a_limit_or_offset_out_of_bounds_or_not_a_number_and_an_unknown_kind_or_
 
 
 @pytest.mark.parametrize("endpoint", ["/api/v1/testsets", "/api/v1/rubrics"])
-@pytest.mark.parametrize(("query", "piece"), [(
-    "limit=-3", "greater than or equal to 1",
-), ("limit=501", "less than or equal to 500"),
+@pytest.mark.parametrize(("query", "piece"), [("limit=-3", "greater than or equal to 1"),
+                                              ("limit=501", "less than or equal to 500"),
                                               ("limit=a", "valid integer"), ("offset=-1", "greater than or equal to 0")])
 def test_the_versions_lists_bounds_are_400_too(api, endpoint, query, piece):
     assert_one_line(api.get(f"{endpoint}?{query}"), 400, "bad_request", piece)
