@@ -139,9 +139,8 @@ def test_a_reply_that_is_not_a_verdict_gets_a_correction(tmp_path):
         ChatReply("It looks fine to me."),
         ChatReply('```json\n{"verdict": "met", "evidence": "out/metrics.json:1 has \\"accuracy\\": 0.93"}\n```'),
     ])
-    outcome = judge_requirement(chat=lambda m, t: next(replies), task=TASK, requirement=Requirement(
-        "2", "writes out/metrics.json",
-    ),
+    outcome = judge_requirement(chat=lambda m, t: next(replies), task=TASK,
+                                requirement=Requirement("2", "writes out/metrics.json"),
                                 toolbox=toolbox_for(make_workspace(tmp_path)))
     assert outcome.verdict == "met"
     assert [t["why"] for t in outcome.transcript if t["role"] == "correction"] == ["parse"]
@@ -160,9 +159,8 @@ def test_trace_step_evidence_is_accepted_once_the_step_was_read(tmp_path):
         ChatReply(tool_calls=[tool_call("read_trace_step", {"step": 3}, "c2")]),
         ChatReply(json.dumps({"verdict": "met", "evidence": "trace step 3 ran pytest: \"3 passed in 0.4s\""})),
     ])
-    outcome = judge_requirement(chat=lambda m, t: next(replies), task=TASK, requirement=Requirement(
-        "4", "the agent ran the tests",
-    ),
+    outcome = judge_requirement(chat=lambda m, t: next(replies), task=TASK,
+                                requirement=Requirement("4", "the agent ran the tests"),
                                 toolbox=toolbox_for(make_workspace(tmp_path), trace))
     assert outcome.verdict == "met"
     assert "trace step 3" in outcome.evidence_check["citations"]

@@ -78,9 +78,8 @@ def test_reviewer_convenes_a_jury_and_reads_the_grid(
                                 ("juror-gemma", "gemma-2-9b", "google"), ("juror-qwen", "qwen2.5-7b", "qwen")]:
         make_judge(name, model=model, family=family)
     # The gemma juror fails every reply, so it dissents on the good ones.
-    fake_judge.action = When(lambda r: r.model == "gemma-2-9b", Reply(
-        '{"reasoning": "Too terse for a customer.", "verdict": "fail"}'
-    ),
+    fake_judge.action = When(lambda r: r.model == "gemma-2-9b",
+                             Reply('{"reasoning": "Too terse for a customer.", "verdict": "fail"}'),
                              DemoBrain(quality=lambda reply, message="": 1.0 if GOOD_REPLY in reply else 0.0))
     bot = make_system("support-bot", model="gpt-4o-mini", family="openai")
     stored = content.testset_store(data=factories.testset_bytes(6), name="support.jsonl")

@@ -329,9 +329,8 @@ def test_a_reply_that_is_json_but_not_a_chat_completion_is_a_clear_judge_error(s
 
 def test_a_replys_fields_of_the_wrong_type_are_read_as_absent(server):
     server.action = _raw_reply({
-        "choices": [{"message": {
-            "content": ["not", "text"], "tool_calls": [{"id": 5, "function": {"name": "read_file", "arguments": {"path": "a"}}}],
-        },
+        "choices": [{"message": {"content": ["not", "text"],
+                                 "tool_calls": [{"id": 5, "function": {"name": "read_file", "arguments": {"path": "a"}}}]},
                      "finish_reason": 3}],
         "usage": {"prompt_tokens": "many", "completion_tokens": -4},
     })
@@ -344,9 +343,8 @@ def test_a_chat_completion_reply_is_read_whole(server):
     server.action = _raw_reply({
         "id": "x", "object": "chat.completion", "model": "m",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "hello", "tool_calls": [
-            {
-                "id": "call_1", "type": "function", "function": {"name": "list_files", "arguments": "{}"},
-            }]}, "finish_reason": "tool_calls"}],
+            {"id": "call_1", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}]},
+            "finish_reason": "tool_calls"}],
         "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
     })
     result = client_for(server).chat(PROMPT)

@@ -85,9 +85,8 @@ def test_an_unknown_prompt_is_one_line_exit_2_and_nothing_judged(cli, judge, fil
 
 
 def test_a_pairwise_prompt_is_not_a_pointwise_one(cli, judge, files, fake_judge):
-    prompt_template_save(mode="pairwise", name="code-review", text=library_prompt("pairwise").text.replace(
-        "customer message", "code change",
-    ),
+    prompt_template_save(mode="pairwise", name="code-review",
+                         text=library_prompt("pairwise").text.replace("customer message", "code change"),
                          actor=cli_actor())
     result = evaluate(cli, judge, files, "--prompt", "code-review")
     assert result.code == 2 and "no pointwise prompt named 'code-review'" in result.err

@@ -176,9 +176,8 @@ print("CONTAINED" if not any("{marker_dir}" in p for p in seen) else "ESCAPED a 
     ),
     Attack("dotdot-in-arguments", _PY_READ.format(paths=[]), args=("../../../../../etc/shadow", "../{other_secret_rel}"),
            expect=("FileNotFoundError",)),
-    Attack("symlinks-out-of-the-workspace", _PY_READ.format(
-        paths=["link_other", "link_key", "link_up/etc/shadow", "link_root/etc/shadow"]
-    ),
+    Attack("symlinks-out-of-the-workspace",
+           _PY_READ.format(paths=["link_other", "link_key", "link_up/etc/shadow", "link_root/etc/shadow"]),
            expect=("CONTAINED link_other", "CONTAINED link_key")),
     # --- writing on the host --------------------------------------------------------------------------
     Attack("write-dev-shm-tmp-run", _PY_WRITE.format(paths=["/dev/shm/shm-{marker}", "/tmp/tmp-{marker}", "/run/run-{marker}",
