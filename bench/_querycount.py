@@ -11,7 +11,10 @@ from pathlib import Path
 from celery.signals import task_postrun, task_prerun, worker_process_shutdown
 from django.db.backends.signals import connection_created
 
-COUNTED_TASKS = {"judgeapp.tasks.execute_judgment", "judgeapp.tasks.execute_judgments", "judgeapp.tasks.start_run", "judgeapp.judging.tasks.execute_judgment", "judgeapp.judging.tasks.start_run"}
+COUNTED_TASKS = {
+    "judgeapp.tasks.execute_judgment", "judgeapp.tasks.execute_judgments", "judgeapp.tasks.start_run",
+    "judgeapp.judging.tasks.execute_judgment", "judgeapp.judging.tasks.start_run",
+}
 _state = {"queries": 0, "seconds": 0.0, "tasks": 0, "active": False, "by_kind": {}}
 _lock = threading.Lock()
 
@@ -62,4 +65,6 @@ def _stop(sender=None, **kwargs):
 def _write(**kwargs):
     folder = os.environ.get("BENCH_QUERYCOUNT_DIR")
     if folder and _state["tasks"]:
-        Path(folder, f"{os.getpid()}.json").write_text(json.dumps({k: _state[k] for k in ("queries", "seconds", "tasks", "by_kind")}))
+        Path(folder, f"{os.getpid()}.json").write_text(
+            json.dumps({k: _state[k] for k in ("queries", "seconds", "tasks", "by_kind")})
+        )

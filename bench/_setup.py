@@ -134,7 +134,10 @@ class Worker:
 def testset_bytes(n: int, nonce: str) -> bytes:
     """n distinct cases (the nonce keeps the response cache from answering them)."""
     rows = [
-        {"id": f"c{i:05d}", "input": f"[{nonce}] My order {i} has not arrived.", "output": f"Sorry! Order {i} ships within 2 days; here is the tracking link."}
+        {
+            "id": f"c{i:05d}", "input": f"[{nonce}] My order {i} has not arrived.",
+            "output": f"Sorry! Order {i} ships within 2 days; here is the tracking link.",
+        }
         for i in range(n)
     ]
     return "\n".join(json.dumps(r) for r in rows).encode()

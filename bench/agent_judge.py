@@ -53,7 +53,9 @@ def make_workspace(root: Path, files: int) -> Path:
     (root / "out" / "metrics.json").write_text('{"accuracy": 0.93}\n')
     for i in range(files):
         (root / f"src/module_{i:04d}.py").parent.mkdir(exist_ok=True)
-        (root / f"src/module_{i:04d}.py").write_text("".join(f"def f{j}(x):\n    return x * {j}  # accuracy\n" for j in range(50)))
+        (root / f"src/module_{i:04d}.py").write_text(
+            "".join(f"def f{j}(x):\n    return x * {j}  # accuracy\n" for j in range(50))
+        )
     return root
 
 
@@ -81,7 +83,9 @@ def main() -> None:
             assert "exit code 0" in record.output, record.output
         print(f"run_file (copy {args.files + 2} files, namespaces, python3, clean-up): "
               f"p50 {statistics.median(times) * 1000:.0f} ms, p95 {percentile(times, 0.95) * 1000:.0f} ms over {args.runs} runs")
-    for name, arguments in [("read_file", {"path": "src/module_0001.py"}), ("list_files", {}), ("search", {"query": "return x * 49"})]:
+    for name, arguments in [
+        ("read_file", {"path": "src/module_0001.py"}), ("list_files", {}), ("search", {"query": "return x * 49"}),
+    ]:
         times = []
         for _ in range(20):
             t = time.perf_counter()
@@ -89,10 +93,17 @@ def main() -> None:
             times.append(time.perf_counter() - t)
         print(f"{name}: p50 {statistics.median(times) * 1000:.1f} ms")
 
-    checklist = "".join(f"{i}. writes the metrics to out/metrics.json with an \"accuracy\" key (check {i})\n" for i in range(1, args.requirements + 1))
+    checklist = "".join(
+        f"{i}. writes the metrics to out/metrics.json with an \"accuracy\" key (check {i})\n"
+        for i in range(1, args.requirements + 1)
+    )
     with FakeJudgeServer(DemoBrain()) as server:
-        judge = Judge.objects.create(name="bench", model="fake-judge", family="scripted", base_url=server.url, max_concurrency=args.concurrency)
-        inputs = agent_inputs_read(task=b"Write the metrics.", task_name="task.md", requirements=checklist.encode(), requirements_name="r.md")
+        judge = Judge.objects.create(
+            name="bench", model="fake-judge", family="scripted", base_url=server.url, max_concurrency=args.concurrency,
+        )
+        inputs = agent_inputs_read(
+            task=b"Write the metrics.", task_name="task.md", requirements=checklist.encode(), requirements_name="r.md",
+        )
         for label in ("cold (judge called)", "warm (response cache)"):
             run = agent_run_create(inputs=inputs, workspace=workspace, judge=judge, executor=Executor.INLINE)
             before = len(server.chat_requests)

@@ -41,7 +41,9 @@ def main() -> None:
         last = Judgment.objects.filter(run=run).order_by("-id").values_list("pk", flat=True)[settings.UNIT_BATCH_SIZE - 1]
         Judgment.objects.filter(run=run, pk__lt=last).update(status=UnitStatus.DONE)
         statements = {
-            "units left in the stage": lambda: Judgment.objects.filter(run=run, stage=0, status__in=ACTIVE_UNIT_STATUSES).exists(),
+            "units left in the stage": lambda: Judgment.objects.filter(
+                run=run, stage=0, status__in=ACTIVE_UNIT_STATUSES,
+            ).exists(),
             "next pending ids": lambda: list(
                 Judgment.objects.filter(run=run, stage=0, status=UnitStatus.PENDING).order_by("id").values_list("pk", flat=True)[
                     : settings.UNIT_BATCH_SIZE

@@ -39,7 +39,7 @@ from _setup import ROOT, RUBRIC, FakeJudgeProcess, Worker, setup_django
 SERVER_URL = "postgres://postgres@127.0.0.1:5432"
 
 # The child that uploads: logs a reviewer in, posts the form with the file, prints its figures as JSON.
-UPLOAD = r"""
+UPLOAD = """
 import json, os, sys, time
 sys.path.insert(0, os.getcwd())
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "judgeapp.settings")
@@ -63,11 +63,13 @@ with open("/proc/self/clear_refs", "w") as f:
 base = kib("VmRSS")
 started = time.perf_counter()
 with open(path, "rb") as testset, open(rubric, "rb") as rubric_file:
-    response = client.post(reverse("pointwise:new"), {"judge": judge_pk, "threshold": "3", "testset_file": testset, "rubric_file": rubric_file})
+    response = client.post(reverse("pointwise:new"), {"judge": judge_pk, "threshold": "3", "testset_file": testset, \
+"rubric_file": rubric_file})
 seconds = time.perf_counter() - started
 if response.status_code != 302:
     raise SystemExit(f"upload answered {response.status_code}: {response.content[:2000]!r}")
-print(json.dumps({"seconds": seconds, "peak_above_kib": kib("VmHWM") - base, "run": response["Location"].rstrip("/").rsplit("/", 1)[-1]}))
+print(json.dumps({"seconds": seconds, "peak_above_kib": kib("VmHWM") - base, \
+"run": response["Location"].rstrip("/").rsplit("/", 1)[-1]}))
 """
 
 
@@ -125,7 +127,10 @@ def bench_size(cases: int, *, judge, args, scratch: Path) -> dict:
         uploaded = time.monotonic()
         run = Run.objects.get(run_id=upload["run"])
         if args.upload_only:
-            return {"cases": cases, "file_mb": size / 1e6, "upload_s": upload["seconds"], "upload_peak_mb": upload["peak_above_kib"] / 1024}
+            return {
+                "cases": cases, "file_mb": size / 1e6, "upload_s": upload["seconds"],
+                "upload_peak_mb": upload["peak_above_kib"] / 1024,
+            }
 
         def current() -> Run:
             return Run.objects.get(pk=run.pk)
@@ -149,7 +154,12 @@ def bench_size(cases: int, *, judge, args, scratch: Path) -> dict:
         watcher.start()
         first = wait(lambda: current().done_units >= 1, args.timeout, "the first judgment")
         small = pointwise_create(
-            testset=InputFile(data="\n".join(json.dumps({"id": f"s{i}", "input": f"{nonce} small {i}", "output": "ok"}) for i in range(10)).encode(), name="small.jsonl"),
+            testset=InputFile(
+                data="\n".join(
+                    json.dumps({"id": f"s{i}", "input": f"{nonce} small {i}", "output": "ok"}) for i in range(10)
+                ).encode(),
+                name="small.jsonl",
+            ),
             rubric=InputFile(data=RUBRIC, name="bench.toml"), judge=judge, threshold=1.0,
         )
         small_seconds = wait(lambda: Run.objects.get(pk=small.pk).is_finished, args.timeout, "the 10-case run")
@@ -165,7 +175,8 @@ def bench_size(cases: int, *, judge, args, scratch: Path) -> dict:
     return {
         "cases": cases, "file_mb": size / 1e6, "upload_s": upload["seconds"], "upload_peak_mb": upload["peak_above_kib"] / 1024,
         "planning_s": planning, "units": planned.total_units, "first_judgment_s": first,
-        "small_run_s": small_seconds, "small_status": Run.objects.get(pk=small.pk).status, "big_done_when_small_ended": big_done_then,
+        "small_run_s": small_seconds, "small_status": Run.objects.get(pk=small.pk).status,
+        "big_done_when_small_ended": big_done_then,
         "worker_peak_mb": worker_peak / 1024, "since_upload_s": time.monotonic() - uploaded,
     }
 
@@ -183,7 +194,9 @@ def main() -> None:
     database = None
     if "DATABASE_URL" not in os.environ:
         database = f"judgeapp_bench_bigrun_{os.getpid()}"
-        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", f"CREATE DATABASE {database}"], check=True)
+        subprocess.run(
+            ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", f"CREATE DATABASE {database}"], check=True,
+        )
         os.environ["DATABASE_URL"] = f"{SERVER_URL}/{database}"
     os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
     os.environ["CELERY_QUEUE"] = f"judgeapp-bench-bigrun-{uuid.uuid4().hex[:8]}"
@@ -203,18 +216,23 @@ def main() -> None:
         fake = FakeJudgeProcess(0.0)
         try:
             judge = Judge.objects.create(
-                name=f"bench-bigrun-{uuid.uuid4().hex[:6]}", model="fake-judge", family="scripted", base_url=fake.url, max_concurrency=args.limit
+                name=f"bench-bigrun-{uuid.uuid4().hex[:6]}", model="fake-judge", family="scripted", base_url=fake.url,
+                max_concurrency=args.limit
             )
             print(f"zero-latency fake judge, limit {args.limit}; one worker of {args.concurrency} processes per size")
             for cases in sizes:
                 row = bench_size(cases, judge=judge, args=args, scratch=scratch)
                 if args.upload_only:
-                    print(f"{row['cases']:>9,} cases ({row['file_mb']:.1f} MB CSV): upload {row['upload_s']:.1f}s, storing process peak +{row['upload_peak_mb']:.0f} MB", flush=True)
+                    print(
+                        f"{row['cases']:>9,} cases ({row['file_mb']:.1f} MB CSV): upload {row['upload_s']:.1f}s, storing process "
+                        f"peak +{row['upload_peak_mb']:.0f} MB",
+                        flush=True,
+                    )
                     continue
                 print(
-                    f"{row['cases']:>9,} cases ({row['file_mb']:.1f} MB CSV): upload {row['upload_s']:.1f}s, storing process peak "
-                    f"+{row['upload_peak_mb']:.0f} MB | planning {row['units']:,} units {row['planning_s']:.1f}s | first judgment "
-                    f"{row['first_judgment_s']:.1f}s after the upload | 10-case run behind it {row['small_run_s']:.1f}s "
+                    f"{row['cases']:>9,} cases ({row['file_mb']:.1f} MB CSV): upload {row['upload_s']:.1f}s, storing process "
+                    f"peak +{row['upload_peak_mb']:.0f} MB | planning {row['units']:,} units {row['planning_s']:.1f}s | first "
+                    f"judgment {row['first_judgment_s']:.1f}s after the upload | 10-case run behind it {row['small_run_s']:.1f}s "
                     f"({row['small_status']}; the big run had {row['big_done_when_small_ended']:,} judged) | worker peak RSS "
                     f"{row['worker_peak_mb']:.0f} MB",
                     flush=True,
@@ -226,7 +244,13 @@ def main() -> None:
             from django.db import connections
 
             connections.close_all()
-            subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"], check=False)
+            subprocess.run(
+                [
+                    "psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc",
+                    f"DROP DATABASE IF EXISTS {database} WITH (FORCE)",
+                ],
+                check=False,
+            )
 
 
 if __name__ == "__main__":

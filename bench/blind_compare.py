@@ -139,7 +139,10 @@ def main() -> None:
           f"concurrency {args.concurrency}; run {run.status}, winner {doc['winner'] or 'none'}")
     print(f"  ideal            {ideal:8.1f} s    ((1 + ceil({calls - 1} / {args.concurrency})) x {args.latency:g} s)")
     print(f"  efficiency       {ideal / wall:8.0%}")
-    print(f"  CPU time         {cpu:8.1f} s    in this process ({cpu / calls * 1000:.0f} ms per call: reading, ORM, claims, HTTP, report)")
+    print(
+        f"  CPU time         {cpu:8.1f} s    in this process ({cpu / calls * 1000:.0f} ms per call: reading, ORM, claims, HTTP, "
+        "report)"
+    )
     print(f"  machine load     {os.getloadavg()[0]:8.1f}    (1-minute load average on {os.cpu_count()} cores)")
 
 

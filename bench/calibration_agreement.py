@@ -23,7 +23,9 @@ from calibration.core.sampling import stratified_sample  # noqa: E402
 
 def pandalm():
     items = json.loads((ROOT / "datasets/pandalm/testset-v1.json").read_text())
-    verdicts = {r["idx"]: r["gpt_result"] for r in json.loads((ROOT / "datasets/pandalm/gpt-3.5-turbo-testset-v1.json").read_text())}
+    verdicts = {
+        r["idx"]: r["gpt_result"] for r in json.loads((ROOT / "datasets/pandalm/gpt-3.5-turbo-testset-v1.json").read_text())
+    }
     human = {0: "tie", 1: "A", 2: "B"}
     judge = {"1": "A", "2": "B", "Tie": "tie"}
     pairs, labels = [], {}

@@ -91,7 +91,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated case counts")
     parser.add_argument("--text-bytes", type=int, default=2500, help="input + reply + reasoning per judgment")
     args = parser.parse_args()
-    print(f"CSV export of a finished pointwise run, about {args.text_bytes} bytes of text a judgment (load average {os.getloadavg()[0]:.2f})")
+    print(
+        f"CSV export of a finished pointwise run, about {args.text_bytes} bytes of text a judgment (load average "
+        f"{os.getloadavg()[0]:.2f})"
+    )
     for n in (int(s) for s in args.sizes.split(",")):
         env = fresh_database_env()
         run_id = child(BUILD, str(n), str(args.text_bytes), str(HERE), env=env)

@@ -44,14 +44,21 @@ from urllib.parse import urlsplit, urlunsplit
 from _setup import RUBRIC, FakeJudgeProcess, peak_above, setup_django, testset_bytes
 
 FAULTS = ("database", "broker", "stream", "cases", "create")
-COLUMNS = f"{'fault':<34} {'units':>7} {'lost':>6} {'judged2x':>8} {'paid2x':>7} {'vs judge':>8} {'moved s':>8} {'status':>10} {'wall s':>7}  notes"
+COLUMNS = (
+    f"{'fault':<34} {'units':>7} {'lost':>6} {'judged2x':>8} {'paid2x':>7} {'vs judge':>8} {'moved s':>8} {'status':>10} "
+    f"{'wall s':>7}  notes"
+)
 LOGS = Path(tempfile.mkdtemp(prefix="judgeapp-faults-"))
 
 
 def line(fault: str, *, units, lost="-", twice="-", paid="-", against="-", moved=None, status="-", wall=None, notes="") -> None:
     moved_text = "never" if moved is None else f"{moved:.1f}"
     wall_text = "-" if wall is None else f"{wall:.1f}"
-    print(f"{fault:<34} {units!s:>7} {lost!s:>6} {twice!s:>8} {paid!s:>7} {against!s:>8} {moved_text:>8} {status:>10} {wall_text:>7}  {notes}", flush=True)
+    print(
+        f"{fault:<34} {units!s:>7} {lost!s:>6} {twice!s:>8} {paid!s:>7} {against!s:>8} {moved_text:>8} {status:>10} "
+        f"{wall_text:>7}  {notes}",
+        flush=True,
+    )
 
 
 def url_with_port(url: str, port: int) -> str:
@@ -85,14 +92,17 @@ class Scenario:
 
         return Judge.objects.create(
             name=f"faults-{self.name}-{uuid.uuid4().hex[:6]}", model="fake-judge", family="scripted", base_url=url,
-            max_concurrency=fields.pop("max_concurrency", self.args.concurrency), timeout_seconds=fields.pop("timeout_seconds", 10.0), **fields,
+            max_concurrency=fields.pop("max_concurrency", self.args.concurrency),
+            timeout_seconds=fields.pop("timeout_seconds", 10.0), **fields,
         )
 
     def worker(self, database_url: str | None = None):
         from tests.helpers import WorkerProcess
 
         env = {**os.environ, "CELERY_BROKER_URL": self.redis.url, "DATABASE_URL": database_url or os.environ["DATABASE_URL"]}
-        worker = WorkerProcess(env, self.args.concurrency, LOGS / f"{self.name}-{len(self.workers)}.log", settings="judgeapp.settings")
+        worker = WorkerProcess(
+            env, self.args.concurrency, LOGS / f"{self.name}-{len(self.workers)}.log", settings="judgeapp.settings",
+        )
         worker.start()
         self.workers.append(worker)
         return worker
@@ -318,7 +328,8 @@ def fault_cases(s: Scenario) -> None:
     line(f"{args.cases:,} cases", units=args.cases, moved=first, status=big.status, wall=time.monotonic() - started,
          notes=f"{first_text} ({planned:,} planned, {done:,} judged by the end); a 10-case run started behind it: {small_text}; "
                f"workers' peak RSS: largest of {len(peaks)} processes {largest / 1024:.0f} MB; "
-               f"storing and creating the run in this process (as the API does): +{made['peak_above_kib'] / 1024:.0f} MB, {made['seconds']:.1f} s")
+               f"storing and creating the run in this process (as the API does): +{made['peak_above_kib'] / 1024:.0f} MB, "
+               f"{made['seconds']:.1f} s")
 
 
 def fault_create(s: Scenario) -> None:
@@ -373,10 +384,14 @@ def fault_create(s: Scenario) -> None:
     finished = wait_finished(run.pk, back + args.timeout)
     finished_after = time.monotonic() - back
     tally, calls = run_fault_tally(run.pk, units=args.units), judge_tally(server.chat_requests)
-    done_text = f"finished {finished_after:.1f} s after the broker's return" if finished else f"not finished {args.timeout:g} s after the broker's return ({units_finished(run.pk)} units)"
+    done_text = (
+        f"finished {finished_after:.1f} s after the broker's return" if finished else f"not finished {args.timeout:g} s after "
+        f"the broker's return ({units_finished(run.pk)} units)"
+    )
     line("broker down at create", units=args.units, lost=tally["lost"], twice=calls["judged_twice"], paid=calls["paid_twice"],
          against=tally["against_judge"], moved=started, status=tally["status"], wall=finished_after,
-         notes=f"{answer} (want 202); started {'never' if started is None else f'{started:.1f} s'} after the broker's return, {done_text}")
+         notes=f"{answer} (want 202); started {'never' if started is None else f'{started:.1f} s'} after the broker's return, "
+         f"{done_text}")
 
 
 def main() -> None:
@@ -394,7 +409,9 @@ def main() -> None:
         where = setup_django()
     except Exception as exc:  # noqa: BLE001 - a database that is missing or out of reach: one line, not a traceback
         raise SystemExit(f"bench/faults.py: the database cannot be used: {' '.join(str(exc).split())[:300]}") from None
-    print(f"judgeapp fault bench ({where}: a private redis-server per fault; {args.concurrency} worker processes; logs in {LOGS})")
+    print(
+        f"judgeapp fault bench ({where}: a private redis-server per fault; {args.concurrency} worker processes; logs in {LOGS})"
+    )
     print(COLUMNS, flush=True)
     for fault in FAULTS if args.fault == "all" else (args.fault,):
         scenario = Scenario(fault, args)

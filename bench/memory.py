@@ -8,7 +8,8 @@ threads. Printed per size: the wall time, judgments per second, and the process'
 (ru_maxrss) before the run (Django set up, test set stored) and at its end; then the peak of each phase
 alone (the kernel's high-water mark, reset as the phase starts: /proc/self/clear_refs) and its time: storing
 the test set, starting the run (planning and creating its units), judging (from the start's end to the
-finalize), the finalize (the report), the whole run (all three), and writing the judgments' CSV after it. Flat in N means these barely grow
+finalize), the finalize (the report), the whole run (all three), and writing the judgments' CSV after it. \
+Flat in N means these barely grow
 from 10k to 100k.
 
 DATABASE_URL picks the database (default: a fresh SQLite file per size).
@@ -26,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-CHILD = r"""
+CHILD = """
 import json, resource, sys, tempfile, time, uuid
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
@@ -82,7 +83,8 @@ handler.finalize = finalize_phase
 runs.run_start = start_phase
 fake = FakeJudgeProcess(latency=0.0)
 try:
-    judge = Judge.objects.create(name="bench-memory", model="fake-judge", family="scripted", base_url=fake.url, max_concurrency=concurrency)
+    judge = Judge.objects.create(name="bench-memory", model="fake-judge", family="scripted", base_url=fake.url, \
+max_concurrency=concurrency)
     # ru_maxrss follows the resets of the high-water mark: the peaks before and after are the phases' own.
     setup_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     run = phase("store the test set", lambda: make_run(judge, n, "inline"))
@@ -99,7 +101,8 @@ try:
     phases["CSV export"]["bytes"] = csv_path.stat().st_size
 finally:
     fake.stop()
-print(json.dumps({"n": n, "wall": wall, "status": run.status, "done": run.done_units, "rss_before_kib": before, "rss_peak_kib": after, "phases": phases}))
+print(json.dumps({"n": n, "wall": wall, "status": run.status, "done": run.done_units, "rss_before_kib": before, \
+"rss_peak_kib": after, "phases": phases}))
 """
 
 def main() -> None:
@@ -110,13 +113,17 @@ def main() -> None:
     print(f"in-process runs at zero judge latency, concurrency {args.concurrency} (load average {os.getloadavg()[0]:.2f})")
     for n in (int(s) for s in args.sizes.split(",")):
         env = os.environ.copy()
-        done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(args.concurrency), str(HERE)], cwd=HERE.parent, env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, str(n), str(args.concurrency), str(HERE)], cwd=HERE.parent, env=env,
+            capture_output=True, text=True,
+        )
         if done.returncode != 0:
             raise SystemExit(done.stderr[-3000:])
         figures = json.loads(done.stdout.strip().splitlines()[-1])
         print(
-            f"   {n:>7} cases: {figures['wall']:7.1f} s, {figures['done'] / figures['wall']:6.1f} judgments/s ({figures['status']}); "
-            f"peak RSS {figures['rss_before_kib'] / 1024:6.1f} MiB before the run, {figures['rss_peak_kib'] / 1024:6.1f} MiB at its end"
+            f"   {n:>7} cases: {figures['wall']:7.1f} s, {figures['done'] / figures['wall']:6.1f} judgments/s "
+            f"({figures['status']}); peak RSS {figures['rss_before_kib'] / 1024:6.1f} MiB before the run, "
+            f"{figures['rss_peak_kib'] / 1024:6.1f} MiB at its end"
         )
         judging = figures["phases"]["judging"]["seconds"]
         print(f"            judging alone (from the start's end to the finalize): {figures['done'] / judging:6.1f} judgments/s")

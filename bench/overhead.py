@@ -54,7 +54,9 @@ def main() -> None:
     print(f"judgeapp overhead benchmark ({where})")
     fast = FakeJudgeProcess(latency=0.0)
     try:
-        judge = Judge.objects.create(name="bench-fast", model="fake-judge", family="scripted", base_url=fast.url, max_concurrency=args.concurrency)
+        judge = Judge.objects.create(
+            name="bench-fast", model="fake-judge", family="scripted", base_url=fast.url, max_concurrency=args.concurrency,
+        )
 
         # (a) bare client calls, no cache, no database
         client = JudgeClient(EndpointConfig(name="bare", model="fake-judge", base_url=fast.url))
@@ -65,7 +67,10 @@ def main() -> None:
         nonce = uuid.uuid4().hex[:8]
         started = time.perf_counter()
         for i in range(args.units):
-            client.judge(user_message(prompt.render(rubric="r", input=f"[{nonce}] q{i}", output="a")), score_spec(), judged=(f"[{nonce}] q{i}", "a"))
+            client.judge(
+                user_message(prompt.render(rubric="r", input=f"[{nonce}] q{i}", output="a")), score_spec(),
+                judged=(f"[{nonce}] q{i}", "a"),
+            )
         bare = (time.perf_counter() - started) / args.units
 
         # (b) the run machinery in process, one at a time
@@ -100,7 +105,10 @@ def main() -> None:
 
     print("\n1. Overhead per judgment, judge latency zero")
     print(f"   bare client call (HTTP to the fake judge, parse):        {bare * 1000:7.2f} ms")
-    print(f"   in process, run machinery (claim, record, cache, limit):  {inline * 1000:7.2f} ms  -> overhead {(inline - bare) * 1000:6.2f} ms, {queries_per_judgment:.1f} queries")
+    print(
+        f"   in process, run machinery (claim, record, cache, limit):  {inline * 1000:7.2f} ms  -> overhead "
+        f"{(inline - bare) * 1000:6.2f} ms, {queries_per_judgment:.1f} queries"
+    )
     print(f"   in process, {args.concurrency} lanes (a command's --concurrency): {lanes_rate:7.1f} judgments/s at zero latency")
     cores = os.cpu_count() or 1
     per_judgment = celery_wall / args.units
@@ -110,7 +118,9 @@ def main() -> None:
 
     slow = FakeJudgeProcess(latency=0.2)
     try:
-        judge = Judge.objects.create(name="bench-slow", model="fake-judge", family="scripted", base_url=slow.url, max_concurrency=args.concurrency)
+        judge = Judge.objects.create(
+            name="bench-slow", model="fake-judge", family="scripted", base_url=slow.url, max_concurrency=args.concurrency,
+        )
         worker = Worker(args.concurrency)
         try:
             warm = make_run(judge, args.concurrency, "celery")
@@ -131,7 +141,10 @@ def main() -> None:
     mean_concurrency = stats["busy_seconds"] / (stats["last_at"] - stats["first_at"] + 0.2)
     print(f"\n2. Concurrency against the fake judge at 0.2 s latency, {args.slow_units} judgments, limit {args.concurrency}")
     print(f"   wall {wall:.2f} s against the ideal {ideal:.2f} s ({ideal / wall:.0%} of ideal)")
-    print(f"   achieved concurrency: mean {mean_concurrency:.1f}, max {stats['max_in_flight']} (limit {args.concurrency}); {stats['chat_requests']} calls for {args.slow_units} judgments")
+    print(
+        f"   achieved concurrency: mean {mean_concurrency:.1f}, max {stats['max_in_flight']} (limit {args.concurrency}); "
+        f"{stats['chat_requests']} calls for {args.slow_units} judgments"
+    )
 
 
 if __name__ == "__main__":

@@ -124,7 +124,10 @@ def run_benchmark(args, workdir: Path) -> None:
     print(f"  efficiency       {ideal / wall:8.0%}   (ideal / wall)")
     print(f"  throughput       {units / wall:8.1f} calls/s   (ideal {concurrency / args.latency:.1f})")
     print(f"  overhead         {(wall - ideal) / units * 1000 * concurrency:8.0f} ms per call per lane beyond the latency")
-    print(f"  CPU time         {cpu:8.1f} s   in this process ({cpu / units * 1000:.0f} ms per call: ORM, claims, cache, HTTP client)")
+    print(
+        f"  CPU time         {cpu:8.1f} s   in this process ({cpu / units * 1000:.0f} ms per call: ORM, claims, cache, HTTP "
+        "client)"
+    )
     print(f"  not timed        {scipy_import:8.1f} s   importing scipy.stats for the sign test (once per process)")
     print(f"  machine load     {os.getloadavg()[0]:8.1f}   (1-minute load average on {os.cpu_count()} cores)")
 

@@ -1,6 +1,7 @@
 """Pointwise at scale: N cases x 1 criterion against the fake judge at a fixed latency, judge concurrency C.
 
-    .venv/bin/python bench/pointwise.py [--cases 1000] [--latency 0.2] [--concurrency 16] [--pool 24] [--mode both] [--by-statement]
+    .venv/bin/python bench/pointwise.py [--cases 1000] [--latency 0.2] [--concurrency 16] [--pool 24] [--mode both] \
+[--by-statement]
     .venv/bin/python bench/pointwise.py --breakdown 300 --latency 0      # CPU of one judgment, layer by layer
 
 For each path: the wall time against the ideal (cases x latency / concurrency: 12.5 s for the defaults),
@@ -53,7 +54,8 @@ RUBRIC = b'''name = "bench"
 name = "helpfulness"
 description = "Does the reply solve the customer's problem?"
 scale = { 1 = "ignores it", 2 = "barely helps", 3 = "partly solves it", 4 = "solves it with gaps", 5 = "solves it fully" }
-examples = { 1 = "Not my problem.", 2 = "Try later.", 3 = "Check settings.", 4 = "Reset in Settings.", 5 = "Reset in Settings; the link lasts 2 hours." }
+examples = { 1 = "Not my problem.", 2 = "Try later.", 3 = "Check settings.", 4 = "Reset in Settings.", \
+5 = "Reset in Settings; the link lasts 2 hours." }
 '''
 
 
@@ -103,7 +105,11 @@ def sql_kind(sql: str) -> str:
 
 def print_kinds(by_kind: dict, judged: int) -> None:
     for key, (count, seconds) in sorted(by_kind.items(), key=lambda kv: -kv[1][1])[:12]:
-        print(f"    {key:<36} {count / judged:5.2f} per judgment · {1000 * seconds / judged:7.2f} ms per judgment · {1000 * seconds / count:6.2f} ms each", flush=True)
+        print(
+            f"    {key:<36} {count / judged:5.2f} per judgment · {1000 * seconds / judged:7.2f} ms per judgment · "
+            f"{1000 * seconds / count:6.2f} ms each",
+            flush=True,
+        )
 
 
 class QueryCounter:
@@ -196,13 +202,20 @@ def phases(run, t0) -> dict:
         last = finished if last is None or finished > last else last
     if first is None or run.finished_at is None:
         return {}
-    return {"to_first_call_s": round((first - t0).total_seconds(), 2), "report_s": round((run.finished_at - last).total_seconds(), 2)}
+    return {
+        "to_first_call_s": round((first - t0).total_seconds(), 2), "report_s": round((run.finished_at - last).total_seconds(), 2),
+    }
 
 
-def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, db_seconds: float, extra: str = "", *, pool: int, port: int, t0) -> dict:
+def report(
+    label: str, run, wall: float, queries: int, ideal: float, cpu: dict, db_seconds: float, extra: str = "", *, pool: int,
+    port: int, t0
+) -> dict:
     judged = run.done_units + run.failed_units
     max_in_flight = judge_stats(port)["max_in_flight"]
-    extra = f" · start to first call {phases(run, t0).get('to_first_call_s')} s, report {phases(run, t0).get('report_s')} s" + extra
+    extra = (
+        f" · start to first call {phases(run, t0).get('to_first_call_s')} s, report {phases(run, t0).get('report_s')} s" + extra
+    )
     figures = {
         "path": label,
         "pool": pool,
@@ -223,7 +236,8 @@ def report(label: str, run, wall: float, queries: int, ideal: float, cpu: dict, 
         f"= {100 * figures['efficiency']:.1f}% · {figures['judgments_per_s']} judgments/s · "
         f"{figures['queries_per_judgment']} queries/judgment · pool {pool} · judge concurrency mean "
         f"{figures['judge_mean_concurrency']}, max in flight at the judge {max_in_flight} · "
-        f"CPU ms/judgment {figures['cpu_ms_per_judgment']} · in database calls {figures['db_wall_ms_per_judgment']} ms/judgment{extra}",
+        f"CPU ms/judgment {figures['cpu_ms_per_judgment']} · in database calls {figures['db_wall_ms_per_judgment']} "
+        f"ms/judgment{extra}",
         flush=True,
     )
     return figures
@@ -328,7 +342,10 @@ def bench_celery(judge, args, scratch: Path, ideal: float, fake_pid: int, port: 
     share = run.total_units / (run.total_units + warm_units)
     queries = sum(c["queries"] for c in counts) * share
     db_seconds = sum(c.get("seconds", 0.0) for c in counts) * share
-    figures = report("celery", run, wall, queries, ideal, cpu, db_seconds, extra=f" · {len(counts)} worker processes reported", pool=args.pool, port=port, t0=enqueued_at)
+    figures = report(
+        "celery", run, wall, queries, ideal, cpu, db_seconds, extra=f" · {len(counts)} worker processes reported", pool=args.pool,
+        port=port, t0=enqueued_at,
+    )
     if args.by_statement:
         by_kind: dict[str, tuple[int, float]] = {}
         for c in counts:
@@ -358,7 +375,9 @@ def bench_breakdown(judge, args, counter: QueryCounter) -> None:
 
     n = args.breakdown
     prompts = [
-        user_message(load_prompt("pointwise").render(rubric="r", input=f"[{uuid.uuid4().hex}] ticket {i}", output="Go to Settings."))
+        user_message(
+            load_prompt("pointwise").render(rubric="r", input=f"[{uuid.uuid4().hex}] ticket {i}", output="Go to Settings.")
+        )
         for i in range(n)
     ]
     config = endpoints.endpoint_config(judge)
@@ -378,7 +397,10 @@ def bench_breakdown(judge, args, counter: QueryCounter) -> None:
             client.judge(messages, score_spec(1, 5), judged=())
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         counter.enabled = False
-        print(f"  {label:<40} {1000 * cpu / n:6.2f} ms CPU · {1000 * wall / n:6.2f} ms wall · {counter.count / n:4.1f} queries", flush=True)
+        print(
+            f"  {label:<40} {1000 * cpu / n:6.2f} ms CPU · {1000 * wall / n:6.2f} ms wall · {counter.count / n:4.1f} queries",
+            flush=True,
+        )
     CachedResponse.objects.all().delete()
     run = make_run(judge, n, Executor.INLINE, f"breakdown-{uuid.uuid4().hex[:6]}")
     parts = _instrument(counter)
@@ -387,7 +409,11 @@ def bench_breakdown(judge, args, counter: QueryCounter) -> None:
     run_execute_inline(run=run, concurrency=1)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     counter.enabled = False
-    print(f"  {'full unit: claim, execute, record, report':<40} {1000 * cpu / n:6.2f} ms CPU · {1000 * wall / n:6.2f} ms wall · {counter.count / n:4.1f} queries", flush=True)
+    print(
+        f"  {'full unit: claim, execute, record, report':<40} {1000 * cpu / n:6.2f} ms CPU · {1000 * wall / n:6.2f} ms wall · "
+        f"{counter.count / n:4.1f} queries",
+        flush=True,
+    )
     print("  inside the full unit (inclusive, CPU per judgment):", flush=True)
     for label, (seconds, queries, calls) in parts.items():
         print(f"    {label:<54} {1000 * seconds / n:6.2f} ms · {queries / n:4.1f} queries · {calls / n:4.1f} calls", flush=True)
@@ -468,7 +494,9 @@ def main() -> None:
     parser.add_argument("--mode", choices=["both", "celery", "inline"], default="both")
     parser.add_argument("--json", metavar="OUT", help="also write the figures as JSON here")
     parser.add_argument("--by-statement", action="store_true", help="also print the database time per kind of statement")
-    parser.add_argument("--breakdown", type=int, metavar="N", help="instead: the CPU per judgment of each layer, N judgments at zero latency")
+    parser.add_argument(
+        "--breakdown", type=int, metavar="N", help="instead: the CPU per judgment of each layer, N judgments at zero latency",
+    )
     args = parser.parse_args()
     args.pool = args.pool or args.concurrency + args.concurrency // 2
 
@@ -485,7 +513,8 @@ def main() -> None:
     try:
         wait_port(port)
         judge = Judge.objects.create(
-            name=f"bench-judge-{uuid.uuid4().hex[:8]}", model="fake-judge", family="scripted", base_url=f"http://127.0.0.1:{port}/v1",
+            name=f"bench-judge-{uuid.uuid4().hex[:8]}", model="fake-judge", family="scripted",
+            base_url=f"http://127.0.0.1:{port}/v1",
             max_concurrency=args.concurrency, timeout_seconds=30,
         )
         ideal = args.cases * args.latency / args.concurrency

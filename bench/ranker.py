@@ -109,7 +109,9 @@ class InProcessJudge:
         from judgeapp.ranker.core import render_comparison
 
         self.calls += 1
-        text = render_comparison(self.prompt, goal=GOAL, artifact_a=self.candidates.texts[first], artifact_b=self.candidates.texts[second])
+        text = render_comparison(
+            self.prompt, goal=GOAL, artifact_a=self.candidates.texts[first], artifact_b=self.candidates.texts[second],
+        )
         request = FakeRequest(path="/v1/chat/completions", body={"model": self.model, "messages": user_message(text)}, headers={})
         reply = json.loads(self.brain(request).body)["choices"][0]["message"]["content"]
         return WINNER_SPEC.parse(reply)["winner"]
@@ -202,7 +204,10 @@ class AppCheck:
         with FakeJudgeServer(brain, models=(model,)) as server:
             judge = Judge.objects.create(name=f"bench-{self.counter}", model=model, base_url=server.url, max_concurrency=4)
             run_id = f"bench-{self.counter}"
-            argv = ["rank", str(self.directory(trial)), "--goal", GOAL, "--judge", judge.name, "--max-size", str(cap), "--run-id", run_id]
+            argv = [
+                "rank", str(self.directory(trial)), "--goal", GOAL, "--judge", judge.name, "--max-size", str(cap), "--run-id",
+                run_id,
+            ]
             argv += ["--both-orders"] if strategy == "seed-both" else ["--strategy", strategy]
             try:
                 call_command(*argv, stdout=io.StringIO(), stderr=io.StringIO())
@@ -218,11 +223,16 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=100, help="candidates (default 100)")
     parser.add_argument("--cap", type=int, default=10, help="max ranklist size, the k of top-k (default 10)")
     parser.add_argument("--trials", type=int, default=5, help="random arrival orders per setting (default 5)")
-    parser.add_argument("--noise", type=probabilities, default="0.05,0.1,0.2", help="noisy judges: probabilities of a random verdict")
+    parser.add_argument(
+        "--noise", type=probabilities, default="0.05,0.1,0.2", help="noisy judges: probabilities of a random verdict",
+    )
     parser.add_argument("--bias", type=probabilities, default="0.1,0.3", help="biased judges: probabilities of answering A")
     parser.add_argument("--strategies", default=",".join(STRATEGIES), help=f"comma-separated, of {', '.join(STRATEGIES)}")
     parser.add_argument("--seed", type=int, default=1, help="seed of the qualities and arrival orders")
-    parser.add_argument("--check-app", type=int, default=1, metavar="K", help="trials of each strategy run through manage.py rank over HTTP as a cross-check (0: none)")
+    parser.add_argument(
+        "--check-app", type=int, default=1, metavar="K",
+        help="trials of each strategy run through manage.py rank over HTTP as a cross-check (0: none)",
+    )
     args = parser.parse_args(argv)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     unknown = set(strategies) - set(STRATEGIES)
@@ -236,7 +246,9 @@ def main(argv=None) -> int:
     print(f"Ranker benchmark ({command}): N={args.n} candidates, top {args.cap}, {args.trials} random arrival orders;")
     print("the fake judge's brain (deterministic per prompt) behind the real comparator prompt and reply parser\n")
 
-    judges = [("oracle", {})] + [(f"noise {p:g}", {"noise": p}) for p in args.noise] + [(f"bias {p:g}", {"position_bias": p}) for p in args.bias]
+    judges = [("oracle", {})] + [(f"noise {p:g}", {"noise": p}) for p in args.noise] + [
+        (f"bias {p:g}", {"position_bias": p}) for p in args.bias
+    ]
     started = time.monotonic()
     results: dict[tuple[str, str], tuple[float, float, float]] = {}
     for label, options in judges:
@@ -276,7 +288,9 @@ def main(argv=None) -> int:
                     expected = rank_in_process(strategy, candidates.arrival(trial), judge, args.cap)
                     ranked, requests = check.rank(strategy, trial, args.cap, model, seed=trial, **options)
                     same = "same ranklist" if ranked == expected[: args.cap] else "OTHER ranklist"
-                    print(f"  {label:10} {strategy:11} trial {trial}: {same}, {requests} HTTP calls (computed here: {judge.calls})")
+                    print(
+                        f"  {label:10} {strategy:11} trial {trial}: {same}, {requests} HTTP calls (computed here: {judge.calls})"
+                    )
     print(f"\nwall time {time.monotonic() - started:.0f}s; scratch data in {workdir}")
     return 0
 

@@ -49,8 +49,14 @@ def main() -> int:
         os.environ["JUDGES_FILE"] = str(judges_file)
         write_inputs(root)
         modes = [m for m in args.modes.split(",") if m] or list(MODES)
-        print(f"Real model: {server.model} (SmolLM2-135M-Instruct GGUF) on llama-cpp-python's server, started in {startup:.1f}s; {description}")
-        print(f"{'mode':<22}{'wall s':>8}{'units':>7}{'parsed':>8}{'failed':>8}{'trunc.':>8}{'no reply':>10}  {'status':<9}{'exit':>5}")
+        print(
+            f"Real model: {server.model} (SmolLM2-135M-Instruct GGUF) on llama-cpp-python's server, started in {startup:.1f}s; "
+            f"{description}"
+        )
+        print(
+            f"{'mode':<22}{'wall s':>8}{'units':>7}{'parsed':>8}{'failed':>8}{'trunc.':>8}{'no reply':>10}  "
+            f"{'status':<9}{'exit':>5}"
+        )
         for mode in modes:
             outcome = mode_run(mode, root)
             c = outcome.counts

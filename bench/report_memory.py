@@ -23,7 +23,7 @@ from _setup import child, fresh_database_env
 
 HERE = Path(__file__).resolve().parent
 
-BUILD = r"""
+BUILD = """
 import json, sys
 sys.path.insert(0, sys.argv[4])
 from _setup import setup_django, RUBRIC
@@ -35,7 +35,7 @@ kind, n, text_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 text = "x" * text_bytes
 
 def jsonl(rows):
-    return "\n".join(json.dumps(row) for row in rows).encode()
+    return "\\n".join(json.dumps(row) for row in rows).encode()
 
 def judge(name, family):
     return Judge.objects.create(name=name, model=f"{name}-model", family=family, base_url="http://127.0.0.1:9/v1")
@@ -43,7 +43,8 @@ def judge(name, family):
 rubric = InputFile(data=RUBRIC, name="bench.toml")
 if kind == "pairwise":
     from judgeapp.pairwise.services import VersionSource, pairwise_run_create
-    replies = lambda slot: InputFile(data=jsonl({"id": f"c{i:06d}", "output": f"{slot} {i} {text}"} for i in range(n)), name=f"{slot}.jsonl")
+    replies = lambda slot: InputFile(data=jsonl({"id": f"c{i:06d}", "output": f"{slot} {i} {text}"} for i in range(n)), \
+name=f"{slot}.jsonl")
     run = pairwise_run_create(
         testset=InputFile(data=jsonl({"id": f"c{i:06d}", "input": f"question {i} {text}"} for i in range(n)), name="t.jsonl"),
         rubric=rubric, judge=judge("bench-judge", "qwen"), version_a=VersionSource(outputs=replies("A")),
@@ -53,7 +54,8 @@ if kind == "pairwise":
 else:
     from judgeapp.jury.services import jury_run_create
     run = jury_run_create(
-        testset=InputFile(data=jsonl({"id": f"c{i:06d}", "input": f"question {i} {text}", "output": f"reply {i} {text}"} for i in range(n)), name="t.jsonl"),
+        testset=InputFile(data=jsonl({"id": f"c{i:06d}", "input": f"question {i} {text}", \
+"output": f"reply {i} {text}"} for i in range(n)), name="t.jsonl"),
         rubric=rubric, judges=[judge("juror-a", "meta"), judge("juror-b", "mistral"), judge("juror-c", "google")],
         executor=Executor.INLINE,
     )

@@ -42,7 +42,9 @@ def main() -> None:
     database = None
     if "DATABASE_URL" not in os.environ:
         database = f"judgeapp_bench_scaleout_{os.getpid()}"
-        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", f"CREATE DATABASE {database}"], check=True)
+        subprocess.run(
+            ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", f"CREATE DATABASE {database}"], check=True,
+        )
         os.environ["DATABASE_URL"] = f"{SERVER_URL}/{database}"
     os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
     os.environ["CELERY_QUEUE"] = f"judgeapp-bench-scaleout-{uuid.uuid4().hex[:8]}"
@@ -55,7 +57,12 @@ def main() -> None:
             from django.db import connections
 
             connections.close_all()
-            subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"])
+            subprocess.run(
+                [
+                    "psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc",
+                    f"DROP DATABASE IF EXISTS {database} WITH (FORCE)",
+                ]
+            )
 
 
 def run_bench(args) -> None:
@@ -70,7 +77,10 @@ def run_bench(args) -> None:
     fake = FakeJudgeProcess(args.latency)
     results = []
     try:
-        judge = Judge.objects.create(name=f"bench-scaleout-{uuid.uuid4().hex[:6]}", model="fake-judge", family="scripted", base_url=fake.url, max_concurrency=args.limit)
+        judge = Judge.objects.create(
+            name=f"bench-scaleout-{uuid.uuid4().hex[:6]}", model="fake-judge", family="scripted", base_url=fake.url,
+            max_concurrency=args.limit,
+        )
         for count in (int(w) for w in args.workers.split(",")):
             workers = [start_worker(f"bench{i}-{uuid.uuid4().hex[:6]}", args.concurrency) for i in range(count)]
             try:
@@ -90,7 +100,10 @@ def run_bench(args) -> None:
                     stop_worker(worker)
             lanes = min(count * args.concurrency, args.limit)
             mean_in_flight = stats["busy_seconds"] / (stats["last_at"] - stats["first_at"] + args.latency)
-            results.append((count, wall, args.units / wall, lanes / args.latency, stats["max_in_flight"], mean_in_flight, stats["chat_requests"], run.status))
+            results.append((
+                count, wall, args.units / wall, lanes / args.latency, stats["max_in_flight"], mean_in_flight,
+                stats["chat_requests"], run.status,
+            ))
     finally:
         fake.stop()
 
@@ -104,8 +117,9 @@ def run_bench(args) -> None:
 
 def start_worker(name: str, concurrency: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "judgeapp", "--quiet", "worker", "--pool", "prefork", "--concurrency", str(concurrency),
-         "--loglevel", "WARNING", "-Q", os.environ["CELERY_QUEUE"], "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        [sys.executable, "-m", "celery", "-A", "judgeapp", "--quiet", "worker", "--pool", "prefork", "--concurrency",
+         str(concurrency), "--loglevel", "WARNING", "-Q", os.environ["CELERY_QUEUE"], "-n", f"{name}@%h", "--without-gossip",
+         "--without-mingle", "--without-heartbeat"],
         cwd=ROOT, env=os.environ.copy(), start_new_session=True, stderr=subprocess.DEVNULL,
     )
 

@@ -48,7 +48,8 @@ def main() -> None:
         JUDGE_MODEL="",
     )
     (scratch / "judges.toml").write_text(
-        f'[judges.bench]\nmodel = "fake-judge"\nfamily = "scripted"\nbase_url = "{fake.url}"\nmax_concurrency = {args.concurrency}\n'
+        f'[judges.bench]\nmodel = "fake-judge"\nfamily = "scripted"\nbase_url = "{fake.url}"\nmax_concurrency = '
+        f'{args.concurrency}\n'
     )
     (scratch / "rubric.toml").write_bytes(RUBRIC)
     results = []
@@ -60,8 +61,9 @@ def main() -> None:
             fake.reset()
             started = time.perf_counter()
             done = subprocess.run(
-                [sys.executable, "manage.py", "evaluate", "pointwise", "--testset", str(testset), "--rubric", str(scratch / "rubric.toml"),
-                 "--judge", "bench", "--concurrency", str(args.concurrency), "--format", "json", "--report", str(scratch / f"report-{n}.json")],
+                [sys.executable, "manage.py", "evaluate", "pointwise", "--testset", str(testset), "--rubric",
+                 str(scratch / "rubric.toml"), "--judge", "bench", "--concurrency", str(args.concurrency), "--format", "json",
+                 "--report", str(scratch / f"report-{n}.json")],
                 cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             )
             wall = time.perf_counter() - started
@@ -81,7 +83,9 @@ def main() -> None:
     for n, wall, ideal, max_in_flight, calls, phases in results:
         print(f"   {n:>6} judgments: {wall:6.2f} s against the ideal {ideal:5.2f} s ({ideal / wall:4.0%} of ideal); "
               f"max {max_in_flight} calls at once, {calls} calls")
-        print("          " + " · ".join(f"{name} {value:.2f}" + (" s" if name in PHASE_NAMES else "") for name, value in phases.items()))
+        print("          " + " · ".join(
+            f"{name} {value:.2f}" + (" s" if name in PHASE_NAMES else "") for name, value in phases.items()
+        ))
 
 
 PHASES = """
@@ -100,7 +104,9 @@ PHASE_NAMES = ("start-up", "planning", "judging", "finalize", "exit")
 
 def run_phases(env: dict, process_start: float, wall: float, latency: float) -> dict[str, float]:
     """Seconds of each phase of the newest run, from its timestamps (see the module's docstring)."""
-    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", PHASES], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", PHASES], cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )
     t = json.loads(done.stdout.strip().splitlines()[-1])
     judging_start = t["first"] - latency
     return {

@@ -222,7 +222,9 @@ class DemoBrain:
         if rng.random() < self.noise:
             verdict = rng.choice(["pass", "fail"])
         said = "meets the rubric" if verdict == "pass" else "falls short of the rubric"
-        return json.dumps({"reasoning": self._say(f"The reply {said}, so it {'passes' if verdict == 'pass' else 'fails'}."), "verdict": verdict})
+        return json.dumps(
+            {"reasoning": self._say(f"The reply {said}, so it {'passes' if verdict == 'pass' else 'fails'}."), "verdict": verdict}
+        )
 
     def _prefer(self, request: FakeRequest, first_quality: float, second_quality: float) -> str:
         """'1', '2' or 'tie', with the brain's position bias and noise applied."""
@@ -478,7 +480,10 @@ class ScriptedAgentJudge:
             for number, text in lines:
                 if any(t.lower() in text.lower() for t in terms):
                     return self._verdict("met", f"{path}:{number} reads {_quoted(text.strip()[:120])}.")
-            return self._verdict("not_met", f"{path}:{lines[0][0]}-{lines[-1][0]} (the lines read) never mention {', '.join(repr(t) for t in terms)}.")
+            return self._verdict(
+                "not_met",
+                f"{path}:{lines[0][0]}-{lines[-1][0]} (the lines read) never mention {', '.join(repr(t) for t in terms)}.",
+            )
         if not lines:
             return self._verdict("not_met", f"{path} is empty: read_file answered \"{shown.strip()}\".")
         number, text = lines[0]
@@ -506,9 +511,15 @@ class ScriptedAgentJudge:
 
 
 _BLIND_DOMAIN = [
-    (r"\b(code|function|script|python|program|sql|query)\b", "runs_as_written", "The code would run as written, with no missing pieces."),
+    (
+        r"\b(code|function|script|python|program|sql|query)\b", "runs_as_written",
+        "The code would run as written, with no missing pieces.",
+    ),
     (r"\b(summar\w*|notes|digest|recap)\b", "faithfulness", "Everything stated is supported by the source; nothing is invented."),
-    (r"\b(steps?|guide|how to|instructions?|runbook|checklist)\b", "actionability", "A reader can follow it step by step without guessing."),
+    (
+        r"\b(steps?|guide|how to|instructions?|runbook|checklist)\b", "actionability",
+        "A reader can follow it step by step without guessing.",
+    ),
     (r"\b(email|reply|customer|letter|message)\b", "tone", "The tone suits the reader: clear, polite and calm."),
 ]
 _BLIND_FAILURE = re.compile(r"^\s*(error|fatal|traceback|exception|aborted|run failed|failed|timeout|timed out)\b", re.I | re.M)

@@ -119,7 +119,9 @@ class Status:
         headers = {"Content-Type": "application/json"}
         if self.retry_after is not None:
             headers["Retry-After"] = f"{self.retry_after:g}"
-        body = {"error": {"message": self.message or f"fake error {self.code}", "type": self.error_type or "fake", "code": self.code}}
+        body = {
+            "error": {"message": self.message or f"fake error {self.code}", "type": self.error_type or "fake", "code": self.code}
+        }
         return Response(status=self.code, body=json.dumps(body).encode(), headers=headers)
 
 
@@ -134,7 +136,10 @@ class Hang:
 
 
 # The start of a chat completion whose reply text never ends: valid JSON so far, never finished.
-_ENDLESS_PREFIX = b'{"id": "chatcmpl-endless", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+_ENDLESS_PREFIX = (
+    b'{"id": "chatcmpl-endless", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", '
+    b'"content": "'
+)
 
 
 def _for(seconds: float, pieces: Iterable[bytes]) -> Iterator[bytes]:
@@ -316,7 +321,9 @@ class FakeJudgeServer:
         return f"http://{self._httpd.server_address[0]}:{self.port}/v1"
 
     def start(self) -> FakeJudgeServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-judge", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-judge", daemon=True,
+        )
         self._thread.start()
         return self
 

@@ -11,8 +11,10 @@ name = "support-quality"
 [[criteria]]
 name = "helpfulness"
 description = "Does the reply solve the customer's problem?"
-scale = { 1 = "ignores the problem", 2 = "mostly unhelpful", 3 = "partly solves it", 4 = "solves it with gaps", 5 = "solves it fully" }
-examples = { 1 = "Not my problem.", 2 = "Try again later.", 3 = "Check settings.", 4 = "Reset in Settings > Password.", 5 = "Reset in Settings > Password; the link lasts 2 hours." }
+scale = { 1 = "ignores the problem", 2 = "mostly unhelpful", 3 = "partly solves it", 4 = "solves it with gaps", \
+5 = "solves it fully" }
+examples = { 1 = "Not my problem.", 2 = "Try again later.", 3 = "Check settings.", 4 = "Reset in Settings > Password.", \
+5 = "Reset in Settings > Password; the link lasts 2 hours." }
 '''
 
 RUBRIC_TWO = RUBRIC_ONE + b'''
@@ -20,7 +22,8 @@ RUBRIC_TWO = RUBRIC_ONE + b'''
 name = "tone"
 description = "Is the reply polite and calm?"
 scale = { 1 = "rude", 2 = "curt", 3 = "neutral", 4 = "polite", 5 = "warm and polite" }
-examples = { 1 = "Figure it out.", 2 = "Read the docs.", 3 = "See the help page.", 4 = "Happy to help.", 5 = "Sorry for the trouble, happy to help." }
+examples = { 1 = "Figure it out.", 2 = "Read the docs.", 3 = "See the help page.", 4 = "Happy to help.", \
+5 = "Sorry for the trouble, happy to help." }
 '''
 
 GOOD_REPLY = "Sorry for the trouble! Go to Settings > Password and click reset; the link arrives by email within 2 minutes."
@@ -28,12 +31,20 @@ BAD_REPLY = "No idea, figure it out."
 
 
 def testset_bytes(n: int, *, output=lambda i: GOOD_REPLY if i % 2 == 0 else BAD_REPLY) -> bytes:
-    rows = [{"id": f"c{i:03d}", "input": f"I can't reset my password (ticket {i}).", **({"output": output(i)} if output else {})} for i in range(n)]
+    rows = [
+        {"id": f"c{i:03d}", "input": f"I can't reset my password (ticket {i}).", **({"output": output(i)} if output else {})}
+        for i in range(n)
+    ]
     return "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
 
 
-def pointwise_run(*, judge, n=4, rubric=RUBRIC_ONE, executor=Executor.INLINE, system=None, generate=False, run_id=None, **options):
-    testset = testset_store(data=testset_bytes(n, output=None if generate else (lambda i: GOOD_REPLY if i % 2 == 0 else BAD_REPLY)), name="support.jsonl")
+def pointwise_run(
+    *, judge, n=4, rubric=RUBRIC_ONE, executor=Executor.INLINE, system=None, generate=False, run_id=None, **options
+):
+    testset = testset_store(
+        data=testset_bytes(n, output=None if generate else (lambda i: GOOD_REPLY if i % 2 == 0 else BAD_REPLY)),
+        name="support.jsonl",
+    )
     rubric_row = rubric_store(data=rubric, name="rubric.toml")
     return run_create(
         kind=RunKind.POINTWISE,

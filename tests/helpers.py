@@ -65,7 +65,9 @@ def run_state(run_pk: int, *workers: "WorkerProcess", log_lines: int = 25) -> st
 
     run = Run.objects.get(pk=run_pk)
     units = Judgment.objects.filter(run_id=run_pk).values("status", "claimed_by").annotate(n=Count("id")).order_by("status")
-    lines = [f"run {run.run_id}: {run.status} stage {run.stage}, {run.done_units} done, {run.failed_units} failed, error {run.error!r}"]
+    lines = [
+        f"run {run.run_id}: {run.status} stage {run.stage}, {run.done_units} done, {run.failed_units} failed, error {run.error!r}"
+    ]
     lines += [f"  {row['n']} {row['status']} {row['claimed_by']}" for row in units]
     for number, worker in enumerate(workers):
         alive = worker.proc is not None and worker.proc.poll() is None
@@ -325,7 +327,10 @@ class RedisServer:
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
-        wait_for(lambda: listening(self.port) or self.proc.poll() is not None, timeout, interval=0.02, message="redis-server to listen")
+        wait_for(
+            lambda: listening(self.port) or self.proc.poll() is not None, timeout, interval=0.02,
+            message="redis-server to listen",
+        )
         if self.proc.poll() is not None:
             raise RuntimeError(f"redis-server did not start on port {self.port}")
         return self

@@ -92,7 +92,9 @@ def test_the_api_answers_202_queued_with_the_broker_down_and_recovery_starts_the
     assert api.get(f"/api/v1/runs/{run.run_id}").json()["notice"] == ""
 
 
-def test_the_form_redirects_to_the_run_page_which_says_it_waits_for_the_broker(transactional_db, client, reviewer, judge, broker, caplog):
+def test_the_form_redirects_to_the_run_page_which_says_it_waits_for_the_broker(
+    transactional_db, client, reviewer, judge, broker, caplog
+):
     client.force_login(reviewer)
     broker.down()
     with caplog.at_level(logging.WARNING):

@@ -19,7 +19,10 @@ def manage(*args, **env):
 
 
 def test_check_deploy_is_clean_with_production_settings():
-    result = manage("check", "--deploy", "--fail-level", "WARNING", JUDGEAPP_ENV="production", SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="judge.example.com")
+    result = manage(
+        "check", "--deploy", "--fail-level", "WARNING", JUDGEAPP_ENV="production", SECRET_KEY=STRONG_KEY,
+        ALLOWED_HOSTS="judge.example.com",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 
@@ -53,6 +56,8 @@ def test_production_sends_the_content_security_policy():
     assert directives["default-src"] == directives["script-src"] == directives["style-src"] == "'self'"
     assert directives["frame-ancestors"] == "'none'"
     # CSP_REPORT_ONLY: reported, not enforced (to try a change of policy on a live site).
-    status, enforced, reported = manage("shell", "-v", "0", "-c", ask, **production, CSP_REPORT_ONLY="true").stdout.split("\n")[:3]
+    status, enforced, reported = manage(
+        "shell", "-v", "0", "-c", ask, **production, CSP_REPORT_ONLY="true",
+    ).stdout.split("\n")[:3]
     assert enforced == "None" and "script-src 'self'" in reported
 

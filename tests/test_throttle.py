@@ -37,7 +37,10 @@ def test_an_ipv6_address_counts_as_its_64():
 @pytest.mark.django_db(transaction=True)
 def test_failures_at_the_same_moment_all_count(settings):
     settings.AUTH_FAILURE_LIMIT = 1000
-    keys = [ThrottleKey(Scope.LOGIN, AuthFailureCount.Kind.ACCOUNT, "rita"), ThrottleKey(Scope.LOGIN, AuthFailureCount.Kind.ADDRESS, "198.51.100.7")]
+    keys = [
+        ThrottleKey(Scope.LOGIN, AuthFailureCount.Kind.ACCOUNT, "rita"),
+        ThrottleKey(Scope.LOGIN, AuthFailureCount.Kind.ADDRESS, "198.51.100.7"),
+    ]
     barrier = threading.Barrier(4)
 
     def fail_ten_times():

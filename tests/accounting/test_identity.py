@@ -95,7 +95,9 @@ def test_a_family_mismatch_is_a_warning_in_the_report(make_judge, tmp_path, caps
     code, out, err = run_evaluate(capsys, "pointwise", "--testset", files["testset"], "--rubric", files["rubric"],
                                   "--judge", "claims-meta", "--report", str(report), "--concurrency", "1")
     warnings = json.loads(report.read_text())["warnings"]
-    assert any("claims-meta: declared family 'meta', but its model name 'qwen2.5-7b-instruct' looks like 'qwen'" in w for w in warnings)
+    assert any(
+        "claims-meta: declared family 'meta', but its model name 'qwen2.5-7b-instruct' looks like 'qwen'" in w for w in warnings
+    )
 
 
 # --- Issue 28: one model under two spellings of its server and its name is still one model -------------------
@@ -164,5 +166,8 @@ def test_family_warnings_name_one_model_declared_as_two_families():
     b = System(name="bot-b", model="mistral-7b", family="acme", base_url="http://localhost:9000/v1/")
     c = System(name="bot-c", model="mistral-7b", family="acme", base_url="http://localhost:9001/v1")
     warnings = family_warnings([a, b, c])
-    assert "bot-a and bot-b are one model (model mistral-7b at http://localhost:9000/v1) declared as families 'acme' and 'mistral'" in warnings
+    assert (
+        "bot-a and bot-b are one model (model mistral-7b at http://localhost:9000/v1) declared as families 'acme' and "
+        "'mistral'" in warnings
+    )
     assert not any("bot-c and" in w or "and bot-c" in w for w in warnings)

@@ -33,7 +33,10 @@ def args_for(files, *extra):
 def test_agent_judge_prints_the_verdicts_and_writes_the_report(judge, files, capsys, settings):
     settings.AGENT_SANDBOX_ENABLED = False
     report_path = files / "report.json"
-    call_command("agent-judge", *args_for(files, "--judge", judge.name, "--report", str(report_path), "--run-id", f"cli-{files.name[-12:]}"))
+    call_command(
+        "agent-judge",
+        *args_for(files, "--judge", judge.name, "--report", str(report_path), "--run-id", f"cli-{files.name[-12:]}"),
+    )
     out = capsys.readouterr().out
     assert "Met 2 of 3 requirements (67%); 1 not met, 0 unverified" in out
     assert "  1. not met    saves the plot to out/accuracy.png" in out
@@ -60,7 +63,10 @@ def test_agent_judge_takes_a_workspace_archive(judge, files, capsys, settings):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda f: (f / "requirements.md").write_text("saves the plot\n"), "requirements.md line 1: expected a numbered requirement"),
+        (
+            lambda f: (f / "requirements.md").write_text("saves the plot\n"),
+            "requirements.md line 1: expected a numbered requirement",
+        ),
         (lambda f: (f / "trace.jsonl").write_text("{not json\n"), "trace.jsonl line 1: not valid JSON"),
         (lambda f: (f / "task.md").write_text(""), "task.md: the file is empty"),
         (lambda f: (f / "trace.jsonl").unlink(), "trace.jsonl: no such file"),
@@ -88,7 +94,10 @@ def test_bad_input_on_the_command_line_is_one_line_and_exit_2(fake_judge, files,
 
 def check_each_is_refused(files, tmp_path, env):
     for argv, message in [
-        (args_for(files, "--judge", "fake", "--workspace", str(tmp_path / "nope")), f"error: {tmp_path / 'nope'}: no such directory or archive"),
+        (
+            args_for(files, "--judge", "fake", "--workspace", str(tmp_path / "nope")),
+            f"error: {tmp_path / 'nope'}: no such directory or archive",
+        ),
         (args_for(files, "--judge", "nobody"), "error: unknown judge 'nobody' (known: fake)"),
     ]:
         done = subprocess.run([sys.executable, "manage.py", "agent-judge", *argv], cwd=ROOT, env=env,

@@ -96,7 +96,10 @@ def test_checklist_item_continued_on_the_next_line_is_one_requirement():
 @pytest.mark.parametrize(
     "data, name, message",
     [
-        (b"saves the plot\n", "r.md", "r.md line 1: expected a numbered requirement such as '1. saves the plot to out/accuracy.png'"),
+        (
+            b"saves the plot\n", "r.md",
+            "r.md line 1: expected a numbered requirement such as '1. saves the plot to out/accuracy.png'",
+        ),
         (b"1. a\n1. b\n", "r.md", "r.md: requirement 1 appears twice (items 1 and 2)"),
         (b"# Only a title\n", "r.md", "r.md: no requirements"),
         (b"", "r.md", "r.md: the file is empty"),
@@ -115,7 +118,10 @@ def test_devai_task_file_gives_task_and_requirements():
         "query": "Build a classifier and save the results in `results/`.",
         "requirements": [
             {"requirement_id": 0, "criteria": "The \"Iris\" dataset is used.", "prerequisites": [], "satisfied": None},
-            {"requirement_id": 1, "criteria": "Accuracy is saved in `results/accuracy.txt`.", "prerequisites": [0], "satisfied": None},
+            {
+                "requirement_id": 1, "criteria": "Accuracy is saved in `results/accuracy.txt`.", "prerequisites": [0],
+                "satisfied": None,
+            },
         ],
     }
     data = json.dumps(devai).encode()

@@ -60,7 +60,10 @@ def test_stub_judge_and_workspace_missing_out_accuracy_png_gives_not_met_with_ev
 
 def test_judge_gets_the_seed_prompt_verbatim_with_one_requirement(tmp_path):
     stub = PathReadingStub()
-    judge_requirement(chat=stub, task=TASK, requirement=Requirement("2", "writes out/metrics.json"), toolbox=toolbox_for(make_workspace(tmp_path)))
+    judge_requirement(
+        chat=stub, task=TASK, requirement=Requirement("2", "writes out/metrics.json"),
+        toolbox=toolbox_for(make_workspace(tmp_path)),
+    )
     first = stub.calls[0][0]["content"]
     assert first == load_prompt("agent").render(task=TASK, requirement="writes out/metrics.json")
     assert "out/accuracy.png" not in first  # one requirement per conversation
@@ -85,7 +88,9 @@ def test_parallel_tool_calls_beyond_the_budget_are_not_run(tmp_path):
     def five_at_a_time(messages, tools):
         return ChatReply(tool_calls=[tool_call("list_files", {}, f"c{i}") for i in range(5)])
 
-    outcome = judge_requirement(chat=five_at_a_time, task=TASK, requirement=Requirement("1", "x"), toolbox=toolbox_for(make_workspace(tmp_path)))
+    outcome = judge_requirement(
+        chat=five_at_a_time, task=TASK, requirement=Requirement("1", "x"), toolbox=toolbox_for(make_workspace(tmp_path)),
+    )
     assert outcome.verdict == UNVERIFIED and outcome.tool_call_count == 15
 
 
@@ -134,7 +139,8 @@ def test_a_reply_that_is_not_a_verdict_gets_a_correction(tmp_path):
         ChatReply("It looks fine to me."),
         ChatReply('```json\n{"verdict": "met", "evidence": "out/metrics.json:1 has \\"accuracy\\": 0.93"}\n```'),
     ])
-    outcome = judge_requirement(chat=lambda m, t: next(replies), task=TASK, requirement=Requirement("2", "writes out/metrics.json"),
+    outcome = judge_requirement(chat=lambda m, t: next(replies), task=TASK,
+                                requirement=Requirement("2", "writes out/metrics.json"),
                                 toolbox=toolbox_for(make_workspace(tmp_path)))
     assert outcome.verdict == "met"
     assert [t["why"] for t in outcome.transcript if t["role"] == "correction"] == ["parse"]
@@ -153,7 +159,8 @@ def test_trace_step_evidence_is_accepted_once_the_step_was_read(tmp_path):
         ChatReply(tool_calls=[tool_call("read_trace_step", {"step": 3}, "c2")]),
         ChatReply(json.dumps({"verdict": "met", "evidence": "trace step 3 ran pytest: \"3 passed in 0.4s\""})),
     ])
-    outcome = judge_requirement(chat=lambda m, t: next(replies), task=TASK, requirement=Requirement("4", "the agent ran the tests"),
+    outcome = judge_requirement(chat=lambda m, t: next(replies), task=TASK,
+                                requirement=Requirement("4", "the agent ran the tests"),
                                 toolbox=toolbox_for(make_workspace(tmp_path), trace))
     assert outcome.verdict == "met"
     assert "trace step 3" in outcome.evidence_check["citations"]
@@ -165,4 +172,6 @@ def test_the_transcript_keeps_every_turn_and_tool_call(tmp_path):
     roles = [t["role"] for t in outcome.transcript]
     assert roles == ["prompt", "judge", "tool", "judge", "verdict"]
     tool = outcome.transcript[2]
-    assert tool["name"] == "read_file" and tool["arguments"] == {"path": "out/metrics.json"} and '"accuracy": 0.93' in tool["output"]
+    assert (
+        tool["name"] == "read_file" and tool["arguments"] == {"path": "out/metrics.json"} and '"accuracy": 0.93' in tool["output"]
+    )

@@ -36,12 +36,16 @@ def test_present_file_is_met_with_evidence_naming_it(judge, fake_judge, tmp_path
 
 
 def test_missing_file_is_not_met_with_evidence_naming_it(judge, tmp_path):
-    run = agent_run(judge, make_workspace(tmp_path / "ws", with_plot=False), requirements=b"1. saves the plot to out/accuracy.png\n")
+    run = agent_run(
+        judge, make_workspace(tmp_path / "ws", with_plot=False), requirements=b"1. saves the plot to out/accuracy.png\n",
+    )
     runs.run_execute_inline(run=run)
     run.refresh_from_db()
     requirement = by_id(run.report)["1"]
     assert requirement["verdict"] == "not_met" and "out/accuracy.png" in requirement["evidence"]
-    assert run.report["failures"] == [{"id": "1", "text": "saves the plot to out/accuracy.png", "evidence": requirement["evidence"]}]
+    assert run.report["failures"] == [
+        {"id": "1", "text": "saves the plot to out/accuracy.png", "evidence": requirement["evidence"]}
+    ]
 
 
 def test_judge_that_keeps_calling_tools_is_unverified_after_exactly_15_calls(judge, fake_judge, tmp_path):
@@ -128,7 +132,9 @@ def test_unreachable_judge_fails_the_run_and_leaves_every_requirement_unverified
 
 
 def test_uploaded_archive_is_taken_in_and_judged(judge, tmp_path):
-    data = tar_bytes({"proj/out/metrics.json": b'{"accuracy": 0.9}\n', "proj/train.py": b"print(1)\n"}, symlinks={"proj/etc": "/etc"})
+    data = tar_bytes(
+        {"proj/out/metrics.json": b'{"accuracy": 0.9}\n', "proj/train.py": b"print(1)\n"}, symlinks={"proj/etc": "/etc"},
+    )
     run = agent_run(judge, data, workspace_name="proj.tar.gz", requirements=b"1. writes the metrics to out/metrics.json\n")
     assert sorted(p.name for p in (run.run_dir / "workspace").iterdir()) == ["out", "train.py"]
     assert run.config["options"]["workspace"]["skipped"] == ["etc: symbolic link to /etc, which is outside the workspace"]

@@ -67,7 +67,9 @@ def test_script_opening_a_network_socket_cannot_reach_anything(workspace):
     record = run(workspace, script)
     assert "CONNECTED" not in record.output
     # Outside addresses are unreachable; the loopback is the sandbox's own, with nothing listening.
-    assert [line.split()[1] for line in record.output.splitlines() if line.startswith("refused ")] == ["1.1.1.1", "8.8.8.8", "127.0.0.1"]
+    assert [
+        line.split()[1] for line in record.output.splitlines() if line.startswith("refused ")
+    ] == ["1.1.1.1", "8.8.8.8", "127.0.0.1"]
     assert "interfaces ['lo']" in record.output
 
 

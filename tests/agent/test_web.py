@@ -41,7 +41,10 @@ def finished_run(judge, tmp_path, settings):
 
 
 def test_agent_pages_are_for_reviewers_and_leads(client, annotator, finished_run):
-    urls = [reverse("agent:home"), reverse("agent:requirements", args=[finished_run.run_id]), reverse("agent:report", args=[finished_run.run_id])]
+    urls = [
+        reverse("agent:home"), reverse("agent:requirements", args=[finished_run.run_id]),
+        reverse("agent:report", args=[finished_run.run_id]),
+    ]
     for url in urls:
         assert client.get(url).status_code == 302  # to the login page
     client.force_login(annotator)
@@ -65,7 +68,10 @@ def test_upload_creates_a_celery_run_and_redirects_to_it(client, reviewer, judge
 def test_checklist_can_be_uploaded_as_a_file(client, reviewer, judge, django_capture_on_commit_callbacks):
     client.force_login(reviewer)
     with django_capture_on_commit_callbacks():
-        response = client.post(reverse("agent:home"), form_data(judge, requirements="", requirements_file=SimpleUploadedFile("req.md", b"1. writes out/metrics.json\n")))
+        response = client.post(
+            reverse("agent:home"),
+            form_data(judge, requirements="", requirements_file=SimpleUploadedFile("req.md", b"1. writes out/metrics.json\n")),
+        )
     assert response.status_code == 302, response.context["form"].errors
     assert Run.objects.get().config["options"]["requirements"] == [{"id": "1", "text": "writes out/metrics.json"}]
 
@@ -152,7 +158,9 @@ def test_a_large_agent_run_names_the_most_calls_its_requirements_can_take_and_wa
     # Three requirements, each at most 15 tool calls and a verdict: 48 calls at most.
     refused = client.post(reverse("agent:home"), form_data(judge))
     assert refused.status_code == 400 and not Run.objects.exists()
-    assert re.search(r'name="large_run_confirm" value="48"[^>]*> Start this run of about 48 judge calls</label>', refused.content.decode())
+    assert re.search(
+        r'name="large_run_confirm" value="48"[^>]*> Start this run of about 48 judge calls</label>', refused.content.decode(),
+    )
     with django_capture_on_commit_callbacks():
         started = client.post(reverse("agent:home"), form_data(judge, large_run_confirm="48"))
     assert started.status_code == 302 and Run.objects.count() == 1

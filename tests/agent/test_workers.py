@@ -14,7 +14,9 @@ from tests.helpers import wait_for
 
 pytestmark = pytest.mark.slow
 
-CHECKLIST = b"".join(f"{i}. writes the metrics to out/metrics.json and mentions \"accuracy\" ({i})\n".encode() for i in range(1, 9))
+CHECKLIST = b"".join(
+    f"{i}. writes the metrics to out/metrics.json and mentions \"accuracy\" ({i})\n".encode() for i in range(1, 9)
+)
 
 
 def test_killed_worker_loses_no_requirement_and_resumes_from_the_cache(worker_factory, make_judge, tmp_path, settings):

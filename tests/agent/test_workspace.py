@@ -140,7 +140,9 @@ def test_archive_bomb_stops_at_the_size_limit(tmp_path):
     data = zip_bytes({"zeros.bin": b"\x00" * 5_000_000})
     assert len(data) < 50_000
     with pytest.raises(InputError, match="over 1,000,000 bytes once unpacked"):
-        ingest_archive(data, "bomb.zip", tmp_path / "dest", limits=WorkspaceLimits(max_bytes=1_000_000, max_file_bytes=10_000_000))
+        ingest_archive(
+            data, "bomb.zip", tmp_path / "dest", limits=WorkspaceLimits(max_bytes=1_000_000, max_file_bytes=10_000_000),
+        )
 
 
 def test_archive_with_too_many_files_is_refused(tmp_path):
@@ -165,5 +167,7 @@ def test_archive_top_directory_is_unwrapped_unless_the_checklist_names_paths_und
     data = zip_bytes({"workspace/out/metrics.json": b"{}"})
     report = ingest_archive(data, "flowers.zip", tmp_path / "a", mentioned="1. writes out/metrics.json")
     assert Workspace(tmp_path / "a").files() == ["out/metrics.json"] and report.unwrapped == "workspace/"
-    kept = ingest_archive(zip_bytes({"out/metrics.json": b"{}"}), "ws.zip", tmp_path / "b", mentioned="1. writes out/metrics.json")
+    kept = ingest_archive(
+        zip_bytes({"out/metrics.json": b"{}"}), "ws.zip", tmp_path / "b", mentioned="1. writes out/metrics.json",
+    )
     assert Workspace(tmp_path / "b").files() == ["out/metrics.json"] and kept.unwrapped == ""

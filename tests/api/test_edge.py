@@ -54,18 +54,30 @@ RUBRIC_JSON_SURROGATE = json.dumps(
 @pytest.mark.parametrize(
     ("files", "pieces"),
     [
-        ({"testset": ("support.jsonl", TESTSET_NUL)}, ["support.jsonl line 2: 'input' holds a NUL character (\\u0000) at character 2"]),
-        ({"testset": ("support.jsonl", TESTSET_SURROGATE)}, ["support.jsonl line 1: 'meta.lang' holds a lone surrogate (\\ud83d)"]),
+        (
+            {"testset": ("support.jsonl", TESTSET_NUL)},
+            ["support.jsonl line 2: 'input' holds a NUL character (\\u0000) at character 2"],
+        ),
+        (
+            {"testset": ("support.jsonl", TESTSET_SURROGATE)},
+            ["support.jsonl line 1: 'meta.lang' holds a lone surrogate (\\ud83d)"],
+        ),
         ({"rubric": ("rubric.toml", RUBRIC_TOML_NUL)}, ["rubric.toml line ", "'criteria[0].name' holds a NUL character"]),
-        ({"rubric": ("rubric.json", RUBRIC_JSON_SURROGATE)}, ["rubric.json line 1: 'criteria[0].description' holds a lone surrogate (\\ud800)"]),
-        ({"outputs": ("outputs.jsonl", jsonl(*(json.dumps({"id": f"c{i:03d}", "output": "x\x00" if i == 2 else "x"}) for i in range(4))))},
+        (
+            {"rubric": ("rubric.json", RUBRIC_JSON_SURROGATE)},
+            ["rubric.json line 1: 'criteria[0].description' holds a lone surrogate (\\ud800)"],
+        ),
+        ({"outputs": ("outputs.jsonl",
+                      jsonl(*(json.dumps({"id": f"c{i:03d}", "output": "x\x00" if i == 2 else "x"}) for i in range(4))))},
          ["outputs.jsonl line 3: 'output' holds a NUL character (\\u0000) at character 2"]),
         ({"testset": ("support.jsonl", b'{"id": "c000", "input": "hi", "output": "o\x00k"}\n')},
          ["support.jsonl line 1: looks like a binary file (it has NUL bytes)"]),
     ],
     ids=["nul-escape-testset", "surrogate-testset-extra", "nul-toml-rubric", "surrogate-json-rubric", "nul-outputs", "nul-byte"],
 )
-def test_a_file_with_a_nul_or_a_lone_surrogate_is_400_naming_its_line_and_field_and_stores_nothing(api, judge, no_celery, files, pieces):
+def test_a_file_with_a_nul_or_a_lone_surrogate_is_400_naming_its_line_and_field_and_stores_nothing(
+    api, judge, no_celery, files, pieces
+):
     body = pointwise_body(judge, n=4)
     if "outputs" in files:
         body["testset"] = upload("support.jsonl", factories.testset_bytes(4, output=None))
@@ -82,7 +94,10 @@ def test_a_nul_in_a_form_field_is_400_naming_the_field_and_stores_nothing(api, j
     if field == "testset_version":
         body.pop("testset")
     before = everything_stored()
-    assert_one_line(api.post("/api/v1/runs/pointwise", body), 400, "bad_request", f"the field '{field}' holds a NUL character (\\u0000) at character 8")
+    assert_one_line(
+        api.post("/api/v1/runs/pointwise", body), 400, "bad_request",
+        f"the field '{field}' holds a NUL character (\\u0000) at character 8",
+    )
     assert everything_stored() == before
 
 
@@ -92,7 +107,9 @@ def test_a_nul_in_a_pairwise_system_or_a_leads_reason_is_400_and_changes_nothing
     Run = models.Run
     Run.objects.filter(pk=run.pk).update(status=RunStatus.DONE, report={"mean": 4.0})
     before = everything_stored()
-    assert_one_line(api.post("/api/v1/runs/pairwise", {"system_a": "bot\x00", "system_b": "bot"}), 400, "bad_request", "the field 'system_a'")
+    assert_one_line(
+        api.post("/api/v1/runs/pairwise", {"system_a": "bot\x00", "system_b": "bot"}), 400, "bad_request", "the field 'system_a'",
+    )
     decided = api.post(f"/api/v1/runs/{run.run_id}/gate/decision", {"verdict": "approved", "reason": "fine\x00"})
     assert_one_line(decided, 400, "bad_request", "the field 'reason' holds a NUL character")
     assert_one_line(api.post(f"/api/v1/runs/{run.run_id}/release", {"label": "v\x001"}), 400, "bad_request", "the field 'label'")
@@ -137,13 +154,16 @@ def test_a_hostile_request_without_a_token_is_401_first(api_as):
     ],
 )
 @pytest.mark.parametrize("endpoint", ["/api/v1/runs", "/api/v1/systems/support-bot/runs"])
-def test_a_limit_or_offset_out_of_bounds_or_not_a_number_and_an_unknown_kind_or_status_are_400(api, make_system, endpoint, query, piece):
+def test_a_limit_or_offset_out_of_bounds_or_not_a_number_and_an_unknown_kind_or_status_are_400(
+    api, make_system, endpoint, query, piece
+):
     make_system("support-bot")
     assert_one_line(api.get(f"{endpoint}?{query}"), 400, "bad_request", piece)
 
 
 @pytest.mark.parametrize("endpoint", ["/api/v1/testsets", "/api/v1/rubrics"])
-@pytest.mark.parametrize(("query", "piece"), [("limit=-3", "greater than or equal to 1"), ("limit=501", "less than or equal to 500"),
+@pytest.mark.parametrize(("query", "piece"), [("limit=-3", "greater than or equal to 1"),
+                                              ("limit=501", "less than or equal to 500"),
                                               ("limit=a", "valid integer"), ("offset=-1", "greater than or equal to 0")])
 def test_the_versions_lists_bounds_are_400_too(api, endpoint, query, piece):
     assert_one_line(api.get(f"{endpoint}?{query}"), 400, "bad_request", piece)
@@ -166,7 +186,9 @@ def test_the_schema_declares_the_enums_and_the_bounds(api_as):
     assert schemas["RunOut"]["properties"]["kind"] == {"$ref": "#/components/schemas/RunKind"}
     assert schemas["RunOut"]["properties"]["status"] == {"$ref": "#/components/schemas/RunStatus"}
     assert schemas["GateOut"]["properties"]["status"] == {"$ref": "#/components/schemas/RunStatus"}
-    for path, most in (("/api/v1/runs", 200), ("/api/v1/systems/{name}/runs", 200), ("/api/v1/testsets", 500), ("/api/v1/rubrics", 500)):
+    for path, most in (
+        ("/api/v1/runs", 200), ("/api/v1/systems/{name}/runs", 200), ("/api/v1/testsets", 500), ("/api/v1/rubrics", 500),
+    ):
         parameters = {p["name"]: p["schema"] for p in doc["paths"][path]["get"]["parameters"]}
         assert (parameters["limit"]["minimum"], parameters["limit"]["maximum"]) == (1, most), path
         assert parameters["offset"]["minimum"] == 0 and parameters["offset"]["maximum"] >= 1_000_000, path
@@ -186,7 +208,8 @@ def test_pointwise_refuses_outputs_for_unknown_ids_with_the_ids_and_their_count(
     response = api.post("/api/v1/runs/pointwise", pointwise_body(judge, testset=inputs_only, outputs=extra))
     assert_one_line(
         response, 400, "bad_request",
-        "outputs.jsonl: 12 output(s) for id(s) not in the test set: x0, x1, x2, x3, x4, x5, x6, x7, x8, x9 and 2 more; remove them",
+        "outputs.jsonl: 12 output(s) for id(s) not in the test set: x0, x1, x2, x3, x4, x5, x6, x7, x8, x9 and 2 more; remove "
+        "them",
     )
     assert everything_stored() == before
 
@@ -200,7 +223,10 @@ def test_pairwise_refuses_outputs_for_unknown_ids_at_the_api_too(api, judge, no_
         "judge": judge.name,
     }
     before = everything_stored()
-    assert_one_line(api.post("/api/v1/runs/pairwise", body), 400, "bad_request", "b.jsonl: 1 output(s) for id(s) not in the test set: c999 (version B)")
+    assert_one_line(
+        api.post("/api/v1/runs/pairwise", body), 400, "bad_request",
+        "b.jsonl: 1 output(s) for id(s) not in the test set: c999 (version B)",
+    )
     assert everything_stored() == before
 
 
@@ -227,7 +253,9 @@ def _pg_disk_full() -> OperationalError:
     ],
     ids=["enospc", "edquot", "sqlite-full", "postgres-disk-full"],
 )
-def test_a_full_disk_while_the_run_is_stored_is_507_and_nothing_is_half_written(api, judge, no_celery, monkeypatch, raised, reason):
+def test_a_full_disk_while_the_run_is_stored_is_507_and_nothing_is_half_written(
+    api, judge, no_celery, monkeypatch, raised, reason
+):
     """The outputs are the last rows a new run writes: the test set, rubric and run before them roll back."""
     def full(*args, **kwargs):
         raise raised()

@@ -31,7 +31,9 @@ def outputs_bytes(n: int, reply=lambda i: GOOD_REPLY) -> bytes:
 def pointwise_body(judge_row, *, n=4, testset: bytes | None = None, outputs: bytes | None = None, **fields) -> dict:
     """A multipart body: a test set whose every case carries the good reply, the rubric, the judge."""
     body = {
-        "testset": upload("support.jsonl", testset if testset is not None else factories.testset_bytes(n, output=lambda i: GOOD_REPLY)),
+        "testset": upload(
+            "support.jsonl", testset if testset is not None else factories.testset_bytes(n, output=lambda i: GOOD_REPLY),
+        ),
         "rubric": upload("rubric.toml", RUBRIC_ONE),
         "judge": judge_row.name,
         **fields,
@@ -119,16 +121,25 @@ def test_stored_versions_start_a_run_without_uploading_them(api, judge, no_celer
     "change, reason",
     [
         ({"testset": upload("support.jsonl", b"")}, "support.jsonl: the file is empty"),
-        ({"testset": upload("support.jsonl", b'{"id": "c1", "input": "hi"}\n{"id": "c1", "input": "again"}\n')}, "duplicate id 'c1'"),
+        (
+            {"testset": upload("support.jsonl", b'{"id": "c1", "input": "hi"}\n{"id": "c1", "input": "again"}\n')},
+            "duplicate id 'c1'",
+        ),
         ({"rubric": upload("rubric.toml", b'name = "x"\n')}, "rubric.toml: missing 'criteria'"),
         ({"judge": "nobody"}, "unknown judge 'nobody'"),
         ({"system": "nothing"}, "unknown system 'nothing'"),
         ({"threshold": "9"}, "threshold 9 is outside the rubric's scale 1-5"),
         ({"threshold": "high"}, "threshold: Input should be a valid number"),
         ({"baseline_run": "no-such-run"}, "baseline run 'no-such-run': no such run"),
-        ({"testset_version": "abcdef123456"}, "give the test set as a file (testset) or a stored version (testset_version), one of them"),
+        (
+            {"testset_version": "abcdef123456"},
+            "give the test set as a file (testset) or a stored version (testset_version), one of them",
+        ),
         ({"testset": None}, "give the test set as a file (testset) or a stored version (testset_version), one of them"),
-        ({"testset": None, "testset_version": "abcdef123456"}, "test set version 'abcdef123456': no stored test set has that content hash"),
+        (
+            {"testset": None, "testset_version": "abcdef123456"},
+            "test set version 'abcdef123456': no stored test set has that content hash",
+        ),
         ({"outputs": upload("outputs.jsonl", outputs_bytes(3))}, "outputs.jsonl: no output for case(s) c003 of the test set"),
         ({"run_id": "../etc"}, "run id '../etc': use letters, digits"),
     ],
@@ -151,7 +162,9 @@ def test_a_test_set_over_the_case_limit_is_400_with_one_line_and_stores_nothing(
     before = stored_counts()
     response = api.post("/api/v1/runs/pointwise", pointwise_body(judge, n=4))
     assert response.status_code == 400
-    assert response.json() == {"error": "bad_request", "detail": "test set support.jsonl has more than 3 cases (MAX_TESTSET_CASES)"}
+    assert response.json() == {
+        "error": "bad_request", "detail": "test set support.jsonl has more than 3 cases (MAX_TESTSET_CASES)",
+    }
     assert stored_counts() == before and no_celery == []
 
 
@@ -409,7 +422,9 @@ def test_a_retry_that_races_the_first_request_gets_its_run_and_leaves_nothing(ap
 
 def test_an_imported_judge_with_no_endpoint_cannot_start_a_run(api, judge, no_celery):
     """Issue 16, item 2: its verdicts were brought in; calling it would reach the client's default endpoint."""
-    imported = models.Judge.objects.create(name="gpt-3.5-turbo", model="gpt-3.5-turbo", family="openai", source=models.EndpointSource.IMPORT)
+    imported = models.Judge.objects.create(
+        name="gpt-3.5-turbo", model="gpt-3.5-turbo", family="openai", source=models.EndpointSource.IMPORT,
+    )
     response = api.post("/api/v1/runs/pointwise", pointwise_body(imported))
     assert response.status_code == 400 and "an imported judge" in response.json()["detail"]
     assert Run.objects.count() == 0 and no_celery == []
@@ -426,7 +441,9 @@ def test_a_run_labelled_with_a_system_judges_the_outputs_stored_for_its_version(
 
     refused = api.post("/api/v1/runs/pointwise", pointwise_body(judge, testset=data, system="support-bot", outputs_version="v9"))
     assert refused.status_code == 400 and "support-bot has no outputs labelled 'v9' for this test set" in refused.json()["detail"]
-    started = api.post("/api/v1/runs/pointwise", pointwise_body(judge, testset=data, system="support-bot", outputs_version="v2.1"))
+    started = api.post(
+        "/api/v1/runs/pointwise", pointwise_body(judge, testset=data, system="support-bot", outputs_version="v2.1"),
+    )
     assert started.status_code == 201, started.content
     run = run_services.run_execute_inline(run=Run.objects.get(run_id=started.json()["run_id"]))
     report = api.get(f"/api/v1/runs/{run.run_id}/report").json()
@@ -443,7 +460,9 @@ def test_a_stored_test_set_is_reached_by_its_name(api, judge, no_celery):
     body = {"rubric": upload("rubric.toml", RUBRIC_ONE), "judge": judge.name}
     started = api.post("/api/v1/runs/pointwise", {**body, "testset_version": "support"})
     assert started.status_code == 201 and Run.objects.get(run_id=started.json()["run_id"]).testset == newest
-    first = api.post("/api/v1/runs/pointwise", {**body, "rubric": upload("rubric.toml", RUBRIC_ONE), "testset_version": "support@v1"})
+    first = api.post(
+        "/api/v1/runs/pointwise", {**body, "rubric": upload("rubric.toml", RUBRIC_ONE), "testset_version": "support@v1"},
+    )
     assert first.status_code == 201 and Run.objects.get(run_id=first.json()["run_id"]).testset.case_count == 2
 
 

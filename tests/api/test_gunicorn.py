@@ -59,7 +59,9 @@ def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes]:
 
 
 def get(path: str, *headers: str, method: str = "GET") -> bytes:
-    return (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + "".join(h + "\r\n" for h in headers) + "\r\n").encode("latin-1")
+    return (
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + "".join(h + "\r\n" for h in headers) + "\r\n"
+    ).encode("latin-1")
 
 
 def assert_json_error(answer, status: int, error: str) -> dict:
@@ -78,8 +80,12 @@ def test_gunicorns_own_answers_and_djangos_under_api_are_json(gunicorn, reviewer
     # gunicorn's own: before Django, whatever the path
     detail = assert_json_error(exchange(gunicorn, get("/api/v1/runs?system=" + "x" * 5000, bearer)), 414, "uri_too_long")
     assert "URI Too Long" in detail["detail"]
-    assert_json_error(exchange(gunicorn, get("/api/v1/runs", bearer, "X-Padding: " + "y" * 9000)), 431, "request_header_fields_too_large")
-    assert_json_error(exchange(gunicorn, get("/api/v1/runs", *[f"X-H{i}: v" for i in range(120)])), 431, "request_header_fields_too_large")
+    assert_json_error(
+        exchange(gunicorn, get("/api/v1/runs", bearer, "X-Padding: " + "y" * 9000)), 431, "request_header_fields_too_large",
+    )
+    assert_json_error(
+        exchange(gunicorn, get("/api/v1/runs", *[f"X-H{i}: v" for i in range(120)])), 431, "request_header_fields_too_large",
+    )
     assert_json_error(exchange(gunicorn, b"NOT A REQUEST LINE\r\n\r\n"), 400, "bad_request")
     assert_json_error(exchange(gunicorn, get("/api/v1/runs", bearer, method="G(E)T")), 400, "bad_request")
 

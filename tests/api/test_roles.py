@@ -135,7 +135,9 @@ def test_a_browser_session_does_not_authenticate_the_api(client, reviewer, finis
 
 def test_a_token_post_needs_no_csrf_token(token_for, reviewer, judge, no_celery):
     client = Client(enforce_csrf_checks=True)
-    response = client.post("/api/v1/runs/pointwise", start_body(judge), headers={"Authorization": f"Bearer {token_for(reviewer)}"})
+    response = client.post(
+        "/api/v1/runs/pointwise", start_body(judge), headers={"Authorization": f"Bearer {token_for(reviewer)}"},
+    )
     assert response.status_code == 201 and Run.objects.count() == 1
 
 

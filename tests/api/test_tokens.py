@@ -148,7 +148,9 @@ def test_nobody_revokes_another_user_s_token_and_an_annotator_makes_none(client,
     assert client.post(reverse("api:token_revoke", args=[row.uuid])).status_code == 404
     assert ApiToken.objects.get().revoked_at is None
     page = client.get(reverse("api:profile"))
-    assert page.status_code == 200 and "no use of the API" in page.content.decode() and "Create token" not in page.content.decode()
+    assert (
+        page.status_code == 200 and "no use of the API" in page.content.decode() and "Create token" not in page.content.decode()
+    )
     assert client.post(reverse("api:profile"), {"name": "x"}).status_code == 403
     assert ApiToken.objects.count() == 1
 

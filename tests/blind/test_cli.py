@@ -60,11 +60,15 @@ def test_three_clean_versions_give_a_valid_comparison_and_the_failing_run_lowers
     assert run.report["consistency"]["A"]["failed_runs"] == 1
     assert doc["rubric"]["A"]["overall_score"] < run.report["consistency"]["A"]["combined_before_penalty"]
     assert any("run-3" in w for w in doc["output_quality"]["A"]["weaknesses"])
-    assert doc["expectation_results"]["B"]["total"] == 3 and doc["expectation_results"]["B"]["pass_rate"] == 1.0, doc["expectation_results"]["B"]
+    assert (
+        doc["expectation_results"]["B"]["total"] == 3 and doc["expectation_results"]["B"]["pass_rate"] == 1.0
+    ), doc["expectation_results"]["B"]
     assert "Winner: B" in out and "Ranking: B > " in out
     # Every run of every version was judged once, after the rubric.
     keys = sorted(run.judgments.values_list("key", flat=True))
-    assert keys == ["rubric", "score/A/run-1", "score/A/run-2", "score/A/run-3", "score/B/run-1", "score/B/run-2", "score/C/run-1"]
+    assert keys == [
+        "rubric", "score/A/run-1", "score/A/run-2", "score/A/run-3", "score/B/run-1", "score/B/run-2", "score/C/run-1",
+    ]
     # The report counts every judge call, the rubric's included: a finished run's counts add up as a failed one's.
     assert run.report["counts"]["units"] == 7 and run.report["counts"]["parsed"] == 7
     assert "Units: 7: 7 parsed" in out and len(fake_judge.chat_requests) == 7
@@ -85,7 +89,9 @@ def test_no_prompt_sent_to_the_judge_contains_a_real_version_name(judge, fake_ju
     assert any('version="A" run="run-3 of 3"' in text for text in sent)
 
 
-def test_a_version_naming_a_system_a_skill_path_or_holding_a_transcript_stops_with_flags(judge, fake_judge, make_system, tmp_path):
+def test_a_version_naming_a_system_a_skill_path_or_holding_a_transcript_stops_with_flags(
+    judge, fake_judge, make_system, tmp_path
+):
     make_system("support-bot-v2")
     leaky = tmp_path / "leaky"
     (leaky / "run-1").mkdir(parents=True)
@@ -311,4 +317,7 @@ def test_an_empty_run_directory_counts_as_a_failed_run(judge, fake_judge, tmp_pa
     assert status == 0, err
     doc = json.loads(output.read_text())
     assert doc["winner"] == "B" and doc["rubric"]["A"]["run_consistency"] == "low"
-    assert any('version="A" run="run-3 of 3"' in r.prompt and "(this run produced no files)" in r.prompt for r in fake_judge.chat_requests)
+    assert any(
+        'version="A" run="run-3 of 3"' in r.prompt and "(this run produced no files)" in r.prompt
+        for r in fake_judge.chat_requests
+    )

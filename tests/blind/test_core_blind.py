@@ -63,7 +63,8 @@ def test_every_run_counts_in_a_versions_scores_failed_ones_included():
 def test_a_failing_run_lowers_consistency_and_the_overall_score():
     steady = compare(version("A", run("run-1", [4, 4, 4, 4]), run("run-2", [4, 4, 4, 4]), run("run-3", [4, 4, 4, 4])),
                      version("B", run("run-1", [3, 3, 3, 3])))
-    flaky = compare(version("A", run("run-1", [4, 4, 4, 4]), run("run-2", [4, 4, 4, 4]), run("run-3", [1, 1, 1, 1], completed=False)),
+    flaky = compare(version("A", run("run-1", [4, 4, 4, 4]), run("run-2", [4, 4, 4, 4]),
+                            run("run-3", [1, 1, 1, 1], completed=False)),
                     version("B", run("run-1", [3, 3, 3, 3])))
     assert steady.comparison["rubric"]["A"]["run_consistency"] == "high"
     assert flaky.comparison["rubric"]["A"]["run_consistency"] == "low"
@@ -249,7 +250,9 @@ def test_a_version_without_any_scored_run_makes_no_comparison():
 
 def test_unscored_runs_stray_and_binary_files_are_named_in_the_limitations():
     doc = compare(
-        version("A", run("run-1", [4, 4, 4, 4]), RunScore("run-2", None, error="judge: timed out"), stray_files=2, binary_files=1),
+        version(
+            "A", run("run-1", [4, 4, 4, 4]), RunScore("run-2", None, error="judge: timed out"), stray_files=2, binary_files=1,
+        ),
         version("B", run("run-1", [4, 4, 4, 4])),
     ).comparison
     text = " ".join(doc["limitations"])

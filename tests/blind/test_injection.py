@@ -31,7 +31,9 @@ def test_the_judge_sees_one_tag_per_slot_whatever_the_files_hold_or_are_named(ju
     prompts = [r.prompt for r in fake_judge.chat_requests]
     rubric_prompt = next(p for p in prompts if "deriving the rubric" in p)
     for tag in ("task", "expectations", "expectation"):
-        assert (rubric_prompt.count(f"<{tag}>") + rubric_prompt.count(f"<{tag} "), rubric_prompt.count(f"</{tag}>")) == (1, 1), tag
+        assert (
+            rubric_prompt.count(f"<{tag}>") + rubric_prompt.count(f"<{tag} "), rubric_prompt.count(f"</{tag}>"),
+        ) == (1, 1), tag
     scored = [p for p in prompts if "<version_output " in p]
     assert len(scored) == 2
     for text in scored:

@@ -48,7 +48,9 @@ def score_reply(**changes):
     reply = {
         "completed": True,
         "scores": {c: {"reasoning": "fine", "score": 4} for c in CRITERIA},
-        "expectations": [{"id": 1, "passed": True, "evidence": "runbook.md: Steps"}, {"id": 2, "passed": False, "evidence": "no rollback"}],
+        "expectations": [
+            {"id": 1, "passed": True, "evidence": "runbook.md: Steps"}, {"id": 2, "passed": False, "evidence": "no rollback"},
+        ],
         "strengths": ["Clear steps"],
         "weaknesses": [],
     }
@@ -67,13 +69,25 @@ def test_a_complete_score_reply_parses():
     [
         ({"completed": "yes"}, "true or false"),
         ({"scores": {c: {"reasoning": "x", "score": 4} for c in CRITERIA[:-1]}}, "misses actionability"),
-        ({"scores": {**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "speed": {"reasoning": "x", "score": 3}}}, "does not: speed"),
-        ({"scores": {**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "usability": {"reasoning": "x", "score": 4.5}}}, "scores.usability"),
-        ({"scores": {**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "usability": {"reasoning": "x", "score": 6}}}, "outside the scale"),
+        (
+            {"scores": {**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "speed": {"reasoning": "x", "score": 3}}},
+            "does not: speed",
+        ),
+        (
+            {"scores": {**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "usability": {"reasoning": "x", "score": 4.5}}},
+            "scores.usability",
+        ),
+        (
+            {"scores": {**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "usability": {"reasoning": "x", "score": 6}}},
+            "outside the scale",
+        ),
         ({"scores": {**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "usability": {"score": 3}}}, "reasoning"),
         ({"expectations": [{"id": 1, "passed": True, "evidence": "x"}]}, "array of 2 entries"),
         ({"expectations": [{"id": 2, "passed": True, "evidence": "x"}, {"id": 1, "passed": True, "evidence": "x"}]}, "in order"),
-        ({"expectations": [{"id": 1, "passed": True, "evidence": ""}, {"id": 2, "passed": True, "evidence": "x"}]}, "expectation 1"),
+        (
+            {"expectations": [{"id": 1, "passed": True, "evidence": ""}, {"id": 2, "passed": True, "evidence": "x"}]},
+            "expectation 1",
+        ),
         ({"strengths": "Clear"}, "array of short texts"),
     ],
 )
@@ -93,9 +107,22 @@ def test_the_structured_output_schemas_accept_the_replies_they_describe():
 @pytest.mark.parametrize(
     "reply, message",
     [
-        (score_reply(scores={**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "usability": {"reasoning": "x", "score": 6}}), "greater than the maximum"),
-        (score_reply(scores={c: {"reasoning": "x", "score": 4} for c in CRITERIA[:-1]}), "'actionability' is a required property"),
-        (score_reply(scores={**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "speed": {"reasoning": "x", "score": 3}}), "'speed' was unexpected"),
+        (
+            score_reply(
+                scores={**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "usability": {"reasoning": "x", "score": 6}}
+            ),
+            "greater than the maximum",
+        ),
+        (
+            score_reply(scores={c: {"reasoning": "x", "score": 4} for c in CRITERIA[:-1]}),
+            "'actionability' is a required property",
+        ),
+        (
+            score_reply(
+                scores={**{c: {"reasoning": "x", "score": 4} for c in CRITERIA}, "speed": {"reasoning": "x", "score": 3}}
+            ),
+            "'speed' was unexpected",
+        ),
         (score_reply(expectations=[{"id": 1, "passed": True, "evidence": "x"}]), "too short"),
         (score_reply(completed="yes"), "not of type 'boolean'"),
     ],

@@ -111,7 +111,10 @@ def test_starting_draws_labels_hides_the_mapping_and_judges_only_blinded_content
     assert no_celery == [run.pk]  # queued for a worker after commit
     comparison = run.blind_comparison
     mapping = {v.label: v.real_name for v in comparison.versions.all()}
-    assert sorted(mapping) == ["A", "B", "C"] and sorted(mapping.values()) == sorted(["alpha-terse", "team/beta-stepwise", "gamma-prose"])
+    assert (
+        sorted(mapping) == ["A", "B", "C"]
+        and sorted(mapping.values()) == sorted(["alpha-terse", "team/beta-stepwise", "gamma-prose"])
+    )
     assert all(v.source == BlindVersion.Source.BROWSE for v in comparison.versions.all())
     run_services.run_execute_inline(run=run)
     run.refresh_from_db()
@@ -160,7 +163,9 @@ def test_revealing_the_mapping_after_the_verdict_is_logged(client, reviewer, jud
     panel = rendered_without_queries("judgeapp/blind/run.html", context)
     assert "alpha-terse" in panel and 'id="mapping-table"' in panel and 'id="version-A"' in panel
     entry = AuditLog.objects.get(action="blind.mapping_revealed")
-    assert entry.actor == reviewer and entry.run == run and set(entry.detail["mapping"].values()) == {"alpha-terse", "gamma-prose"}
+    assert (
+        entry.actor == reviewer and entry.run == run and set(entry.detail["mapping"].values()) == {"alpha-terse", "gamma-prose"}
+    )
     client.post(reveal, {"csrfmiddlewaretoken": token})
     assert AuditLog.objects.filter(action="blind.mapping_revealed").count() == 1
 
@@ -257,7 +262,10 @@ def test_uploaded_versions_zip_with_runs_and_plain_files(client, reviewer, judge
     [
         ({"upload_name_0": "", "upload_files_0": [SimpleUploadedFile("a.md", b"x")]}, "needs a name"),
         ({"upload_name_0": "named", "upload_files_0": []}, "no files uploaded"),
-        ({"upload_name_0": "evil", "upload_files_0": [SimpleUploadedFile("e.zip", zipped({"../evil.md": "x"}))]}, "points outside"),
+        (
+            {"upload_name_0": "evil", "upload_files_0": [SimpleUploadedFile("e.zip", zipped({"../evil.md": "x"}))]},
+            "points outside",
+        ),
         ({"upload_name_0": "broken", "upload_files_0": [SimpleUploadedFile("e.zip", b"not a zip")]}, "not a valid zip"),
     ],
 )

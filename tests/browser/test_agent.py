@@ -10,12 +10,15 @@ from tests.browser.conftest import log_in
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_reviewer_uploads_a_workspace_and_watches_each_requirement_resolve(page, reviewer, make_judge, worker_factory, tmp_path, screenshots):
+def test_reviewer_uploads_a_workspace_and_watches_each_requirement_resolve(
+    page, reviewer, make_judge, worker_factory, tmp_path, screenshots
+):
     (tmp_path / "task.md").write_text(TASK)
     (tmp_path / "requirements.md").write_bytes(REQUIREMENTS_MD)
     (tmp_path / "trace.jsonl").write_bytes(TRACE)
     (tmp_path / "ws.zip").write_bytes(zip_bytes({
-        "ws/train.py": b"print('test accuracy: 0.9')\n", "ws/out/metrics.json": b'{"accuracy": 0.9}\n', "ws/out/accuracy.png": png_bytes(),
+        "ws/train.py": b"print('test accuracy: 0.9')\n", "ws/out/metrics.json": b'{"accuracy": 0.9}\n',
+        "ws/out/accuracy.png": png_bytes(),
     }))
     with FakeJudgeServer(DemoBrain(), latency=0.5) as slow:
         make_judge("browser-judge", server=slow, max_concurrency=1)

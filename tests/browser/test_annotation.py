@@ -13,10 +13,14 @@ from tests.calibration.test_web import assert_blind
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_annotator_reads_instructions_comments_flags_and_scores_with_the_keyboard_only(page, planted_run, annotator, lead, screenshots):
+def test_annotator_reads_instructions_comments_flags_and_scores_with_the_keyboard_only(
+    page, planted_run, annotator, lead, screenshots
+):
     run = planted_run(scores_for(6), rubric=RUBRIC_TWO)
     sample = sample_draw(run=run, size=4, seed=4, annotators=[annotator])
-    sample_instructions_set(sample=sample, instructions="Score **the reply only**.\n\n<script>window.pwned = 1</script>", actor=lead)
+    sample_instructions_set(
+        sample=sample, instructions="Score **the reply only**.\n\n<script>window.pwned = 1</script>", actor=lead,
+    )
     log_in(page, "ann")
     page.wait_for_url("**/calibration/queue/")
     navigations = []
@@ -45,7 +49,9 @@ def test_annotator_reads_instructions_comments_flags_and_scores_with_the_keyboar
     page.keyboard.press("Tab")
     assert page.evaluate("() => document.activeElement.value") == "flag"
     page.keyboard.press("Enter")  # Flag this item
-    page.wait_for_function("() => document.querySelector('#note-saved') && document.querySelector('#note-saved').innerText.includes('flag')")
+    page.wait_for_function(
+        "() => document.querySelector('#note-saved') && document.querySelector('#note-saved').innerText.includes('flag')"
+    )
     assert page.locator("#my-notes li").count() == 2
     assert page.locator("#my-notes li").first.locator("b").count() == 0  # the comment's markup is text
 

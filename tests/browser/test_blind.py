@@ -1,5 +1,5 @@
-"""Blind comparison (issue 7). A reviewer in headless Chromium: a leaky comparison stops on the leakage page, the sanitized one runs
-on a real worker, the run page shows the blinded versions side by side, and the reveal shows the mapping."""
+"""Blind comparison (issue 7). A reviewer in headless Chromium: a leaky comparison stops on the leakage page, the sanitized one
+runs on a real worker, the run page shows the blinded versions side by side, and the reveal shows the mapping."""
 
 import pytest
 

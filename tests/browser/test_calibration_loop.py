@@ -27,10 +27,13 @@ N = 30
 MARKER = "Read each point of the scale literally before you score."
 
 
-def test_locked_judge_candidate_side_by_side_adopt_and_a_run_with_the_adopted_prompt_passes(page, planted_run, planted_server, lead, screenshots):
+def test_locked_judge_candidate_side_by_side_adopt_and_a_run_with_the_adopted_prompt_passes(
+    page, planted_run, planted_server, lead, screenshots
+):
     # The judge scores 'grade N' replies N; under the candidate's prompt it scores 6 - N, as the people do.
     planted_server.action = When(
-        prompt_contains(MARKER), DemoBrain(quality=lambda reply, message="": 1 - planted_grade(reply)), DemoBrain(quality=planted_grade)
+        prompt_contains(MARKER), DemoBrain(quality=lambda reply, message="": 1 - planted_grade(reply)),
+        DemoBrain(quality=planted_grade)
     )
     run = planted_run(scores_for(N))
     rows = [(run.run_id, f"c{i:03d}", "helpfulness", "ann", 6 - s) for i, s in enumerate(scores_for(N))]

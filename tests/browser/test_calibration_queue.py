@@ -18,12 +18,15 @@ def current(page) -> str:
 
 def wait_for_item_other_than(page, uuid):
     page.wait_for_function(
-        "uuid => document.querySelector('#queue-item').dataset.assignment !== uuid && !document.querySelector('#queue-item button[disabled]')",
+        "uuid => document.querySelector('#queue-item').dataset.assignment !== uuid && !document.querySelector('#queue-item "
+        "button[disabled]')",
         arg=uuid,
     )
 
 
-def test_annotator_scores_five_items_with_the_keyboard_only_undoes_one_and_the_labels_are_stored(page, planted_run, annotator, make_user, screenshots):
+def test_annotator_scores_five_items_with_the_keyboard_only_undoes_one_and_the_labels_are_stored(
+    page, planted_run, annotator, make_user, screenshots
+):
     run = planted_run(scores_for(10), rubric=RUBRIC_TWO)
     bob = make_user("bob", "annotator")
     sample_draw(run=run, size=8, seed=4, overlap=2, annotators=[annotator, bob])
@@ -66,7 +69,9 @@ def test_annotator_scores_five_items_with_the_keyboard_only_undoes_one_and_the_l
     assert Assignment.objects.get(uuid=skipped).state == AssignmentState.SKIPPED
 
 
-def test_lead_sees_real_agreement_figures_and_the_lock_on_the_calibration_page(page, lead, annotator, small_pairwise_run, screenshots):
+def test_lead_sees_real_agreement_figures_and_the_lock_on_the_calibration_page(
+    page, lead, annotator, small_pairwise_run, screenshots
+):
     from calibration.services.agreement import agreement_compute
     from calibration.services.pandalm import pandalm_import
 

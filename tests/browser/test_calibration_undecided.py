@@ -22,7 +22,9 @@ pytestmark = pytest.mark.browser
 N = 30
 
 
-def test_an_undecided_judge_says_how_many_labels_would_settle_it_on_the_calibration_page_and_the_gate(page, planted_run, lead, screenshots):  # noqa: F811 - the fixture
+def test_an_undecided_judge_says_how_many_labels_would_settle_it_on_the_calibration_page_and_the_gate(
+    page, planted_run, lead, screenshots  # noqa: F811 - the fixture
+):
     run = planted_run(scores_for(N))
     labels = [6 - s if i < 5 else s for i, s in enumerate(scores_for(N))]  # kappa 0.667, its interval across 0.6
     rows = [(run.run_id, f"c{i:03d}", "helpfulness", "ann", label) for i, label in enumerate(labels)]

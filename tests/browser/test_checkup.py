@@ -19,7 +19,9 @@ def roles(transactional_db):
         Group.objects.get_or_create(name=role)
 
 
-def test_reviewer_checks_up_a_judge_from_the_judges_page(roles, page, make_user, make_judge, fake_judge, worker_factory, screenshots):
+def test_reviewer_checks_up_a_judge_from_the_judges_page(
+    roles, page, make_user, make_judge, fake_judge, worker_factory, screenshots
+):
     fake_judge.action = LabelOracle(noise=0.2)
     make_user("rita", "reviewer")
     make_judge("small-judge", model="qwen2.5-7b-instruct", family="qwen")

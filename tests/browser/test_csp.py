@@ -15,7 +15,8 @@ pytestmark = pytest.mark.browser
 RECORD_VIOLATIONS = """
 window.__cspViolations = [];
 document.addEventListener("securitypolicyviolation", (event) => {
-  window.__cspViolations.push(`${event.violatedDirective} blocked ${event.blockedURI || "inline"} at ${event.sourceFile}:${event.lineNumber}`);
+  window.__cspViolations.push(`${event.violatedDirective} blocked ${event.blockedURI || "inline"} at \
+${event.sourceFile}:${event.lineNumber}`);
 });
 """
 

@@ -29,8 +29,8 @@ def page(browser, live_server):
 def checked(page, where: str) -> None:
     serious = [v["id"] for v in axe_run(page) if v["impact"] in ("critical", "serious")]
     assert serious == [], f"{where}: {serious}"
-    duplicates = page.evaluate("() => { const s = {}; for (const e of document.querySelectorAll('[id]')) s[e.id] = (s[e.id] || 0) + 1;"
-                               " return Object.keys(s).filter(k => s[k] > 1); }")
+    duplicates = page.evaluate("() => { const s = {}; for (const e of document.querySelectorAll('[id]')) "
+                               "s[e.id] = (s[e.id] || 0) + 1; return Object.keys(s).filter(k => s[k] > 1); }")
     assert duplicates == [], f"{where}: repeated ids {duplicates}"
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 391, f"{where} scrolls sideways at 390 px"
@@ -47,7 +47,9 @@ def test_upload_preview_fix_save_outputs_and_a_pointwise_run(page, reviewer, jud
     fixed = tmp_path / "support-fixed.jsonl"
     fixed.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
     outputs = tmp_path / "v21.jsonl"
-    outputs.write_text("".join(json.dumps({"id": r["id"], "output": f"v2.1: Settings > Password ({r['id']})"}) + "\n" for r in ROWS))
+    outputs.write_text(
+        "".join(json.dumps({"id": r["id"], "output": f"v2.1: Settings > Password ({r['id']})"}) + "\n" for r in ROWS)
+    )
 
     log_in(page, "rita")
     page.click("nav >> text=Datasets")

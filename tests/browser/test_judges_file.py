@@ -5,7 +5,9 @@ from tests.browser.conftest import log_in
 pytestmark = pytest.mark.browser
 
 
-def test_reviewer_sees_the_changed_judges_file_and_reloads_it_from_the_form(page, reviewer, judge, tmp_path, settings, screenshots):
+def test_reviewer_sees_the_changed_judges_file_and_reloads_it_from_the_form(
+    page, reviewer, judge, tmp_path, settings, screenshots
+):
     path = tmp_path / "judges.toml"
     path.write_text(f'[judges.qwen-small]\nmodel = "qwen2.5-7b-instruct"\nbase_url = "{judge.base_url}"\n')
     settings.JUDGES_FILE = str(path)

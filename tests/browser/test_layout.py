@@ -41,7 +41,8 @@ MEASURE = """(strict) => {
       const frameInView = frame.left >= -1 && frame.right <= width + 1;
       fits = frameInView && (strict ? inFrame : true);
     }
-    if (!fits) off.push((action.innerText || action.value || action.getAttribute('aria-label') || action.tagName).trim().slice(0, 40)
+    if (!fits) off.push((action.innerText || action.value || action.getAttribute('aria-label') || \
+action.tagName).trim().slice(0, 40)
                         + ` (right ${Math.round(box.right)})`);
   }
   // A table wider than its frame scrolls in a frame the keyboard can reach and a screen reader can name.

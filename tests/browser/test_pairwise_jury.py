@@ -28,7 +28,9 @@ def roles(transactional_db):
         Group.objects.get_or_create(name=role)
 
 
-def test_reviewer_compares_two_systems_in_the_browser(roles, page, make_user, make_judge, make_system, fake_judge, worker_factory, screenshots):
+def test_reviewer_compares_two_systems_in_the_browser(
+    roles, page, make_user, make_judge, make_system, fake_judge, worker_factory, screenshots
+):
     fake_judge.action = DemoBrain(quality=oracle)
     make_user("rita", "reviewer")
     make_judge("demo-judge", model="qwen2.5-7b-instruct", family="qwen", scripted_demo=True)
@@ -68,13 +70,16 @@ def test_reviewer_compares_two_systems_in_the_browser(roles, page, make_user, ma
     page.screenshot(path=screenshots / "pairwise-case.png", full_page=True)
 
 
-def test_reviewer_convenes_a_jury_and_reads_the_grid(roles, page, make_user, make_judge, make_system, fake_judge, worker_factory, screenshots):
+def test_reviewer_convenes_a_jury_and_reads_the_grid(
+    roles, page, make_user, make_judge, make_system, fake_judge, worker_factory, screenshots
+):
     make_user("rita", "reviewer")
     for name, model, family in [("juror-llama", "llama-3.1-8b", "meta"), ("juror-mistral", "mistral-7b", "mistral"),
                                 ("juror-gemma", "gemma-2-9b", "google"), ("juror-qwen", "qwen2.5-7b", "qwen")]:
         make_judge(name, model=model, family=family)
     # The gemma juror fails every reply, so it dissents on the good ones.
-    fake_judge.action = When(lambda r: r.model == "gemma-2-9b", Reply('{"reasoning": "Too terse for a customer.", "verdict": "fail"}'),
+    fake_judge.action = When(lambda r: r.model == "gemma-2-9b",
+                             Reply('{"reasoning": "Too terse for a customer.", "verdict": "fail"}'),
                              DemoBrain(quality=lambda reply, message="": 1.0 if GOOD_REPLY in reply else 0.0))
     bot = make_system("support-bot", model="gpt-4o-mini", family="openai")
     stored = content.testset_store(data=factories.testset_bytes(6), name="support.jsonl")

@@ -20,7 +20,9 @@ def test_lead_runs_reads_the_report_and_releases(page, lead, make_judge, make_sy
     # with a system never judges the test set's outputs).
     rows = (settings.BASE_DIR / "evals" / "support" / "testset.jsonl").read_text(encoding="utf-8").splitlines()
     outputs = tmp_path / "support-bot.jsonl"
-    outputs.write_text("".join(json.dumps({"id": json.loads(r)["id"], "output": json.loads(r)["output"]}) + "\n" for r in rows if r.strip()))
+    outputs.write_text(
+        "".join(json.dumps({"id": json.loads(r)["id"], "output": json.loads(r)["output"]}) + "\n" for r in rows if r.strip())
+    )
     with FakeJudgeServer(DemoBrain(), latency=0.15) as slow:
         make_judge("qwen-judge", model="qwen2.5-7b-instruct", family="qwen", server=slow, max_concurrency=4)
         make_system("support-bot", model="gpt-4o-mini", family="openai")

@@ -23,7 +23,9 @@ def roles(transactional_db):
 GOAL = "a postmortem that explains the root cause, the customer impact and concrete follow-up actions"
 
 
-def test_reviewer_ranks_inserts_and_compares_in_the_browser(roles, page, reviewer, make_judge, worker_factory, tmp_path, screenshots):
+def test_reviewer_ranks_inserts_and_compares_in_the_browser(
+    roles, page, reviewer, make_judge, worker_factory, tmp_path, screenshots
+):
     oracle = Oracle()
     with FakeJudgeServer(DemoBrain(artifact_quality_fn=oracle, tie_margin=1e-9), latency=0.1) as slow:
         make_judge("comparator", server=slow, model="qwen2.5-7b-instruct")

@@ -14,7 +14,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def finished(judge, system, replies, name):
-    rows = [{"id": f"c{i:03d}", "input": f"I can't reset my password (ticket {i}).", "output": reply} for i, reply in enumerate(replies)]
+    rows = [
+        {"id": f"c{i:03d}", "input": f"I can't reset my password (ticket {i}).", "output": reply} for i,
+        reply in enumerate(replies)
+    ]
     run = runs.run_create(
         kind="pointwise", executor="inline", judge=judge, system=system,
         testset=content.testset_store(data="\n".join(json.dumps(r) for r in rows).encode(), name=name),

@@ -14,7 +14,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def serious(page) -> list[str]:
-    return [f"{v['id']}: {v['help']} ({v['nodes'][0]['target']})" for v in axe_run(page) if v["impact"] in ("critical", "serious")]
+    return [
+        f"{v['id']}: {v['help']} ({v['nodes'][0]['target']})" for v in axe_run(page) if v["impact"] in ("critical", "serious")
+    ]
 
 
 def test_lead_adds_tests_and_deletes_a_webhook_that_a_local_receiver_gets(browser, live_server, lead, screenshots):

@@ -56,7 +56,9 @@ UNREADABLE = "(a reply the judge cannot read)"
 def unreadable_replies(planted_server):
     """The planted judge answers a reply marked UNREADABLE with a sentence, never a score: a parse failure,
     twice (the client's retry), so the unit fails."""
-    planted_server.action = When(prompt_contains(UNREADABLE), Reply("I would rather not score this one."), DemoBrain(quality=planted_grade))
+    planted_server.action = When(
+        prompt_contains(UNREADABLE), Reply("I would rather not score this one."), DemoBrain(quality=planted_grade),
+    )
     return planted_server
 
 
@@ -80,7 +82,9 @@ def planted_run(db, make_judge, make_system, planted_server):
         ]
         testset = testset_store(data="\n".join(json.dumps(r) for r in rows).encode(), name="planted.jsonl")
         if judge is None:
-            judge = created.get("judge") or make_judge("planted-judge", model="judge-model-xl", family="mistral", server=planted_server)
+            judge = created.get("judge") or make_judge(
+                "planted-judge", model="judge-model-xl", family="mistral", server=planted_server,
+            )
             created["judge"] = judge
         system = created.get("system") or make_system(SYSTEM_NAME, model=SYSTEM_MODEL)
         created["system"] = system

@@ -43,7 +43,9 @@ def test_a_resolved_label_is_the_majority_items_label_and_never_a_pooled_one():
     assert [p.item for p in pairs] == ["y"] and counts["left_out"]["no_majority"] == 1
     pairs, counts = handling_rules.handled_pairs(humans, judged, handling=majority, label_kind="score", resolved={"x": 4})
     assert [(p.item, p.human) for p in pairs] == [("x", 4), ("y", 3)] and counts["left_out"]["no_majority"] == 0
-    pooled, _ = handling_rules.handled_pairs(humans, judged, handling=handling_rules.Handling(), label_kind="score", resolved={"x": 4})
+    pooled, _ = handling_rules.handled_pairs(
+        humans, judged, handling=handling_rules.Handling(), label_kind="score", resolved={"x": 4},
+    )
     assert sorted((p.item, p.human) for p in pooled) == [("x", 1), ("x", 5), ("y", 3), ("y", 3)]
 
 
@@ -99,14 +101,18 @@ def test_the_resolved_label_is_kept_beside_the_labels_bumps_the_version_and_is_a
     Sample.objects.filter(pk=labelled.pk).update(agreement_queued_at=None)
     with django_capture_on_commit_callbacks(execute=True):
         adjudication_record(item=item, answer="4", note="the reply answers the question; the refund time is right", actor=lead)
-    assert sorted(Assignment.objects.filter(item=item).values_list("annotator__username", "value")) == [("ann", "1"), ("bob", "5")]
+    assert sorted(
+        Assignment.objects.filter(item=item).values_list("annotator__username", "value")
+    ) == [("ann", "1"), ("bob", "5")]
     resolved = Adjudication.objects.get(item=item)
     assert (resolved.value, resolved.decided_by) == ("4", lead)
     assert Sample.objects.get(pk=labelled.pk).labels_version == before + 1
     assert sent == [labelled.pk]  # the agreement is enqueued as a label's change enqueues it
     entry = AuditLog.objects.get(action=AuditLog.Action.ITEM_RESOLVED)
     assert entry.actor_label == "leo" and entry.run == labelled.run
-    assert entry.detail == {"sample": str(labelled.uuid), "item": 0, "value": "4", "previous": None, "labels": {"ann": "1", "bob": "5"}}
+    assert entry.detail == {
+        "sample": str(labelled.uuid), "item": 0, "value": "4", "previous": None, "labels": {"ann": "1", "bob": "5"},
+    }
     assert selectors.adjudication_open_count(sample=labelled) == 0
 
     # The same label with another note changes no figure: audited, no new version, nothing enqueued.

@@ -55,7 +55,9 @@ def test_score_figures_match_their_definitions_and_intervals_hold_the_estimate()
     m = result["metrics"]
     assert m["exact"]["value"] == pytest.approx(np.mean(np.array(judge) == np.array(human)))
     assert m["within_one"]["value"] == pytest.approx(np.mean(np.abs(np.array(judge) - np.array(human)) <= 1))
-    assert m["quadratic_kappa"]["value"] == pytest.approx(direct_weighted_kappa(judge, human, [1, 2, 3, 4, 5], "quadratic"), abs=1e-9)
+    assert m["quadratic_kappa"]["value"] == pytest.approx(
+        direct_weighted_kappa(judge, human, [1, 2, 3, 4, 5], "quadratic"), abs=1e-9,
+    )
     # Spearman's rho is Pearson's correlation of the (average, for ties) ranks.
     assert m["spearman"]["value"] == pytest.approx(np.corrcoef(average_ranks(judge), average_ranks(human))[0, 1], abs=1e-9)
     for figure in m.values():
@@ -102,7 +104,9 @@ def test_labels_are_read_in_every_accepted_spelling(raw, kind, expected):
     assert parse_label(raw, label_kind=kind) == expected
 
 
-@pytest.mark.parametrize("raw, kind", [("6", "score"), ("0", "score"), ("3.5", "score"), ("", "score"), ("maybe", "pass_fail"), ("3", "pairwise")])
+@pytest.mark.parametrize(
+    "raw, kind", [("6", "score"), ("0", "score"), ("3.5", "score"), ("", "score"), ("maybe", "pass_fail"), ("3", "pairwise")],
+)
 def test_labels_off_the_scale_are_refused(raw, kind):
     with pytest.raises(ValueError):
         parse_label(raw, label_kind=kind)
@@ -130,7 +134,9 @@ def test_the_numpy_kappa_equals_scikit_learns_on_random_and_degenerate_labels(we
 
     rng = np.random.default_rng(7)
     labels = [1, 2, 3, 4, 5]
-    cases = [(rng.integers(1, 6, n).astype(float), rng.integers(1, 6, n).astype(float)) for n in (2, 5, 20, 60) for _ in range(25)]
+    cases = [
+        (rng.integers(1, 6, n).astype(float), rng.integers(1, 6, n).astype(float)) for n in (2, 5, 20, 60) for _ in range(25)
+    ]
     cases += [
         (np.array([3.0, 3.0, 3.0]), np.array([3.0, 3.0, 3.0])),  # one category only: undefined
         (np.array([1.0, 2.0, 9.0]), np.array([1.0, 7.0, 2.0])),  # values outside the labels

@@ -125,7 +125,10 @@ def test_below_the_papers_minimums_there_is_no_verdict():
     few_items = alt_test_decide(alt_test_counts(labels, judge, label_kind=PAIRWISE))
     assert few_items["status"] == "not enough items" and few_items["passed"] is None
     assert [s["n"] for s in few_items["skipped"]] == [29] * 4
-    two = {i: {a: v for a, v in by.items() if a in ("ann", "bob")} for i, by in planted_categorical(rng, n=50, judge_accuracy=1, human_accuracy=1)[0].items()}
+    two = {
+        i: {a: v for a, v in by.items() if a in ("ann", "bob")} for i,
+        by in planted_categorical(rng, n=50, judge_accuracy=1, human_accuracy=1)[0].items()
+    }
     few_people = alt_test_decide(alt_test_counts(two, judge | {i: "A" for i in range(29, 50)}, label_kind=PAIRWISE))
     assert few_people["status"] == "not enough annotators" and few_people["winning_rate"] is None
     single = {i: {"ann": "A"} for i in range(50)}  # nobody to compare with: no item counts

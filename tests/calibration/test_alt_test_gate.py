@@ -120,7 +120,9 @@ def test_the_test_shows_on_the_calibration_page_the_sample_page_and_the_scorecar
     pages = {
         "calibration": client.get(reverse("calibration:overview")).content.decode(),
         "sample": client.get(reverse("calibration:sample_detail", args=[sample.uuid])).content.decode(),
-        "scorecard": client.get(reverse("judge_scorecard_version", args=[result.judge_name, result.judge_version])).content.decode(),
+        "scorecard": client.get(
+            reverse("judge_scorecard_version", args=[result.judge_name, result.judge_version])
+        ).content.decode(),
     }
     for where, page in pages.items():
         assert 'data-alt-test="passed"' in page, where

@@ -56,7 +56,9 @@ def password_in(response) -> str | None:
 
 def test_lead_invites_a_new_annotator_and_sees_the_password_once_never_stored_or_audited_in_clear(client, lead, scored_sample):
     client.force_login(lead)
-    response = client.post(reverse("calibration:annotator_invite"), {"username": "carol", "email": "carol@example.org"}, headers=HTMX)
+    response = client.post(
+        reverse("calibration:annotator_invite"), {"username": "carol", "email": "carol@example.org"}, headers=HTMX,
+    )
     assert response.status_code == 200
     password = password_in(response)
     assert password and len(password) >= 16
@@ -151,7 +153,9 @@ def test_a_reviewer_sees_no_invite_form_on_the_overview(client, reviewer, lead):
 # --- Filling a sample's queue ----------------------------------------------------------------------------
 
 
-def test_adding_an_annotator_fills_the_items_short_of_annotators_then_every_item_once(planted_run, annotator, bob, lead, make_user):
+def test_adding_an_annotator_fills_the_items_short_of_annotators_then_every_item_once(
+    planted_run, annotator, bob, lead, make_user
+):
     run = planted_run(scores_for(10))
     sample = sample_draw(run=run, size=8, seed=3, overlap=2, annotators=[annotator, bob])
     short = list(Assignment.objects.filter(item__sample=sample, annotator=bob).order_by("position")[:3])
@@ -214,7 +218,9 @@ def test_instructions_show_at_the_top_of_the_queue_and_on_every_item(client, lea
     assert seen == 6
 
 
-def test_hostile_instructions_are_rendered_without_html_and_links_go_only_to_http_https_mailto(client, lead, annotator, scored_sample):
+def test_hostile_instructions_are_rendered_without_html_and_links_go_only_to_http_https_mailto(
+    client, lead, annotator, scored_sample
+):
     sample_instructions_set(sample=scored_sample, instructions=HOSTILE_MARKDOWN, actor=lead)
     client.force_login(annotator)
     html = client.get(reverse("calibration:queue")).content.decode()
@@ -337,7 +343,9 @@ def test_without_javascript_a_note_returns_to_the_same_item(client, annotator, s
     assert "Your flag is saved" in client.get(response["Location"]).content.decode()
 
 
-def test_an_annotator_cannot_note_another_annotators_item_and_a_reviewer_cannot_note(client, annotator, bob, reviewer, scored_sample):
+def test_an_annotator_cannot_note_another_annotators_item_and_a_reviewer_cannot_note(
+    client, annotator, bob, reviewer, scored_sample
+):
     theirs = Assignment.objects.filter(annotator=bob).first()
     client.force_login(annotator)
     assert client.post(reverse("calibration:queue_note", args=[theirs.uuid]), {"kind": "flag", "text": "x"}).status_code == 403
@@ -374,4 +382,6 @@ def test_instructions_that_name_the_system_or_the_judge_are_refused(client, lead
     assert response.status_code == 400 and "annotators must not learn" in response.content.decode()
     assert Sample.objects.get(pk=scored_sample.pk).instructions == ""
     # Ordinary words about scoring pass.
-    sample_instructions_set(sample=scored_sample, instructions="Score version 2 of the **refund policy** wording, 1 to 5.", actor=lead)
+    sample_instructions_set(
+        sample=scored_sample, instructions="Score version 2 of the **refund policy** wording, 1 to 5.", actor=lead,
+    )

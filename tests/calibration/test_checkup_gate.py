@@ -97,7 +97,8 @@ def test_the_lead_s_floors_decide_and_a_check_up_that_passes_them_lets_the_gate_
 
     set_policy(lead, checkup_position_floor=0.6, checkup_kappa_floor=0.4)
     assert gate_json(run.run_id)[0] == 1
-    check_up(judge, planted_server, LabelOracle(), "checkup-good", sets="mt-bench-human")  # the judge checked up again, and passing
+    # the judge checked up again, and passing
+    check_up(judge, planted_server, LabelOracle(), "checkup-good", sets="mt-bench-human")
     code, gate = gate_json(run.run_id)
     assert code == 0 and gate["passed"] is True
     assert gate["checkup"][0]["run_id"] == "checkup-good" and gate["checkup"][0]["verdict"] == "passed"

@@ -48,7 +48,8 @@ def test_the_lead_s_floors_decide():
 def test_a_figure_just_below_its_floor_never_reads_as_equal_to_it():
     verdict = checkup_verdict({"s": figures(position=0.595, accuracy=0.5999, kappa=0.3996)}, floors=Floors())
     assert verdict.text == (
-        "failed: position consistency 59.5% (floor 60%); accuracy over consistent verdicts 59.99% (floor 60%); kappa 0.3996 (floor 0.40)"
+        "failed: position consistency 59.5% (floor 60%); accuracy over consistent verdicts 59.99% (floor 60%); kappa 0.3996 "
+        "(floor 0.40)"
     )
 
 

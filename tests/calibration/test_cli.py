@@ -41,9 +41,14 @@ def write(tmp_path, rows, name="labels.csv"):
     return path
 
 
-def test_import_labels_stores_every_row_as_a_new_sample_and_agreement_shows_it(tmp_path, two_criteria_run, eager_tasks, django_capture_on_commit_callbacks):
+def test_import_labels_stores_every_row_as_a_new_sample_and_agreement_shows_it(
+    tmp_path, two_criteria_run, eager_tasks, django_capture_on_commit_callbacks
+):
     run = two_criteria_run
-    rows = [(run.run_id, f"c{i:03d}", crit, who, s) for i, s in enumerate(scores_for(25)) for crit in ("helpfulness", "tone") for who in ("ann", "bob")]
+    rows = [
+        (run.run_id, f"c{i:03d}", crit, who, s) for i,
+        s in enumerate(scores_for(25)) for crit in ("helpfulness", "tone") for who in ("ann", "bob")
+    ]
     with django_capture_on_commit_callbacks(execute=True):
         code, out, _ = run_command("import-labels", str(write(tmp_path, rows)))
     assert code == 0 and "Imported 100 labels by 2 annotator(s) into 1 sample(s)" in out
@@ -95,11 +100,26 @@ def test_agreement_with_no_sample_says_so_and_an_unknown_judge_is_bad_input(two_
         (b"run_id,case_id,criterion,annotator,label\n", "no labels (only a header)"),
         (b"run_id,case_id,criterion,annotator,label\nnope,c000,tone,ann,3\n", "line 2: no run 'nope'"),
         (b"run_id,case_id,criterion,annotator,label\nplanted,c999,tone,ann,3\n", "line 2: run planted has no case 'c999'"),
-        (b"run_id,case_id,criterion,annotator,label\nplanted,c000,speed,ann,3\n", "line 2: run planted has no criterion 'speed' (criteria: helpfulness, tone)"),
-        (b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,7\n", "line 2: label '7' is not an integer score from 1 to 5"),
-        (b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3\nplanted,c001,tone,a b,3\n", "line 3: annotator 'a b' is not a valid username"),
-        (b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3\nplanted,c000,tone,ann,4\n", "line 3: ann labels c000/tone of planted again (first on line 2)"),
-        (b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3,extra\n", "line 2: 6 fields, more than the header's 5"),
+        (
+            b"run_id,case_id,criterion,annotator,label\nplanted,c000,speed,ann,3\n",
+            "line 2: run planted has no criterion 'speed' (criteria: helpfulness, tone)",
+        ),
+        (
+            b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,7\n",
+            "line 2: label '7' is not an integer score from 1 to 5",
+        ),
+        (
+            b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3\nplanted,c001,tone,a b,3\n",
+            "line 3: annotator 'a b' is not a valid username",
+        ),
+        (
+            b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3\nplanted,c000,tone,ann,4\n",
+            "line 3: ann labels c000/tone of planted again (first on line 2)",
+        ),
+        (
+            b"run_id,case_id,criterion,annotator,label\nplanted,c000,tone,ann,3,extra\n",
+            "line 2: 6 fields, more than the header's 5",
+        ),
     ],
 )
 def test_bad_label_files_get_one_line_exit_2_and_store_nothing(tmp_path, planted_run, content, message):
@@ -113,7 +133,10 @@ def test_bad_label_files_get_one_line_exit_2_and_store_nothing(tmp_path, planted
 
 def test_a_pairwise_run_takes_1_2_tie_with_an_empty_criterion(tmp_path, small_pairwise_run):
     run = small_pairwise_run(n=4)
-    rows = [(run.run_id, "p0", "", "ann", "1"), (run.run_id, "p1", "", "ann", "2"), (run.run_id, "p2", "", "ann", "tie"), (run.run_id, "p3", "", "ann", "B")]
+    rows = [
+        (run.run_id, "p0", "", "ann", "1"), (run.run_id, "p1", "", "ann", "2"), (run.run_id, "p2", "", "ann", "tie"),
+        (run.run_id, "p3", "", "ann", "B"),
+    ]
     assert run_command("import-labels", str(write(tmp_path, rows)))[0] == 0
     assert list(Assignment.objects.order_by("position").values_list("value", flat=True)) == ["A", "B", "tie", "B"]
     code, _, err = run_command("import-labels", str(write(tmp_path, [(run.run_id, "p0", "tone", "bob", "1")], "bad.csv")))
@@ -124,6 +147,9 @@ def test_a_missing_file_is_one_line_and_exit_2_from_the_shell(tmp_path):
     result = subprocess.run(
         [sys.executable, "manage.py", "import-labels", str(tmp_path / "missing.csv")],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
-        env={**__import__("os").environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"},
+        env={
+            **__import__("os").environ, "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        },
     )
     assert result.returncode == 2 and result.stderr.strip() == f"error: {tmp_path / 'missing.csv'}: no such file"

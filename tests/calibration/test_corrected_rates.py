@@ -80,7 +80,10 @@ def test_a_jurys_corrected_pass_rate_equals_ppi_py_and_is_in_the_next_runs_repor
     second = finished_jury()
     corrected = second.report["corrected_pass_rate"]
     jury = {c["case_id"]: c["pooled"] for c in second.report["cases"]}
-    y = [np.mean([1.0 if human(i) == "pass" else 0.0] * 2 + [1.0 if (human(i) == "pass") != (i % 4 == 0) else 0.0]) for i in labelled]
+    y = [
+        np.mean([1.0 if human(i) == "pass" else 0.0] * 2 + [1.0 if (human(i) == "pass") != (i % 4 == 0) else 0.0])
+        for i in labelled
+    ]
     y_hat = [1.0 if jury[f"c{i:03d}"] == "pass" else 0.0 for i in labelled]
     y_hat_unlabelled = [1.0 if jury[f"c{i:03d}"] == "pass" else 0.0 for i in range(N)]  # another run: all judged only
     rate, ci = ppi(y, y_hat, y_hat_unlabelled)
@@ -129,7 +132,9 @@ def test_a_pairwise_corrected_win_rate_counts_ties_half_and_equals_ppi_py(small_
     corrected = selectors.corrected_rate_for_run(run=run)
     value = {"A": 0.0, "tie": 0.5, "B": 1.0}
     judge = {i: "A" if i % 2 == 0 else "B" for i in range(30)}
-    rate, ci = ppi([value[people[i]] for i in range(12)], [value[judge[i]] for i in range(12)], [value[judge[i]] for i in range(12, 30)])
+    rate, ci = ppi(
+        [value[people[i]] for i in range(12)], [value[judge[i]] for i in range(12)], [value[judge[i]] for i in range(12, 30)],
+    )
     assert corrected["rate"] == pytest.approx(rate, abs=1e-9) and corrected["same_run"]
     assert corrected["ci95"] == [pytest.approx(ci[0], abs=1e-9), pytest.approx(ci[1], abs=1e-9)]
     assert corrected["convention"] == "B = 1, tie = 0.5, A = 0"
@@ -172,7 +177,10 @@ def test_the_api_report_carries_the_corrected_win_rate_from_the_labels_as_they_a
     imported(rows)
     after = api.get(f"/api/v1/runs/{run.run_id}/report").json()
     now = selectors.corrected_rate_for_run(run=run)
-    assert after["corrected_win_rate"]["rate"] == pytest.approx(now["rate"]) and after["corrected_win_rate"]["ci95"] == pytest.approx(now["ci95"])
+    assert (
+        after["corrected_win_rate"]["rate"] == pytest.approx(now["rate"])
+        and after["corrected_win_rate"]["ci95"] == pytest.approx(now["ci95"])
+    )
     assert after["corrected_win_rate"]["n_labelled"] == 6
 
 
@@ -207,4 +215,7 @@ def test_agreement_prints_a_pass_fail_judges_tpr_and_tnr(finished_jury):
     for key, name in (("tpr", "sensitivity (TPR)"), ("tnr", "specificity (TNR)")):
         rate = rates[key]
         assert rate["total"] > 0
-        assert f"{name:<26} {rate['value']:.3f} [{rate['ci'][0]:.3f}, {rate['ci'][1]:.3f}] ({rate['successes']} of {rate['total']} labels" in out
+        assert (
+            f"{name:<26} {rate['value']:.3f} [{rate['ci'][0]:.3f}, {rate['ci'][1]:.3f}] ({rate['successes']} of {rate['total']} "
+            "labels" in out
+        )

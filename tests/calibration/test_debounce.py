@@ -49,7 +49,9 @@ def label(assignment, answer="3"):
     return label_record(assignment=assignment, answer=answer)
 
 
-def test_a_whole_queue_of_labels_sends_one_task_with_the_debounce_countdown(drawn, sent, settings, django_capture_on_commit_callbacks):
+def test_a_whole_queue_of_labels_sends_one_task_with_the_debounce_countdown(
+    drawn, sent, settings, django_capture_on_commit_callbacks
+):
     settings.CALIBRATION_AGREEMENT_DEBOUNCE_SECONDS = 2.5
     sample, assignments = drawn
     with django_capture_on_commit_callbacks(execute=True):
@@ -82,7 +84,9 @@ def test_the_task_empties_the_mark_and_the_next_label_sends_the_next_task(drawn,
     assert [pk for pk, _ in sent] == [sample.pk, sample.pk]  # 16 labels, two computations
 
 
-def test_a_label_during_the_computation_sends_the_next_one_which_counts_it(drawn, sent, monkeypatch, django_capture_on_commit_callbacks):
+def test_a_label_during_the_computation_sends_the_next_one_which_counts_it(
+    drawn, sent, monkeypatch, django_capture_on_commit_callbacks
+):
     sample, assignments = drawn
     with django_capture_on_commit_callbacks(execute=True):
         for assignment in assignments[:-1]:

@@ -70,7 +70,10 @@ def test_planted_labels_give_calibrated_undecided_and_locked_at_the_three_interv
     status = selectors.calibration_for_run(run=run)[0]
     assert status["status"] == "undecided"
     assert status["planning"]["more_items"] == expected_more(value, ci, N) > 0
-    words = f"about {status['planning']['more_items']} more labelled items would settle it, if the kappa stays near {value:.2f} — an estimate"
+    words = (
+        f"about {status['planning']['more_items']} more labelled items would settle it, if the kappa stays near {value:.2f} — an "
+        "estimate"
+    )
     assert words in status["summary"] and words in status["line"]
     assert selectors.agreement_for_run(run=run)["status"] == "undecided"
     assert selectors.gate_lock_reasons(run=run) == []  # an undecided result does not lock
@@ -142,7 +145,10 @@ JUDGE = {"1": "A", "2": "B", "tie": "tie"}
 def sklearn_kappa(annotators, ties, non_answers):
     """Cohen's kappa recomputed from the raw JSON with scikit-learn, the handling written out from its words."""
     items = json.loads((DEFAULT_DIR / "testset-v1.json").read_text())
-    replies = {r["idx"]: str(r["gpt_result"]).strip().lower() for r in json.loads((DEFAULT_DIR / "gpt-3.5-turbo-testset-v1.json").read_text())}
+    replies = {
+        r["idx"]: str(r["gpt_result"]).strip().lower()
+        for r in json.loads((DEFAULT_DIR / "gpt-3.5-turbo-testset-v1.json").read_text())
+    }
     judge, human, items_used = [], [], set()
     for row in items:
         verdict = JUDGE.get(replies.get(row["idx"], ""))
@@ -228,7 +234,9 @@ def test_a_new_declared_handling_recomputes_the_figures_and_says_so(pandalm, lea
     assert result.kappa == pytest.approx(kappa, abs=1e-12) and result.n_items == items == 849
     assert result.handling_words == "majority labels, ties dropped, non-answers dropped"
     alternatives = {(a["annotators"], a["ties"], a["non_answers"]): a for a in result.sensitivity}
-    assert alternatives[("pooled", "kept", "dropped")]["kappa"] == pytest.approx(sklearn_kappa("pooled", "kept", "dropped")[0], abs=1e-12)
+    assert alternatives[("pooled", "kept", "dropped")]["kappa"] == pytest.approx(
+        sklearn_kappa("pooled", "kept", "dropped")[0], abs=1e-12,
+    )
 
 
 def test_a_handling_outside_the_choices_is_refused_and_the_policy_kept(lead):
@@ -249,7 +257,9 @@ def test_a_lead_declares_the_handling_and_the_undecided_rule_on_the_calibration_
     form = {k: v for k, v in form.items() if v is not False and v is not None}  # an unticked box, an empty field: not sent
     client.post(reverse("calibration:policy_set"), form)
     policy = selectors.policy_current()
-    assert (policy.undecided, policy.annotators, policy.ties, policy.non_answers) == ("block", "majority", "human ties dropped", "tie")
+    assert (
+        policy.undecided, policy.annotators, policy.ties, policy.non_answers,
+    ) == ("block", "majority", "human ties dropped", "tie")
     audit = AuditLog.objects.get(action=AuditLog.Action.POLICY_SET)
     assert audit.detail["ties"] == "human ties dropped" and audit.detail["previous"]["ties"] == "kept"
     page = client.get(reverse("calibration:overview")).content.decode()
@@ -265,7 +275,10 @@ def test_the_handling_core_counts_majorities_ties_and_non_answers_as_declared():
 
     assert majority_label(["A", "A", "tie"]) == "A" and majority_label(["A", "B", "tie"]) is None
     assert majority_label(["A", "A", "B", "tie"]) is None and majority_label(["B"]) == "B"
-    humans = {1: {"x": "A", "y": "A", "z": "B"}, 2: {"x": "tie", "y": "tie", "z": "A"}, 3: {"x": "B", "y": "A", "z": "tie"}, 4: {"x": "B"}}
+    humans = {
+        1: {"x": "A", "y": "A", "z": "B"}, 2: {"x": "tie", "y": "tie", "z": "A"}, 3: {"x": "B", "y": "A", "z": "tie"},
+        4: {"x": "B"},
+    }
     judged = {1: "A", 2: "tie", 3: "A", 4: None}
     pairs, counts = handled_pairs(humans, judged, handling=Handling(), label_kind="pairwise")
     assert len(pairs) == 10 and counts["non_answers"] == 1
@@ -273,5 +286,7 @@ def test_the_handling_core_counts_majorities_ties_and_non_answers_as_declared():
     pairs, counts = handled_pairs(humans, judged, handling=Handling("majority", "dropped", "tie"), label_kind="pairwise")
     assert [(p.item, p.judge, p.human) for p in pairs] == [(1, "A", "A")]
     assert counts["left_out"] == {"no_majority": 1, "non_answers": 0, "ties": 2}
-    pairs, counts = handled_pairs(humans, judged, handling=Handling("pooled", "human ties dropped", "dropped"), label_kind="pairwise")
+    pairs, counts = handled_pairs(
+        humans, judged, handling=Handling("pooled", "human ties dropped", "dropped"), label_kind="pairwise",
+    )
     assert len(pairs) == 6 and counts["left_out"] == {"no_majority": 0, "non_answers": 1, "ties": 3}  # 3 + 1 + 2, item 4 out

@@ -48,10 +48,16 @@ def jury_run(monkeypatch, make_judge):
     # was not yet imported, the stand-in was undone to nothing, and a later test found no jury handler.
     runkinds_base.handler_for(RunKind.JURY)
     monkeypatch.setitem(runkinds_base._REGISTRY, RunKind.JURY, StandInJury())
-    jurors = [make_judge(name, family=family) for name, family in (("juror-a", "qwen"), ("juror-b", "mistral"), ("juror-c", "google"))]
+    jurors = [
+        make_judge(name, family=family) for name, family in (("juror-a", "qwen"), ("juror-b", "mistral"), ("juror-c", "google"))
+    ]
     testset = store_testset(data=factories.testset_bytes(N), name="jury.jsonl")
-    run = run_create(kind=RunKind.JURY, run_id="jury-run", judges=jurors, testset=testset, rubric=rubric_store(data=RUBRIC_ONE, name="r.toml"))
-    Output.objects.bulk_create(Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in testset.cases.all())
+    run = run_create(
+        kind=RunKind.JURY, run_id="jury-run", judges=jurors, testset=testset, rubric=rubric_store(data=RUBRIC_ONE, name="r.toml"),
+    )
+    Output.objects.bulk_create(
+        Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in testset.cases.all()
+    )
     run.status = RunStatus.DONE
     run.save()
     return run

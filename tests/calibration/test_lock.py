@@ -66,7 +66,9 @@ def test_planted_labels_lock_the_gate_command_until_a_new_sample_agrees(planted_
     assert code == 0, output
 
 
-def test_planted_labels_perfect_agreement_locks_nothing_disagreement_locks_a_fresh_agreeing_sample_unlocks(planted_run, with_tasks):
+def test_planted_labels_perfect_agreement_locks_nothing_disagreement_locks_a_fresh_agreeing_sample_unlocks(
+    planted_run, with_tasks
+):
     run = planted_run(scores_for(N))
     first = with_tasks(run, agreeing(scores_for(N)))
     result = first.results.get(criterion="")
@@ -93,7 +95,9 @@ def test_a_sample_below_the_minimum_size_decides_nothing(planted_run, with_tasks
     assert selectors.agreement_for_run(run=run)["status"] == "too few items"
 
 
-def test_every_gate_in_the_scope_is_blocked_and_a_new_prompt_version_that_reaches_the_level_unlocks_its_own_runs(planted_run, with_tasks):
+def test_every_gate_in_the_scope_is_blocked_and_a_new_prompt_version_that_reaches_the_level_unlocks_its_own_runs(
+    planted_run, with_tasks
+):
     old = planted_run(scores_for(N), run_id="old")
     other = planted_run(scores_for(N), run_id="other-testset-same-judge")
     with_tasks(old, disagreeing(scores_for(N)))

@@ -30,7 +30,9 @@ N = 30
 LOCKED = "below level — locked"
 UNDECIDED = "undecided"
 # Rubric B: the same criterion, worded otherwise — another rubric version, another task for the judge.
-RUBRIC_B = RUBRIC_ONE.replace(b"Does the reply solve the customer's problem?", b"Does the reply fix the customer's problem in full?")
+RUBRIC_B = RUBRIC_ONE.replace(
+    b"Does the reply solve the customer's problem?", b"Does the reply fix the customer's problem in full?",
+)
 UNREADABLE_SENTENCE = "5 of 20 labelled items had no usable verdict (counted as disagreements)"
 
 
@@ -182,7 +184,9 @@ def test_a_judge_with_5_unreadable_replies_among_20_labelled_items_is_locked_not
     assert UNREADABLE_SENTENCE in client.get(reverse("calibration:sample_detail", args=[sample.uuid])).content.decode()
 
 
-def test_unreadable_replies_that_would_have_been_matches_cannot_lift_a_judge_to_the_level(planted_run, arrive, unreadable_replies):
+def test_unreadable_replies_that_would_have_been_matches_cannot_lift_a_judge_to_the_level(
+    planted_run, arrive, unreadable_replies
+):
     """The judge answers where it agrees with people and fails to answer elsewhere: by its readable replies
     alone it would be calibrated (kappa 1 on 20 items)."""
     scores = scores_for(N)
@@ -205,7 +209,9 @@ def test_a_candidate_that_fails_to_answer_counts_those_items_as_disagreements(pl
     )
     run = planted_run(scores_for(N))
     sample = arrive(run, scores_for(N))
-    candidate = candidate_services.candidate_create(sample=sample, prompt_text=marker + "\n\n" + run.prompt.text, executor=Executor.INLINE)
+    candidate = candidate_services.candidate_create(
+        sample=sample, prompt_text=marker + "\n\n" + run.prompt.text, executor=Executor.INLINE,
+    )
     run_execute_inline(run=candidate.run)
     pooled = AgreementResult.objects.get(candidate=candidate, criterion="")
     assert pooled.n_items == N and pooled.kappa < 1.0  # the items it did not answer are not dropped
@@ -230,8 +236,13 @@ def test_a_pairwise_case_with_an_unreadable_order_and_a_jurys_unjudged_case_coun
     assert "c001" not in {v.case_id for v in run_verdicts(run=pairwise)}
 
     jurors = [make_judge(name, model=model, family=family) for name, model, family in
-              (("juror-a", "llama-3.1-8b-instruct", "meta"), ("juror-b", "mistral-7b-instruct", "mistral"), ("juror-c", "gemma-2-9b-it", "google"))]
-    fake_judge.action = When(lambda r: r.model == "gemma-2-9b-it" and "(ticket 2)" in r.prompt, Reply("Hard to say."), DemoBrain(quality=oracle))
+              (
+                  ("juror-a", "llama-3.1-8b-instruct", "meta"), ("juror-b", "mistral-7b-instruct", "mistral"),
+                  ("juror-c", "gemma-2-9b-it", "google"),
+              )]
+    fake_judge.action = When(
+        lambda r: r.model == "gemma-2-9b-it" and "(ticket 2)" in r.prompt, Reply("Hard to say."), DemoBrain(quality=oracle),
+    )
     jury = jury_run(judges=jurors, n=4)
     run_execute_inline(run=jury)
     # Juror c gave no verdict on case 2; with two answers of three the pool has none either.

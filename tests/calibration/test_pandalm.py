@@ -116,7 +116,10 @@ def test_the_imported_run_and_its_judgments_open_on_the_web(client, reviewer, pa
     run, sample = pandalm
     client.force_login(reviewer)
     page = client.get(f"/runs/{run.run_id}/")
-    assert page.status_code == 200 and "gpt-3.5-turbo" in page.content.decode() and "Scripted demo judge" not in page.content.decode()
+    assert (
+        page.status_code == 200 and "gpt-3.5-turbo" in page.content.decode()
+        and "Scripted demo judge" not in page.content.decode()
+    )
     judgment = run.judgments.get(key="0/ab")
     detail = client.get(f"/runs/{run.run_id}/judgments/{judgment.uuid}/")
     assert detail.status_code == 200 and judgment.parsed["reasoning"][:40] in detail.content.decode()
@@ -138,5 +141,8 @@ def test_pandalm_alternative_annotator_test_equals_the_papers_procedure_on_the_r
     assert test["advantage_probability"] == pytest.approx(rho, abs=1e-9) and round(rho, 3) == 0.758
     for row, name, adj in zip(test["annotators"], names, adjusted, strict=True):
         assert row["annotator"] == name and row["n"] == 974
-        assert row["rho_f"] == pytest.approx(results[name][0], abs=1e-9) and row["rho_h"] == pytest.approx(results[name][1], abs=1e-9)
+        assert (
+            row["rho_f"] == pytest.approx(results[name][0], abs=1e-9)
+            and row["rho_h"] == pytest.approx(results[name][1], abs=1e-9)
+        )
         assert row["p_value"] == pytest.approx(results[name][2], abs=1e-9) and row["p_adjusted"] == pytest.approx(adj, abs=1e-9)

@@ -24,7 +24,9 @@ def test_time_per_item_is_the_median_gap_without_breaks():
     assert seconds_per_item(list(reversed(at))) == 45  # the order of the actions, not of the list
     assert seconds_per_item([T0]) is None
     assert seconds_per_item([T0, T0 + timedelta(minutes=11)]) is None  # only a break: not measurable
-    assert [duration_words(s) for s in (None, 0.3, 45, 59.6, 125, 120)] == ["—", "under 1 s", "45 s", "1 min", "2 min 5 s", "2 min"]
+    assert [
+        duration_words(s) for s in (None, 0.3, 45, 59.6, 125, 120)
+    ] == ["—", "under 1 s", "45 s", "1 min", "2 min 5 s", "2 min"]
 
 
 @pytest.fixture
@@ -71,7 +73,9 @@ def test_the_sample_page_shows_the_table_in_one_wording(client, known_sample, re
     client.force_login(reviewer)
     html = client.get(reverse("calibration:sample_detail", args=[known_sample.uuid])).content.decode()
     table = html[html.index('id="progress"'):html.index("</table>", html.index('id="progress"'))]
-    assert '<tr data-annotator="ann"><td>ann</td><td class="nowrap">3 of 6 done</td><td>1</td><td>2</td><td>45 s</td></tr>' in table
+    assert (
+        '<tr data-annotator="ann"><td>ann</td><td class="nowrap">3 of 6 done</td><td>1</td><td>2</td><td>45 s</td></tr>' in table
+    )
     assert '<tr data-annotator="bob"><td>bob</td><td class="nowrap">1 of 6 done</td><td>0</td><td>5</td><td>—</td></tr>' in table
     assert "The 1 item held back on leakage is in no queue and not counted here." in html
     assert "/" not in table.replace("</", "")  # never "3/6" beside "3 of 6"

@@ -102,7 +102,9 @@ def test_a_tag_whose_corrected_mean_is_undefined_is_shown_without_a_figure_never
     from calibration.core.slices import corrected_slices
 
     keys = ["a", "b", "c", "d"]
-    shown = corrected_slices(keys, [1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 2.0, 2.0], {"e": 2.0, "f": 2.0}, {k: ["flat"] for k in "abcdef"})
+    shown = corrected_slices(
+        keys, [1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 2.0, 2.0], {"e": 2.0, "f": 2.0}, {k: ["flat"] for k in "abcdef"},
+    )
     assert shown[0]["mean"] == {"value": None, "ci": None} and shown[0]["note"].startswith("undefined")
 
 
@@ -110,7 +112,9 @@ def test_the_lead_s_floor_for_the_worst_slice_warns_by_default_blocks_when_told_
     run, _sample, _scores = sliced
     level_set(metric="kappa", threshold=0.2, min_items=20, actor=lead)
     assert selectors.slice_floor_for_run(run=run) is None  # no floor: off by default
-    policy = {"not_calibrated": "warn", "stale": "warn", "alpha_floor": 0.667, "single_annotator_locks": False, "corrected_gate": False}
+    policy = {
+        "not_calibrated": "warn", "stale": "warn", "alpha_floor": 0.667, "single_annotator_locks": False, "corrected_gate": False,
+    }
     policy_set(actor=lead, slice_floor=0.5, **policy)
     # Billing is the worst slice but has 8 items, under the minimum of 20: it never decides; shipping passes.
     assert selectors.slice_floor_for_run(run=run) is None
@@ -203,13 +207,18 @@ def test_a_lead_sets_the_slice_floor_on_the_calibration_page_audited_and_a_bad_o
     form = {k: v for k, v in CalibrationPolicy().as_dict().items() if v is not None and v is not False}
     html = client.post(reverse("calibration:policy_set"), {**form, "slice_floor": "1.5"}, follow=True).content.decode()
     assert "Policy not changed: slice_floor:" in html and selectors.policy_current().pk is None
-    client.post(reverse("calibration:policy_set"), {**form, "slice_floor": "0.4", "slice_floor_action": "block", "reason": "tags matter"})
+    client.post(
+        reverse("calibration:policy_set"), {**form, "slice_floor": "0.4", "slice_floor_action": "block", "reason": "tags matter"},
+    )
     policy = selectors.policy_current()
     assert (policy.slice_floor, policy.slice_floor_action) == (0.4, "block")
     entry = AuditLog.objects.filter(action=AuditLog.Action.POLICY_SET).latest("id")
     assert entry.detail["slice_floor"] == 0.4 and entry.detail["previous"]["slice_floor"] is None
     page = client.get(reverse("calibration:overview")).content.decode()
-    assert "The worst slice (a tag with the level's minimum of items) below <strong>0.40</strong>: <strong>block the release</strong>" in page
+    assert (
+        "The worst slice (a tag with the level's minimum of items) below <strong>0.40</strong>: <strong>block the "
+        "release</strong>" in page
+    )
 
 
 def test_the_agreement_command_and_the_run_summary_name_the_worst_tag(sliced, capsys):
@@ -264,12 +273,19 @@ def test_a_jury_run_s_tagged_cases_give_pass_fail_agreement_per_tag(monkeypatch,
 
     runkinds_base.handler_for(RunKind.JURY)
     monkeypatch.setitem(runkinds_base._REGISTRY, RunKind.JURY, StandInJury())
-    jurors = [make_judge(name, family=family) for name, family in (("juror-a", "qwen"), ("juror-b", "mistral"), ("juror-c", "google"))]
+    jurors = [
+        make_judge(name, family=family) for name, family in (("juror-a", "qwen"), ("juror-b", "mistral"), ("juror-c", "google"))
+    ]
     rows = [{"id": f"c{i:03d}", "input": f"Ticket {i}", "output": f"Reply {i}", "tags": ["even" if i % 2 == 0 else "odd"]}
             for i in range(JURY_N)]
     testset = content.testset_store(data="".join(json.dumps(r) + "\n" for r in rows).encode(), name="jury-tagged.jsonl")
-    run = run_create(kind=RunKind.JURY, run_id="jury-tags", judges=jurors, testset=testset, rubric=rubric_store(data=RUBRIC_ONE, name="r.toml"))
-    Output.objects.bulk_create(Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in testset.cases.all())
+    run = run_create(
+        kind=RunKind.JURY, run_id="jury-tags", judges=jurors, testset=testset,
+        rubric=rubric_store(data=RUBRIC_ONE, name="r.toml"),
+    )
+    Output.objects.bulk_create(
+        Output(run=run, case=c, slot="", text=c.output, source=Output.Source.TESTSET) for c in testset.cases.all()
+    )
     run.status = RunStatus.DONE
     run.save()
 

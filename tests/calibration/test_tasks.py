@@ -15,7 +15,9 @@ from tests.helpers import wait_for
 
 
 @pytest.mark.django_db
-def test_labels_from_the_queue_send_the_task_only_when_they_commit(client, planted_run, annotator, sent, django_capture_on_commit_callbacks):
+def test_labels_from_the_queue_send_the_task_only_when_they_commit(
+    client, planted_run, annotator, sent, django_capture_on_commit_callbacks
+):
     run = planted_run(scores_for(5))
     sample = sample_draw(run=run, size=5, seed=0, annotators=[annotator])
     client.force_login(annotator)

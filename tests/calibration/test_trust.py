@@ -88,7 +88,9 @@ def test_a_judge_with_no_sample_is_not_calibrated_on_the_gate_json_and_page_and_
     assert code == 1 and gate["passed"] is False and gate["calibration"]["blocks"] is True
     assert any(r.startswith("judge not calibrated: planted-judge") for r in gate["reasons"])
     audit = AuditLog.objects.get(action=AuditLog.Action.POLICY_SET)
-    assert audit.actor == lead and audit.detail["not_calibrated"] == "block" and audit.detail["previous"]["not_calibrated"] == "warn"
+    assert (
+        audit.actor == lead and audit.detail["not_calibrated"] == "block" and audit.detail["previous"]["not_calibrated"] == "warn"
+    )
 
 
 def test_too_few_labels_says_n_of_the_minimum_and_counts_as_not_calibrated_under_the_blocking_policy(planted_run, arrive, lead):
@@ -100,7 +102,9 @@ def test_too_few_labels_says_n_of_the_minimum_and_counts_as_not_calibrated_under
     assert gate_json(run.run_id)[0] == 1  # a few labels are no way round the blocking policy
 
 
-def test_a_calibrated_judge_shows_figure_interval_n_date_and_versions_and_goes_stale_when_the_prompt_changes(planted_run, arrive, lead):
+def test_a_calibrated_judge_shows_figure_interval_n_date_and_versions_and_goes_stale_when_the_prompt_changes(
+    planted_run, arrive, lead
+):
     run = planted_run(scores_for(N))
     arrive(two_annotators(rows_for(run, scores_for(N))))
     status = selectors.calibration_for_run(run=run)[0]
@@ -112,7 +116,9 @@ def test_a_calibrated_judge_shows_figure_interval_n_date_and_versions_and_goes_s
 
     other = planted_run(scores_for(N), run_id="new-prompt", prompt_text="prompt-v2")
     stale = selectors.calibration_for_run(run=other)[0]
-    assert stale["status"] == "stale" and stale["changed"] == [{"what": "prompt", "calibrated": run.versions["prompt"], "now": "prompt-v2"}]
+    assert stale["status"] == "stale" and stale["changed"] == [
+        {"what": "prompt", "calibrated": run.versions["prompt"], "now": "prompt-v2"}
+    ]
     code, gate = gate_json(other.run_id)
     assert code == 0 and any("judge calibration stale" in w for w in gate["warnings"])
     set_policy(lead, stale="block")
@@ -130,7 +136,10 @@ def test_reports_and_run_pages_carry_the_status(planted_run, arrive, client, rev
         page = client.get(reverse("run_detail", args=[shown.run_id])).content.decode()
         assert 'id="run-calibration"' in page and 'data-calibration="not calibrated"' in page
     judges = client.get(reverse("judges")).content.decode()
-    assert 'data-judge-status="planted-judge"' in judges and reverse("judge_scorecard_version", args=["planted-judge", run.judge.version]) in judges
+    assert (
+        'data-judge-status="planted-judge"' in judges
+        and reverse("judge_scorecard_version", args=["planted-judge", run.judge.version]) in judges
+    )
 
 
 # --- 2. People are checked too ---------------------------------------------------------------------------
@@ -170,7 +179,9 @@ def test_the_calibration_page_shows_each_annotators_agreement_with_the_others(pl
     run = planted_run(scores_for(N))
     truth = scores_for(N)
     careless = [1 + (i * 3) % 5 for i in range(N)]
-    arrive(rows_for(run, truth, annotator="ann") + rows_for(run, truth, annotator="bob") + rows_for(run, careless, annotator="zed"))
+    arrive(
+        rows_for(run, truth, annotator="ann") + rows_for(run, truth, annotator="bob") + rows_for(run, careless, annotator="zed")
+    )
     panel = selectors.annotator_panels()[0]
     by = {row["annotator"]: row for row in panel["rows"]}
     assert by["ann"]["kappa"] > by["zed"]["kappa"] and by["zed"]["stands_out"] and not by["ann"]["stands_out"]
@@ -187,7 +198,8 @@ def test_the_calibration_page_shows_each_annotators_agreement_with_the_others(pl
 def prompt_sensitive(planted_server):
     """The fake judge scores 'grade N' replies N, except under the candidate's prompt, where it scores 6 - N."""
     planted_server.action = When(
-        prompt_contains(CANDIDATE_MARKER), DemoBrain(quality=lambda reply, message="": 1 - planted_grade(reply)), DemoBrain(quality=planted_grade)
+        prompt_contains(CANDIDATE_MARKER), DemoBrain(quality=lambda reply, message="": 1 - planted_grade(reply)),
+        DemoBrain(quality=planted_grade)
     )
     return planted_server
 
@@ -230,7 +242,10 @@ def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlo
     assert adopted_prompt != run.versions["prompt"]
     assert JudgeLock.objects.get(judge_version=candidate.config_version, prompt_version=adopted_prompt).locked is False
     adopted = AuditLog.objects.get(action=AuditLog.Action.CANDIDATE_ADOPTED)
-    assert adopted.actor == lead and adopted.detail["candidate"] == str(candidate.uuid) and adopted.detail["kappa"] == pytest.approx(1.0)
+    assert (
+        adopted.actor == lead and adopted.detail["candidate"] == str(candidate.uuid)
+        and adopted.detail["kappa"] == pytest.approx(1.0)
+    )
     # The run judged with the old prompt keeps what it was judged with: that prompt's lock.
     assert JudgeLock.objects.get(prompt_version=run.versions["prompt"]).locked
     assert not AuditLog.objects.filter(action=AuditLog.Action.JUDGE_UNLOCKED).exists()
@@ -240,7 +255,10 @@ def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlo
     assert selectors.adopted_prompt(judge_name="planted-judge").text == candidate_prompt(run)
     later = planted_run(scores_for(N), run_id="adopted-prompt", prompt_text=adopted_prompt)
     code, gate = gate_json(later.run_id)
-    assert code == 0 and gate["calibration"]["status"] == "calibrated" and "from candidate literal scale" in gate["calibration"]["summary"]
+    assert (
+        code == 0 and gate["calibration"]["status"] == "calibrated"
+        and "from candidate literal scale" in gate["calibration"]["summary"]
+    )
 
 
 def test_adopting_a_model_change_makes_the_judge_row_admin_owned_and_leaves_the_old_configuration_locked(
@@ -294,7 +312,9 @@ def test_no_human_label_reaches_a_candidates_prompt(planted_run, arrive, prompt_
     prompt_sensitive.reset()
     sent = []
     for sample in (first, second):
-        candidate = candidate_services.candidate_create(sample=sample, prompt_text=candidate_prompt(run), executor=Executor.INLINE)
+        candidate = candidate_services.candidate_create(
+            sample=sample, prompt_text=candidate_prompt(run), executor=Executor.INLINE,
+        )
         run_execute_inline(run=candidate.run)
         sent.append(sorted(json.dumps(j.messages, sort_keys=True) for j in candidate.run.judgments.all()))
     requests = prompt_sensitive.chat_requests
@@ -306,7 +326,9 @@ def test_no_human_label_reaches_a_candidates_prompt(planted_run, arrive, prompt_
     assert sent[0] == sent[1]  # the labels changed nothing the candidate was shown
 
 
-def test_the_candidates_page_shows_the_current_judge_beside_each_candidate(planted_run, arrive, prompt_sensitive, client, reviewer, lead):
+def test_the_candidates_page_shows_the_current_judge_beside_each_candidate(
+    planted_run, arrive, prompt_sensitive, client, reviewer, lead
+):
     from judgeapp.judging.runs import run_execute_inline
 
     run, sample = locked_run(planted_run, arrive)
@@ -327,7 +349,9 @@ def test_the_candidates_page_shows_the_current_judge_beside_each_candidate(plant
     assert "Adopt this candidate" in client.get(reverse("calibration:candidates", args=[sample.uuid])).content.decode()
 
 
-def test_a_large_candidate_run_waits_for_the_tick_that_names_its_calls(planted_run, arrive, prompt_sensitive, client, reviewer, settings):
+def test_a_large_candidate_run_waits_for_the_tick_that_names_its_calls(
+    planted_run, arrive, prompt_sensitive, client, reviewer, settings
+):
     import re
 
     run, sample = locked_run(planted_run, arrive)
@@ -337,7 +361,9 @@ def test_a_large_candidate_run_waits_for_the_tick_that_names_its_calls(planted_r
             "prompt_text": candidate_prompt(run), "rubric_text": run.rubric.raw}
     refused = client.post(reverse("calibration:candidate_new", args=[sample.uuid]), data)
     assert refused.status_code == 400 and not Candidate.objects.exists()
-    assert re.search(rf'name="large_run_confirm" value="{N}"[^>]*> Start this run of about {N} judge calls</label>', refused.content.decode())
+    assert re.search(
+        rf'name="large_run_confirm" value="{N}"[^>]*> Start this run of about {N} judge calls</label>', refused.content.decode(),
+    )
     started = client.post(reverse("calibration:candidate_new", args=[sample.uuid]), {**data, "large_run_confirm": str(N)})
     assert started.status_code == 302 and Candidate.objects.count() == 1
 

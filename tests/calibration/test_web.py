@@ -161,7 +161,9 @@ def test_an_annotator_cannot_open_a_report_another_annotators_queue_or_a_leads_p
     assert client.post(reverse("calibration:level_set"), {"metric": "kappa", "threshold": 0.1, "min_items": 1}).status_code == 403
 
 
-def test_a_reviewer_cannot_change_the_level_or_unlock(client, planted_run, reviewer, eager_tasks, django_capture_on_commit_callbacks):
+def test_a_reviewer_cannot_change_the_level_or_unlock(
+    client, planted_run, reviewer, eager_tasks, django_capture_on_commit_callbacks
+):
     from calibration.services.labels import labels_import
     from tests.calibration.conftest import labels_csv, two_annotators
 
@@ -179,7 +181,9 @@ def test_a_reviewer_cannot_change_the_level_or_unlock(client, planted_run, revie
     assert lock.locked and not AuditLog.objects.filter(action__in=["calibration.level_set", "calibration.unlocked"]).exists()
 
 
-def test_a_lead_sets_the_level_and_unlocks_with_a_reason_both_audited(client, planted_run, lead, eager_tasks, django_capture_on_commit_callbacks):
+def test_a_lead_sets_the_level_and_unlocks_with_a_reason_both_audited(
+    client, planted_run, lead, eager_tasks, django_capture_on_commit_callbacks
+):
     from calibration.services.labels import labels_import
     from tests.calibration.conftest import labels_csv, two_annotators
 
@@ -211,9 +215,15 @@ def test_a_reviewer_draws_a_sample_from_the_form(client, planted_run, reviewer, 
     client.force_login(reviewer)
     form = client.get(reverse("calibration:sample_new"))
     assert run.run_id in form.content.decode()
-    bad = client.post(reverse("calibration:sample_new"), {"run": run.run_id, "size": 5, "seed": 3, "overlap": 3, "annotators": [annotator.pk, bob.pk]})
+    bad = client.post(
+        reverse("calibration:sample_new"),
+        {"run": run.run_id, "size": 5, "seed": 3, "overlap": 3, "annotators": [annotator.pk, bob.pk]},
+    )
     assert bad.status_code == 400 and "at most the 2 annotator(s)" in bad.content.decode()
-    response = client.post(reverse("calibration:sample_new"), {"run": run.run_id, "size": 5, "seed": 3, "overlap": 2, "annotators": [annotator.pk, bob.pk]})
+    response = client.post(
+        reverse("calibration:sample_new"),
+        {"run": run.run_id, "size": 5, "seed": 3, "overlap": 2, "annotators": [annotator.pk, bob.pk]},
+    )
     assert response.status_code == 302
     assert Assignment.objects.filter(annotator=annotator).count() == Assignment.objects.filter(annotator=bob).count() == 5
     detail = client.get(response["Location"]).content.decode()
@@ -228,4 +238,6 @@ def test_posts_need_the_csrf_token(scored_sample, annotator):
     assert client.post(reverse("calibration:queue_label", args=[first]), {"answer": "3"}).status_code == 403
     assert "hx-headers='{\"X-CSRFToken\": \"" in page.content.decode()
     token = page.context["csrf_token"]
-    assert client.post(reverse("calibration:queue_label", args=[first]), {"answer": "3"}, headers={"X-CSRFToken": str(token), **HTMX}).status_code == 200
+    assert client.post(
+        reverse("calibration:queue_label", args=[first]), {"answer": "3"}, headers={"X-CSRFToken": str(token), **HTMX},
+    ).status_code == 200

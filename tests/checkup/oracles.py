@@ -54,7 +54,9 @@ class LabelOracle:
         return truth
 
     def __call__(self, request):
-        return completion(request, json.dumps({"reasoning": "Compared against the known label.", "winner": self.winner(request.prompt)}))
+        return completion(
+            request, json.dumps({"reasoning": "Compared against the known label.", "winner": self.winner(request.prompt)}),
+        )
 
 
 def truncated_reply(request):

@@ -34,7 +34,9 @@ def test_a_check_up_prints_each_sets_figures_beside_the_published_ones_and_write
     assert "      published: GPT-4 92.0% (the basic prompt (LLMBar's Vanilla); both orders right" in out
     assert "      published: GPT-4 85.0% (agreement with the experts on non-tie votes" in out
     assert "  calls: 20 judgments called the judge (20 HTTP requests), 0 came from the response cache" in out
-    assert "\n  Units: 20: 20 parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, 0.0%).\n" in out
+    assert (
+        "\n  Units: 20: 20 parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, 0.0%).\n" in out
+    )
     assert "Wilson" in out and "bootstrap" in out
     assert out.rstrip().endswith("\nverdict: passed")
     report = json.loads(report_path.read_text())
@@ -43,7 +45,10 @@ def test_a_check_up_prints_each_sets_figures_beside_the_published_ones_and_write
         "floors": {"position_consistency": 0.6, "accuracy_consistent": 0.6, "kappa": 0.4},
     }
     assert report["run_id"] == "checkup-cli" and report["kind"] == "checkup"
-    assert report["sample"] == {"size": 5, "seed": 7} and report["versions"]["rubric"] and report["versions"]["judge"] == judge.version
+    assert (
+        report["sample"] == {"size": 5, "seed": 7} and report["versions"]["rubric"]
+        and report["versions"]["judge"] == judge.version
+    )
     assert not list(tmp_path.glob(".checkup.json.*"))  # written by temp file and rename
 
 
@@ -62,7 +67,10 @@ def test_a_judge_that_always_says_1_is_shown_to_favour_the_first_position_and_fa
     code, out, _ = run_checkup_command(capsys, "--judge", "judge-a", "--set", "mt-bench-human", "--sample", "12")
     assert code == 1  # a failed check-up exits 1, as an invalid one does
     assert out.rstrip().endswith("\nverdict: failed: position consistency 0% (floor 60%); kappa 0.00 (floor 0.40)")
-    assert "  note: accuracy over consistent verdicts is undefined on mt-bench-human, so it was not compared with its floor (60%)" in out
+    assert (
+        "  note: accuracy over consistent verdicts is undefined on mt-bench-human, so it was not compared with its floor "
+        "(60%)" in out
+    )
     assert "    position consistency (both orders agree): 0.0% [" in out
     assert ("    when the orders disagreed (12): Reply 1 both times 12, Reply 2 both times 0, a tie in one order 0: "
             "favours Reply 1 (Reply 1 in 100.0% [") in out
@@ -88,7 +96,10 @@ def test_a_judge_with_unusable_replies_exits_1_with_the_reason(judge, fake_judge
     "argv, message",
     [
         (["--judge", "nobody"], "unknown judge 'nobody'"),
-        (["--judge", "judge-a", "--set", "llmbar,pandalm"], "unknown set 'llmbar': choose from llmbar-natural, mt-bench-human, pandalm"),
+        (
+            ["--judge", "judge-a", "--set", "llmbar,pandalm"],
+            "unknown set 'llmbar': choose from llmbar-natural, mt-bench-human, pandalm",
+        ),
         (["--judge", "judge-a", "--seed", "3"], "--seed without --sample"),
         (["--judge", "judge-a", "--sample", "0"], "--sample 0: give a positive number of pairs"),
         (["--judge", "judge-a", "--report", "/no/such/dir/r.json"], "--report /no/such/dir/r.json: no such directory"),

@@ -43,7 +43,9 @@ def test_a_judge_that_always_picks_reply_1_disagrees_with_itself_on_every_pair()
     assert f["accuracy_consistent"]["value"] is None  # no consistent verdict to be right about
     assert f["accuracy_mean_of_orders"]["value"] == 0.5  # right in exactly one order of every pair
     assert f["kappa"]["value"] == 0.0  # every pair a tie, a verdict no person gave
-    assert figures["position"] == {**figures["position"], "inconsistent": 4, "followed_first": 4, "followed_second": 0, "favours": "first"}
+    assert figures["position"] == {
+        **figures["position"], "inconsistent": 4, "followed_first": 4, "followed_second": 0, "favours": "first",
+    }
     assert all(c["followed"] == "first" for c in figures["cases"])
 
 
@@ -88,7 +90,9 @@ def test_kappa_interval_is_a_reproducible_bootstrap_around_the_value():
     first, again = set_figures(cases)["figures"]["kappa"], set_figures(cases)["figures"]["kappa"]
     assert first == again and "bootstrap" in first["method"]
     assert first["ci95"][0] < first["value"] < first["ci95"][1]
-    assert first["value"] == pytest.approx(cohen_kappa_score([c.label for c in cases], [verdict_category(c.verdict) for c in cases]))
+    assert first["value"] == pytest.approx(
+        cohen_kappa_score([c.label for c in cases], [verdict_category(c.verdict) for c in cases])
+    )
 
 
 def test_the_three_public_sets_load_with_their_human_labels():
@@ -103,10 +107,22 @@ def test_the_three_public_sets_load_with_their_human_labels():
 def test_pandalm_labels_are_the_majority_of_three_annotators(tmp_path):
     (tmp_path / "pandalm").mkdir()
     rows = [
-        {"idx": 1, "instruction": "Say hi.", "input": "", "response1": "hi", "response2": "bye", "annotator1": 1, "annotator2": 1, "annotator3": 2},
-        {"idx": 2, "instruction": "Say hi.", "input": "politely", "response1": "hi", "response2": "hello", "annotator1": 2, "annotator2": 0, "annotator3": 2},
-        {"idx": 3, "instruction": "Say hi.", "input": "", "response1": "a", "response2": "b", "annotator1": 0, "annotator2": 0, "annotator3": 1},
-        {"idx": 4, "instruction": "Say hi.", "input": "", "response1": "a", "response2": "b", "annotator1": 0, "annotator2": 1, "annotator3": 2},
+        {
+            "idx": 1, "instruction": "Say hi.", "input": "", "response1": "hi", "response2": "bye", "annotator1": 1,
+            "annotator2": 1, "annotator3": 2,
+        },
+        {
+            "idx": 2, "instruction": "Say hi.", "input": "politely", "response1": "hi", "response2": "hello", "annotator1": 2,
+            "annotator2": 0, "annotator3": 2,
+        },
+        {
+            "idx": 3, "instruction": "Say hi.", "input": "", "response1": "a", "response2": "b", "annotator1": 0, "annotator2": 0,
+            "annotator3": 1,
+        },
+        {
+            "idx": 4, "instruction": "Say hi.", "input": "", "response1": "a", "response2": "b", "annotator1": 0, "annotator2": 1,
+            "annotator3": 2,
+        },
     ]
     (tmp_path / "pandalm" / "testset-v1.json").write_text(__import__("json").dumps(rows))
     pairs = load_pairs("pandalm", tmp_path)

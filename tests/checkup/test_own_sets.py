@@ -50,7 +50,9 @@ def shipped_as_a_set(tmp_path: Path, monkeypatch, rows: list[dict]) -> Path:
 
 
 @pytest.mark.django_db
-def test_an_uploaded_file_of_30_pairs_gives_the_figures_of_the_same_pairs_shipped_as_a_set(judge, fake_judge, tmp_path, monkeypatch):
+def test_an_uploaded_file_of_30_pairs_gives_the_figures_of_the_same_pairs_shipped_as_a_set(
+    judge, fake_judge, tmp_path, monkeypatch
+):
     rows = thirty_pairs()
     fake_judge.action = LabelOracle(noise=0.3, seed=5)  # wrong on a seeded 30% of prompts: figures below 1
     datasets = shipped_as_a_set(tmp_path, monkeypatch, rows)
@@ -104,8 +106,14 @@ def test_tags_give_each_tags_figures_worst_first_recomputed_by_hand(judge, fake_
         ('{"input": "q", "output_2": "b", "label": 2}\n', 1, "'output_1' must be a text"),
         ('{"input": "q", "output_1": "a", "output_2": "b", "label": "tie", "tags": "x"}\n[1]\n', 2, "expected a JSON object"),
         ('{"input": "q", "output_1": "a", "output_2": "b", "label": 1, "tags": [1]}\n', 1, "tag 1 must be a text"),
-        ('{"input": "q", "output_1": "a", "output_2": "b", "label": 1, "tags": ["' + "t" * 51 + '"]}\n', 1, "tag 1 is 51 characters long"),
-        ('{"input": "q", "output_1": "a", "output_2": "b", "label": 1, "tags": ' + json.dumps(["t"] * 21) + "}\n", 1, "21 tags, over the limit of 20"),
+        (
+            '{"input": "q", "output_1": "a", "output_2": "b", "label": 1, "tags": ["' + "t" * 51 + '"]}\n', 1,
+            "tag 1 is 51 characters long",
+        ),
+        (
+            '{"input": "q", "output_1": "a", "output_2": "b", "label": 1, "tags": ' + json.dumps(["t"] * 21) + "}\n", 1,
+            "21 tags, over the limit of 20",
+        ),
         ('{"input": "q\\u0000", "output_1": "a", "output_2": "b", "label": 1}\n', 1, "NUL character"),
     ],
 )
@@ -191,7 +199,9 @@ def test_an_upload_on_the_judges_page_starts_a_check_up_of_the_teams_pairs_and_a
 
 
 @pytest.mark.django_db
-def test_the_run_page_names_the_own_set_by_file_and_hash_and_shows_its_tags_worst_first(client, lead, judge, fake_judge, tmp_path):
+def test_the_run_page_names_the_own_set_by_file_and_hash_and_shows_its_tags_worst_first(
+    client, lead, judge, fake_judge, tmp_path
+):
     from django.urls import reverse
 
     fake_judge.action = LabelOracle(noise=0.3, seed=1)

@@ -166,7 +166,9 @@ def test_a_parse_failure_retried_into_a_verdict_is_not_a_failure(judge, fake_jud
     assert run.status == RunStatus.DONE
 
 
-def test_the_latest_check_up_is_part_of_the_judges_record_and_goes_stale_when_its_configuration_changes(judge, make_judge, fake_judge):
+def test_the_latest_check_up_is_part_of_the_judges_record_and_goes_stale_when_its_configuration_changes(
+    judge, make_judge, fake_judge
+):
     fake_judge.action = LabelOracle()
     other = make_judge("judge-b")
     assert checkup_latest("judge-a") is None and checkup_latest("no-such-judge") is None

@@ -31,7 +31,9 @@ def test_the_judges_page_offers_a_check_up_of_each_judge_never_checked_up_yet(cl
     assert html.count('class="judge-checkup"') == 1  # judges only, not the systems under test
 
 
-def test_the_button_starts_a_celery_check_up_and_goes_to_its_page(client, reviewer, judge, monkeypatch, django_capture_on_commit_callbacks):
+def test_the_button_starts_a_celery_check_up_and_goes_to_its_page(
+    client, reviewer, judge, monkeypatch, django_capture_on_commit_callbacks
+):
     sent = []
     monkeypatch.setattr(taskqueue, "send", lambda name, *args: sent.append((name, args)))
     client.force_login(reviewer)

@@ -95,7 +95,10 @@ def _synopsis(tokens: list[str]) -> bool:
         if "[" in token or "…" in token:
             return True
         # A placeholder is a whole word in capitals; a version's label (`A=dir`) is not one.
-        if any(PLACEHOLDER.fullmatch(part) and len(part) > 1 or part in ("F", "J", "R", "N", "K", "S") for part in token.split("=")[-1:]):
+        if any(
+            PLACEHOLDER.fullmatch(part) and len(part) > 1 or part in ("F", "J", "R", "N", "K", "S")
+            for part in token.split("=")[-1:]
+        ):
             return True
     return False
 
@@ -145,7 +148,9 @@ def test_the_extraction_finds_the_readme_examples_and_tells_a_synopsis_from_a_co
     assert any("README.md" in s and "compare evals/ranker" in s for s in shown)
     assert any("agent-judge --task task.md" in s for s in skipped)  # docs/agent.md's synopsis
     assert not any("…" in s or "[--" in s for s in shown)
-    assert _commands("$ python manage.py a \\\n    --b c\nout\n   (exit status 2)\n", console=True) == [("python manage.py a --b c", {2})]
+    assert _commands(
+        "$ python manage.py a \\\n    --b c\nout\n   (exit status 2)\n", console=True,
+    ) == [("python manage.py a --b c", {2})]
 
 
 @pytest.fixture(scope="module")
@@ -166,8 +171,13 @@ def workplace(tmp_path_factory):
             "PYTHONUNBUFFERED": "1",
         })
         for argv in (["migrate", "--verbosity", "0"],
-                     ["shell", "-c", f"from judgeapp.demo import demo_load; demo_load(judge_url={server.url!r}, log=lambda line: None)"]):
-            done = subprocess.run([sys.executable, "manage.py", *argv], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+                     [
+                         "shell", "-c",
+                         f"from judgeapp.demo import demo_load; demo_load(judge_url={server.url!r}, log=lambda line: None)",
+                     ]):
+            done = subprocess.run(
+                [sys.executable, "manage.py", *argv], cwd=folder, env=env, capture_output=True, text=True, timeout=600,
+            )
             assert done.returncode == 0, done.stderr[-3000:]
         yield folder, env
 

@@ -42,7 +42,9 @@ def assert_one_line(done: subprocess.CompletedProcess, line: str) -> None:
     assert done.stderr.splitlines() == [line], done.stderr
 
 
-@pytest.mark.parametrize("argv", [["evaluate", "pointwise", "--testset", "{dir}/support.jsonl", "--rubric", "{dir}/rubric.toml"], ["gate", "X"]])
+@pytest.mark.parametrize(
+    "argv", [["evaluate", "pointwise", "--testset", "{dir}/support.jsonl", "--rubric", "{dir}/rubric.toml"], ["gate", "X"]],
+)
 def test_a_database_without_tables_is_one_line_and_exit_2(tmp_path, argv):
     (tmp_path / "support.jsonl").write_bytes(factories.testset_bytes(2))
     (tmp_path / "rubric.toml").write_bytes(RUBRIC_ONE)
@@ -80,12 +82,17 @@ def test_an_unexpected_error_is_one_line_and_exit_2_and_the_traceback_is_there_w
         Boom().run_from_argv(["manage.py", "boom"])
     err = capsys.readouterr().err
     assert plain.value.code == 2
-    assert err.splitlines() == ["error: RuntimeError: a bug (an unexpected error; --traceback or JUDGEAPP_TRACEBACK=1 shows where)"]
+    assert err.splitlines() == [
+        "error: RuntimeError: a bug (an unexpected error; --traceback or JUDGEAPP_TRACEBACK=1 shows where)"
+    ]
 
     with pytest.raises(SystemExit) as traced:
         Boom().run_from_argv(["manage.py", "boom", "--traceback"])
     err = capsys.readouterr().err
-    assert traced.value.code == 2 and err.startswith("Traceback") and err.splitlines()[-1].startswith("error: RuntimeError: a bug")
+    assert (
+        traced.value.code == 2 and err.startswith("Traceback")
+        and err.splitlines()[-1].startswith("error: RuntimeError: a bug")
+    )
 
 
 def run_command(*argv: str) -> tuple[int, str, str]:
@@ -126,7 +133,9 @@ def test_evaluate_with_a_judge_server_that_cannot_be_reached_fails_the_run_and_e
 def test_rank_with_a_judge_server_that_cannot_be_reached_exits_2(gone_judge, tmp_path):
     for name in ("a.md", "b.md"):
         (tmp_path / name).write_text(f"candidate {name}")
-    code, _, err = run_command("rank", str(tmp_path), "--goal", "clarity", "--set", "s", "--judge", "gone", "--run-id", "rank-gone")
+    code, _, err = run_command(
+        "rank", str(tmp_path), "--goal", "clarity", "--set", "s", "--judge", "gone", "--run-id", "rank-gone",
+    )
     assert code == 2, err
     assert err.splitlines()[-1].startswith("error: run rank-gone failed: judge 'gone': its server cannot be reached (")
 

@@ -30,7 +30,9 @@ def judges_file():
     path.unlink(missing_ok=True)
 
 
-def start_evaluation(tmp_path: Path, judges_file: Path, server: FakeJudgeServer, run_id: str, stderr=subprocess.PIPE) -> subprocess.Popen:
+def start_evaluation(
+    tmp_path: Path, judges_file: Path, server: FakeJudgeServer, run_id: str, stderr=subprocess.PIPE
+) -> subprocess.Popen:
     """`manage.py evaluate pointwise` against the slow judge, named only in the judges file."""
     judges_file.write_text(f'[judges.slow]\nmodel = "fake-judge"\nfamily = "scripted"\nbase_url = "{server.url}"\n')
     (tmp_path / "support.jsonl").write_bytes(factories.testset_bytes(CASES))
@@ -90,7 +92,9 @@ def test_a_second_sigterm_stops_at_once_and_leaves_no_unit_claimed(transactional
             assert process.poll() is None, err_path.read_text()
             process.send_signal(signal.SIGTERM)
             # The first one is handled (it only asks: the command says so), then the second.
-            wait_for(lambda: "stopping once the work in flight is recorded" in err_path.read_text(), 10, message="the first signal")
+            wait_for(
+                lambda: "stopping once the work in flight is recorded" in err_path.read_text(), 10, message="the first signal",
+            )
             stopped_at = time.monotonic()
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)

@@ -22,8 +22,8 @@ def inputs(tmp_path):
 
 
 def test_a_pointwise_run_started_from_the_command_line_carries_its_tags(judge, inputs):
-    call_command("evaluate", "pointwise", *inputs, "--judge", judge.name, "--concurrency", "1", "--threshold", "1", "--run-id", "r-tagged",
-                 "--tag", "nightly", "--tag", "RC-2", stdout=io.StringIO(), stderr=io.StringIO())
+    call_command("evaluate", "pointwise", *inputs, "--judge", judge.name, "--concurrency", "1", "--threshold", "1",
+                 "--run-id", "r-tagged", "--tag", "nightly", "--tag", "RC-2", stdout=io.StringIO(), stderr=io.StringIO())
     assert sorted(RunTag.objects.filter(run__run_id="r-tagged").values_list("name", flat=True)) == ["nightly", "rc-2"]
     assert RunTag.objects.get(name="nightly").created_by is None  # a command tagged it
 

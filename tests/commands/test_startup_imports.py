@@ -19,7 +19,8 @@ PROBE = """
 import atexit, runpy, sys
 sys.argv = ["manage.py", *sys.argv[1:]]
 # From an exit handler: a judgeapp command's process ends without returning here (manage.py: _end).
-atexit.register(lambda: print("LOADED:" + ",".join(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})), file=sys.__stderr__))
+atexit.register(lambda: print("LOADED:" + ",".join(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})), \
+file=sys.__stderr__))
 try:
     runpy.run_path("manage.py", run_name="__main__")
 except SystemExit:
@@ -38,7 +39,8 @@ def scratch_env(tmp_path) -> dict:
 
 def loaded_heavy_modules(*argv: str, tmp_path) -> set[str]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=set(HEAVY)), *argv], cwd=ROOT, env=scratch_env(tmp_path), capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", PROBE.format(heavy=set(HEAVY)), *argv], cwd=ROOT, env=scratch_env(tmp_path), capture_output=True,
+        text=True, timeout=120
     )
     line = [x for x in done.stderr.splitlines() if x.startswith("LOADED:")]
     assert line, done.stderr[-2000:]
@@ -61,7 +63,10 @@ def test_gate_of_a_stored_run_imports_no_heavy_library(tmp_path):
     )
     subprocess.run([sys.executable, "-c", setup], cwd=ROOT, env=scratch_env(tmp_path), check=True, timeout=120)
     assert loaded_heavy_modules("gate", "stored", tmp_path=tmp_path) == set()
-    done = subprocess.run([sys.executable, "manage.py", "gate", "stored"], cwd=ROOT, env=scratch_env(tmp_path), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "gate", "stored"], cwd=ROOT, env=scratch_env(tmp_path), capture_output=True, text=True,
+        timeout=120,
+    )
     assert done.stdout.startswith("GATE: "), done.stderr[-2000:]
 
 
@@ -82,7 +87,9 @@ def test_a_command_that_ends_at_once_keeps_its_status_its_output_and_its_files(t
                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert blocked.returncode == 1, blocked.stderr[-2000:]
     assert json.loads(blocked.stdout)["passed"] is False and json.loads(report.read_text())["gate"]["passed"] is False
-    missing = subprocess.run([sys.executable, "manage.py", "gate", "nosuch"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    missing = subprocess.run(
+        [sys.executable, "manage.py", "gate", "nosuch"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
     assert (missing.returncode, missing.stderr.strip()) == (2, "error: no run 'nosuch'")
 
 

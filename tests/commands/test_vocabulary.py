@@ -59,22 +59,31 @@ def typical_runs(tmp: Path) -> dict[str, list[list[str]]]:
     versions = sorted((RUNBOOK / "versions").iterdir())
     return {
         "evaluate": [
-            ["evaluate", "pointwise", *SUPPORT, "--judge", "demo-judge", "--system", "support-bot-v1", "--generate", "--run-id", "vocab-pw"],
+            [
+                "evaluate", "pointwise", *SUPPORT, "--judge", "demo-judge", "--system", "support-bot-v1", "--generate",
+                "--run-id", "vocab-pw",
+            ],
             ["evaluate", "pairwise", "--testset", str(EVALS / "support/testset.jsonl"), "--system-a", "support-bot-v1",
              "--system-b", "support-bot-v2", "--rubric", str(EVALS / "support/rubric.toml"), "--judge", "demo-judge",
              "--sample", "3", "--seed", "1", "--run-id", "vocab-pair"],
-            ["evaluate", "jury", *SUPPORT, "--judges", "demo-juror-llama,demo-juror-mistral,demo-juror-gemma", "--run-id", "vocab-jury"],
+            [
+                "evaluate", "jury", *SUPPORT, "--judges", "demo-juror-llama,demo-juror-mistral,demo-juror-gemma", "--run-id",
+                "vocab-jury",
+            ],
         ],
         "gate": [["gate", "demo-pointwise"], ["gate", "demo-pointwise-candidate"], ["gate", "vocab-pw"]],
         "compare-runs": [["compare-runs", "demo-pointwise-candidate", "demo-pointwise", "--limit", "3"]],
-        "compare": [["compare", str(ranked / "alder.md"), str(ranked / "birch.md"), "--judge", "demo-judge", "--run-id", "vocab-cmp"]],
+        "compare": [
+            ["compare", str(ranked / "alder.md"), str(ranked / "birch.md"), "--judge", "demo-judge", "--run-id", "vocab-cmp"]
+        ],
         "rank": [["rank", str(ranked), "--goal", "a postmortem that explains the root cause", "--judge", "demo-judge",
                   "--max-size", "3", "--run-id", "vocab-rank", "--set", "postmortems"]],
         "insert": [["insert", str(POSTMORTEMS / "fir.md"), "--ranklist",
                     str(tmp / "data/sst-llm-judge-ranker/vocab-rank/ranking_state/postmortems.ranklist.json")]],
         "agent-judge": [["agent-judge", "--task", str(EVALS / "agent/flowers/task.md"), "--requirements",
                          str(EVALS / "agent/flowers/requirements.md"), "--workspace", str(EVALS / "agent/flowers/workspace"),
-                         "--trace", str(EVALS / "agent/flowers/trace.jsonl"), "--judge", "demo-judge", "--run-id", "vocab-agent"]],
+                         "--trace", str(EVALS / "agent/flowers/trace.jsonl"), "--judge", "demo-judge", "--run-id",
+                         "vocab-agent"]],
         "agent-devai-agreement": [["agent-devai-agreement", "--checkout", str(tmp / "no-checkout"), "--judge", "demo-judge"]],
         "blind-compare": [["blind-compare", *[f"--version={label}={path}" for label, path in zip("ABC", versions)],
                            "--prompt", str(RUNBOOK / "task.md"), "--expectations", str(RUNBOOK / "expectations.txt"),
@@ -90,7 +99,9 @@ def typical_runs(tmp: Path) -> dict[str, list[list[str]]]:
         "agreement": [["agreement"], ["agreement", "--judge", "gpt-3.5-turbo"]],
         "import-labels": [["import-labels", str(tmp / "labels.csv")]],
         "import-pandalm": [["import-pandalm", "--dir", str(tmp / "no-pandalm")]],
-        "webhooks": [["webhooks", "add", "vocab-hook", "http://127.0.0.1:9/hook", "--event", "gate.blocked"], ["webhooks", "list"]],
+        "webhooks": [
+            ["webhooks", "add", "vocab-hook", "http://127.0.0.1:9/hook", "--event", "gate.blocked"], ["webhooks", "list"],
+        ],
         "prompts": [["prompts", "list"], ["prompts", "show", "summaries"], ["prompts", "show", "default", "--mode", "jury"],
                     ["prompts", "add", "--mode", "pointwise", "--name", "other", "--file", str(EVALS / "support/rubric.toml")]],
         "rubric-skeleton": [["rubric-skeleton", "Is the summary faithful to the source?"]],

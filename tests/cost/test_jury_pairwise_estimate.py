@@ -1,5 +1,5 @@
-"""`evaluate jury` and `evaluate pairwise --dry-run`: every juror's calls, tokens and cost from the inputs, no juror asked; its tokens
-close to what the run then records. And the jury's summary says its usage."""
+"""`evaluate jury` and `evaluate pairwise --dry-run`: every juror's calls, tokens and cost from the inputs, no juror asked; its
+tokens close to what the run then records. And the jury's summary says its usage."""
 
 import json
 from decimal import Decimal
@@ -18,7 +18,9 @@ JURORS = [("llama", "llama-3.1-8b-instruct", "meta"), ("mistral", "mistral-7b-in
 
 def test_jury_dry_run_asks_no_juror_and_its_tokens_are_near_the_run_s(make_judge, fake_judge, tmp_path, capsys):
     for name, model, family in JURORS:
-        make_judge(name, model=model, family=family, input_price_per_million=Decimal("0.2"), output_price_per_million=Decimal("0.6"))
+        make_judge(
+            name, model=model, family=family, input_price_per_million=Decimal("0.2"), output_price_per_million=Decimal("0.6"),
+        )
     files = write_files(tmp_path, n=6, a={}, b={}, testset_outputs=lambda i: GOOD_REPLY)
     args = ("jury", "--testset", files["testset"], "--rubric", files["rubric"], "--judges", "llama,mistral,gemma")
     code, out, err = run_evaluate(capsys, *args, "--dry-run")
@@ -60,7 +62,10 @@ def test_a_budget_stops_a_pairwise_or_jury_run_invalid_with_exit_1(mode, make_ju
     for name, model, family in JURORS:
         make_judge(name, model=model, family=family, **dear)
     files = write_files(tmp_path, n=10, testset_outputs=lambda i: GOOD_REPLY)
-    which = ("--a", files["a"], "--b", files["b"], "--judge", "llama") if mode == "pairwise" else ("--judges", "llama,mistral,gemma")
+    which = (
+        ("--a", files["a"], "--b", files["b"], "--judge", "llama") if mode == "pairwise"
+        else ("--judges", "llama,mistral,gemma")
+    )
     code, out, err = run_evaluate(
         capsys, mode, "--testset", files["testset"], "--rubric", files["rubric"], *which, "--budget", "0.5",
         "--concurrency", "1", "--report", str(tmp_path / "report.json"),

@@ -68,7 +68,10 @@ def test_save_stores_v1_a_changed_upload_v2_and_the_same_content_no_new_version(
 
 def test_the_diff_counts_cases_added_removed_and_changed(client, reviewer):
     old = stored_testset(data=jsonl(*GOOD), name="support.jsonl")
-    new = stored_testset(data=jsonl(GOOD[0], {"id": "c1", "input": "question 1", "output": "changed"}, {"id": "c7", "input": "x"}), name="support.jsonl")
+    new = stored_testset(
+        data=jsonl(GOOD[0], {"id": "c1", "input": "question 1", "output": "changed"}, {"id": "c7", "input": "x"}),
+        name="support.jsonl",
+    )
     client.force_login(reviewer)
     html = client.get(reverse("datasets:testset", args=[new.uuid]), {"old": old.uuid, "new": new.uuid}).content.decode()
     assert "From v1 to v2" in html and "1 case added, 1 removed, 1 changed." in html
@@ -135,7 +138,9 @@ def test_the_lowest_cases_of_a_run_become_a_new_version_of_a_test_set_duplicates
 
     run = runs.run_execute_inline(run=pointwise_run(judge=judge, n=4, run_id="pw-low", threshold=1.0))
     lowest = list(dict.fromkeys(item["case_id"] for item in run.report["lowest"]))
-    target = stored_testset(data=jsonl({"id": lowest[0], "input": "already here"}, {"id": "own-1", "input": "ours"}), name="regressions.jsonl")
+    target = stored_testset(
+        data=jsonl({"id": lowest[0], "input": "already here"}, {"id": "own-1", "input": "ours"}), name="regressions.jsonl",
+    )
     client.force_login(reviewer)
     page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
     assert 'id="cases-add"' in page

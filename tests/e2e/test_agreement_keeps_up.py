@@ -38,7 +38,9 @@ def test_the_lock_follows_the_last_label_of_a_sample_within_ten_seconds(
 
     score = dict(zip([f"c{i:03d}" for i in range(N)], scores_for(N)))
     mine = {
-        user.pk: list(Assignment.objects.filter(item__sample=sample, annotator=user).select_related("item").order_by("item__position"))
+        user.pk: list(
+            Assignment.objects.filter(item__sample=sample, annotator=user).select_related("item").order_by("item__position")
+        )
         for user in (annotator, other)
     }
     # Both people score every item the reverse of the judge (they agree with each other: a reliable sample

@@ -21,7 +21,10 @@ pytestmark = pytest.mark.slow
 
 
 def child_env() -> dict:
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": database_url_for_subprocess(), "PYTHONUNBUFFERED": "1"}
+    return {
+        **os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": database_url_for_subprocess(),
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 @pytest.fixture
@@ -120,10 +123,16 @@ def test_ci_gate_exits_2_with_one_line_on_a_bad_token_or_bad_input(web_server, m
 
     def ci_gate(*args, token=token):
         env = {"PATH": os.environ["PATH"], "JUDGEAPP_URL": web_server, "JUDGEAPP_TOKEN": token}
-        return subprocess.run(["bash", str(ROOT / "scripts" / "ci-gate.sh"), *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        return subprocess.run(
+            ["bash", str(ROOT / "scripts" / "ci-gate.sh"), *args], env=env, capture_output=True, text=True, timeout=60,
+            check=False,
+        )
 
     bad_input = ci_gate("--testset", str(testset), "--rubric", str(rubric), "--judge", "judge-a")
-    assert bad_input.returncode == 2 and bad_input.stderr.strip() == "ci-gate: HTTP 400: testset.jsonl line 1: not valid JSON (Expecting value)"
+    assert (
+        bad_input.returncode == 2 and bad_input.stderr.strip() == "ci-gate: HTTP 400: testset.jsonl line 1: not valid JSON "
+        "(Expecting value)"
+    )
     bad_token = ci_gate("--testset", str(testset), "--rubric", str(rubric), token="ja_0_nope")
     assert bad_token.returncode == 2 and "HTTP 401" in bad_token.stderr
     usage = ci_gate("--testset", str(tmp_path / "missing.jsonl"))

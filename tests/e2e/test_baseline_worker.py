@@ -19,7 +19,10 @@ def test_a_worker_judges_the_baseline_stage_and_the_gate_compares_like_for_like(
     run = pointwise_run(judge=judge, n=6, rubric=RUBRIC_TWO, system=system, executor="celery", threshold=1.0)
     worker = worker_factory(concurrency=2)
     runs.run_enqueue(run=run)
-    wait_for(lambda: Run.objects.get(pk=run.pk).is_finished, 60, message="the run to finish", explain=lambda: run_state(run.pk, worker))
+    wait_for(
+        lambda: Run.objects.get(pk=run.pk).is_finished, 60, message="the run to finish",
+        explain=lambda: run_state(run.pk, worker),
+    )
 
     run.refresh_from_db()
     assert run.status == RunStatus.DONE, run.error

@@ -72,10 +72,15 @@ def test_a_database_that_refuses_connections_for_10_s_costs_the_run_nothing(brok
     port = connection.settings_dict.get("PORT") or 5432
     with FakeJudgeServer(DemoBrain(), latency=0.2) as server, TcpProxy(int(port)) as proxy:
         judge = make_judge("slow", server=server, max_concurrency=4)
-        worker = worker_factory(concurrency=4, DATABASE_URL=database_url_for_subprocess(port=proxy.port), CELERY_BROKER_URL=broker.url)
+        worker = worker_factory(
+            concurrency=4, DATABASE_URL=database_url_for_subprocess(port=proxy.port), CELERY_BROKER_URL=broker.url,
+        )
         run = pointwise_run(judge=judge, n=UNITS, executor="celery")
         runs.run_enqueue(run=run)
-        wait_for(lambda: units_finished(run.pk) >= UNITS * 0.3, 60, message="30% of the run", explain=lambda: run_state(run.pk, worker))
+        wait_for(
+            lambda: units_finished(run.pk) >= UNITS * 0.3, 60, message="30% of the run",
+            explain=lambda: run_state(run.pk, worker),
+        )
 
         proxy.refuse(10)
         back = proxy.wait_back()
@@ -88,7 +93,10 @@ def test_a_broker_killed_and_back_after_8_s_costs_the_run_nothing(broker, worker
         worker = worker_factory(concurrency=4, CELERY_BROKER_URL=broker.url)
         run = pointwise_run(judge=judge, n=UNITS, executor="celery")
         runs.run_enqueue(run=run)
-        wait_for(lambda: units_finished(run.pk) >= UNITS * 0.3, 60, message="30% of the run", explain=lambda: run_state(run.pk, worker))
+        wait_for(
+            lambda: units_finished(run.pk) >= UNITS * 0.3, 60, message="30% of the run",
+            explain=lambda: run_state(run.pk, worker),
+        )
 
         broker.kill()  # with every message it held
         time.sleep(8)
@@ -99,7 +107,10 @@ def test_a_broker_killed_and_back_after_8_s_costs_the_run_nothing(broker, worker
 def test_a_judge_that_streams_forever_holds_no_call_past_its_deadline(broker, worker_factory, make_judge):
     from fakejudge import StreamForever
 
-    with FakeJudgeServer(StreamForever()) as streaming, TcpProxy(streaming.port) as proxy, FakeJudgeServer(DemoBrain()) as healthy:
+    with (
+        FakeJudgeServer(StreamForever()) as streaming, TcpProxy(streaming.port) as proxy,
+        FakeJudgeServer(DemoBrain()) as healthy,
+    ):
         # Every call of the streaming judge gets a connection of its own (the client drops it at the
         # deadline): the proxy's connections are the calls.
         stuck = make_judge("streaming", server=streaming, timeout_seconds=2.0, max_concurrency=2)
@@ -123,7 +134,9 @@ def test_a_judge_that_streams_forever_holds_no_call_past_its_deadline(broker, wo
         assert not still_open and longest <= 2.0 + 1.0, f"a call lasted {longest:.1f}s against a 2 s deadline"
 
 
-def test_a_run_started_while_the_broker_is_down_is_accepted_and_runs_when_it_returns(broker, worker_factory, make_judge, reviewer):
+def test_a_run_started_while_the_broker_is_down_is_accepted_and_runs_when_it_returns(
+    broker, worker_factory, make_judge, reviewer
+):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.test import Client
 
@@ -142,7 +155,9 @@ def test_a_run_started_while_the_broker_is_down_is_accepted_and_runs_when_it_ret
         broker.kill()
         response = Client(raise_request_exception=False).post(
             "/api/v1/runs/pointwise",
-            {"testset": SimpleUploadedFile("cases.jsonl", testset_bytes(UNITS)), "rubric": SimpleUploadedFile("rubric.toml", RUBRIC_ONE),
+            {"testset": SimpleUploadedFile(
+                "cases.jsonl", testset_bytes(UNITS),
+            ), "rubric": SimpleUploadedFile("rubric.toml", RUBRIC_ONE),
              "judge": judge.name},
             headers={"Authorization": f"Bearer {token}"},
         )

@@ -16,7 +16,10 @@ def test_a_worker_asks_every_judgment_three_times_once_each_and_reports_the_nois
     run = pointwise_run(judge=judge, n=8, rubric=RUBRIC_ONE, executor="celery", trials=3)
     worker = worker_factory(concurrency=2)
     runs.run_enqueue(run=run)
-    wait_for(lambda: Run.objects.get(pk=run.pk).is_finished, 60, message="the run to finish", explain=lambda: run_state(run.pk, worker))
+    wait_for(
+        lambda: Run.objects.get(pk=run.pk).is_finished, 60, message="the run to finish",
+        explain=lambda: run_state(run.pk, worker),
+    )
 
     run.refresh_from_db()
     assert run.status == RunStatus.DONE, run.error

@@ -20,7 +20,10 @@ def test_a_worker_posts_the_gate_and_retries_a_500(worker_factory, judge, lead):
         run = pointwise_run(judge=judge, n=4, executor="celery", threshold=4.9)
         worker = worker_factory(concurrency=2, WEBHOOK_RETRY_SECONDS="1")
         runs.run_enqueue(run=run)
-        wait_for(lambda: Run.objects.get(pk=run.pk).is_finished, 60, message="the run to finish", explain=lambda: run_state(run.pk, worker))
+        wait_for(
+            lambda: Run.objects.get(pk=run.pk).is_finished, 60, message="the run to finish",
+            explain=lambda: run_state(run.pk, worker),
+        )
         wait_for(lambda: WebhookDelivery.objects.filter(status=DeliveryStatus.DELIVERED).exists(), 30,
                  message="the webhook delivered", explain=lambda: worker.log()[-3000:])
 

@@ -67,7 +67,10 @@ def test_cancelling_a_running_run_stops_its_workers_from_judging_more(worker_fac
         assert runs.run_cancel(run=Run.objects.get(pk=run.pk), actor=lead, reason="wrong rubric") is True
         calls_at_cancel = len(slow.chat_requests)
         # Only the calls already in flight may still finish; nothing new is sent.
-        wait_for(lambda: not Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).exists(), 30, message="in-flight units to finish")
+        wait_for(
+            lambda: not Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).exists(), 30,
+            message="in-flight units to finish",
+        )
         import time
 
         time.sleep(1.5)
@@ -76,7 +79,10 @@ def test_cancelling_a_running_run_stops_its_workers_from_judging_more(worker_fac
         assert len(slow.chat_requests) <= calls_at_cancel + 2
         done = Judgment.objects.filter(run=run, status=UnitStatus.DONE).count()
         assert done < 40
-        assert Judgment.objects.filter(run=run, status=UnitStatus.CANCELLED).count() == 40 - done - Judgment.objects.filter(run=run, status=UnitStatus.FAILED).count()
+        assert (
+            Judgment.objects.filter(run=run, status=UnitStatus.CANCELLED).count()
+            == 40 - done - Judgment.objects.filter(run=run, status=UnitStatus.FAILED).count()
+        )
 
 
 def test_a_dead_workers_claims_are_released_within_30_s_under_a_1000_unit_backlog(worker_factory, make_judge):
@@ -98,7 +104,8 @@ def test_a_dead_workers_claims_are_released_within_30_s_under_a_1000_unit_backlo
 
         def doomed_claims():
             return [
-                claimer for claimer in Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).values_list("claimed_by", flat=True)
+                claimer
+                for claimer in Judgment.objects.filter(run=run, status=UnitStatus.CLAIMED).values_list("claimed_by", flat=True)
                 if claimer.split(":")[1] in doomed_pids
             ]
 

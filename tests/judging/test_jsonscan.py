@@ -44,7 +44,9 @@ def test_every_object_json_itself_would_decode_is_found(text):
 
 
 def test_random_texts_of_json_fragments_give_what_json_gives_from_every_brace():
-    pieces = ['{', '}', '[', ']', '"', ':', ',', ' ', 'a', '1', '\\', 'true', 'null', '\n', '{"a":', '"b"', '0.5', '-', 'e', '\\"']
+    pieces = [
+        '{', '}', '[', ']', '"', ':', ',', ' ', 'a', '1', '\\', 'true', 'null', '\n', '{"a":', '"b"', '0.5', '-', 'e', '\\"',
+    ]
     draw = random.Random(26)
     for _ in range(3000):
         text = "".join(draw.choice(pieces) for _ in range(draw.randint(1, 30)))

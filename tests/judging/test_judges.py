@@ -84,7 +84,9 @@ def test_default_judge_comes_from_the_environment(settings):
     settings.OPENAI_BASE_URL = "http://llm.internal/v1"
     judges_sync()
     judge = judge_get()
-    assert (judge.name, judge.model, judge.effective_family, judge.base_url) == ("default", "gpt-4o", "openai", "http://llm.internal/v1")
+    assert (judge.name, judge.model, judge.effective_family, judge.base_url) == (
+        "default", "gpt-4o", "openai", "http://llm.internal/v1",
+    )
 
 
 @pytest.mark.django_db
@@ -113,7 +115,9 @@ def test_the_key_is_read_from_the_named_variable_and_never_stored(transactional_
 
 @pytest.mark.django_db
 def test_the_judges_file_names_the_default_judge(judges_file):
-    with pytest.raises(InputError, match=r"no judge chosen: pass --judge NAME \(known: small-a, small-b\), or name one in .* as default"):
+    with pytest.raises(
+        InputError, match=r"no judge chosen: pass --judge NAME \(known: small-a, small-b\), or name one in .* as default",
+    ):
         judges_sync()
         judge_get()
     judges_file.write_bytes(b'default = "small-b"\n' + GOOD)
@@ -129,7 +133,9 @@ def test_the_judges_file_names_the_default_judge(judges_file):
 @pytest.mark.django_db
 def test_a_default_that_is_not_one_of_the_file_s_judges_is_refused(judges_file):
     judges_file.write_bytes(b'default = "nope"\n' + GOOD)
-    with pytest.raises(InputError, match=r"default must name one of the file's \[judges\.\*\] \(known: small-a, small-b\), not 'nope'"):
+    with pytest.raises(
+        InputError, match=r"default must name one of the file's \[judges\.\*\] \(known: small-a, small-b\), not 'nope'",
+    ):
         judges_sync()
     assert not Judge.objects.exists()
 

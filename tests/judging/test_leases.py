@@ -87,7 +87,9 @@ def test_a_holder_that_lost_its_lease_starts_no_further_unit(judge, fake_judge, 
         wait_for(lambda: len(fake_judge.chat_requests) == 2, 10, message="the second unit's call")
         # Another holder takes the batch over (as after a lapse): the heartbeat finds it gone within a third of a lease.
         other = uuid.uuid4()
-        taken = Judgment.objects.filter(pk__in=ids, status=UnitStatus.CLAIMED).update(claim_token=other, claimed_by="another-host:1:1")
+        taken = Judgment.objects.filter(pk__in=ids, status=UnitStatus.CLAIMED).update(
+            claim_token=other, claimed_by="another-host:1:1",
+        )
     finally:
         worker.join(10)
     assert len(fake_judge.chat_requests) == 2  # the unit in flight finished; no other was started
@@ -129,7 +131,9 @@ def _record_write(sql: str) -> bool:
         pytest.param(_record_write, id="record"),
     ],
 )
-def test_a_database_that_refuses_twice_is_waited_for_and_every_result_recorded_once(judge, fake_judge, monkeypatch, caplog, matches):
+def test_a_database_that_refuses_twice_is_waited_for_and_every_result_recorded_once(
+    judge, fake_judge, monkeypatch, caplog, matches
+):
     run, ids = _started(judge, 3)
     wrapper = _failing(matches, times=2)
     with caplog.at_level("WARNING", logger="judgeapp.judging.outages"), connection.execute_wrapper(wrapper):

@@ -62,7 +62,9 @@ def hold(limiter, name: str, holders: list[str], *, seconds: float = 3600) -> No
         limiter.redis.zadd(limiter.key(name), {holder: time.time() + seconds for holder in holders})
         return
     until = timezone.now() + timezone.timedelta(seconds=seconds)
-    JudgeSlot.objects.bulk_create([JudgeSlot(judge_name=name, slot=i, holder=h, leased_until=until) for i, h in enumerate(holders)])
+    JudgeSlot.objects.bulk_create(
+        [JudgeSlot(judge_name=name, slot=i, holder=h, leased_until=until) for i, h in enumerate(holders)]
+    )
 
 
 def free_every_slot(limiter, name: str) -> None:
@@ -122,7 +124,10 @@ for t in threads: t.join()
 def test_the_limit_holds_across_processes(kind, transactional_db, request):
     """Three processes of three calls each against a judge whose limit is 2: on SQLite (the test database
     here, unless DATABASE_URL names another) the database backend is what holds them."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": database_url_for_subprocess(), "JUDGE_LIMITER": kind}
+    env = {
+        **os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": database_url_for_subprocess(),
+        "JUDGE_LIMITER": kind,
+    }
     if kind == "redis":
         env["JUDGE_LIMITER_REDIS_URL"] = request.getfixturevalue("redis_server").url
     name = f"processes-{uuid.uuid4().hex[:6]}"
@@ -264,7 +269,9 @@ def judge_one_unit_in_a_thread(run):
 
 
 @pytest.mark.slow  # waits on the wall clock: a slot held, a Redis out of reach for seconds
-def test_a_call_whose_limiter_lost_redis_waits_for_it_and_the_unit_is_judged_once(redis_limited, make_judge, fake_judge, transactional_db):
+def test_a_call_whose_limiter_lost_redis_waits_for_it_and_the_unit_is_judged_once(
+    redis_limited, make_judge, fake_judge, transactional_db
+):
     """Redis is killed before a unit's call and started again 3 s later: the call waits for it, the judge is
     asked once, and the unit is done, not failed as "no reply"."""
     from judgeapp.judging import runs
@@ -285,7 +292,9 @@ def test_a_call_whose_limiter_lost_redis_waits_for_it_and_the_unit_is_judged_onc
 
 
 @pytest.mark.slow  # waits on the wall clock: a slot held, a Redis out of reach for seconds
-def test_a_unit_whose_limiter_stays_out_of_reach_goes_back_to_pending_not_failed(redis_limited, make_judge, fake_judge, transactional_db, settings):
+def test_a_unit_whose_limiter_stays_out_of_reach_goes_back_to_pending_not_failed(
+    redis_limited, make_judge, fake_judge, transactional_db, settings
+):
     from judgeapp.judging import runs
 
     settings.SERVICE_OUTAGE_SECONDS = 1

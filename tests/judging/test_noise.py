@@ -81,8 +81,12 @@ def test_the_band_is_the_lowest_and_highest_trial_mean_and_flaky_says_so_in_word
     items = items_of([[4, 4, 3], [3, 4, 4], [5, 5, 4]])
     assert trial_band(items, trials=3) == [pytest.approx(11 / 3, abs=1e-4), pytest.approx(13 / 3, abs=1e-4)]
     band = [3.62, 3.81]
-    assert flaky_lines(band=band, threshold=3.7, baseline=None) == ["trial means ranged 3.62–3.81; the threshold 3.7 lies inside: flaky"]
-    assert flaky_lines(band=band, threshold=2.0, baseline=3.75) == ["trial means ranged 3.62–3.81; the baseline 3.75 lies inside: flaky"]
+    assert flaky_lines(band=band, threshold=3.7, baseline=None) == [
+        "trial means ranged 3.62–3.81; the threshold 3.7 lies inside: flaky"
+    ]
+    assert flaky_lines(band=band, threshold=2.0, baseline=3.75) == [
+        "trial means ranged 3.62–3.81; the baseline 3.75 lies inside: flaky"
+    ]
     assert flaky_lines(band=band, threshold=2.0, baseline=4.5) == []
 
 
@@ -129,7 +133,9 @@ def test_trial_one_keeps_the_cache_key_a_judgment_always_had_and_other_trials_ge
 
 def test_combined_trials_use_the_majority_and_keep_every_trial():
     def outcome(winner):
-        return JudgeOutcome(parsed={"reasoning": "r", "winner": winner}, raw_reply="{}", messages=[], prompt_tokens=10, completion_tokens=2)
+        return JudgeOutcome(
+            parsed={"reasoning": "r", "winner": winner}, raw_reply="{}", messages=[], prompt_tokens=10, completion_tokens=2,
+        )
 
     result = combined([outcome("1"), outcome("2"), outcome("2")], field="winner", rule="majority", tie="tie")
     assert result.parsed["winner"] == "2"

@@ -22,7 +22,9 @@ def test_a_prompt_for_summaries_with_the_same_slots_passes():
 
 def test_a_missing_slot_is_named():
     problems = prompt_text_problems("pointwise", SUMMARIES.replace("<rubric>{{rubric}}</rubric>\n", ""))
-    assert problems == ["the prompt text lacks {{rubric}}: a pointwise prompt uses every one of {{rubric}}, {{input}}, {{output}}"]
+    assert problems == [
+        "the prompt text lacks {{rubric}}: a pointwise prompt uses every one of {{rubric}}, {{input}}, {{output}}"
+    ]
 
 
 def test_an_unknown_slot_is_refused():
@@ -31,7 +33,9 @@ def test_an_unknown_slot_is_refused():
 
 
 def test_a_pairwise_slot_is_unknown_to_a_pointwise_prompt():
-    assert any("{{first}} is not a slot of a pointwise prompt" in p for p in prompt_text_problems("pointwise", SUMMARIES + "{{first}}"))
+    assert any(
+        "{{first}} is not a slot of a pointwise prompt" in p for p in prompt_text_problems("pointwise", SUMMARIES + "{{first}}")
+    )
 
 
 def test_a_slot_spelled_another_way_is_one_problem_not_two():
@@ -60,7 +64,9 @@ def test_a_reply_format_without_reasoning_is_refused():
 
 def test_a_jury_prompt_needs_its_verdict_after_the_reasoning():
     juror = library_prompt("jury").text
-    swapped = juror.replace('{"reasoning": "...", "verdict": "pass" | "fail"}', '{"verdict": "pass" | "fail", "reasoning": "..."}')
+    swapped = juror.replace(
+        '{"reasoning": "...", "verdict": "pass" | "fail"}', '{"verdict": "pass" | "fail", "reasoning": "..."}',
+    )
     assert prompt_text_problems("jury", swapped)[0].startswith('the reply format asks for "verdict" before "reasoning"')
     # A pointwise reply format in a jury prompt lacks the jury's verdict.
     assert prompt_text_problems("jury", POINTWISE)[0].startswith('the reply format lacks "verdict"')
@@ -69,7 +75,9 @@ def test_a_jury_prompt_needs_its_verdict_after_the_reasoning():
 def test_empty_too_long_and_nul_texts_are_refused_each_in_its_words():
     assert prompt_text_problems("pointwise", "  \n") == ["the prompt text is empty"]
     long = prompt_text_problems("pointwise", SUMMARIES + "x" * MAX_PROMPT_CHARS)
-    assert long == [f"the prompt text is {len(SUMMARIES) + MAX_PROMPT_CHARS:,} characters long; at most {MAX_PROMPT_CHARS:,} are allowed"]
+    assert long == [
+        f"the prompt text is {len(SUMMARIES) + MAX_PROMPT_CHARS:,} characters long; at most {MAX_PROMPT_CHARS:,} are allowed"
+    ]
     assert prompt_text_problems("pointwise", SUMMARIES + "\x00") == ["the prompt text holds a NUL character, which is not text"]
 
 
@@ -113,6 +121,8 @@ def test_a_rubric_without_a_scale_points_to_the_helper():
 
 
 def test_a_description_left_as_fill_in_is_refused():
-    filled = rubric_skeleton("Is it kind?").replace(f"{FILL_IN}: ", "").replace('description = "Is it kind?"', f'description = "{FILL_IN}"')
+    filled = rubric_skeleton("Is it kind?").replace(f"{FILL_IN}: ", "").replace(
+        'description = "Is it kind?"', f'description = "{FILL_IN}"',
+    )
     with pytest.raises(InputError, match="'description' still says 'FILL IN'"):
         parse_rubric(filled.encode(), "draft.toml")

@@ -59,7 +59,10 @@ def test_the_pairwise_report_reads_no_prompt_input_or_reply_text(judge, fake_jud
     assert status == RunStatus.DONE and report["winner"] == run.report["winner"] == "A"
     assert report["cases"] == run.report["cases"] and report["counts"] == run.report["counts"]
     lengths = {(o.case.case_id, o.slot): len(o.text) for o in Output.objects.filter(run=run).select_related("case")}
-    assert all((case["len_a"], case["len_b"]) == (lengths[case["case_id"], "A"], lengths[case["case_id"], "B"]) for case in report["cases"])
+    assert all(
+        (case["len_a"], case["len_b"]) == (lengths[case["case_id"], "A"], lengths[case["case_id"], "B"])
+        for case in report["cases"]
+    )
     with CaptureQueriesContext(connection) as queries:
         verdicts = handler_for(RunKind.PAIRWISE).verdicts(run)
     assert len(verdicts) == 6 and heavy_reads(queries.captured_queries) == []

@@ -67,13 +67,17 @@ def test_planned_units_are_inserted_once_with_every_default_of_the_model(judge):
     first = [UnitSpec(key=f"u{i}", payload={"i": i, "text": "é\"'"}) for i in range(3)]
     lifecycle._units_create(run, 0, first)
     before = {u.key: (u.uuid, u.payload) for u in run.judgments.all()}
-    lifecycle._units_create(run, 0, [UnitSpec(key="u1", payload={"changed": True}), UnitSpec(key="u3", order="ab", judge_id=judge.pk)])
+    lifecycle._units_create(
+        run, 0, [UnitSpec(key="u1", payload={"changed": True}), UnitSpec(key="u3", order="ab", judge_id=judge.pk)],
+    )
     units = {u.key: u for u in run.judgments.all()}
     assert sorted(units) == ["u0", "u1", "u2", "u3"]
     assert (units["u1"].uuid, units["u1"].payload) == before["u1"] and units["u1"].payload["text"] == "é\"'"
     assert len({u.uuid for u in units.values()}) == 4
     made = Judgment(run=run, key="orm")
-    for name in ("status", "messages", "raw_reply", "parsed", "attempts", "cached", "truncated", "transcript", "claim_token", "stage"):
+    for name in (
+        "status", "messages", "raw_reply", "parsed", "attempts", "cached", "truncated", "transcript", "claim_token", "stage",
+    ):
         assert getattr(units["u3"], name) == getattr(made, name), name
     assert units["u3"].order == "ab" and units["u3"].judge_id == judge.pk and units["u3"].created_at is not None
 
@@ -93,7 +97,9 @@ def test_only_the_claim_holder_can_record(judge):
     runs.run_start(run_pk=run.pk)
     unit = Judgment.objects.select_related("run").get(run=run)
     runs.judgment_claim(judgment_id=unit.pk, worker="w1")
-    assert runs.judgment_record(unit=unit, token=uuid.uuid4(), result=UnitResult(ok=True, fields={"parsed": {"score": 1}})) is False
+    assert runs.judgment_record(
+        unit=unit, token=uuid.uuid4(), result=UnitResult(ok=True, fields={"parsed": {"score": 1}}),
+    ) is False
     unit.refresh_from_db()
     assert unit.status == UnitStatus.CLAIMED
 

@@ -12,7 +12,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_storable_replaces_nul_and_lone_surrogates_deep_in_a_result():
-    assert storable({"raw_reply": "a\x00b", "parsed": {"reasoning": "x\ud800y", "score": 4}, "messages": [{"content": "\x00"}]}) == {
+    assert storable(
+        {"raw_reply": "a\x00b", "parsed": {"reasoning": "x\ud800y", "score": 4}, "messages": [{"content": "\x00"}]}
+    ) == {
         "raw_reply": "a\ufffdb", "parsed": {"reasoning": "x?y", "score": 4}, "messages": [{"content": "\ufffd"}],
     }
 

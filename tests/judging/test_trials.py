@@ -35,12 +35,17 @@ def mixed(i: int) -> str:
 
 
 @pytest.mark.usefixtures("transactional_db")
-def test_five_trials_of_a_flipping_jury_report_the_expected_changed_share_and_the_majority(make_judge, fake_judge, tmp_path, capsys):
+def test_five_trials_of_a_flipping_jury_report_the_expected_changed_share_and_the_majority(
+    make_judge, fake_judge, tmp_path, capsys
+):
     for name, model, family in JURORS:
         make_judge(name, model=model, family=family)
     fake_judge.action = Flip(DemoBrain(quality=oracle), share=FLIP, seed=3)
     files = write_files(tmp_path, n=30, a={}, b={}, testset_outputs=mixed)
-    argv = ["jury", "--testset", files["testset"], "--rubric", files["rubric"], "--judges", "llama,mistral,gemma", "--trials", str(TRIALS)]
+    argv = [
+        "jury", "--testset", files["testset"], "--rubric", files["rubric"], "--judges", "llama,mistral,gemma", "--trials",
+        str(TRIALS),
+    ]
     code, out, err = run_evaluate(capsys, *argv, "--json")
     assert code == 0, err
     report = json.loads(out)
@@ -76,12 +81,18 @@ def test_the_gate_says_flaky_at_a_threshold_inside_the_trials_band_and_not_far_b
     testset, rubric = tmp_path / "t.jsonl", tmp_path / "r.toml"
     testset.write_bytes(factories.testset_bytes(24, output=lambda i: GOOD_REPLY))
     rubric.write_bytes(RUBRIC_ONE)
-    base = ["pointwise", "--testset", str(testset), "--rubric", str(rubric), "--judge", judge.name, "--trials", str(TRIALS), "--format", "json"]
+    base = [
+        "pointwise", "--testset", str(testset), "--rubric", str(rubric), "--judge", judge.name, "--trials", str(TRIALS),
+        "--format", "json",
+    ]
     code, out, err = run_evaluate(capsys, *base, "--threshold", "1.5")
     report = json.loads(out)
     band = report["noise"]["band"]
     assert band[0] < band[1] and report["noise"]["verdict_used"] == "mean"
-    means = [sum(t["verdict"] for t in trials) / len(trials) for trials in zip(*(u.trials for u in Judgment.objects.filter(run__run_id=report["run_id"], purpose="judge")))]
+    means = [
+        sum(t["verdict"] for t in trials) / len(trials)
+        for trials in zip(*(u.trials for u in Judgment.objects.filter(run__run_id=report["run_id"], purpose="judge")))
+    ]
     assert band == [pytest.approx(min(means), abs=1e-4), pytest.approx(max(means), abs=1e-4)]
     assert report["gate"]["flaky"] == [] and code == 0, err
     assert report["mean_ci95"] == report["noise"]["interval"]
@@ -107,7 +118,10 @@ def test_under_a_blocking_policy_flaky_blocks_the_gate(judge, lead, fake_judge, 
     testset, rubric = tmp_path / "t.jsonl", tmp_path / "r.toml"
     testset.write_bytes(factories.testset_bytes(24, output=lambda i: GOOD_REPLY))
     rubric.write_bytes(RUBRIC_ONE)
-    base = ["pointwise", "--testset", str(testset), "--rubric", str(rubric), "--judge", judge.name, "--trials", str(TRIALS), "--format", "json"]
+    base = [
+        "pointwise", "--testset", str(testset), "--rubric", str(rubric), "--judge", judge.name, "--trials", str(TRIALS),
+        "--format", "json",
+    ]
     band = json.loads(run_evaluate(capsys, *base, "--threshold", "1.5")[1])["noise"]["band"]
     code, out, _ = run_evaluate(capsys, *base, "--threshold", str(round(band[0] + 0.01, 2)))
     gate = json.loads(out)["gate"]
@@ -119,7 +133,9 @@ def test_under_a_blocking_policy_flaky_blocks_the_gate(judge, lead, fake_judge, 
 @pytest.mark.parametrize("value", ["0", "11"])
 def test_trials_outside_one_to_ten_is_one_line_and_exit_2_nothing_stored(judge, tmp_path, capsys, value):
     files = write_files(tmp_path, n=2, a={}, b={}, testset_outputs=mixed)
-    code, _, err = run_evaluate(capsys, "pointwise", "--testset", files["testset"], "--rubric", files["rubric"], "--trials", value)
+    code, _, err = run_evaluate(
+        capsys, "pointwise", "--testset", files["testset"], "--rubric", files["rubric"], "--trials", value,
+    )
     assert code == 2 and err.strip().count("\n") == 0 and "--trials must be a whole number from 1 to 10" in err, err
     assert not Run.objects.exists()
 
@@ -141,7 +157,9 @@ def test_the_form_refuses_eleven_trials_with_a_form_error(client, reviewer, judg
 
 
 @pytest.mark.django_db
-def test_the_run_page_shows_each_judgments_trials_and_the_scorecard_the_judges_latest_noise(client, reviewer, make_judge, fake_judge):
+def test_the_run_page_shows_each_judgments_trials_and_the_scorecard_the_judges_latest_noise(
+    client, reviewer, make_judge, fake_judge
+):
     from judgeapp.judging import runs
     from tests.pairwise.builders import jury_run
 
@@ -165,14 +183,19 @@ def test_the_run_page_shows_each_judgments_trials_and_the_scorecard_the_judges_l
 
 
 @pytest.mark.usefixtures("transactional_db")
-def test_the_noise_is_given_per_tag_of_the_cases_each_equal_to_a_recount_of_its_stored_trials(judge, client, reviewer, fake_judge, tmp_path, capsys):
+def test_the_noise_is_given_per_tag_of_the_cases_each_equal_to_a_recount_of_its_stored_trials(
+    judge, client, reviewer, fake_judge, tmp_path, capsys
+):
     fake_judge.action = Flip(DemoBrain(quality=lambda reply, message="": 1.0), share=FLIP, seed=7)
     tags = {i: (["billing"] if i % 3 else ["billing", "refunds"]) if i % 2 else ["login"] for i in range(24)}
     rows = [{"id": f"c{i:03d}", "input": f"ticket {i}", "output": GOOD_REPLY, "tags": tags[i]} for i in range(24)]
     testset, rubric = tmp_path / "t.jsonl", tmp_path / "r.toml"
     testset.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     rubric.write_bytes(RUBRIC_ONE)
-    argv = ["pointwise", "--testset", str(testset), "--rubric", str(rubric), "--judge", judge.name, "--trials", "3", "--format", "json"]
+    argv = [
+        "pointwise", "--testset", str(testset), "--rubric", str(rubric), "--judge", judge.name, "--trials", "3", "--format",
+        "json",
+    ]
     code, out, err = run_evaluate(capsys, *argv)
     assert code == 0, err
     report = json.loads(out)

@@ -43,7 +43,9 @@ def test_jury_prints_the_pool_writes_the_report_and_exits_0(jurors, make_system,
     report = json.loads((tmp_path / "jury.json").read_text())
     assert report["kind"] == "jury" and report["pass_rate"] == pytest.approx(4 / 6)
     assert report["per_judge_agreement"] == {"llama": 1.0, "mistral": 1.0, "gemma": 1.0}
-    assert report["system"] == {"name": "support-bot", "model": "gpt-4o-mini", "family": "openai", "family_known": True, "checked": True}
+    assert report["system"] == {
+        "name": "support-bot", "model": "gpt-4o-mini", "family": "openai", "family_known": True, "checked": True,
+    }
     assert [c["pooled"] for c in report["cases"]] == ["fail", "pass", "pass", "fail", "pass", "pass"]
 
 
@@ -75,7 +77,9 @@ def test_one_juror_down_the_others_pool_and_the_report_says_so(jurors, fake_judg
         ("llama,llama,gemma", None, "judge llama is named twice"),
     ],
 )
-def test_a_panel_breaking_the_rules_is_one_line_exit_2_nothing_stored(jurors, make_system, tmp_path, capsys, judges, system, message):
+def test_a_panel_breaking_the_rules_is_one_line_exit_2_nothing_stored(
+    jurors, make_system, tmp_path, capsys, judges, system, message
+):
     make_system("gemma-bot", model="gemma-2-27b-it", family="google")
     files = write_files(tmp_path, n=2, a={}, b={}, testset_outputs=mixed)
     argv = ["jury", "--testset", files["testset"], "--rubric", files["rubric"], "--judges", judges]

@@ -21,7 +21,9 @@ def jurors(make_judge):
 
 
 def test_a_quoted_verdict_is_not_read_each_jurors_own_is(jurors, fake_judge):
-    fake_judge.action = Reply(f'The reply plants {PLANTED}; I ignore it. {{"reasoning":"It helps with nothing.","verdict":"fail"}}')
+    fake_judge.action = Reply(
+        f'The reply plants {PLANTED}; I ignore it. {{"reasoning":"It helps with nothing.","verdict":"fail"}}'
+    )
     run = jury_run(judges=jurors, n=2, output=lambda i: STEERING)
     runs.run_execute_inline(run=run)
     run.refresh_from_db()

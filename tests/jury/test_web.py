@@ -30,7 +30,8 @@ def jurors(make_judge):
 def finished(jurors, fake_judge):
     # gemma fails every reply, so it dissents on the good ones.
     fake_judge.action = When(
-        lambda r: r.model == "gemma-2-9b-it", Reply('{"reasoning": "Not thorough enough.", "verdict": "fail"}'), DemoBrain(quality=oracle)
+        lambda r: r.model == "gemma-2-9b-it", Reply('{"reasoning": "Not thorough enough.", "verdict": "fail"}'),
+        DemoBrain(quality=oracle)
     )
     run = runs.run_create(
         kind="jury", run_id="jury-web", executor=Executor.INLINE, judges=jurors[:3],
@@ -52,7 +53,9 @@ def form_data(jurors, **extra):
     }
 
 
-def test_reviewer_convenes_a_jury_and_it_goes_to_celery(client, reviewer, jurors, make_system, django_capture_on_commit_callbacks):
+def test_reviewer_convenes_a_jury_and_it_goes_to_celery(
+    client, reviewer, jurors, make_system, django_capture_on_commit_callbacks
+):
     system = make_system("support-bot", family="openai")
     client.force_login(reviewer)
     with django_capture_on_commit_callbacks() as callbacks:

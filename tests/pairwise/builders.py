@@ -86,7 +86,10 @@ def write_files(folder, *, n=4, a=None, b=None, testset_outputs=None):
 
     if a is None and b is None:
         a, b = good_and_bad(n)
-    paths = {"testset": folder / "testset.jsonl", "rubric": folder / "rubric.toml", "a": folder / "out_a.jsonl", "b": folder / "out_b.jsonl"}
+    paths = {
+        "testset": folder / "testset.jsonl", "rubric": folder / "rubric.toml", "a": folder / "out_a.jsonl",
+        "b": folder / "out_b.jsonl",
+    }
     paths["testset"].write_bytes(testset_bytes(n, output=testset_outputs))
     paths["rubric"].write_bytes(RUBRIC_ONE)
     if a is not None:

@@ -35,7 +35,10 @@ def test_conclusive_comparison_prints_the_winner_writes_the_report_and_exits_0(j
     )
     assert code == 0, err
     assert "Result: A wins (100.0% of decisive cases)" in out
-    assert "\n" + "Units: 12: 12 parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, 0.0%)." in out  # 6 cases, both orders
+    # 6 cases, both orders
+    assert "\n" + (
+        "Units: 12: 12 parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, 0.0%)."
+    ) in out
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["run_id"] == "ab-cli" and report["kind"] == "pairwise"
     assert (report["wins_a"], report["wins_b"], report["ties"], report["winner"]) == (6, 0, 0, "A")

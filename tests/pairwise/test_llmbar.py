@@ -32,8 +32,12 @@ def llmbar_run(judge, items):
         testset=InputFile(data=jsonl({"id": i, "input": x["input"]} for i, x in zip(ids, items)), name="llmbar-natural.jsonl"),
         rubric=InputFile(data=RUBRIC_ONE, name="rubric.toml"),
         judge=judge,
-        version_a=VersionSource(outputs=InputFile(data=jsonl({"id": i, "output": x["output_1"]} for i, x in zip(ids, items)), name="output_1.jsonl")),
-        version_b=VersionSource(outputs=InputFile(data=jsonl({"id": i, "output": x["output_2"]} for i, x in zip(ids, items)), name="output_2.jsonl")),
+        version_a=VersionSource(
+            outputs=InputFile(data=jsonl({"id": i, "output": x["output_1"]} for i, x in zip(ids, items)), name="output_1.jsonl")
+        ),
+        version_b=VersionSource(
+            outputs=InputFile(data=jsonl({"id": i, "output": x["output_2"]} for i, x in zip(ids, items)), name="output_2.jsonl")
+        ),
     )
 
 

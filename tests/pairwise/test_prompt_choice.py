@@ -21,7 +21,10 @@ CODE_REVIEW = library_prompt("pairwise").text.replace(
 JURY_SUMMARIES = library_prompt("jury").text.replace(
     "Judge the reply only against\nthe rubric.", "Judge the summary only against\nthe rubric; a summary adds no fact."
 )
-JURORS = [("llama", "llama-3.1-8b-instruct", "meta"), ("mistral", "mistral-7b-instruct", "mistral"), ("gemma", "gemma-2-9b-it", "google")]
+JURORS = [
+    ("llama", "llama-3.1-8b-instruct", "meta"), ("mistral", "mistral-7b-instruct", "mistral"),
+    ("gemma", "gemma-2-9b-it", "google"),
+]
 
 
 def oracle(reply: str, message: str = "") -> float:
@@ -79,7 +82,8 @@ def test_an_unknown_jury_prompt_is_one_line_and_exit_2(make_judge, fake_judge, t
         make_judge(name, model=model, family=family)
     files = write_files(tmp_path, n=2, a={}, b={}, testset_outputs=lambda i: GOOD_REPLY)
     code, out, err = run_evaluate(
-        capsys, "jury", "--testset", files["testset"], "--rubric", files["rubric"], "--judges", "llama,mistral,gemma", "--prompt", "nosuch",
+        capsys, "jury", "--testset", files["testset"], "--rubric", files["rubric"], "--judges", "llama,mistral,gemma", "--prompt",
+        "nosuch",
     )
     assert code == 2 and err == "error: no jury prompt named 'nosuch'; the library has default\n"
     assert not fake_judge.chat_requests

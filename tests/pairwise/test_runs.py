@@ -74,7 +74,9 @@ def test_unbiased_judge_names_the_right_winner(judge, fake_judge):
 
 def test_no_prompt_sent_to_the_server_names_a_system_or_a_version(judge, make_system, fake_judge):
     fake_judge.action = DemoBrain(quality=oracle)
-    first = make_system("support-bot-v1", model="gpt-4o-mini", family="openai", system_prompt="You are a support assistant. Be brief.")
+    first = make_system(
+        "support-bot-v1", model="gpt-4o-mini", family="openai", system_prompt="You are a support assistant. Be brief.",
+    )
     second = make_system("acme-assist-version-2", model="mistral-small-2501", family="mistral", system_prompt="Be concrete.")
     run = pairwise_run(judge=judge, system_a=first, system_b=second, n=4)
     runs.run_execute_inline(run=run)
@@ -158,13 +160,16 @@ def test_a_parse_failure_then_a_valid_retry_counts_normally(judge, fake_judge):
 
 def test_verdicts_for_calibration_are_one_both_order_result_per_case(judge, fake_judge):
     fake_judge.action = DemoBrain(quality=oracle)
-    run = pairwise_run(judge=judge, n=4, a=good_and_bad(4, a_better=lambda i: i < 3)[0], b=good_and_bad(4, a_better=lambda i: i < 3)[1])
+    run = pairwise_run(
+        judge=judge, n=4, a=good_and_bad(4, a_better=lambda i: i < 3)[0], b=good_and_bad(4, a_better=lambda i: i < 3)[1],
+    )
     runs.run_execute_inline(run=run)
     run.refresh_from_db()
     assert run_label_kind(run=run) == "pairwise"
     verdicts = sorted(run_verdicts(run=run), key=lambda v: v.case_id)
     assert [(v.case_id, v.criterion, v.judge, v.value) for v in verdicts] == [
-        ("c000", "", judge.name, "A"), ("c001", "", judge.name, "A"), ("c002", "", judge.name, "A"), ("c003", "", judge.name, "B"),
+        ("c000", "", judge.name, "A"), ("c001", "", judge.name, "A"), ("c002", "", judge.name, "A"),
+        ("c003", "", judge.name, "B"),
     ]
     # A disagreement is a tie for calibration too; a case with one order only gives no verdict.
     Judgment.objects.filter(run=run, key="c000/ba").update(parsed={"reasoning": "x", "winner": "1"})
@@ -190,7 +195,9 @@ def test_a_taken_run_id_is_refused_and_nothing_more_is_stored(judge):
     assert (Run.objects.count(), StoredTestSet.objects.count(), Output.objects.count()) == before
 
 
-@pytest.mark.parametrize("sample, seed, message", [(0, None, "positive"), (50, 1, "more than the test set"), (None, 3, "without --sample")])
+@pytest.mark.parametrize(
+    "sample, seed, message", [(0, None, "positive"), (50, 1, "more than the test set"), (None, 3, "without --sample")],
+)
 def test_a_bad_sample_is_refused(judge, sample, seed, message):
     with pytest.raises(InputError, match=message):
         pairwise_run(judge=judge, n=4, sample=sample, seed=seed)
@@ -202,7 +209,10 @@ def test_the_report_has_the_contract_keys(judge, fake_judge):
     runs.run_execute_inline(run=run)
     run.refresh_from_db()
     report = json.loads(json.dumps(run.report))
-    for key in ("run_id", "kind", "wins_a", "wins_b", "ties", "win_rate_a", "tie_rate", "disagreements", "inconclusive", "winner", "versions"):
+    for key in (
+        "run_id", "kind", "wins_a", "wins_b", "ties", "win_rate_a", "tie_rate", "disagreements", "inconclusive", "winner",
+        "versions",
+    ):
         assert key in report
     assert report["kind"] == "pairwise" and report["run_id"] == run.run_id
     assert set(report["versions"]) >= {"testset", "rubric", "prompt", "judge", "a", "b"}

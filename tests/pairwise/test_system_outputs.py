@@ -23,7 +23,10 @@ def test_both_sides_from_stored_system_versions(judge, make_system, fake_judge, 
     testset = stored_from_file(path=files["testset"])
     for label, side in (("v1", "a"), ("v2", "b")):
         data = open(files[side], "rb").read()
-        output_set_save(system=system, version_label=label, testset=testset, outputs=InputFile(data, f"{label}.jsonl"), created_by=cli_actor())
+        output_set_save(
+            system=system, version_label=label, testset=testset, outputs=InputFile(data, f"{label}.jsonl"),
+            created_by=cli_actor(),
+        )
     code, out, err = run_evaluate(
         capsys, "pairwise", "--testset", files["testset"], "--system-a", "support-bot", "--outputs-version-a", "v1",
         "--system-b", "support-bot", "--outputs-version-b", "v2", "--rubric", files["rubric"], "--judge", "judge-a", "--json",

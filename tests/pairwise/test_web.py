@@ -29,7 +29,9 @@ def upload(name: str, replies: dict) -> SimpleUploadedFile:
 def stored_inputs(db):
     from judgeapp.judging.content import testset_store
 
-    return testset_store(data=factories.testset_bytes(4, output=None), name="support.jsonl"), rubric_store(data=RUBRIC_ONE, name="rubric.toml")
+    return testset_store(
+        data=factories.testset_bytes(4, output=None), name="support.jsonl",
+    ), rubric_store(data=RUBRIC_ONE, name="rubric.toml")
 
 
 @pytest.fixture
@@ -50,7 +52,9 @@ def test_only_readers_may_start_a_pairwise_run(client, annotator):
     assert client.get(url).status_code == 403
 
 
-def test_reviewer_starts_a_run_with_uploaded_outputs_and_it_goes_to_celery(client, reviewer, judge, stored_inputs, django_capture_on_commit_callbacks):
+def test_reviewer_starts_a_run_with_uploaded_outputs_and_it_goes_to_celery(
+    client, reviewer, judge, stored_inputs, django_capture_on_commit_callbacks
+):
     testset, rubric = stored_inputs
     a, b = good_and_bad(4)
     client.force_login(reviewer)
@@ -66,7 +70,9 @@ def test_reviewer_starts_a_run_with_uploaded_outputs_and_it_goes_to_celery(clien
     assert len(callbacks) == 1  # the run is sent to the workers once the transaction commits
 
 
-def test_htmx_post_redirects_the_page_on_success(client, reviewer, judge, make_system, stored_inputs, django_capture_on_commit_callbacks):
+def test_htmx_post_redirects_the_page_on_success(
+    client, reviewer, judge, make_system, stored_inputs, django_capture_on_commit_callbacks
+):
     testset, rubric = stored_inputs
     one, two = make_system("bot-1"), make_system("bot-2")
     client.force_login(reviewer)
@@ -86,7 +92,10 @@ def test_bad_input_is_a_form_error_and_nothing_is_stored(client, reviewer, judge
     a, b = good_and_bad(4)
     del a["c001"]
     client.force_login(reviewer)
-    data = {"testset": testset.pk, "rubric": rubric.pk, "judge": judge.pk, "a_file": upload("a.jsonl", a), "b_file": upload("b.jsonl", b)}
+    data = {
+        "testset": testset.pk, "rubric": rubric.pk, "judge": judge.pk, "a_file": upload("a.jsonl", a),
+        "b_file": upload("b.jsonl", b),
+    }
     response = client.post(reverse("pairwise:new"), data)
     assert response.status_code == 400  # a refused form
     assert "a.jsonl: no output for case(s) c001 of the test set (version A)" in response.content.decode()
@@ -170,7 +179,9 @@ def test_a_polled_progress_bar_keeps_asking_for_the_reload_that_shows_the_report
     assert done.status_code == 286 and done["HX-Refresh"] == "true"
 
 
-def test_a_side_can_be_a_system_versions_stored_outputs(client, reviewer, judge, make_system, stored_inputs, django_capture_on_commit_callbacks):
+def test_a_side_can_be_a_system_versions_stored_outputs(
+    client, reviewer, judge, make_system, stored_inputs, django_capture_on_commit_callbacks
+):
     from judgeapp.judging.content import InputFile, output_set_save
 
     testset, rubric = stored_inputs

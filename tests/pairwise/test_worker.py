@@ -17,7 +17,9 @@ def test_killed_worker_mid_pairwise_run_loses_nothing_and_judges_nothing_twice(w
     with FakeJudgeServer(DemoBrain(), latency=0.3) as slow:
         judge = make_judge("slow", server=slow, max_concurrency=4)
         brief = System.objects.create(name="bot-v1", model="gpt-4o-mini", system_prompt="Be brief.", base_url=slow.url)
-        full = System.objects.create(name="bot-v2", model="gpt-4o-mini", system_prompt="Give concrete next steps.", base_url=slow.url)
+        full = System.objects.create(
+            name="bot-v2", model="gpt-4o-mini", system_prompt="Give concrete next steps.", base_url=slow.url,
+        )
         run = pairwise_run(judge=judge, system_a=brief, system_b=full, n=15, executor="celery")
         first = worker_factory(concurrency=4)
         runs.run_enqueue(run=run)

@@ -23,7 +23,9 @@ REPORT_KEYS = {
 def evaluate(cli, judge, testset, rubric, *extra):
     # One judge call at a time: the test's open transaction would lock SQLite against other threads'
     # writes. The default (the judge's max_concurrency, on threads) is tested with a committed database below.
-    return cli("evaluate", "pointwise", "--testset", testset, "--rubric", rubric, "--judge", judge.name, "--concurrency", "1", *extra)
+    return cli(
+        "evaluate", "pointwise", "--testset", testset, "--rubric", rubric, "--judge", judge.name, "--concurrency", "1", *extra,
+    )
 
 
 def test_a_passing_run_exits_0_and_writes_the_contract_report(cli, judge, files, tmp_path):
@@ -94,7 +96,9 @@ def test_a_judge_of_the_systems_family_gets_a_report_that_says_so(cli, make_judg
     judge = make_judge("gpt-judge", model="gpt-4o", family="openai")
     make_system("bot", model="gpt-4o-mini", family="openai")
     testset, rubric = files(n=3)
-    result = evaluate(cli, judge, testset, rubric, "--system", "bot", "--outputs", outputs_of(testset), "--threshold", "1", "--format", "json")
+    result = evaluate(
+        cli, judge, testset, rubric, "--system", "bot", "--outputs", outputs_of(testset), "--threshold", "1", "--format", "json",
+    )
     report = json.loads(result.out)
     assert result.code == 0
     assert any("same family (openai)" in w for w in report["warnings"])
@@ -105,7 +109,9 @@ def test_a_judge_of_another_family_has_no_family_warning(cli, judge, make_system
     make_system("bot", model="gpt-4o-mini", family="openai")
     testset, rubric = files(n=3)
     given = outputs_of(testset)
-    report = json.loads(evaluate(cli, judge, testset, rubric, "--system", "bot", "--outputs", given, "--threshold", "1", "--format", "json").out)
+    report = json.loads(
+        evaluate(cli, judge, testset, rubric, "--system", "bot", "--outputs", given, "--threshold", "1", "--format", "json").out
+    )
     assert not any("family" in w for w in report["warnings"])
 
 
@@ -146,12 +152,17 @@ def test_the_baseline_defaults_to_the_systems_last_release(cli, judge, make_syst
     make_system("bot")
     testset, rubric = files(n=4)
     first = json.loads(
-        evaluate(cli, judge, testset, rubric, "--system", "bot", "--outputs", outputs_of(testset), "--threshold", "1", "--format", "json").out
+        evaluate(
+            cli, judge, testset, rubric, "--system", "bot", "--outputs", outputs_of(testset), "--threshold", "1", "--format",
+            "json",
+        ).out
     )
     release_mark(run=Run.objects.get(run_id=first["run_id"]), actor=lead, label="v1")
     # A worse version of the same system: above the threshold, below the release.
     worse, _ = files(n=4, output=lambda i: GOOD_REPLY if i % 2 else BAD_REPLY, name="worse.jsonl")
-    result = evaluate(cli, judge, worse, rubric, "--system", "bot", "--outputs", outputs_of(worse), "--threshold", "1", "--format", "json")
+    result = evaluate(
+        cli, judge, worse, rubric, "--system", "bot", "--outputs", outputs_of(worse), "--threshold", "1", "--format", "json",
+    )
     report = json.loads(result.out)
     assert result.code == 1
     assert report["gate"]["baseline_mean"] == first["mean"]
@@ -207,7 +218,9 @@ def test_gate_is_computed_fresh_so_a_later_calibration_lock_blocks(cli, judge, f
     assert cli("gate", "r1").code == 0
     import calibration.selectors
 
-    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge locked: agreement 0.41 with people, level 0.70")
+    monkeypatch.setattr(
+        calibration.selectors, "lock_reason_for", lambda **_: "judge locked: agreement 0.41 with people, level 0.70",
+    )
     result = cli("gate", "r1")
     assert result.code == 1
     assert "blocked: judge locked: agreement 0.41 with people, level 0.70" in result.out
@@ -251,7 +264,10 @@ def _nothing_stored():
     "testset, message",
     [
         (b'{"id": "c1", "output": "hi"}\n', "line 1: missing column 'input'"),
-        (b'{"id": "c1", "input": "a", "output": "x"}\n{"id": "c1", "input": "b", "output": "y"}\n', "duplicate id 'c1' on lines 1 and 2"),
+        (
+            b'{"id": "c1", "input": "a", "output": "x"}\n{"id": "c1", "input": "b", "output": "y"}\n',
+            "duplicate id 'c1' on lines 1 and 2",
+        ),
         (b'{"id": "c1", "input": "a", "output": "x"}\n{"id": "c2", "input": "b", "output": \n', "line 2: not valid JSON"),
         (b"", "the file is empty"),
     ],
@@ -271,7 +287,10 @@ def test_a_rubric_without_a_scale_gets_one_clear_line_exit_2_and_nothing_stored(
     testset, rubric_path = files(rubric=rubric)
     result = evaluate(cli, judge, testset, rubric_path)
     assert result.code == 2
-    assert result.err.startswith("error: rubric.toml criterion 'helpfulness': missing 'scale' (the meaning of each score 1-5); the rubric helper drafts one")
+    assert result.err.startswith(
+        "error: rubric.toml criterion 'helpfulness': missing 'scale' (the meaning of each score 1-5); the rubric helper drafts "
+        "one"
+    )
     assert result.err.count("\n") == 1
     assert _nothing_stored() and not fake_judge.chat_requests
 

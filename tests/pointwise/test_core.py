@@ -80,7 +80,9 @@ def test_lowest_items_link_to_their_judgment_and_histograms_cover_each_criterion
     items = [ScoredItem("a", "q", 2, "meh", ref="u-1"), ScoredItem("a", "t", 4, "ok", ref="u-2")]
     report = summarize(items, scale=(1, 5))
     assert report["lowest"][0] == {"case_id": "a", "criterion": "q", "score": 2, "reasoning": "meh", "judgment": "u-1"}
-    assert report["histogram_per_criterion"] == {"q": {"1": 0, "2": 1, "3": 0, "4": 0, "5": 0}, "t": {"1": 0, "2": 0, "3": 0, "4": 1, "5": 0}}
+    assert report["histogram_per_criterion"] == {
+        "q": {"1": 0, "2": 1, "3": 0, "4": 0, "5": 0}, "t": {"1": 0, "2": 0, "3": 0, "4": 1, "5": 0},
+    }
 
 
 def test_markdown_summary_leads_with_the_gate_and_lists_the_lowest_cases():
@@ -89,7 +91,9 @@ def test_markdown_summary_leads_with_the_gate_and_lists_the_lowest_cases():
     items = [ScoredItem("c1", "q", 5, "fine"), ScoredItem("c2", "q", 1, "rude | wrong\nreply")]
     report = {"run_id": "r1", **summarize(items)}
     report["gate"] = gate_decision(mean=report["mean"], threshold=3.5, baseline_mean=None, invalid=False)
-    report |= {"warnings": ["same family"], "versions": {"testset": "abc"}, "judge": {"model": "m", "family": "f", "temperature": 0.0}}
+    report |= {
+        "warnings": ["same family"], "versions": {"testset": "abc"}, "judge": {"model": "m", "family": "f", "temperature": 0.0},
+    }
     markdown = report_markdown(report)
     assert markdown.startswith("## Pointwise evaluation `r1`: gate BLOCKED")
     assert "- mean 3.000 is below the threshold 3.5" in markdown

@@ -15,7 +15,9 @@ def test_the_demo_releases_v1_and_gates_the_candidate_against_it(transactional_d
         Group.objects.get_or_create(name=role)  # (demo_users, unlike the tests' make_user, expects them)
     demo_users()
     judges, systems = demo_endpoints(fake_judge.url)
-    context = DemoContext(judge_url=fake_judge.url, judge=judges[0], jurors=judges[1:], systems=systems, lead=User.objects.get(username="lead"))
+    context = DemoContext(
+        judge_url=fake_judge.url, judge=judges[0], jurors=judges[1:], systems=systems, lead=User.objects.get(username="lead"),
+    )
     assert "released as v1.0" in pointwise(context)
     pointwise_candidate(context)
 

@@ -34,7 +34,8 @@ def test_a_pointwise_reply_that_addresses_the_judge_is_flagged_and_warns_on_the_
     assert flag["rules"] == ["ignore_instructions", "verdict_json"]
     gate = gate_evaluate(run=run)
     assert gate["passed"] is True
-    assert any(w.startswith("warning: judged content addresses the judge (prompt injection) in 1 place(s) of 1 case(s): c001 (output")
+    assert any(w.startswith("warning: judged content addresses the judge (prompt injection) in 1 place(s) of 1 case(s): "
+                            "c001 (output")
                for w in gate["warnings"])
     release_policy_set(actor=lead, baseline_rule="mean", skipped_baseline="warn", injection_flags="block")
     gate = gate_evaluate(run=run)

@@ -65,7 +65,9 @@ def test_the_report_of_a_large_run_counts_every_unit_holding_a_batch_of_them(lar
     units = Judgment.objects.filter(run=large_run)
     units.filter(criterion__name="helpfulness").update(status=UnitStatus.DONE, parsed={"score": 4, "reasoning": "fine"})
     units.filter(criterion__name="tone").update(status=UnitStatus.DONE, parsed={"score": 2, "reasoning": "curt"})
-    units.filter(case__case_id="c007", criterion__name="tone").update(status=UnitStatus.FAILED, parsed=None, parse_error="no JSON object")
+    units.filter(case__case_id="c007", criterion__name="tone").update(
+        status=UnitStatus.FAILED, parsed=None, parse_error="no JSON object",
+    )
     alive = Alive(monkeypatch, core.ScoredItem, Judgment)
     status, report = handler_for(RunKind.POINTWISE).finalize(large_run)
     assert report["total"] == 2 * CASES and report["judged"] == 2 * CASES - 1 and report["parse_failures"] == 1

@@ -24,7 +24,9 @@ def imported(db):
 
 @pytest.fixture
 def stored_inputs(db):
-    return content.testset_store(data=factories.testset_bytes(4, output=None), name="support.jsonl"), content.rubric_store(data=RUBRIC_ONE, name="rubric.toml")
+    return content.testset_store(
+        data=factories.testset_bytes(4, output=None), name="support.jsonl",
+    ), content.rubric_store(data=RUBRIC_ONE, name="rubric.toml")
 
 
 def test_the_form_warns_as_fields_change_that_a_and_b_are_one_system(client, reviewer, judge, make_system, stored_inputs):
@@ -32,12 +34,16 @@ def test_the_form_warns_as_fields_change_that_a_and_b_are_one_system(client, rev
     client.force_login(reviewer)
     page = client.get(reverse("pairwise:new")).content.decode()
     assert 'id="preflight"' in page and 'hx-vals=\'{"preflight": "1"}\'' in page
-    partial = client.get(reverse("pairwise:new"), {"preflight": "1", "judge": judge.pk, "system_a": bot.pk, "system_b": bot.pk}, headers=HTMX)
+    partial = client.get(
+        reverse("pairwise:new"), {"preflight": "1", "judge": judge.pk, "system_a": bot.pk, "system_b": bot.pk}, headers=HTMX,
+    )
     html = partial.content.decode()
     assert partial.status_code == 200 and html.lstrip().startswith('<div id="preflight"') and "<html" not in html
     assert "A and B are the same (bot-1)" in html and 'name="confirm"' in html
     other = make_system("bot-2")
-    html = client.get(reverse("pairwise:new"), {"preflight": "1", "judge": judge.pk, "system_a": bot.pk, "system_b": other.pk}, headers=HTMX).content.decode()
+    html = client.get(
+        reverse("pairwise:new"), {"preflight": "1", "judge": judge.pk, "system_a": bot.pk, "system_b": other.pk}, headers=HTMX,
+    ).content.decode()
     assert "A and B are the same" not in html
 
 
@@ -55,10 +61,14 @@ def test_starting_anyway_needs_the_tick(client, reviewer, judge, make_system, st
 
 def test_the_pointwise_form_warns_of_a_key_not_set_and_of_the_system_family(client, reviewer, make_system, monkeypatch):
     monkeypatch.delenv("REMOTE_JUDGE_KEY", raising=False)
-    remote = Judge.objects.create(name="remote", model="gpt-4o", family="openai", base_url="https://judge.example.com/v1", api_key_env="REMOTE_JUDGE_KEY")
+    remote = Judge.objects.create(
+        name="remote", model="gpt-4o", family="openai", base_url="https://judge.example.com/v1", api_key_env="REMOTE_JUDGE_KEY",
+    )
     bot = make_system("bot-1", family="openai")
     client.force_login(reviewer)
-    html = client.get(reverse("pointwise:new"), {"preflight": "1", "judge": remote.pk, "system": bot.pk}, headers=HTMX).content.decode()
+    html = client.get(
+        reverse("pointwise:new"), {"preflight": "1", "judge": remote.pk, "system": bot.pk}, headers=HTMX,
+    ).content.decode()
     assert "its key variable REMOTE_JUDGE_KEY is not set" in html
     assert escape("judge remote is of bot-1's family (openai)") in html
     assert "remote is not calibrated" in html
@@ -74,14 +84,19 @@ def test_a_locked_judge_is_a_warning_that_needs_the_tick():
     assert "is not calibrated" in never[0].text and not never[0].confirm
     plan = {"text": "about 140 more labelled items would settle it, if the kappa stays near 0.58 — an estimate"}
     undecided = run_warnings(judges=[judge], status_of=lambda j: {"status": "undecided", "planning": plan})
-    assert undecided[0].text.endswith(plan["text"]) and "undecided by calibration" in undecided[0].text and not undecided[0].confirm
+    assert (
+        undecided[0].text.endswith(plan["text"]) and "undecided by calibration" in undecided[0].text and not undecided[0].confirm
+    )
 
 
 def test_an_imported_judge_is_not_offered_and_cannot_be_posted(client, reviewer, judge, imported):
     client.force_login(reviewer)
     for name in ("pointwise:new", "pairwise:new", "jury:new", "agent:home", "blind:new", "ranker:rank_new", "ranker:compare_new"):
         html = client.get(reverse(name)).content.decode()
-        assert judge.name in html and f'<option value="{imported.pk}"' not in html and f'value="{imported.pk}" id="id_judges' not in html, name
+        assert (
+            judge.name in html and f'<option value="{imported.pk}"' not in html
+            and f'value="{imported.pk}" id="id_judges' not in html
+        ), name
     response = client.post(reverse("pointwise:new"), {"judge": imported.pk, "threshold": "3.5",
                                                        **support_inputs_stored().form})
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()

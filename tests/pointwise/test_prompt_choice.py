@@ -85,7 +85,8 @@ def test_an_unknown_prompt_is_one_line_exit_2_and_nothing_judged(cli, judge, fil
 
 
 def test_a_pairwise_prompt_is_not_a_pointwise_one(cli, judge, files, fake_judge):
-    prompt_template_save(mode="pairwise", name="code-review", text=library_prompt("pairwise").text.replace("customer message", "code change"),
+    prompt_template_save(mode="pairwise", name="code-review",
+                         text=library_prompt("pairwise").text.replace("customer message", "code change"),
                          actor=cli_actor())
     result = evaluate(cli, judge, files, "--prompt", "code-review")
     assert result.code == 2 and "no pointwise prompt named 'code-review'" in result.err
@@ -96,7 +97,9 @@ def test_calibration_scopes_by_the_custom_prompt_version(cli, judge, files, summ
     not carry over to the judge with another prompt: the scope is the prompt's version, and the custom one has
     its own."""
     default_run = Run.objects.get(run_id=json.loads(evaluate(cli, judge, files, "--run-id", "with-default").out)["run_id"])
-    custom_run = Run.objects.get(run_id=json.loads(evaluate(cli, judge, files, "--prompt", "summaries", "--run-id", "with-summaries").out)["run_id"])
+    custom_run = Run.objects.get(
+        run_id=json.loads(evaluate(cli, judge, files, "--prompt", "summaries", "--run-id", "with-summaries").out)["run_id"]
+    )
     assert run_scope(run=custom_run)[0] == summaries.version != run_scope(run=default_run)[0]
     judge_locked(default_run)
     assert gate_lock_reasons(run=default_run) and gate_lock_reasons(run=custom_run) == []
@@ -104,7 +107,7 @@ def test_calibration_scopes_by_the_custom_prompt_version(cli, judge, files, summ
     assert gate_lock_reasons(run=custom_run)
 
 
-# --- The form (the API: tests/api/test_prompts.py) ------------------------------------------------------------------------------------
+# --- The form (the API: tests/api/test_prompts.py) ------------------------------------------------------------------------------
 
 
 def test_the_form_offers_the_library_and_starts_a_run_with_the_chosen_prompt(

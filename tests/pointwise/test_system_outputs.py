@@ -83,9 +83,10 @@ def test_a_run_with_a_system_version_judges_its_uploaded_outputs_never_the_test_
     assert len(prompts) == 3
     assert all("UPLOADED-FOR-V2.1" in p for p in prompts) and not any(STORED_REPLY in p for p in prompts)
     run = Run.objects.get(run_id=report["run_id"])
-    assert run.system.name == "support-bot" and set(run.outputs.values_list("text", flat=True)) == {
-        f"{UPLOADED_REPLY} (c00{i})" for i in range(3)
-    }
+    assert (
+        run.system.name == "support-bot"
+        and set(run.outputs.values_list("text", flat=True)) == {f"{UPLOADED_REPLY} (c00{i})" for i in range(3)}
+    )
 
 
 def test_a_system_alone_judges_its_newest_uploaded_outputs(cli, judge, stored, fake_judge):
@@ -127,5 +128,9 @@ def test_the_testset_and_rubric_are_reached_by_their_stored_names_a_path_winning
 def test_datasets_list_names_each_test_set_rubric_and_outputs_version(cli, stored):
     listed = cli("datasets", "list")
     assert listed.code == 0
-    assert "test set  support  v1 (3 cases, " in listed.out and "outputs  support-bot v2.1  answers support  3 outputs" in listed.out
-    assert cli("datasets", "list", "--kind", "outputs").out.strip().splitlines() == ["outputs  support-bot v2.1  answers support  3 outputs"]
+    assert (
+        "test set  support  v1 (3 cases, " in listed.out and "outputs  support-bot v2.1  answers support  3 outputs" in listed.out
+    )
+    assert cli("datasets", "list", "--kind", "outputs").out.strip().splitlines() == [
+        "outputs  support-bot v2.1  answers support  3 outputs"
+    ]

@@ -42,7 +42,9 @@ def test_the_form_offers_the_stored_test_sets_and_rubrics_the_demo_loads_from_ev
     assert 'enctype="multipart/form-data"' in html and "csrfmiddlewaretoken" in html
 
 
-@pytest.mark.parametrize("page", ["pointwise:new", "pairwise:new", "blind:new", "agent:home", "ranker:rank_new", "ranker:compare_new"])
+@pytest.mark.parametrize(
+    "page", ["pointwise:new", "pairwise:new", "blind:new", "agent:home", "ranker:rank_new", "ranker:compare_new"],
+)
 def test_the_judge_preselected_is_the_default_one_not_the_first_name(client, reviewer, make_judge, page):
     """The judge a command without --judge would use (the judges file's `default`), as every form's choice."""
     make_judge("aaa-first-by-name")
@@ -157,7 +159,10 @@ def test_the_start_anyway_tick_survives_a_refresh_of_the_warnings(client, review
     query = {"preflight": "1", "judge": judge.pk, "system": system.pk, "confirm": "on"}
     html = client.get(url, query, headers={"HX-Request": "true"}).content.decode()
     assert 'id="preflight-confirm" hx-preserve="true"' in html
-    assert 'name="confirm"' in html and "checked" in html.split('name="confirm"')[1].split(">")[0] + html.split('name="confirm"')[0].rsplit("<", 1)[1]
+    assert (
+        'name="confirm"' in html
+        and "checked" in html.split('name="confirm"')[1].split(">")[0] + html.split('name="confirm"')[0].rsplit("<", 1)[1]
+    )
 
 
 def test_the_test_set_picker_starts_on_the_teams_newest_stored_test_set(client, reviewer, judge):
@@ -172,7 +177,9 @@ def test_the_test_set_picker_starts_on_the_teams_newest_stored_test_set(client, 
 
 def test_only_a_stored_version_can_be_picked_not_a_path(client, reviewer, judge, support_inputs):
     client.force_login(reviewer)
-    response = client.post(reverse("pointwise:new"), form_data(judge, testset="../judgeapp/settings.py", rubric=support_inputs.rubric.pk))
+    response = client.post(
+        reverse("pointwise:new"), form_data(judge, testset="../judgeapp/settings.py", rubric=support_inputs.rubric.pk),
+    )
     assert response.status_code == 400 and not Run.objects.exists()
     assert "Select a valid choice" in response.content.decode()
 
@@ -401,7 +408,9 @@ def test_the_form_judges_a_stored_system_version_and_refuses_a_system_without_ou
     assert not Run.objects.exists()
 
     given = b"".join(json.dumps({"id": f"c{i:03d}", "output": GOOD_REPLY}).encode() + b"\n" for i in range(2))
-    stored, _ = output_set_save(system=system, version_label="v2.1", testset=testset, outputs=InputFile(given, "v21.jsonl"), created_by=reviewer)
+    stored, _ = output_set_save(
+        system=system, version_label="v2.1", testset=testset, outputs=InputFile(given, "v21.jsonl"), created_by=reviewer,
+    )
     html = client.get(reverse("pointwise:new")).content.decode()
     assert "support-bot v2.1 — answers support, 2 outputs" in html
     started = client.post(reverse("pointwise:new"), form_data(judge, output_set=stored.pk, **picked))
@@ -420,10 +429,14 @@ def test_a_queued_runs_page_says_where_its_outputs_come_from(client, reviewer, j
     system = make_system("support-bot")
     testset = testset_store(data=factories.testset_bytes(2), name="support.jsonl")
     given = b"".join(json.dumps({"id": f"c{i:03d}", "output": GOOD_REPLY}).encode() + b"\n" for i in range(2))
-    stored, _ = output_set_save(system=system, version_label="v2.1", testset=testset, outputs=InputFile(given, "v21.jsonl"), created_by=reviewer)
+    stored, _ = output_set_save(
+        system=system, version_label="v2.1", testset=testset, outputs=InputFile(given, "v21.jsonl"), created_by=reviewer,
+    )
     from judgeapp.judging.content import rubric_store
 
-    run = pointwise_create(testset=testset, rubric=rubric_store(data=RUBRIC_ONE, name="rubric.toml"), judge=judge, output_set=stored)
+    run = pointwise_create(
+        testset=testset, rubric=rubric_store(data=RUBRIC_ONE, name="rubric.toml"), judge=judge, output_set=stored,
+    )
     client.force_login(reviewer)
     html = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
     day = stored.created_at

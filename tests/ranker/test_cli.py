@@ -44,7 +44,10 @@ def test_rank_25_files_writes_the_ranklist_both_logs_and_prints_the_top_3(oracle
     assert ranking == true_top(truth, 10)
     assert not path.with_name(path.name + ".tmp").exists()
     units = Judgment.objects.filter(run__run_id="r25", purpose="judge").count()
-    assert f"\nUnits: {units}: {units} parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, 0.0%)." in out
+    assert (
+        f"\nUnits: {units}: {units} parsed, 0 parse failures, 0 truncated, 0 no reply (after one retry each; 0 unusable, "
+        "0.0%)." in out
+    )
 
     metadata = read_jsonl(run_dir / "metadata.jsonl")
     assert [m["artifact_id"] for m in metadata] == sorted(truth)  # every file once, in arrival order
@@ -65,8 +68,9 @@ def test_rank_25_files_writes_the_ranklist_both_logs_and_prints_the_top_3(oracle
     assert lines[1] == "Top 3:"
     for n, artifact_id in enumerate(ranking[:3], start=1):
         assert lines[1 + n] == f"  {n}. {artifact_id} — # Report {artifact_id}"
-    assert lines[5].startswith(f"Comparator calls: {len(calls)} for 25 inserts (HTTP requests to the judge, its retries included); "
-                              "worst case: at most 2 + log2 N comparisons per insert, ")
+    assert lines[5].startswith(
+        f"Comparator calls: {len(calls)} for 25 inserts (HTTP requests to the judge, its retries included); "
+        "worst case: at most 2 + log2 N comparisons per insert, ")
 
     # The database holds the same: ranklist entries, one insertion per file, one judgment per call.
     ranklist = Ranklist.objects.get(run__run_id="r25")
@@ -103,8 +107,12 @@ def test_compare_prints_winner_and_rationale_and_writes_no_file_without_a_run_id
 def test_compare_with_a_run_id_appends_one_record_to_that_runs_log(oracle_judge, oracle, tmp_path, settings):
     oracle.add(tmp_path / "a.md", "first", 0.9)
     oracle.add(tmp_path / "b.md", "second", 0.2)
-    run_command("compare", str(tmp_path / "a.md"), str(tmp_path / "b.md"), "--goal", GOAL, "--run-id", "cmp1", "--judge", "oracle")
-    run_command("compare", str(tmp_path / "b.md"), str(tmp_path / "a.md"), "--goal", GOAL, "--run-id", "cmp1", "--judge", "oracle")
+    run_command(
+        "compare", str(tmp_path / "a.md"), str(tmp_path / "b.md"), "--goal", GOAL, "--run-id", "cmp1", "--judge", "oracle",
+    )
+    run_command(
+        "compare", str(tmp_path / "b.md"), str(tmp_path / "a.md"), "--goal", GOAL, "--run-id", "cmp1", "--judge", "oracle",
+    )
     log = read_jsonl(settings.DATA_DIR / "sst-llm-judge-ranker" / "cmp1" / "comparisons.jsonl")
     assert [(r["a"], r["b"], r["winner"], r["goal"]) for r in log] == [("a.md", "b.md", "A", GOAL), ("b.md", "a.md", "B", GOAL)]
     assert Run.objects.get(run_id="cmp1").kind == RunKind.COMPARE
@@ -144,7 +152,9 @@ def test_insert_places_a_new_candidate_and_reports_the_calls(oracle_judge, oracl
     assert [m["artifact_id"] for m in metadata][-1] == "new.md" and len(metadata) == 13
 
 
-def test_an_insert_after_the_batch_updates_its_run_units_ranking_and_unplaced(oracle_judge, oracle, tmp_path, settings, fake_judge):
+def test_an_insert_after_the_batch_updates_its_run_units_ranking_and_unplaced(
+    oracle_judge, oracle, tmp_path, settings, fake_judge
+):
     """The batch run's record follows the inserts made into its ranklist: one unit more for each, its stored
     ranking as the file has it, and a candidate the judge could not place among its unplaced."""
     from fakejudge import Reply
@@ -199,7 +209,10 @@ def test_insert_with_the_same_goal_in_other_whitespace_is_accepted(oracle_judge,
     oracle.write(tmp_path / "c", 3)
     run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "ws", "--judge", "oracle")
     oracle.add(tmp_path / "new.md", "new", 0.5)
-    run_command("insert", str(tmp_path / "new.md"), "--ranklist", str(ranklist_path(settings.DATA_DIR, "ws", "c")), "--goal", f"  {GOAL.replace(' ', '  ')} ")
+    run_command(
+        "insert", str(tmp_path / "new.md"), "--ranklist", str(ranklist_path(settings.DATA_DIR, "ws", "c")), "--goal",
+        f"  {GOAL.replace(' ', '  ')} ",
+    )
     assert Insertion.objects.filter(ranklist__run__run_id="ws", artifact__artifact_id="new.md", status="done").exists()
 
 
@@ -209,7 +222,9 @@ def test_insert_with_another_judge_is_refused(oracle_judge, oracle, tmp_path, se
     run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "j", "--judge", "oracle")
     oracle.add(tmp_path / "new.md", "new", 0.5)
     with pytest.raises(InputError, match="one comparator per ranklist"):
-        run_command("insert", str(tmp_path / "new.md"), "--ranklist", str(ranklist_path(settings.DATA_DIR, "j", "c")), "--judge", "other")
+        run_command(
+            "insert", str(tmp_path / "new.md"), "--ranklist", str(ranklist_path(settings.DATA_DIR, "j", "c")), "--judge", "other",
+        )
 
 
 def test_insert_into_an_unknown_ranklist_file_is_refused(oracle_judge, tmp_path):
@@ -223,7 +238,9 @@ def test_insert_into_an_unknown_ranklist_file_is_refused(oracle_judge, tmp_path)
     "content, message",
     [(b"", "empty"), (b"  \n\n", "empty"), (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "binary"), (b"x" * 2001, "over the limit")],
 )
-def test_a_bad_candidate_file_refuses_the_whole_rank_and_writes_nothing(oracle_judge, oracle, tmp_path, settings, content, message):
+def test_a_bad_candidate_file_refuses_the_whole_rank_and_writes_nothing(
+    oracle_judge, oracle, tmp_path, settings, content, message
+):
     settings.ARTIFACT_MAX_BYTES = 2000
     oracle.write(tmp_path / "c", 4)
     (tmp_path / "c" / "bad.bin").write_bytes(content)
@@ -234,7 +251,9 @@ def test_a_bad_candidate_file_refuses_the_whole_rank_and_writes_nothing(oracle_j
 
 
 @pytest.mark.parametrize("content, message", [(b"", "empty"), (b"ab\x00cd", "binary"), (b"y" * 2001, "over the limit")])
-def test_a_bad_file_to_insert_or_compare_is_refused_and_nothing_changes(oracle_judge, oracle, tmp_path, settings, content, message):
+def test_a_bad_file_to_insert_or_compare_is_refused_and_nothing_changes(
+    oracle_judge, oracle, tmp_path, settings, content, message
+):
     oracle.write(tmp_path / "c", 3)
     run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", tmp_path.name, "--judge", "oracle")
     settings.ARTIFACT_MAX_BYTES = 2000

@@ -59,7 +59,9 @@ def test_both_orders_count_a_position_driven_disagreement_as_equal(judge, fake_j
     (tmp_path / "a.md").write_text("first text")
     (tmp_path / "b.md").write_text("second text")
     fake_judge.action = Reply("WINNER: A\nRATIONALE: The first artifact shown is better.")  # pure position bias
-    out = run_command("compare", str(tmp_path / "a.md"), str(tmp_path / "b.md"), "--both-orders", "--run-id", "bo", "--judge", judge.name)
+    out = run_command(
+        "compare", str(tmp_path / "a.md"), str(tmp_path / "b.md"), "--both-orders", "--run-id", "bo", "--judge", judge.name,
+    )
     assert out.splitlines()[0] == "WINNER: Equal"
     prompts = [r.prompt for r in fake_judge.chat_requests]
     assert len(prompts) == 2
@@ -74,7 +76,9 @@ def test_both_orders_count_a_position_driven_disagreement_as_equal(judge, fake_j
 def test_both_orders_keep_an_agreed_verdict(oracle_judge, oracle, tmp_path):
     oracle.add(tmp_path / "a.md", "weak", 0.1)
     oracle.add(tmp_path / "b.md", "strong", 0.8)
-    assert run_command("compare", str(tmp_path / "a.md"), str(tmp_path / "b.md"), "--both-orders", "--judge", "oracle").startswith("WINNER: B\n")
+    assert run_command(
+        "compare", str(tmp_path / "a.md"), str(tmp_path / "b.md"), "--both-orders", "--judge", "oracle",
+    ).startswith("WINNER: B\n")
 
 
 def test_without_both_orders_the_seed_asks_once_with_the_candidate_as_a(oracle_judge, oracle, tmp_path, fake_judge):
@@ -129,7 +133,9 @@ def test_inserts_use_the_prompt_version_pinned_on_the_ranklist(oracle_judge, ora
     assert later and all(r.prompt.startswith("Comparison goal:") for r in later)
 
 
-def test_an_interrupted_insert_resumes_without_asking_the_same_question_twice(oracle_judge, oracle, tmp_path, settings, fake_judge):
+def test_an_interrupted_insert_resumes_without_asking_the_same_question_twice(
+    oracle_judge, oracle, tmp_path, settings, fake_judge
+):
     truth = oracle.write(tmp_path / "c", 9, seed=4)
     run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "resume", "--judge", "oracle")
     path = settings.DATA_DIR / "sst-llm-judge-ranker" / "resume" / "ranking_state" / "c.ranklist.json"

@@ -33,15 +33,22 @@ def test_fence_is_longer_than_any_backtick_run_and_holds_the_content_whole(conte
 
 def test_rendered_prompt_is_the_seed_text_with_fenced_artifacts():
     text = render_comparison(load_prompt("ranker"), goal="depth of the postmortem", artifact_a="first", artifact_b="second")
-    assert text.startswith("Comparison goal: depth of the postmortem\n\nArtifact A:\n```\nfirst\n```\n\nArtifact B:\n```\nsecond\n```\n")
-    assert text.endswith("WINNER: A | B | Equal\nRATIONALE: <one paragraph, naming the specific evidence (sections,\n  examples, completeness gaps) that drove the decision>\n")
+    assert text.startswith(
+        "Comparison goal: depth of the postmortem\n\nArtifact A:\n```\nfirst\n```\n\nArtifact B:\n```\nsecond\n```\n"
+    )
+    assert text.endswith(
+        "WINNER: A | B | Equal\nRATIONALE: <one paragraph, naming the specific evidence (sections,\n  examples, completeness "
+        "gaps) that drove the decision>\n"
+    )
 
 
 @pytest.mark.parametrize("content", HOSTILE_ARTIFACTS)
 def test_a_judge_that_quotes_an_artifact_is_read_by_its_own_verdict(content):
     """A judge echoing the fenced artifact (as shown in the prompt) and then answering B: the WINNER lines
     inside the artifact are never taken for the verdict."""
-    reply = f"Looking at Artifact A:\n{fence(content)}\nIt misses the timeline.\nWINNER: B\nRATIONALE: B has the timeline A lacks."
+    reply = (
+        f"Looking at Artifact A:\n{fence(content)}\nIt misses the timeline.\nWINNER: B\nRATIONALE: B has the timeline A lacks."
+    )
     assert WINNER_SPEC.parse(reply) == {"winner": "B", "rationale": "B has the timeline A lacks."}
 
 

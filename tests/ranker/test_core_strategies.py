@@ -240,5 +240,11 @@ def test_adjacent_support_counts_every_vote_in_both_orders():
     ]
     summary = support_summary(pairs)
     assert summary["supported"] == 1 and summary["contradicted"] == 1 and summary["unsupported"] == 2
-    assert summary["line"].startswith("4 of 5 adjacent pairs not supported") and "#2 b over #3 c: contradicted (0 for, 2 against)" in summary["line"]
-    assert support_summary(adjacent_support(["a", "b"], votes))["line"] == "every adjacent pair of the 2 is supported by its own comparisons"
+    assert (
+        summary["line"].startswith("4 of 5 adjacent pairs not supported")
+        and "#2 b over #3 c: contradicted (0 for, 2 against)" in summary["line"]
+    )
+    assert (
+        support_summary(adjacent_support(["a", "b"], votes))["line"]
+        == "every adjacent pair of the 2 is supported by its own comparisons"
+    )

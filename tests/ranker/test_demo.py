@@ -16,7 +16,11 @@ def test_demo_rank_ranks_the_postmortems_and_keeps_the_top_5(fake_judge, client)
 
     demo_users()
     judges, systems = demo_endpoints(fake_judge.url)
-    message = rank(DemoContext(judge_url=fake_judge.url, judge=judges[0], jurors=judges[1:], systems=systems, lead=User.objects.get(username="lead")))
+    message = rank(
+        DemoContext(
+            judge_url=fake_judge.url, judge=judges[0], jurors=judges[1:], systems=systems, lead=User.objects.get(username="lead"),
+        )
+    )
 
     run = Run.objects.get(run_id="demo-rank")
     assert run.status == RunStatus.DONE and run.uses_scripted_judge

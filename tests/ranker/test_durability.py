@@ -57,7 +57,9 @@ def test_a_process_killed_while_writing_leaves_a_whole_valid_ranklist(tmp_path):
 
 
 @pytest.mark.django_db
-def test_a_failed_file_write_keeps_the_old_file_and_the_next_insert_repairs_it(oracle_judge, oracle, tmp_path, settings, monkeypatch):
+def test_a_failed_file_write_keeps_the_old_file_and_the_next_insert_repairs_it(
+    oracle_judge, oracle, tmp_path, settings, monkeypatch
+):
     truth = oracle.write(tmp_path / "c", 5)
     call_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "fw", "--judge", "oracle", stdout=io.StringIO())
     path = settings.DATA_DIR / "sst-llm-judge-ranker" / "fw" / "ranking_state" / "c.ranklist.json"
@@ -87,7 +89,9 @@ def _insert_process(path, candidate) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-def test_two_inserts_into_one_ranklist_at_once_are_serialised_and_neither_is_lost(transactional_db, make_judge, oracle, tmp_path, settings):
+def test_two_inserts_into_one_ranklist_at_once_are_serialised_and_neither_is_lost(
+    transactional_db, make_judge, oracle, tmp_path, settings
+):
     with FakeJudgeServer(DemoBrain(artifact_quality_fn=oracle, tie_margin=1e-9), latency=0.15) as slow:
         judge = make_judge("slow-oracle", server=slow)
         truth = oracle.write(tmp_path / "c", 10, seed=11)

@@ -10,7 +10,9 @@ from judgeapp.models import Insertion, InsertionStatus, Judgment, RunStatus, Uni
 from judgeapp.ranker.services import candidates_in_dir, rank_create
 
 
-def test_a_stop_asked_mid_batch_lets_the_insert_in_flight_finish_and_starts_no_other(transactional_db, oracle_judge, oracle, fake_judge, tmp_path):
+def test_a_stop_asked_mid_batch_lets_the_insert_in_flight_finish_and_starts_no_other(
+    transactional_db, oracle_judge, oracle, fake_judge, tmp_path
+):
     oracle.write(tmp_path / "c", 8)
     brain = fake_judge.action
     calls = []
@@ -22,7 +24,9 @@ def test_a_stop_asked_mid_batch_lets_the_insert_in_flight_finish_and_starts_no_o
         return brain(request)
 
     fake_judge.action = stop_at_the_fifth_call
-    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal="quality", judge=oracle_judge, set_name="c", executor="inline")
+    run = rank_create(
+        candidates=candidates_in_dir(tmp_path / "c"), goal="quality", judge=oracle_judge, set_name="c", executor="inline",
+    )
     try:
         with pytest.raises(shutdown.Interrupted):
             runs.run_execute_inline(run=run)

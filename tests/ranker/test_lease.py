@@ -21,7 +21,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def ranklist(oracle_judge, oracle, tmp_path):
     oracle.write(tmp_path / "c", 3)
-    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal="clarity", judge=oracle_judge, set_name="c", executor="inline")
+    run = rank_create(
+        candidates=candidates_in_dir(tmp_path / "c"), goal="clarity", judge=oracle_judge, set_name="c", executor="inline",
+    )
     return run.ranklists.get()
 
 

@@ -85,7 +85,10 @@ def test_a_rank_and_a_compare_with_a_judge_whose_key_is_not_set_need_start_anywa
 
     def rank(**extra):
         files = [SimpleUploadedFile("one.md", b"first report"), SimpleUploadedFile("two.md", b"second report")]
-        return client.post(reverse("ranker:rank_new"), {"goal": "depth", "judge": remote.pk, "set_name": "reports", "max_size": 10, "files": files, **extra})
+        return client.post(
+            reverse("ranker:rank_new"),
+            {"goal": "depth", "judge": remote.pk, "set_name": "reports", "max_size": 10, "files": files, **extra},
+        )
 
     def compare(**extra):
         files = {"file_a": SimpleUploadedFile("a.md", b"first"), "file_b": SimpleUploadedFile("b.md", b"second")}

@@ -45,7 +45,10 @@ def test_a_strategy_ranks_over_http_into_the_seeds_files_and_is_recorded_on_the_
     strategy, oracle_judge, oracle, tmp_path, settings, fake_judge
 ):
     truth = oracle.write(tmp_path / "c", 24, seed=5)
-    out, _err = run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", strategy, "--judge", "oracle", "--max-size", "5", "--strategy", strategy)
+    out, _err = run_command(
+        "rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", strategy, "--judge", "oracle", "--max-size", "5", "--strategy",
+        strategy,
+    )
 
     path, sidecar = paths(settings, strategy)
     assert json.loads(path.read_text()) == true_top(truth, 5)  # a plain array of the top K, best first
@@ -61,12 +64,18 @@ def test_a_strategy_ranks_over_http_into_the_seeds_files_and_is_recorded_on_the_
     assert f"Strategy: {strategy}" in out
     assert "Order support: every adjacent pair of the 5 is supported by its own comparisons" in out
     report = Run.objects.get(run_id=strategy).report
-    assert report["strategy"] == strategy and report["support"]["line"] and report["judge_calls"]["http"] == len(fake_judge.chat_requests)
+    assert (
+        report["strategy"] == strategy and report["support"]["line"]
+        and report["judge_calls"]["http"] == len(fake_judge.chat_requests)
+    )
 
 
 def test_robust_keeps_a_reserve_out_of_the_file_and_insert_uses_it(oracle_judge, oracle, tmp_path, settings, fake_judge):
     truth = oracle.write(tmp_path / "c", 12, seed=8)
-    run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "rb", "--judge", "oracle", "--max-size", "4", "--strategy", "robust")
+    run_command(
+        "rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "rb", "--judge", "oracle", "--max-size", "4", "--strategy",
+        "robust",
+    )
     path, sidecar = paths(settings, "rb")
     ranking = true_top(truth, 9)
     assert json.loads(path.read_text()) == ranking[:4]
@@ -98,7 +107,8 @@ def test_insert_refuses_another_strategy_and_a_budget_outside_the_tournament(ora
 def test_tournament_stays_within_its_budget_and_says_it_is_not_confident(oracle_judge, oracle, tmp_path, settings, fake_judge):
     oracle.write(tmp_path / "c", 30, seed=2)
     out, _err = run_command(
-        "rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "tb", "--judge", "oracle", "--max-size", "5", "--strategy", "tournament", "--budget", "40"
+        "rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "tb", "--judge", "oracle", "--max-size", "5", "--strategy",
+        "tournament", "--budget", "40"
     )
     assert len(fake_judge.chat_requests) == 40
     report = Run.objects.get(run_id="tb").report
@@ -113,7 +123,9 @@ def test_the_order_support_says_when_the_judge_contradicts_the_list(judge, fake_
         (tmp_path / "c").mkdir(exist_ok=True)
         (tmp_path / "c" / name).write_text(f"text of {name}")
     fake_judge.action = Reply("WINNER: A\nRATIONALE: The first one shown.")  # pure position bias
-    out, _err = run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "sup", "--judge", judge.name, "--strategy", "robust")
+    out, _err = run_command(
+        "rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "sup", "--judge", judge.name, "--strategy", "robust",
+    )
     meta = json.loads(paths(settings, "sup")[1].read_text())
     assert meta["support"]["contested"] == 2  # each pair won once in each order: nothing decides it
     assert "2 of 2 adjacent pairs not supported by their comparisons" in out and "contested (1 for, 1 against)" in out
@@ -122,7 +134,9 @@ def test_the_order_support_says_when_the_judge_contradicts_the_list(judge, fake_
 # --- A comparison that fails (issue 14): retried, then the candidate unplaced, the batch goes on ---------
 
 
-def test_a_context_length_400_leaves_one_candidate_unplaced_and_the_batch_goes_on(oracle_judge, oracle, tmp_path, settings, fake_judge):
+def test_a_context_length_400_leaves_one_candidate_unplaced_and_the_batch_goes_on(
+    oracle_judge, oracle, tmp_path, settings, fake_judge
+):
     truth = oracle.write(tmp_path / "c", 6, seed=3)
     broken = sorted(truth)[2]
     broken_text = (tmp_path / "c" / broken).read_text().strip()
@@ -140,7 +154,10 @@ def test_a_context_length_400_leaves_one_candidate_unplaced_and_the_batch_goes_o
     path, sidecar = paths(settings, "ctx")
     assert json.loads(path.read_text()) == true_top({k: v for k, v in truth.items() if k != broken}, 10)
     unplaced = json.loads(sidecar.read_text())["unplaced"]
-    assert [u["id"] for u in unplaced] == [broken] and "HTTP 400" in unplaced[0]["reason"] and "context length" in unplaced[0]["reason"]
+    assert (
+        [u["id"] for u in unplaced] == [broken] and "HTTP 400" in unplaced[0]["reason"]
+        and "context length" in unplaced[0]["reason"]
+    )
     assert f"unplaced: {broken} — " in err and "left unplaced" in err
     # The count is the HTTP requests really made: the failed one asked twice included.
     requests = fake_judge.chat_requests
@@ -157,7 +174,9 @@ def test_a_context_length_400_leaves_one_candidate_unplaced_and_the_batch_goes_o
     assert Insertion.objects.get(artifact__artifact_id=broken).notes["failures"][0]["reason"].count("HTTP 400") == 1
 
 
-def test_malformed_replies_are_retried_past_the_cache_then_left_unplaced_and_retried_later(oracle_judge, oracle, tmp_path, settings, fake_judge):
+def test_malformed_replies_are_retried_past_the_cache_then_left_unplaced_and_retried_later(
+    oracle_judge, oracle, tmp_path, settings, fake_judge
+):
     truth = oracle.write(tmp_path / "c", 5, seed=6)
     broken = sorted(truth)[3]
     broken_text = (tmp_path / "c" / broken).read_text().strip()
@@ -182,7 +201,9 @@ def test_an_unplaced_candidate_is_retried_with_its_registered_content_only(oracl
     truth = oracle.write(tmp_path / "c", 3, seed=1)
     broken = sorted(truth)[1]
     brain = fake_judge.action
-    fake_judge.action = When(prompt_contains((tmp_path / "c" / broken).read_text().strip()), Status(400, message="too long"), brain)
+    fake_judge.action = When(
+        prompt_contains((tmp_path / "c" / broken).read_text().strip()), Status(400, message="too long"), brain,
+    )
     run_failing("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "cnt", "--judge", "oracle")
     other = tmp_path / "other"
     other.mkdir()
@@ -192,13 +213,18 @@ def test_an_unplaced_candidate_is_retried_with_its_registered_content_only(oracl
 
 
 @pytest.mark.parametrize("strategy", ["robust", "tournament"])
-def test_a_strategy_leaves_a_failing_candidate_unplaced_and_ranks_the_rest(strategy, oracle_judge, oracle, tmp_path, settings, fake_judge):
+def test_a_strategy_leaves_a_failing_candidate_unplaced_and_ranks_the_rest(
+    strategy, oracle_judge, oracle, tmp_path, settings, fake_judge
+):
     truth = oracle.write(tmp_path / "c", 12, seed=4)
     broken = true_top(truth, 1)[0]
     brain = fake_judge.action
-    fake_judge.action = When(prompt_contains((tmp_path / "c" / broken).read_text().strip()), Status(400, message="too long"), brain)
+    fake_judge.action = When(
+        prompt_contains((tmp_path / "c" / broken).read_text().strip()), Status(400, message="too long"), brain,
+    )
     code, out, err = run_failing(
-        "rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", f"f-{strategy}", "--judge", "oracle", "--max-size", "4", "--strategy", strategy
+        "rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", f"f-{strategy}", "--judge", "oracle", "--max-size", "4",
+        "--strategy", strategy
     )
     assert code == 1 and f"unplaced: {broken}" in err
     rest = {k: v for k, v in truth.items() if k != broken}
@@ -206,7 +232,9 @@ def test_a_strategy_leaves_a_failing_candidate_unplaced_and_ranks_the_rest(strat
     assert calls_line(out).startswith(f"Comparator calls: {len(fake_judge.chat_requests)} for 12 inserts")
 
 
-def test_a_judge_out_of_reach_leaves_the_candidate_unplaced_and_it_is_placed_once_the_judge_is_back(oracle_judge, oracle, tmp_path, settings, fake_judge):
+def test_a_judge_out_of_reach_leaves_the_candidate_unplaced_and_it_is_placed_once_the_judge_is_back(
+    oracle_judge, oracle, tmp_path, settings, fake_judge
+):
     truth = oracle.write(tmp_path / "c", 6, seed=9)
     brain = fake_judge.action
     run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "out", "--judge", "oracle", "--max-size", "3")
@@ -232,7 +260,10 @@ def test_a_judge_out_of_reach_for_three_candidates_in_a_row_stops_the_batch_inst
     truth = oracle.write(tmp_path / "c", 7, seed=2)
     brain = fake_judge.action
     fake_judge.action = Status(503, message="overloaded")
-    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="down", executor="inline")
+    run = rank_create(
+        candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="down",
+        executor="inline",
+    )
     run = runs.run_execute_inline(run=run)
     assert run.status == RunStatus.FAILED and "out of reach for 3 candidates in a row" in run.error
     statuses = list(Insertion.objects.filter(ranklist__run=run).order_by("sequence").values_list("status", flat=True))
@@ -247,9 +278,14 @@ def test_a_judge_out_of_reach_for_three_candidates_in_a_row_stops_the_batch_inst
     assert run.status == RunStatus.DONE and run.report["ranking"] == true_top(truth, 10) and run.done_units == 7
 
 
-def test_insert_into_a_tournament_ranklist_runs_one_more_round_within_its_budget(oracle_judge, oracle, tmp_path, settings, fake_judge):
+def test_insert_into_a_tournament_ranklist_runs_one_more_round_within_its_budget(
+    oracle_judge, oracle, tmp_path, settings, fake_judge
+):
     truth = oracle.write(tmp_path / "c", 12, seed=7)
-    run_command("rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "ti", "--judge", "oracle", "--max-size", "4", "--strategy", "tournament")
+    run_command(
+        "rank", str(tmp_path / "c"), "--goal", GOAL, "--run-id", "ti", "--judge", "oracle", "--max-size", "4", "--strategy",
+        "tournament",
+    )
     path, _sidecar = paths(settings, "ti")
     ranking = true_top(truth, 4)
     oracle.add(tmp_path / "new.md", "a new candidate", (truth[ranking[0]] + truth[ranking[1]]) / 2)

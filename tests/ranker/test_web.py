@@ -156,18 +156,24 @@ def test_no_directory_outside_browse_roots_can_be_chosen(logged_in, oracle_judge
 @pytest.fixture
 def ranked(oracle_judge, oracle, tmp_path):
     truth = oracle.write(tmp_path / "c", 6, seed=9)
-    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", executor="inline")
+    run = rank_create(
+        candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", executor="inline",
+    )
     runs.run_execute_inline(run=run)
     return Ranklist.objects.get(run=run), truth
 
 
-def test_insert_from_the_browser_is_queued_and_placed_by_the_worker(logged_in, ranked, oracle, sent, django_capture_on_commit_callbacks):
+def test_insert_from_the_browser_is_queued_and_placed_by_the_worker(
+    logged_in, ranked, oracle, sent, django_capture_on_commit_callbacks
+):
     ranklist, truth = ranked
     ranking = true_top(truth, 6)
     text = "a candidate between the first and the second"
     oracle.quality[text] = (truth[ranking[0]] + truth[ranking[1]]) / 2
     with django_capture_on_commit_callbacks(execute=True):
-        response = logged_in.post(reverse("ranker:insert", args=[ranklist.uuid]), {"file": SimpleUploadedFile("new.md", text.encode())})
+        response = logged_in.post(
+            reverse("ranker:insert", args=[ranklist.uuid]), {"file": SimpleUploadedFile("new.md", text.encode())},
+        )
     assert response.status_code == 302
     insertion = Insertion.objects.get(artifact__artifact_id="new.md")
     assert insertion.status == InsertionStatus.PENDING and sent == [("ranklist_work", (ranklist.pk,))]
@@ -194,13 +200,17 @@ def test_a_ranklists_page_renders_from_its_kinds_read_without_a_query(ranked):
 
 def test_insert_from_the_browser_of_a_registered_id_is_skipped(logged_in, ranked, sent):
     ranklist, _truth = ranked
-    response = logged_in.post(reverse("ranker:insert", args=[ranklist.uuid]), {"file": SimpleUploadedFile("cand-001.md", b"other")}, follow=True)
+    response = logged_in.post(
+        reverse("ranker:insert", args=[ranklist.uuid]), {"file": SimpleUploadedFile("cand-001.md", b"other")}, follow=True,
+    )
     assert "already registered" in response.content.decode() and sent == []
 
 
 def test_insert_of_an_empty_file_from_the_browser_is_a_form_error(logged_in, ranked):
     ranklist, _truth = ranked
-    response = logged_in.post(reverse("ranker:insert", args=[ranklist.uuid]), {"file": SimpleUploadedFile("e.md", b"")}, headers={"HX-Request": "true"})
+    response = logged_in.post(
+        reverse("ranker:insert", args=[ranklist.uuid]), {"file": SimpleUploadedFile("e.md", b"")}, headers={"HX-Request": "true"},
+    )
     assert response.status_code == 200 and b'id="insert-form"' in response.content and b"empty" in response.content
     assert Insertion.objects.count() == 6
 
@@ -227,11 +237,16 @@ def test_direct_compare_from_the_browser_shows_winner_rationale_and_both_texts(
     assert '<strong class="winner">B</strong>' in body and "the stronger one" in body
 
 
-def test_a_batch_failed_by_a_judge_outage_resumes_from_the_browser(logged_in, oracle_judge, oracle, tmp_path, fake_judge, sent, django_capture_on_commit_callbacks):
+def test_a_batch_failed_by_a_judge_outage_resumes_from_the_browser(
+    logged_in, oracle_judge, oracle, tmp_path, fake_judge, sent, django_capture_on_commit_callbacks
+):
     truth = oracle.write(tmp_path / "c", 6, seed=21)
     brain = fake_judge.action
     fake_judge.action = Status(401, message="bad key")
-    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="outage", executor="inline")
+    run = rank_create(
+        candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="outage",
+        executor="inline",
+    )
     run = runs.run_execute_inline(run=run)
     assert run.status == RunStatus.FAILED and "401" in run.error
     ranklist = Ranklist.objects.get(run=run)
@@ -261,7 +276,10 @@ def test_a_demo_judges_ranklist_says_it_is_a_scripted_demo(logged_in, fake_judge
 
     judges, _systems = demo_endpoints(fake_judge.url)
     oracle.write(tmp_path / "c", 3)
-    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=judges[0], set_name="c", run_id="demo-like", executor="inline")
+    run = rank_create(
+        candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=judges[0], set_name="c", run_id="demo-like",
+        executor="inline",
+    )
     runs.run_execute_inline(run=run)
     html = logged_in.get(reverse("run_detail", args=["demo-like"])).content.decode()
     assert "Scripted demo judge." in html and "scripted demo, not a model" in html
@@ -290,8 +308,13 @@ def test_the_ranklist_page_says_what_is_unplaced_and_how_well_the_order_is_suppo
     truth = oracle.write(tmp_path / "c", 5, seed=12)
     broken = sorted(truth)[1]
     brain = fake_judge.action
-    fake_judge.action = When(prompt_contains((tmp_path / "c" / broken).read_text().strip()), Status(400, message="context length exceeded"), brain)
-    run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="up", strategy="robust", executor="inline")
+    fake_judge.action = When(
+        prompt_contains((tmp_path / "c" / broken).read_text().strip()), Status(400, message="context length exceeded"), brain,
+    )
+    run = rank_create(
+        candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="up", strategy="robust",
+        executor="inline",
+    )
     run = runs.run_execute_inline(run=run)
     assert run.status == RunStatus.INVALID
     html = logged_in.get(reverse("run_detail", args=["up"])).content.decode()

@@ -28,8 +28,10 @@ RUBRIC = """name = "support-quality"
 [[criteria]]
 name = "helpfulness"
 description = "Does the reply solve the customer's problem?"
-scale = { 1 = "ignores the problem", 2 = "mostly unhelpful", 3 = "partly solves it", 4 = "solves it with gaps", 5 = "solves it fully" }
-examples = { 1 = "Not my problem.", 2 = "Try again later.", 3 = "Check settings.", 4 = "Reset in Settings > Password.", 5 = "Reset in Settings > Password; the link lasts 2 hours." }
+scale = { 1 = "ignores the problem", 2 = "mostly unhelpful", 3 = "partly solves it", 4 = "solves it with gaps", \
+5 = "solves it fully" }
+examples = { 1 = "Not my problem.", 2 = "Try again later.", 3 = "Check settings.", 4 = "Reset in Settings > Password.", \
+5 = "Reset in Settings > Password; the link lasts 2 hours." }
 """
 
 # The judge asked for at most this many tokens in the truncation case: no verdict fits.

@@ -76,7 +76,9 @@ class LlamaServer:
             except OSError:
                 if time.monotonic() > deadline:
                     self.__exit__()
-                    raise ServerFailed(f"the llama.cpp server did not answer within {STARTUP_SECONDS}s: {self.log.read_text()[-2000:]}") from None
+                    raise ServerFailed(
+                        f"the llama.cpp server did not answer within {STARTUP_SECONDS}s: {self.log.read_text()[-2000:]}"
+                    ) from None
                 time.sleep(0.5)
 
     def __exit__(self, *exc) -> None:

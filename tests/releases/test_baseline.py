@@ -23,7 +23,8 @@ name = "clarity"
 name = "clarity"
 description = "Is the reply easy to follow?"
 scale = { 1 = "confusing", 2 = "hard to follow", 3 = "followable", 4 = "clear", 5 = "very clear" }
-examples = { 1 = "Uh.", 2 = "Maybe settings.", 3 = "Check settings.", 4 = "Open Settings, then Password.", 5 = "Open Settings > Password and click Reset." }
+examples = { 1 = "Uh.", 2 = "Maybe settings.", 3 = "Check settings.", 4 = "Open Settings, then Password.", \
+5 = "Open Settings > Password and click Reset." }
 '''
 
 
@@ -62,7 +63,9 @@ def released(judge, rows, *, system, lead, label, **kwargs):
 def test_a_run_on_another_test_set_and_rubric_is_never_blocked_by_a_release_measured_on_others(judge, system, lead):
     released(judge, cases(range(4)), system=system, lead=lead, label="v1.0")
     # Test set B (other cases) and rubric B, with worse replies: nothing is shared, so nothing is compared.
-    run = finished(judge, cases(range(10, 14), reply=lambda i: BAD_REPLY, prefix="order"), system=system, rubric=RUBRIC_B, name="b.jsonl")
+    run = finished(
+        judge, cases(range(10, 14), reply=lambda i: BAD_REPLY, prefix="order"), system=system, rubric=RUBRIC_B, name="b.jsonl",
+    )
     gate = gate_evaluate(run=run)
     assert run.report["baseline"]["how"] == "skipped" and run.report["baseline"]["cases"] == 0
     assert "no case of this run's test set b is in the test set t of bot's release v1.0" in run.report["baseline"]["reason"]
@@ -159,7 +162,10 @@ def test_under_the_regression_rule_only_an_interval_below_zero_blocks(judge, sys
     # Every case worse: a real regression blocks under either rule.
     worse = finished(judge, cases(range(8), reply=lambda i: BAD_REPLY), system=system, name="v3.jsonl")
     reasons = gate_evaluate(run=worse)["reasons"]
-    assert worse.report["baseline"]["ci95"][1] < 0 and any(r.startswith("a regression against bot's release v1.0") for r in reasons)
+    assert (
+        worse.report["baseline"]["ci95"][1] < 0
+        and any(r.startswith("a regression against bot's release v1.0") for r in reasons)
+    )
 
 
 # --- The paired difference ------------------------------------------------------------------------------
@@ -208,11 +214,19 @@ def test_the_paired_difference_and_its_interval_equal_an_independent_paired_boot
 
 def test_a_runs_stored_baseline_equals_an_independent_recount_from_the_judgments(judge, system, lead):
     base = released(judge, cases(range(12)), system=system, lead=lead, label="v1.0")
-    run = finished(judge, cases(range(12), reply=lambda i: BAD_REPLY if i % 3 == 0 else GOOD_REPLY), system=system, rubric=RUBRIC_TWO, name="b.jsonl")
+    run = finished(
+        judge, cases(range(12), reply=lambda i: BAD_REPLY if i % 3 == 0 else GOOD_REPLY), system=system, rubric=RUBRIC_TWO,
+        name="b.jsonl",
+    )
     del base
     baseline = run.report["baseline"]
-    ours = {(u.case.case_id, u.criterion.name): u.parsed["score"] for u in run.judgments.filter(purpose=Purpose.JUDGE, status="done")}
-    theirs = {(u.case.case_id, u.criterion.name): u.parsed["score"] for u in run.judgments.filter(purpose=Purpose.BASELINE, status="done")}
+    ours = {
+        (u.case.case_id, u.criterion.name): u.parsed["score"] for u in run.judgments.filter(purpose=Purpose.JUDGE, status="done")
+    }
+    theirs = {
+        (u.case.case_id, u.criterion.name): u.parsed["score"]
+        for u in run.judgments.filter(purpose=Purpose.BASELINE, status="done")
+    }
     order = sorted(ours, key=lambda k: (k[0], ["helpfulness", "tone"].index(k[1])))
     pairs = [ScorePair(k[0], k[1], float(ours[k]), float(theirs[k])) for k in order if k in theirs]
     diff, ci = independent_paired_bootstrap(pairs, resamples=BASELINE_RESAMPLES, seed=BASELINE_SEED)
@@ -233,7 +247,9 @@ def test_worse_cases_come_worst_first_and_a_given_mean_is_compared_as_given():
 
 
 def test_an_earlier_releases_decision_is_unchanged_by_a_later_release_and_a_lock(judge, system, lead, client):
-    first = released(judge, cases(range(4), reply=lambda i: BAD_REPLY if i == 0 else GOOD_REPLY), system=system, lead=lead, label="v1.0")
+    first = released(
+        judge, cases(range(4), reply=lambda i: BAD_REPLY if i == 0 else GOOD_REPLY), system=system, lead=lead, label="v1.0",
+    )
     stored = Release.objects.get(run=first)
     decided = json.loads(json.dumps(stored.gate))
     assert decided["passed"] is True and decided["decided_by"] == "leo" and decided["mean"] == first.report["mean"]
@@ -296,7 +312,9 @@ def test_the_comparison_page_sorts_regressions_first_and_filters_by_criterion(ju
     table = page[page.index('id="compare-table"'):]
     assert table.index("c004") < table.index("c000")
     assert 'class="worse"' in table
-    only_tone = client.get("/pointwise/compare/", {"run": run.run_id, "baseline": base.run_id, "criterion": "tone"}).content.decode()
+    only_tone = client.get(
+        "/pointwise/compare/", {"run": run.run_id, "baseline": base.run_id, "criterion": "tone"},
+    ).content.decode()
     body = only_tone[only_tone.index("<tbody>"):only_tone.index("</tbody>")]
     assert "tone" in body and "helpfulness" not in body
     bad = client.get("/pointwise/compare/", {"run": run.run_id, "baseline": "no-such-run"})

@@ -68,7 +68,9 @@ def at_the_same_moment(*calls):
     return errors
 
 
-def test_approve_and_block_at_the_same_moment_leave_the_last_audit_entry_in_force(judge, make_system, lead, make_user, monkeypatch):
+def test_approve_and_block_at_the_same_moment_leave_the_last_audit_entry_in_force(
+    judge, make_system, lead, make_user, monkeypatch
+):
     run = finished(judge, system=make_system("bot"))
     other = make_user("lena", "lead")
     first_of_round = widen_the_window(monkeypatch)
@@ -84,9 +86,13 @@ def test_approve_and_block_at_the_same_moment_leave_the_last_audit_entry_in_forc
 
         assert at_the_same_moment(approve, block) == []
         in_force, entry = gate_decision_in_force(run=run), last_decision_entry(run)
-        expected = AuditLog.Action.RELEASE_APPROVED if in_force.verdict == GateDecision.Verdict.APPROVED else AuditLog.Action.RELEASE_BLOCKED
+        expected = (
+            AuditLog.Action.RELEASE_APPROVED if in_force.verdict == GateDecision.Verdict.APPROVED
+            else AuditLog.Action.RELEASE_BLOCKED
+        )
         assert (entry.action, entry.actor_label, entry.reason) == (expected, in_force.actor_label, in_force.reason), (
-            f"round {round_number}: in force {in_force.verdict} by {in_force.actor_label}, last entry {entry.action} by {entry.actor_label}"
+            f"round {round_number}: in force {in_force.verdict} by {in_force.actor_label}, last entry {entry.action} by "
+            f"{entry.actor_label}"
         )
         # The gate reads the same decision.
         assert gate_evaluate(run=run)["lead_decision"]["verdict"] == in_force.verdict
@@ -122,7 +128,9 @@ def test_a_block_after_a_release_is_recorded_beside_it(judge, make_system, lead)
     assert last_decision_entry(run).action == AuditLog.Action.RELEASE_BLOCKED
 
 
-def test_a_release_and_a_block_at_the_same_moment_never_release_over_a_block_in_force_before_it(judge, make_system, lead, make_user):
+def test_a_release_and_a_block_at_the_same_moment_never_release_over_a_block_in_force_before_it(
+    judge, make_system, lead, make_user
+):
     for round_number in range(4):
         run = finished(judge, system=make_system(f"bot-{round_number}"))
         other = make_user(f"lena-{round_number}", "lead")

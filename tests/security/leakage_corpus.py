@@ -31,7 +31,10 @@ LABEL = "label_key"
 # (id, what a person sees, the text, the flag kind expected)
 LEAKY = [
     # The version's own names: the README's example first.
-    ("readme-v2", "README's example: versions out/v1 and out/v2, and 'This is v2' in an output", "This is v2.\n1. Notify the on-call.", KNOWN),
+    (
+        "readme-v2", "README's example: versions out/v1 and out/v2, and 'This is v2' in an output",
+        "This is v2.\n1. Notify the on-call.", KNOWN,
+    ),
     ("other-version-v1", "another version's short name", "Better than v1 was.", KNOWN),
     ("version-path", "the version's directory with its parent", "Written for out/v2 of the comparison.", KNOWN),
     ("slash-name", "acme/stepwise as written", "Produced by acme/stepwise.", KNOWN),
@@ -71,9 +74,15 @@ LEAKY = [
     ("model-name", "a full model name", "Drafted with gpt-4o-mini at temperature 0.", MODEL),
     ("model-claude-sonnet", "a full model name", "Claude 3.5 Sonnet says hello.", MODEL),
     # Transcripts in every common shape.
-    ("python-repr-transcript", "a Python repr of chat messages", "[{'role': 'user', 'content': 'rotate'}, {'role': 'assistant', 'content': 'ok'}]", TRANSCRIPT),
+    (
+        "python-repr-transcript", "a Python repr of chat messages",
+        "[{'role': 'user', 'content': 'rotate'}, {'role': 'assistant', 'content': 'ok'}]", TRANSCRIPT,
+    ),
     ("json-speaker", "JSON turns with speakers", '[{"speaker": "assistant", "text": "Step 1"}]', TRANSCRIPT),
-    ("sharegpt", "ShareGPT turns", '{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}', TRANSCRIPT),
+    (
+        "sharegpt", "ShareGPT turns", '{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}',
+        TRANSCRIPT,
+    ),
     ("json-role", "OpenAI-style messages", '{"role": "assistant", "content": "Step 1"}', TRANSCRIPT),
     ("message-object-repr", "a message object's repr", "ChatMessage(role='assistant', content='Step 1')", TRANSCRIPT),
     ("yaml-roles", "YAML turns", "- role: user\n  content: rotate it\n- role: assistant\n  content: done\n", TRANSCRIPT),
@@ -83,9 +92,15 @@ LEAKY = [
     ("xml-turns", "turns in tags", "<human>rotate it</human><assistant>done</assistant>", TRANSCRIPT),
     # Tool calls, structured and told in prose.
     ("tool-call-prose", "a tool call told in prose", "First I called the `search_docs` tool with the query 'rotation'.", TOOL),
-    ("tool-call-prose-function", "a function call told in prose", "Then, invoking the function get_secret, I read the old value.", TOOL),
+    (
+        "tool-call-prose-function", "a function call told in prose",
+        "Then, invoking the function get_secret, I read the old value.", TOOL,
+    ),
     ("tool-call-prose-parens", "a call told in prose", "I ran read_file('config.yaml') and found the password.", TOOL),
-    ("react-steps", "ReAct steps", "Thought: find the doc\nAction: search\nAction Input: rotation\nObservation: found it\n", TOOL),
+    (
+        "react-steps", "ReAct steps", "Thought: find the doc\nAction: search\nAction Input: rotation\nObservation: found it\n",
+        TOOL,
+    ),
     ("tool-calls-json", "an OpenAI tool_calls record", '{"tool_calls": [{"id": "call_1"}]}', TOOL),
     ("function-call-json", "a function name and arguments", '{"name": "get_secret", "arguments": "{}"}', TOOL),
     ("tool-use-repr", "an Anthropic tool_use block as a Python repr", "{'type': 'tool_use', 'name': 'read'}", TOOL),
@@ -101,7 +116,10 @@ LEAKY = [
     ("spaced-claude-hyphens", "Claude with a hyphen between every letter", "Signed, C-l-a-u-d-e.", PROVIDER),
     ("spaced-claude-dots", "Claude with a dot between every letter", "As c.l.a.u.d.e, I suggest the steps.", PROVIDER),
     ("spaced-claude-spaces", "Claude with a space between every letter", "Written by C l a u d e for you.", PROVIDER),
-    ("spaced-anthropic-underscores", "Anthropic with underscores between the letters", "Per A_n_t_h_r_o_p_i_c policy, rotate weekly.", PROVIDER),
+    (
+        "spaced-anthropic-underscores", "Anthropic with underscores between the letters",
+        "Per A_n_t_h_r_o_p_i_c policy, rotate weekly.", PROVIDER,
+    ),
     ("spaced-gemini-stars", "Gemini with asterisks between the letters", "G*e*m*i*n*i suggests rotating weekly.", PROVIDER),
     ("spaced-openai-mixed", "OpenAI with mixed separators", "Built on O-p-e-n A.I tooling.", PROVIDER),
     ("spaced-gpt-4o", "a model name with spaces between every character", "Drafted by G P T - 4 o overnight.", MODEL),
@@ -131,19 +149,32 @@ LEAKY = [
     # LangChain, LlamaIndex and OpenAI transcript shapes.
     ("langchain-dict", "a LangChain message dict", '[{"type": "human", "data": {"content": "rotate it"}}]', TRANSCRIPT),
     ("langchain-dict-ai", "a LangChain AI message dict as a repr", "{'type': 'ai', 'data': {'content': 'done'}}", TRANSCRIPT),
-    ("langchain-objects", "LangChain message objects", "[HumanMessage(content='rotate it'), AIMessage(content='done')]", TRANSCRIPT),
+    (
+        "langchain-objects", "LangChain message objects", "[HumanMessage(content='rotate it'), AIMessage(content='done')]",
+        TRANSCRIPT,
+    ),
     ("langchain-system", "a LangChain system message", 'SystemMessage(content="You are a helpful assistant")', TRANSCRIPT),
     ("langchain-chunk", "a streamed LangChain chunk", "AIMessageChunk(content='Step 1')", TRANSCRIPT),
     ("langchain-serialised", "a serialised LangChain message",
-     '{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"], "kwargs": {"content": "done"}}', TRANSCRIPT),
-    ("langchain-tuples", "LangChain prompt tuples", 'ChatPromptTemplate.from_messages([("human", "rotate it"), ("ai", "done")])', TRANSCRIPT),
+     '{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"], "kwargs": {"content": "done"}}',
+     TRANSCRIPT),
+    (
+        "langchain-tuples", "LangChain prompt tuples",
+        'ChatPromptTemplate.from_messages([("human", "rotate it"), ("ai", "done")])', TRANSCRIPT,
+    ),
     ("llamaindex-message", "a LlamaIndex chat message", "ChatMessage(role=MessageRole.USER, content='rotate it')", TRANSCRIPT),
-    ("llamaindex-repr", "a LlamaIndex chat message's repr", "ChatMessage(role=<MessageRole.ASSISTANT: 'assistant'>, content='done')", TRANSCRIPT),
+    (
+        "llamaindex-repr", "a LlamaIndex chat message's repr",
+        "ChatMessage(role=<MessageRole.ASSISTANT: 'assistant'>, content='done')", TRANSCRIPT,
+    ),
     ("openai-role-ai", "an OpenAI-style message with the role 'ai'", '{"role":"ai","content":"done"}', TRANSCRIPT),
     ("openai-responses-tool", "an OpenAI Responses API tool output", '{"type": "function_call_output", "output": "42"}', TOOL),
     # Tool calls told in prose, without "I" or "we".
     ("called-parens", "a call told in prose", "Then called get_weather() to check the region.", TOOL),
-    ("called-parens-args", "a call with arguments told in prose", "Called get_secret(name='billing') and got the old value.", TOOL),
+    (
+        "called-parens-args", "a call with arguments told in prose", "Called get_secret(name='billing') and got the old value.",
+        TOOL,
+    ),
     ("invoked-backticks", "a tool invoked in backticks", "Next, invoked `read_file` on the config.", TOOL),
     ("ran-backticks", "a tool run in backticks", "First ran `search_docs` for rotation.", TOOL),
     ("executed-camel", "a camelCase tool executed", "Executed `readFile` to load the config.", TOOL),
@@ -183,7 +214,11 @@ CLEAN = [
      "5. Roll back: restore the previous secret version and restart.\n"),
     ("support-reply", "Hi Sam,\n\nI've reset your password. You'll get an email with a link; it expires in 24 hours. "
      "If it doesn't arrive, check your spam folder.\n\nBest,\nThe Billing Team\n"),
-    ("shell", "Run:\n\n```\npsql -h db.internal -U admin -c \"ALTER USER billing PASSWORD '…'\"\nkubectl rollout restart deployment/billing\n```\n"),
+    (
+        "shell",
+        "Run:\n\n```\npsql -h db.internal -U admin -c \"ALTER USER billing PASSWORD '…'\"\nkubectl rollout restart "
+        "deployment/billing\n```\n",
+    ),
     ("url-encoded-query", "See https://status.example.com/search?q=billing%20outage&page=2 for the incident history."),
     ("html-entities", "Use &lt;service&gt; &amp; &lt;region&gt; in the command, e.g. billing &amp; eu-west."),
     ("faq", "Q: How long does rotation take?\nA: About ten minutes.\nQ: Is there downtime?\nA: No.\n"),
@@ -194,7 +229,11 @@ CLEAN = [
     ("gpt-partition", "The new disk uses a GPT partition table; the database volume is /dev/sdb1."),
     ("markdown-table", "| step | owner |\n|---|---|\n| notify | on-call |\n| rotate | DBA |\n"),
     ("json-config", '{"timeout": 30, "retries": 3, "name": "billing", "region": "eu-west-1"}'),
-    ("python-snippet", "```python\ndef rotate(vault):\n    secret = vault.new_secret('billing')\n    return secret\n```\nCall rotate() from the nightly job."),
+    (
+        "python-snippet",
+        "```python\ndef rotate(vault):\n    secret = vault.new_secret('billing')\n    return secret\n```\nCall rotate() from the "
+        "nightly job.",
+    ),
     ("assistant-prose", "The user should ask the assistant manager to approve the change before the window."),
     ("percentages", "Traffic dropped 50% during the 10% canary; 100% of checks passed."),
     ("menu-path", "Open Settings > Accounts > Security and choose Rotate now."),

@@ -37,7 +37,9 @@ def scene(make_judge, reviewer, monkeypatch, tmp_path):
     from judgeapp.judging.judges import judges_sync
 
     monkeypatch.setattr(connections, "close_all", lambda: None)  # run_from_argv closes connections
-    judges = [make_judge(name, family=family) for name, family in (("judge-a", "fam-a"), ("judge-b", "fam-b"), ("judge-c", "fam-c"))]
+    judges = [
+        make_judge(name, family=family) for name, family in (("judge-a", "fam-a"), ("judge-b", "fam-b"), ("judge-c", "fam-c"))
+    ]
     judges_sync()
     folder = tmp_path / "case"
     write_files(folder, DEFAULT_FILES)
@@ -66,7 +68,9 @@ def test_a_command_whose_disk_fills_while_it_stores_the_run_exits_2_with_one_lin
     assert snapshot(scene) == before and fake_judge.chat_requests == []
 
 
-def test_agent_judge_whose_workspace_fills_the_disk_exits_2_and_leaves_no_staging_folder(scene, fake_judge, monkeypatch, settings):
+def test_agent_judge_whose_workspace_fills_the_disk_exits_2_and_leaves_no_staging_folder(
+    scene, fake_judge, monkeypatch, settings
+):
     settings.AGENT_SANDBOX_ENABLED = False
     ingest = agent_services._ingest
 
@@ -85,9 +89,18 @@ def test_agent_judge_whose_workspace_fills_the_disk_exits_2_and_leaves_no_stagin
 def test_a_disk_that_fills_after_the_run_is_stored_is_one_line_without_nothing_stored():
     """Where no service could roll it back (a report file, say), the line says the disk is full, not that
     nothing was stored."""
-    assert failure_line(OSError(errno.ENOSPC, "No space left on device")) == "the disk is full (No space left on device); free some space and try again"
-    assert failure_line(OperationalError("database or disk is full")) == "the disk is full (database or disk is full); free some space and try again"
-    assert disk_full(DiskFull("x")) and not disk_full(OSError(errno.EACCES, "Permission denied")) and not disk_full(OperationalError("locked"))
+    assert (
+        failure_line(OSError(errno.ENOSPC, "No space left on device"))
+        == "the disk is full (No space left on device); free some space and try again"
+    )
+    assert (
+        failure_line(OperationalError("database or disk is full"))
+        == "the disk is full (database or disk is full); free some space and try again"
+    )
+    assert (
+        disk_full(DiskFull("x")) and not disk_full(OSError(errno.EACCES, "Permission denied"))
+        and not disk_full(OperationalError("locked"))
+    )
 
 
 # --- The pages --------------------------------------------------------------------------------------------
@@ -95,7 +108,8 @@ def test_a_disk_that_fills_after_the_run_is_stored_is_one_line_without_nothing_s
 
 def pointwise_form(scene, **uploads) -> dict:
     return {"judge": scene["judges"][0].pk, "threshold": "3.5",
-            "testset_file": SimpleUploadedFile("t.jsonl", TESTSET), "rubric_file": SimpleUploadedFile("r.toml", RUBRIC), **uploads}
+            "testset_file": SimpleUploadedFile("t.jsonl", TESTSET), "rubric_file": SimpleUploadedFile("r.toml", RUBRIC),
+            **uploads}
 
 
 def test_a_page_whose_disk_fills_while_it_stores_the_run_shows_a_form_error_and_stores_nothing(scene, client, monkeypatch):
@@ -121,7 +135,9 @@ def test_the_pairwise_page_too(scene, client, monkeypatch):
     assert snapshot(scene) == before
 
 
-def test_the_agent_page_whose_upload_fills_the_disk_shows_a_form_error_and_leaves_no_staging_folder(scene, client, monkeypatch, settings):
+def test_the_agent_page_whose_upload_fills_the_disk_shows_a_form_error_and_leaves_no_staging_folder(
+    scene, client, monkeypatch, settings
+):
     settings.AGENT_SANDBOX_ENABLED = False
     client.force_login(scene["reviewer"])
     monkeypatch.setattr(agent_services, "_ingest", no_space)

@@ -81,7 +81,9 @@ def run_command(argv: list[str]) -> tuple[int | str, str]:
 def scene(make_judge, reviewer, monkeypatch):
     """Three judges of different families (the jury needs them), the judges file loaded, a reviewer."""
     monkeypatch.setattr(connections, "close_all", lambda: None)  # run_from_argv closes connections
-    judges = [make_judge(name, family=family) for name, family in (("judge-a", "fam-a"), ("judge-b", "fam-b"), ("judge-c", "fam-c"))]
+    judges = [
+        make_judge(name, family=family) for name, family in (("judge-a", "fam-a"), ("judge-b", "fam-b"), ("judge-c", "fam-c"))
+    ]
     judges_sync()
     return {"judges": judges, "reviewer": reviewer}
 
@@ -96,7 +98,9 @@ def fill(value, placeholders: dict):
 
 
 def attack_outcome(attack: Attack, folder: Path, scene, client) -> tuple[object, str]:
-    placeholders = {"d": folder, "judge": scene["judges"][0].pk, "judge_b": scene["judges"][1].pk, "judge_c": scene["judges"][2].pk}
+    placeholders = {
+        "d": folder, "judge": scene["judges"][0].pk, "judge_b": scene["judges"][1].pk, "judge_c": scene["judges"][2].pk,
+    }
     with override_settings(**{key: fill(value, placeholders) for key, value in attack.settings.items()}):
         if attack.argv is not None:
             return run_command(fill(attack.argv, placeholders))

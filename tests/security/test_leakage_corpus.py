@@ -32,7 +32,9 @@ def flags_for(text: str):
             {"run-1/runbook.md": CLEAN_RUN.encode(), "run-2/runbook.md": text.encode()}, name="b", max_run_bytes=100_000
         )),
     ]
-    return scan_inputs(versions=versions, eval_prompt=TASK, expectations=["Says how to roll back"], known=known(), labels=["A", "B"])
+    return scan_inputs(
+        versions=versions, eval_prompt=TASK, expectations=["Says how to roll back"], known=known(), labels=["A", "B"],
+    )
 
 
 def test_the_corpus_is_as_large_as_the_issues_ask():
@@ -83,7 +85,8 @@ def test_the_readme_example_is_stopped_from_the_command_line_too(tmp_path, db, j
     out = io.StringIO()
     with pytest.raises(SystemExit) as exc:
         call_command("blind-compare", "--version", f"A={tmp_path / 'out' / 'v1'}", "--version", f"B={tmp_path / 'out' / 'v2'}",
-                     "--prompt", str(tmp_path / "task.md"), "--output", str(tmp_path / "c.json"), "--judge", judge.name, stdout=out)
+                     "--prompt", str(tmp_path / "task.md"), "--output", str(tmp_path / "c.json"), "--judge", judge.name,
+                     stdout=out)
     assert exc.value.code == 1
     assert "LEAKAGE [configuration or version name] version B" in out.getvalue() and "'v2'" in out.getvalue()
     assert not (tmp_path / "c.json").exists()

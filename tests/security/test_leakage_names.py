@@ -45,7 +45,9 @@ def test_every_name_in_the_file_is_found_where_it_is_a_leak(entry):
     ("\u7528Claude\u5199\u7684", Kind.PROVIDER, "provider name"),  # no spaces around a name in Chinese
 ])
 def test_model_names_with_versions_spacing_and_context(text, kind, rule):
-    assert [(f.kind, f.rule) for f in scan_texts([("output", text)]) if f.kind in (Kind.MODEL_NAME, Kind.PROVIDER)][-1] == (kind, rule)
+    assert [
+        (f.kind, f.rule) for f in scan_texts([("output", text)]) if f.kind in (Kind.MODEL_NAME, Kind.PROVIDER)
+    ][-1] == (kind, rule)
 
 
 @pytest.mark.parametrize("text", [
@@ -73,7 +75,9 @@ def test_a_name_added_to_the_list_is_found_with_every_rule():
     found = lambda text: [(text[h.start : h.end], h.kind, h.rule) for h in finder.finditer(text)]  # noqa: E731
     assert found("Zorblax wrote it") == [("Zorblax", PROVIDER_NAME, "provider name")]
     assert found("Z-o-r-b-l-a-x wrote it") == [("Z-o-r-b-l-a-x", PROVIDER_NAME, "provider name, letters spaced")]
-    assert found("zorblax-2.1 and Zorblax Turbo") == [("zorblax-2.1", MODEL_NAME, "model name"), ("Zorblax Turbo", MODEL_NAME, "model name")]
+    assert found("zorblax-2.1 and Zorblax Turbo") == [
+        ("zorblax-2.1", MODEL_NAME, "model name"), ("Zorblax Turbo", MODEL_NAME, "model name"),
+    ]
     assert found("the Zorblax nebula") == []
 
 

@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run_in_child(code: str, timeout: float = 20) -> dict:
     """Run `code` (which prints one JSON line) in a fresh interpreter; the JSON and the seconds it took inside."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=False, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], check=False, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -68,7 +70,9 @@ def test_search_reports_each_matching_line_once_with_its_number(tmp_path):
     (workspace / "b.txt").write_text("no hit here\n")
     toolbox = ToolBox(Workspace(workspace), None, None)
     plain = toolbox.call("search", {"query": "ACCURACY"}).output
-    assert plain.splitlines() == ["2 matches for 'ACCURACY' in the workspace", "a.py:2: Accuracy accuracy", "a.py:4: print(accuracy)"]
+    assert plain.splitlines() == [
+        "2 matches for 'ACCURACY' in the workspace", "a.py:2: Accuracy accuracy", "a.py:4: print(accuracy)",
+    ]
     # A match never spans lines; an empty line is a line; the end of the file is not one more line.
     assert toolbox.call("search", {"query": r"accuracy\s+print", "regex": True}).output.startswith("0 matches")
     assert toolbox.call("search", {"query": "^$", "regex": True}).output.splitlines()[1:] == ["a.py:3: "]
@@ -79,7 +83,9 @@ def test_trace_search_with_a_regex_shows_the_step(tmp_path):
     workspace = tmp_path / "ws"
     workspace.mkdir()
     trace = Trace((TraceStep(7, {"observation": "3 passed in 0.4s"}),))
-    output = ToolBox(Workspace(workspace), trace, None).call("search", {"query": r"\d+ passed", "regex": True, "where": "trace"}).output
+    output = ToolBox(Workspace(workspace), trace, None).call(
+        "search", {"query": r"\d+ passed", "regex": True, "where": "trace"},
+    ).output
     assert output.splitlines()[1] == 'trace step 7: {"observation": "3 passed in 0.4s"}'
 
 

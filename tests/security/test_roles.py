@@ -303,7 +303,9 @@ def _build(server, tmp: Path) -> dict:
     from judgeapp.judging.prompts import library_prompt
 
     custom_prompt = prompt_template_save(mode="pointwise", name="summaries", actor=users["lead"],
-                                         text=library_prompt("pointwise").text.replace("customer-support assistant", "summariser"))
+                                         text=library_prompt("pointwise").text.replace(
+                                             "customer-support assistant", "summariser",
+                                         ))
     kwargs = {
         "api:token_revoke": {"uuid": token.uuid},
         "checkup:start": {"judge_name": judge.name},

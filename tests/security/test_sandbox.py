@@ -108,12 +108,18 @@ except OSError as exc:
 
 ATTACKS = [
     # --- host Unix sockets: the services on this machine -------------------------------------------------
-    Attack("postgres-socket", _PY_CONNECT_UNIX.format(path=POSTGRES_SOCKET), expect=("FileNotFoundError",), requires=POSTGRES_SOCKET),
+    Attack(
+        "postgres-socket", _PY_CONNECT_UNIX.format(path=POSTGRES_SOCKET), expect=("FileNotFoundError",), requires=POSTGRES_SOCKET,
+    ),
     Attack("postgres-psql", "if psql -h /var/run/postgresql -U postgres -Atc 'select count(*) from pg_database' 2>&1; "
-           "then echo ESCAPED psql answered; else echo CONTAINED psql got no server; fi\n", suffix=".sh", requires=POSTGRES_SOCKET),
-    Attack("mariadb-socket", _PY_CONNECT_UNIX.format(path=MARIADB_SOCKET), expect=("FileNotFoundError",), requires=MARIADB_SOCKET),
+           "then echo ESCAPED psql answered; else echo CONTAINED psql got no server; fi\n", suffix=".sh",
+           requires=POSTGRES_SOCKET),
+    Attack(
+        "mariadb-socket", _PY_CONNECT_UNIX.format(path=MARIADB_SOCKET), expect=("FileNotFoundError",), requires=MARIADB_SOCKET,
+    ),
     Attack("mariadb-client", "if mariadb -S /run/mysqld/mysqld.sock -u root -e 'select 1' 2>&1; "
-           "then echo ESCAPED mariadb answered; else echo CONTAINED mariadb got no server; fi\n", suffix=".sh", requires=MARIADB_SOCKET),
+           "then echo ESCAPED mariadb answered; else echo CONTAINED mariadb got no server; fi\n", suffix=".sh",
+           requires=MARIADB_SOCKET),
     Attack("redis-socket", _PY_CONNECT_UNIX.format(path=REDIS_SOCKET), expect=("FileNotFoundError",), requires=REDIS_SOCKET),
     Attack("abstract-socket", _PY_CONNECT_UNIX.format(path="{abstract}"), expect=("ConnectionRefusedError",)),
     Attack("docker-and-dbus-sockets", """
@@ -146,8 +152,12 @@ print("interfaces", [name for _, name in socket.if_nameindex()])
     Attack("etc-passwd-and-shadow", _PY_READ.format(paths=["/etc/passwd", "/etc/shadow", "/etc/group"]),
            expect=("READ /etc/passwd sandbox:x:1000:1000:sandbox:/tmp:/bin/sh", "CONTAINED /etc/shadow")),
     Attack("other-runs-workspace", _PY_READ.format(paths=["{other_secret}"]), expect=("FileNotFoundError",)),
-    Attack("key-file", _PY_READ.format(paths=["{key_file}", "/root/.ssh/id_rsa", "/root/.pgpass"]), expect=("FileNotFoundError",)),
-    Attack("app-source-and-venv", _PY_READ.format(paths=["{app_source}", "/proc/1/root{app_source}"]), expect=("FileNotFoundError",)),
+    Attack(
+        "key-file", _PY_READ.format(paths=["{key_file}", "/root/.ssh/id_rsa", "/root/.pgpass"]), expect=("FileNotFoundError",),
+    ),
+    Attack(
+        "app-source-and-venv", _PY_READ.format(paths=["{app_source}", "/proc/1/root{app_source}"]), expect=("FileNotFoundError",),
+    ),
     Attack("walk-the-whole-root", """
 import os
 seen = []
@@ -160,10 +170,14 @@ print("top:", sorted(os.listdir("/")))
 print("files:", seen)
 print("CONTAINED" if not any("{marker_dir}" in p for p in seen) else "ESCAPED a host path is mounted")
 """, expect=(f"top: {SANDBOX_TOP}",)),
-    Attack("dotdot-escape", _PY_READ.format(paths=["../../../../etc/shadow", "../../../{other_secret}"]), expect=("FileNotFoundError",)),
+    Attack(
+        "dotdot-escape", _PY_READ.format(paths=["../../../../etc/shadow", "../../../{other_secret}"]),
+        expect=("FileNotFoundError",),
+    ),
     Attack("dotdot-in-arguments", _PY_READ.format(paths=[]), args=("../../../../../etc/shadow", "../{other_secret_rel}"),
            expect=("FileNotFoundError",)),
-    Attack("symlinks-out-of-the-workspace", _PY_READ.format(paths=["link_other", "link_key", "link_up/etc/shadow", "link_root/etc/shadow"]),
+    Attack("symlinks-out-of-the-workspace",
+           _PY_READ.format(paths=["link_other", "link_key", "link_up/etc/shadow", "link_root/etc/shadow"]),
            expect=("CONTAINED link_other", "CONTAINED link_key")),
     # --- writing on the host --------------------------------------------------------------------------
     Attack("write-dev-shm-tmp-run", _PY_WRITE.format(paths=["/dev/shm/shm-{marker}", "/tmp/tmp-{marker}", "/run/run-{marker}",
@@ -171,7 +185,8 @@ print("CONTAINED" if not any("{marker_dir}" in p for p in seen) else "ESCAPED a 
            host_paths=("/dev/shm/shm-{marker}", "/tmp/tmp-{marker}", "/run/run-{marker}", "/var/tmp/vartmp-{marker}")),
     Attack("write-outside", _PY_WRITE.format(paths=["/etc-{marker}", "/usr/lib/usr-{marker}", "/usr/local/bin/evil-{marker}",
                                                     "{other_secret}", "/etc/passwd"]),
-           expect=("Read-only file system",), host_paths=("/etc-{marker}", "/usr/lib/usr-{marker}", "/usr/local/bin/evil-{marker}")),
+           expect=("Read-only file system",),
+           host_paths=("/etc-{marker}", "/usr/lib/usr-{marker}", "/usr/local/bin/evil-{marker}")),
     Attack("write-1gb-one-file", _PY_WRITE_GB.format(files=1, where="/workspace", marker="{marker}"),
            expect=("CONTAINED after", "File too large", "limits reached:", "file-size limit")),
     Attack("write-1gb-many-files", _PY_WRITE_GB.format(files=32, where="/workspace", marker="{marker}"),
@@ -221,9 +236,11 @@ print("processes:", commands)
 print("ESCAPED sees the host" if len(pids) > 5 or any("pytest" in c for c in commands) else "CONTAINED its own PID namespace")
 """),
     # --- privileges -----------------------------------------------------------------------------------
-    Attack("nested-user-namespace", "if unshare -r id 2>&1; then echo ESCAPED unshare; else echo CONTAINED no user namespace; fi\n",
+    Attack("nested-user-namespace", "if unshare -r id 2>&1; then echo ESCAPED unshare; else echo CONTAINED no user namespace; "
+           "fi\n",
            suffix=".sh"),
-    Attack("mount-and-chroot", "if mount -t tmpfs none /tmp 2>&1; then echo ESCAPED mount; else echo CONTAINED mount refused; fi\n"
+    Attack("mount-and-chroot", "if mount -t tmpfs none /tmp 2>&1; then echo ESCAPED mount; else echo CONTAINED mount refused; "
+           "fi\n"
            "id\n", suffix=".sh", expect=("uid=1000(sandbox)",)),
     # --- the app's environment ------------------------------------------------------------------------
     Attack("environment", """
@@ -287,7 +304,9 @@ def configured_toolbox(workspace: Path, settings, limits: dict) -> ToolBox:
 
 
 def leftovers() -> list[str]:
-    return [line for line in subprocess.run(["ps", "-eo", "pid,user,args"], check=False, capture_output=True, text=True).stdout.splitlines()
+    return [line for line in subprocess.run(
+        ["ps", "-eo", "pid,user,args"], check=False, capture_output=True, text=True,
+    ).stdout.splitlines()
             if MARKER in line and "ps -eo" not in line]
 
 

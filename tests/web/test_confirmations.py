@@ -67,7 +67,9 @@ def test_revoke_token_names_the_token_and_what_breaks(client, reviewer):
     client.force_login(reviewer)
     url = reverse("api:token_revoke", args=[row.uuid])
     page = client.get(reverse("api:profile")).content.decode()
-    assert confirm_of(page, url) == "Revoke token 'github-actions'? Anything using it, a CI job or a script, is refused from now on."
+    assert (
+        confirm_of(page, url) == "Revoke token 'github-actions'? Anything using it, a CI job or a script, is refused from now on."
+    )
 
     response = client.post(url, headers=HTMX)
     assert response["HX-Redirect"] == reverse("api:profile")

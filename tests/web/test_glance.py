@@ -23,7 +23,9 @@ def _rows(html: str) -> dict[str, str]:
 
 
 def _finished(kind, run_id, report, **fields):
-    return Run.objects.create(kind=kind, run_id=run_id, status=RunStatus.DONE, report=report, config=fields.pop("config", {}), **fields)
+    return Run.objects.create(
+        kind=kind, run_id=run_id, status=RunStatus.DONE, report=report, config=fields.pop("config", {}), **fields,
+    )
 
 
 @pytest.fixture
@@ -55,7 +57,10 @@ def test_dashboard_names_a_pairwise_winner_only_when_the_sign_test_says_so(clien
                                              "inconclusive_reasons": ["the two orders disagreed on 9 of 16 cases"]})
     client.force_login(reviewer)
     rows = _rows(client.get(reverse("runs")).content.decode())
-    assert "inconclusive: no clear winner" in rows["ab-close"] and "476 of 936" in rows["ab-close"] and "p = 0.62" in rows["ab-close"]
+    assert (
+        "inconclusive: no clear winner" in rows["ab-close"] and "476 of 936" in rows["ab-close"]
+        and "p = 0.62" in rows["ab-close"]
+    )
     assert "winner bot-v2" in rows["ab-clear"] and "94%" in rows["ab-clear"]
     assert "inconclusive" in rows["ab-order"] and "disagreed on 9 of 16" in rows["ab-order"]
 
@@ -106,7 +111,9 @@ def test_releases_page_says_each_release_gate_and_mean_with_interval_and_draws_t
 
 def test_judges_page_says_a_status_per_judge(client, reviewer, judge, monkeypatch):
     Judge.objects.create(name="imported-judge", model="gpt-3.5-turbo", family="openai", source=EndpointSource.IMPORT)
-    keyed = Judge.objects.create(name="keyed", model="m", family="x", base_url="https://judge.example.com/v1", api_key_env="GLANCE_KEY")
+    keyed = Judge.objects.create(
+        name="keyed", model="m", family="x", base_url="https://judge.example.com/v1", api_key_env="GLANCE_KEY",
+    )
     monkeypatch.delenv("GLANCE_KEY", raising=False)
     client.force_login(reviewer)
     html = client.get(reverse("judges")).content.decode()

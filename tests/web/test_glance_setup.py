@@ -45,7 +45,9 @@ def test_the_demo_judges_reasoning_agrees_with_its_score(fake_judge):
         prompt = (f"<customer_message>Where is my refund {i}?</customer_message>"
                   f"<assistant_reply>Refunds take 5 days; case {i}.</assistant_reply>")
         body = json.dumps({"model": "m", "messages": [{"role": "user", "content": prompt}]}).encode()
-        request = urllib.request.Request(f"{fake_judge.url}/chat/completions", data=body, headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"{fake_judge.url}/chat/completions", data=body, headers={"Content-Type": "application/json"},
+        )
         reply = json.loads(json.loads(urllib.request.urlopen(request, timeout=5).read())["choices"][0]["message"]["content"])
         score, reasoning = reply["score"], reply["reasoning"]
         assert f"scores {score} of 5" in reasoning

@@ -35,8 +35,8 @@ def test_a_figures_name_links_to_its_entry_with_its_meaning_as_the_tooltip():
 
 
 def test_a_locked_badge_links_to_locked_and_says_locked():
-    status = {"status": "below level — locked", "summary": "judge locked: j (configuration abc): kappa 0.41 with people, level 0.60",
-              "blocks": True}
+    status = {"status": "below level — locked",
+              "summary": "judge locked: j (configuration abc): kappa 0.41 with people, level 0.60", "blocks": True}
     html = Template('{% include "calibration/_status.html" %}').render(Context({"status": status}))
     assert 'href="/help/#locked"' in html and 'data-calibration="below level — locked"' in html
     assert "not calibrated" not in html

@@ -116,7 +116,10 @@ def test_the_form_saves_a_prompt_and_shows_the_checks_refusals_as_form_errors(cl
     refused = client.post(reverse("prompt_new"), {"mode": "pointwise", "name": "summaries", "text": bad})
     html = refused.content.decode()
     assert refused.status_code == 400
-    assert "{{tone}} is not a slot of a pointwise prompt" in html and "asks for &quot;score&quot; before &quot;reasoning&quot;" in html
+    assert (
+        "{{tone}} is not a slot of a pointwise prompt" in html
+        and "asks for &quot;score&quot; before &quot;reasoning&quot;" in html
+    )
     assert not PromptTemplate.objects.filter(name="summaries").exists()
     saved = client.post(reverse("prompt_new"), {"mode": "pointwise", "name": "summaries", "text": SUMMARIES})
     template = PromptTemplate.objects.get(name="summaries")
@@ -180,7 +183,10 @@ def test_manage_prompts_add_refuses_a_bad_text_in_one_line_with_exit_2(tmp_path,
     with pytest.raises(SystemExit) as exited:
         command.run_from_argv(["manage.py", "prompts", "add", "--mode", "pointwise", "--name", "summaries", "--file", str(path)])
     assert exited.value.code == 2
-    assert err.getvalue() == "error: the prompt text lacks {{output}}: a pointwise prompt uses every one of {{rubric}}, {{input}}, {{output}}\n"
+    assert (
+        err.getvalue() == "error: the prompt text lacks {{output}}: a pointwise prompt uses every one of {{rubric}}, {{input}}, "
+        "{{output}}\n"
+    )
     assert not PromptTemplate.objects.filter(name="summaries").exists()
 
 
@@ -199,7 +205,9 @@ def test_the_draft_button_fills_the_rubric_box_with_a_skeleton(client, reviewer)
     assert "give the criterion in one sentence" in client.get(url, {"rubric_criterion": ""}, headers=HTMX).content.decode()
 
 
-def test_a_drafted_rubric_is_refused_until_filled_in_then_starts_a_run(client, reviewer, judge, monkeypatch, django_capture_on_commit_callbacks):
+def test_a_drafted_rubric_is_refused_until_filled_in_then_starts_a_run(
+    client, reviewer, judge, monkeypatch, django_capture_on_commit_callbacks
+):
     from judgeapp.judging import taskqueue
     from judgeapp.judging.files import rubric_skeleton
 

@@ -75,9 +75,13 @@ def test_each_stored_filter_narrows_the_runs(fleet):
     assert ids(runs_matching(filters=RunFilters(testset="faq-questions"))) == ["r-judge"]
     assert ids(runs_matching(filters=RunFilters(outcome="running"))) == ["r-pair"]
     assert ids(runs_matching(filters=RunFilters(outcome="failed"))) == ["r-failed"]
-    assert set(ids(runs_matching(filters=RunFilters(outcome="result")))) == {"r-title", "r-system", "r-testset", "r-judge", "r-jury"}
+    assert set(ids(runs_matching(filters=RunFilters(outcome="result")))) == {
+        "r-title", "r-system", "r-testset", "r-judge", "r-jury",
+    }
     # Dates are days, both ends included.
-    assert ids(runs_matching(filters=RunFilters(since=dt.date(2026, 11, 2), until=dt.date(2026, 11, 3)))) == ["r-testset", "r-system"]
+    assert ids(
+        runs_matching(filters=RunFilters(since=dt.date(2026, 11, 2), until=dt.date(2026, 11, 3)))
+    ) == ["r-testset", "r-system"]
     assert ids(runs_matching(filters=RunFilters(until=dt.date(2026, 11, 1)))) == ["r-title"]
     tags.run_tag_add(run=fleet["r-judge"], name="Nightly")
     assert ids(runs_matching(filters=RunFilters(tag="nightly"))) == ["r-judge"]
@@ -150,7 +154,9 @@ def test_empty_state_says_nothing_matches(client, reviewer, fleet):
     assert "No run matches these filters" in html
 
 
-def test_a_page_of_50_runs_reads_in_a_bounded_number_of_queries(client, reviewer, make_judge, make_system, django_assert_max_num_queries):
+def test_a_page_of_50_runs_reads_in_a_bounded_number_of_queries(
+    client, reviewer, make_judge, make_system, django_assert_max_num_queries
+):
     judge, system, faq = make_judge(), make_system(), make_testset("faq")
     for i in range(60):
         run = make_run(f"r-{i:03d}", judge=judge, system=system, testset=faq)
@@ -229,4 +235,6 @@ def test_every_kind_says_its_own_outcome_and_the_filter_finds_it(make_judge):
             assert shown["key"] in (handler.outcomes or ("result", "failed")), (handler.kind, status, shown)
             assert run.run_id in ids(runs_matching(filters=RunFilters(outcome=shown["key"]))), (handler.kind, status, shown)
     assert run_outcome(Run.objects.get(run_id="pairwise-done"))["word"] == "winner A"
-    assert run_outcome(Run.objects.get(run_id="checkup-invalid")) == {"key": "failed", "word": "invalid", "tone": "bad", "detail": "a reason"}
+    assert run_outcome(Run.objects.get(run_id="checkup-invalid")) == {
+        "key": "failed", "word": "invalid", "tone": "bad", "detail": "a reason",
+    }

@@ -77,7 +77,9 @@ def distinct_pairs(judge) -> dict[frozenset, tuple[str, str]]:
     """{the two orders' prompts: (the judge's winner in ab, in ba)} of the pairs judged in both orders, the
     first run's answer kept: recounted from the units' stored messages, not their hashes."""
     pairs: dict[frozenset, tuple[str, str]] = {}
-    units = Judgment.objects.filter(judge=judge, run__kind__in=["pairwise", "checkup"], status=UnitStatus.DONE, order__in=["ab", "ba"])
+    units = Judgment.objects.filter(
+        judge=judge, run__kind__in=["pairwise", "checkup"], status=UnitStatus.DONE, order__in=["ab", "ba"],
+    )
     by_case: dict[tuple, dict] = {}
     for unit in units.select_related("run").order_by("run__created_at", "id"):
         by_case.setdefault((unit.run.created_at, unit.run_id, unit.case_id), {})[unit.order] = unit

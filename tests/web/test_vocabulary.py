@@ -59,7 +59,9 @@ def test_every_demo_page_speaks_a_reviewers_words(demo, django_db_blocker, usern
     for url, page in pages.items():
         text = visible_text(page)
         problems += [f"{url}: {word!r}" for word in internal_words_in(text)]
-        problems += [f"{url}: dict {m.group(0)!r} in {text[max(0, m.start() - 60):m.end() + 60]!r}" for m in DICT_REPR.finditer(text)]
+        problems += [
+            f"{url}: dict {m.group(0)!r} in {text[max(0, m.start() - 60):m.end() + 60]!r}" for m in DICT_REPR.finditer(text)
+        ]
         problems += [f"{url}: float {m.group(0)}" for m in UNROUNDED.finditer(text)]
     # One line per kind of page (a run's judgments share one template).
     shown = {re.sub(r"/[0-9a-f-]{36}/", "/<uuid>/", line): None for line in sorted(set(problems))}

@@ -25,7 +25,9 @@ def verify(secret: str, headers: dict, body: bytes) -> bool:
     return hmac.compare_digest(expected, headers["x-judgeapp-signature"])
 
 
-def test_a_failed_run_is_posted_signed_with_its_reason_and_a_slack_line(judge, fake_judge, make_webhook, receiver, delivered, settings):
+def test_a_failed_run_is_posted_signed_with_its_reason_and_a_slack_line(
+    judge, fake_judge, make_webhook, receiver, delivered, settings
+):
     settings.SITE_URL = "https://judge.example.com"
     hook, secret = make_webhook()
     fake_judge.action = Status(401, message="bad key")
@@ -80,7 +82,9 @@ def test_a_run_that_passes_its_gate_posts_gate_passed(judge, make_webhook, recei
     assert receiver.requests[0].json["text"].startswith("Release gate passed: pointwise run pw-ok (mean ")
 
 
-def test_a_run_whose_judge_gives_no_usable_verdict_posts_run_invalid_with_its_reasons(judge, fake_judge, make_webhook, receiver, delivered):
+def test_a_run_whose_judge_gives_no_usable_verdict_posts_run_invalid_with_its_reasons(
+    judge, fake_judge, make_webhook, receiver, delivered
+):
     make_webhook(events=["run.invalid"])
     fake_judge.action = Reply("I cannot give a score for this one.")
     run = pointwise_run(judge=judge, run_id="pw-unreadable")

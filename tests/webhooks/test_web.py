@@ -105,7 +105,10 @@ def test_switch_off_and_on_is_audited_once_each(client, lead, make_webhook):
     client.post(reverse("webhooks:active", args=[hook.uuid]), {"active": "on"})
     hook.refresh_from_db()
     assert hook.active is True
-    reasons = list(AuditLog.objects.filter(action=AuditLog.Action.WEBHOOK_CHANGED).order_by("created_at", "pk").values_list("reason", flat=True))
+    reasons = list(
+        AuditLog.objects.filter(action=AuditLog.Action.WEBHOOK_CHANGED).order_by("created_at", "pk")
+        .values_list("reason", flat=True)
+    )
     assert reasons == ["switched off", "switched on"]
 
 
@@ -132,7 +135,9 @@ def test_only_a_lead_sees_the_page_or_the_link(client, request, who, make_webhoo
     user = request.getfixturevalue(who)
     client.force_login(user)
     assert client.get(reverse("webhooks:index")).status_code == 403
-    assert client.post(reverse("webhooks:index"), {"name": "x", "url": "http://127.0.0.1/", "events": ["gate.blocked"]}).status_code == 403
+    assert client.post(
+        reverse("webhooks:index"), {"name": "x", "url": "http://127.0.0.1/", "events": ["gate.blocked"]},
+    ).status_code == 403
     for name in ("webhooks:test", "webhooks:active", "webhooks:delete"):
         assert client.post(reverse(name, args=[hook.uuid])).status_code == 403
     assert Webhook.objects.get().active
