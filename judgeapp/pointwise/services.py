@@ -10,7 +10,6 @@ from pathlib import Path
 
 from django.db import transaction
 
-from judgeapp.judging.batches import batched
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_cases, testset_save
 from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.csvsafe import csv_chunks
@@ -19,7 +18,7 @@ from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_rub
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
-from judgeapp.judging.outputs import no_system_outputs, output_set_replies, outputs_file_check, outputs_origin
+from judgeapp.judging.outputs import no_system_outputs, output_set_replies, outputs_file_check, outputs_origin, run_outputs_store
 from judgeapp.judging.prompts import Prompt, load_prompt, user_message
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.judging.selectors import output_set_find, report_without_verdict
@@ -205,6 +204,42 @@ def pointwise_create(
         testset=testset, rubric=rubric, system=system, generate=generate, threshold=threshold, outputs=outputs,
         output_set=output_set,
     )
+    options, versions = _run_options(
+        plan=plan, judge=judge, system=system, outputs=outputs, output_set=output_set, threshold=threshold,
+        baseline_mean=baseline_mean, baseline_run=baseline_run, trials=trials,
+    )
+    with transaction.atomic():  # run_create checks the run id; a refusal rolls the stored inputs back
+        testset_row = testset_save(testset)
+        run = run_create(
+            kind=RunKind.POINTWISE,
+            run_id=run_id,
+            executor=executor,
+            created_by=created_by,
+            title=title,
+            judge=judge,
+            system=system,
+            testset=testset_row,
+            rubric=rubric_save(rubric),
+            prompt=chosen_prompt or judge_prompt(judge=judge),
+            options=options,
+            versions=versions,
+            budget=budget,
+        )
+        if plan.outputs is not None:
+            # Stored before the run is planned: the plan takes these over the test set's own outputs.
+            output_system = output_set.system if output_set is not None else None
+            run_outputs_store(run=run, testset=testset_row, replies=plan.outputs, system=output_system)
+        if executor == Executor.CELERY:
+            run_enqueue(run=run)
+    return run
+
+
+def _run_options(
+    *, plan: PointwisePlan, judge: Judge, system: System | None, outputs: InputFile | None, output_set: OutputSet | None,
+    threshold: float | None, baseline_mean: float | None, baseline_run: str | None, trials: int,
+) -> tuple[dict, dict]:
+    """The run's options (threshold, baseline, warnings, where its outputs come from) and versions, checked
+    before anything is stored."""
     if baseline_mean is not None and baseline_run:
         raise InputError("give --baseline-mean or --baseline-run, not both")
     if baseline_mean is not None and not math.isfinite(baseline_mean):
@@ -232,40 +267,7 @@ def pointwise_create(
         # Compared like for like when this run finishes (its shared cases, judged this run's way), never
         # by the two runs' whole means.
         options["baseline_run"] = baseline_run_get(run_id=baseline_run).run_id
-    with transaction.atomic():  # run_create checks the run id; a refusal rolls the stored inputs back
-        testset_row = testset_save(testset)
-        run = run_create(
-            kind=RunKind.POINTWISE,
-            run_id=run_id,
-            executor=executor,
-            created_by=created_by,
-            title=title,
-            judge=judge,
-            system=system,
-            testset=testset_row,
-            rubric=rubric_save(rubric),
-            prompt=chosen_prompt or judge_prompt(judge=judge),
-            options=options,
-            versions=versions,
-            budget=budget,
-        )
-        if plan.outputs is not None:
-            # Stored before the run is planned: the plan takes these over the test set's own outputs.
-            cases = dict(testset_row.cases.values_list("case_id", "pk"))
-            output_system = output_set.system if output_set is not None else None
-            for batch in batched(plan.outputs.items()):
-                Output.objects.bulk_create(
-                    [
-                        Output(
-                            run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE, system=output_system
-                        )
-                        for case_id, text in batch
-                    ],
-                    batch_size=500,
-                )
-        if executor == Executor.CELERY:
-            run_enqueue(run=run)
-    return run
+    return options, versions
 
 
 def outputs_words(*, run: Run) -> str:
