@@ -14,7 +14,7 @@ from judgeapp.judging.files import parse_outputs
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
-from judgeapp.judging.outputs import output_set_replies, outputs_file_check
+from judgeapp.judging.outputs import output_set_replies, outputs_file_check, outputs_origin
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
     Executor,
@@ -148,69 +148,21 @@ def pairwise_run_create(
     budget = budget_check(budget=budget, judges=[judge])  # a spend cap in dollars (judging/costs.py)
     chosen_prompt = prompt_choose(mode=PromptMode.PAIRWISE, spec=prompt)
     sources = {"A": version_a, "B": version_b}
-    for slot, source in sources.items():
-        if source.output_set is not None:
-            if source.outputs is not None:
-                raise InputError(f"version {slot}: give its outputs file or a stored system version, not both")
-            source.system = source.output_set.system  # named (family checks, the page); it generates nothing
-            continue
-        if (source.outputs is None) == (source.system is None):
-            raise InputError(f"version {slot}: give either its outputs file or the system that generates them")
-    judge_not_system_check(judge=judge, systems=[version_a.system, version_b.system])
+    _sources_check(sources, judge=judge)
     case_ids, _has_output = testset_case_ids(testset)
     rubric_warnings = rubric_check(rubric)
     _sample_check(sample, seed, len(case_ids))
     if sample is not None and seed is None:
         seed = 0
     chosen = sample_case_ids(case_ids, sample=sample, seed=seed)
-
-    outputs: dict[str, dict[str, str]] = {}
-    warnings = list(rubric_warnings) + family_warnings([judge, version_a.system, version_b.system])
-    for slot, source in sources.items():
-        where = f" (version {slot})"
-        if source.output_set is not None:
-            outputs[slot] = output_set_replies(
-                source.output_set, testset=testset, case_ids=case_ids, system=None, judged=chosen, where=where
-            )
-        elif source.outputs is not None:
-            outputs[slot] = outputs_file_check(source.outputs, case_ids, judged=chosen, where=where)
-    if version_a.outputs and version_b.outputs and outputs["A"] == outputs["B"]:
-        warnings.append("versions A and B have identical outputs")
-    if version_a.system and version_b.system and version_a.system.pk == version_b.system.pk:
-        warnings.append(f"versions A and B are the same system ({version_a.system.name})")
-    for slot, source in sources.items():
-        if source.system and source.system.effective_family == judge.effective_family:
-            warnings.append(
-                f"the judge {judge.name} is of the {judge.effective_family} family, like version {slot}'s system "
-                f"{source.system.name}: a judge of another family is less likely to favour its own"
-            )
-
-    version_options: dict[str, dict] = {}
-    version_ids: dict[str, str] = {}
-    for slot, source in sources.items():
-        if source.output_set is not None:
-            stored = source.output_set
-            version_options[slot] = {
-                "source": "uploaded", "system": stored.system.name, "version": stored.version_label,
-                "uploaded_at": stored.created_at.isoformat(), "uploaded_by": stored.created_by_label,
-                "outputs_id": str(stored.uuid), "content_hash": stored.content_hash,
-            }
-            version_ids[slot.lower()] = short_version(stored.content_hash)
-        elif source.outputs is not None:
-            digest = content_hash(source.outputs.data)
-            version_options[slot] = {"source": "file", "file": source.outputs.name, "content_hash": digest}
-            version_ids[slot.lower()] = short_version(digest)
-        else:
-            system = source.system
-            version_options[slot] = {
-                "source": "system",
-                "system": system.name,
-                "system_id": system.pk,
-                "model": system.model,
-                "family": system.effective_family,
-                "config": system.config_snapshot() | {"version": system.version},
-            }
-            version_ids[slot.lower()] = system.version
+    outputs = {
+        slot: _replies_of(source, slot=slot, testset=testset, case_ids=case_ids, chosen=chosen)
+        for slot, source in sources.items()
+        if source.output_set is not None or source.outputs is not None
+    }
+    warnings = list(rubric_warnings) + _pair_warnings(sources, judge=judge, outputs=outputs)
+    version_options = {slot: _version_record(source) for slot, source in sources.items()}
+    version_ids = {slot.lower(): _version_id(source) for slot, source in sources.items()}
 
     with transaction.atomic():
         stored_testset = testset_save(testset)
@@ -248,3 +200,66 @@ def pairwise_run_create(
         if executor == Executor.CELERY:
             run_enqueue(run=run)
     return run
+
+
+def _sources_check(sources: dict[str, VersionSource], *, judge: Judge) -> None:
+    """Each version is an outputs file, a stored system version, or a system that generates its replies —
+    one of them — and the judge is neither system."""
+    for slot, source in sources.items():
+        if source.output_set is not None:
+            if source.outputs is not None:
+                raise InputError(f"version {slot}: give its outputs file or a stored system version, not both")
+            source.system = source.output_set.system  # named (family checks, the page); it generates nothing
+            continue
+        if (source.outputs is None) == (source.system is None):
+            raise InputError(f"version {slot}: give either its outputs file or the system that generates them")
+    judge_not_system_check(judge=judge, systems=[source.system for source in sources.values()])
+
+
+def _replies_of(source: VersionSource, *, slot: str, testset, case_ids: list[str], chosen: list[str]) -> dict[str, str]:
+    """A version's replies to the cases compared, from its file or its stored system version (checked)."""
+    where = f" (version {slot})"
+    if source.output_set is not None:
+        return output_set_replies(source.output_set, testset=testset, case_ids=case_ids, system=None, judged=chosen, where=where)
+    return outputs_file_check(source.outputs, case_ids, judged=chosen, where=where)
+
+
+def _pair_warnings(sources: dict[str, VersionSource], *, judge: Judge, outputs: dict[str, dict[str, str]]) -> list[str]:
+    version_a, version_b = sources["A"], sources["B"]
+    warnings = family_warnings([judge, version_a.system, version_b.system])
+    if version_a.outputs and version_b.outputs and outputs["A"] == outputs["B"]:
+        warnings.append("versions A and B have identical outputs")
+    if version_a.system and version_b.system and version_a.system.pk == version_b.system.pk:
+        warnings.append(f"versions A and B are the same system ({version_a.system.name})")
+    for slot, source in sources.items():
+        if source.system and source.system.effective_family == judge.effective_family:
+            warnings.append(
+                f"the judge {judge.name} is of the {judge.effective_family} family, like version {slot}'s system "
+                f"{source.system.name}: a judge of another family is less likely to favour its own"
+            )
+    return warnings
+
+
+def _version_record(source: VersionSource) -> dict:
+    """What the run records of where a version's replies come from (the report's `versions`)."""
+    if source.output_set is not None:
+        return outputs_origin(output_set=source.output_set)
+    if source.outputs is not None:
+        return {"source": "file", "file": source.outputs.name, "content_hash": content_hash(source.outputs.data)}
+    system = source.system
+    return {
+        "source": "system",
+        "system": system.name,
+        "system_id": system.pk,
+        "model": system.model,
+        "family": system.effective_family,
+        "config": system.config_snapshot() | {"version": system.version},
+    }
+
+
+def _version_id(source: VersionSource) -> str:
+    if source.output_set is not None:
+        return short_version(source.output_set.content_hash)
+    if source.outputs is not None:
+        return short_version(content_hash(source.outputs.data))
+    return source.system.version
