@@ -45,12 +45,12 @@ def test_up_stops_its_worker_and_web_when_it_is_stopped(tmp_path, signum):
         "CELERY_BROKER_URL": "",
         "JUDGES_FILE": str(tmp_path / "none.toml"),
     }
-    # As from a terminal: SIGINT at its default (a test run started in the background, as CI's may be,
-    # would pass on an ignored SIGINT, and a background job is rightly deaf to Ctrl-C).
+    # As from a terminal: SIGINT and SIGHUP at their defaults (a test run started in the background or under
+    # nohup, as CI's may be, would pass on an ignored signal, and such a job is rightly deaf to it).
     up = subprocess.Popen(
         [sys.executable, "manage.py", "up", "--no-demo", "--port", str(port), "--concurrency", "1"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=lambda: [signal.signal(signum, signal.SIG_DFL) for signum in (signal.SIGINT, signal.SIGHUP)],
     )
     try:
         wait_for(lambda: listening(port), 60, message="the web app")
