@@ -83,10 +83,7 @@ def gate_evaluate(
 
     if run.kind != RunKind.POINTWISE:
         raise ValueError(f"run {run.run_id} is a {run.kind} run; the release gate reads pointwise runs")
-    options = run.options
-    threshold = options.get("threshold")
-    if threshold is None:
-        threshold = DEFAULT_THRESHOLD
+    threshold = DEFAULT_THRESHOLD if run.options.get("threshold") is None else run.options["threshold"]
     policy = release_policy_current()
 
     given = report is not None and "corrected" in report
@@ -109,75 +106,17 @@ def gate_evaluate(
     report = run.report if report is None else report
     status = status or run.status
 
-    reasons: list[str] = []
-    notes: list[str] = []
-    baseline = None
-    if status in (RunStatus.QUEUED, RunStatus.RUNNING):
-        reasons.append("the run has not finished")
-    elif status == RunStatus.FAILED:
-        reasons.append(f"the run failed: {run.error or 'no report'}")
-    elif status == RunStatus.CANCELLED:
-        reasons.append("the run was cancelled")
-    if report:
-        # A report written before runs kept their baseline comparison: compared now, from the stored scores.
-        baseline = report["baseline"] if "baseline" in report else baseline_compare(run=run, mean=report.get("mean"))
-        skipped_blocks = policy.skipped_baseline == GateAction.BLOCK
-        if baseline is None:
-            notes.append(baseline_plan(run=run).reason)
-        elif baseline["how"] == SKIPPED and not skipped_blocks:
-            notes.append(f"no comparable baseline: {baseline['reason']}; the baseline check is skipped")
-        decided = gate_decision(
-            mean=report.get("mean"),
-            threshold=threshold,
-            # A run stopped at its budget judged only part of its cases: never a release's evidence.
-            invalid=status == RunStatus.INVALID or bool(report.get("invalid")) or bool(run.stopped),
-            baseline=baseline,
-            baseline_rule=policy.baseline_rule,
-            skipped_blocks=skipped_blocks,
-            corrected_low=corrected_low,
-        )
-        invalid_reasons = list(report.get("invalid_reasons") or [])
-        if run.stopped and stopped_reason(run) not in invalid_reasons:
-            invalid_reasons.append(stopped_reason(run))
-        details = "; ".join(invalid_reasons)
-        reasons += [f"the run is invalid: {details}" if r == "the run is invalid" and details else r for r in decided["reasons"]]
-    elif not reasons:
-        reasons.append("the run has no report")
-
-    flaky = flaky_lines(
-        band=((report or {}).get("noise") or {}).get("band"),
-        threshold=threshold,
-        baseline=baseline["mean"] if baseline is not None and baseline["how"] != SKIPPED else None,
+    reasons, notes, baseline = _run_reasons(
+        run=run, report=report, status=status, policy=policy, threshold=threshold, corrected_low=corrected_low
     )
-    if policy.flaky == GateAction.BLOCK:
-        reasons += flaky
-    else:
-        warnings += ["warning: " + line for line in flaky]
-
-    injection = injection_line(report)
-    if injection:
-        if policy.injection_flags == GateAction.BLOCK:
-            reasons.append(injection)
-        else:
-            warnings.append("warning: " + injection)
-
+    blocking, warned, flaky = _policy_lines(report=report, policy=policy, threshold=threshold, baseline=baseline)
+    reasons += blocking
+    warnings += ["warning: " + line for line in warned]
     lock_reasons = [s["line"] for s in calibration["statuses"] if s["status"] == "below level — locked"]
     reasons += calibration["reasons"]
-
-    lead = None
-    if include_lead_decision:
-        decision = gate_decision_in_force(run=run)
-        if decision is not None:
-            lead = {
-                "verdict": decision.verdict,
-                "by": decision.actor_label,
-                "at": decision.created_at.isoformat(),
-                "reason": decision.reason,
-            }
-            if decision.verdict == GateDecision.Verdict.BLOCKED:
-                reasons.append(
-                    f"blocked by {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
-                )
+    lead, blocked = _lead_decision(run=run) if include_lead_decision else (None, None)
+    if blocked:
+        reasons.append(blocked)
     compared = baseline is not None and baseline["how"] != SKIPPED
     return {
         "passed": not reasons,
@@ -206,6 +145,79 @@ def gate_evaluate(
         "lead_decision": lead,
         "evaluated_at": timezone.now().isoformat(),
     }
+
+
+def _run_reasons(*, run: Run, report: dict | None, status: str, policy, threshold: float, corrected_low) -> tuple:
+    """(reasons, notes, baseline): what the run itself says against a release — not finished, failed, invalid
+    (a run stopped at its budget included), below the threshold or its baseline compared like for like."""
+    reasons: list[str] = []
+    notes: list[str] = []
+    baseline = None
+    if status in (RunStatus.QUEUED, RunStatus.RUNNING):
+        reasons.append("the run has not finished")
+    elif status == RunStatus.FAILED:
+        reasons.append(f"the run failed: {run.error or 'no report'}")
+    elif status == RunStatus.CANCELLED:
+        reasons.append("the run was cancelled")
+    if not report:
+        return (reasons or ["the run has no report"]), notes, baseline
+    # A report written before runs kept their baseline comparison: compared now, from the stored scores.
+    baseline = report["baseline"] if "baseline" in report else baseline_compare(run=run, mean=report.get("mean"))
+    skipped_blocks = policy.skipped_baseline == GateAction.BLOCK
+    if baseline is None:
+        notes.append(baseline_plan(run=run).reason)
+    elif baseline["how"] == SKIPPED and not skipped_blocks:
+        notes.append(f"no comparable baseline: {baseline['reason']}; the baseline check is skipped")
+    decided = gate_decision(
+        mean=report.get("mean"),
+        threshold=threshold,
+        # A run stopped at its budget judged only part of its cases: never a release's evidence.
+        invalid=status == RunStatus.INVALID or bool(report.get("invalid")) or bool(run.stopped),
+        baseline=baseline,
+        baseline_rule=policy.baseline_rule,
+        skipped_blocks=skipped_blocks,
+        corrected_low=corrected_low,
+    )
+    invalid_reasons = list(report.get("invalid_reasons") or [])
+    if run.stopped and stopped_reason(run) not in invalid_reasons:
+        invalid_reasons.append(stopped_reason(run))
+    details = "; ".join(invalid_reasons)
+    reasons += [f"the run is invalid: {details}" if r == "the run is invalid" and details else r for r in decided["reasons"]]
+    return reasons, notes, baseline
+
+
+def _policy_lines(*, report: dict | None, policy, threshold: float, baseline: dict | None) -> tuple:
+    """(blocking, warned, flaky): a flaky gate and judged content that addresses the judge, each a reason or
+    a warning as the lead's release policy says; `flaky` the gate's flaky lines."""
+    blocking: list[str] = []
+    warned: list[str] = []
+    flaky = flaky_lines(
+        band=((report or {}).get("noise") or {}).get("band"),
+        threshold=threshold,
+        baseline=baseline["mean"] if baseline is not None and baseline["how"] != SKIPPED else None,
+    )
+    (blocking if policy.flaky == GateAction.BLOCK else warned).extend(flaky)
+    injection = injection_line(report)
+    if injection:
+        (blocking if policy.injection_flags == GateAction.BLOCK else warned).append(injection)
+    return blocking, warned, flaky
+
+
+def _lead_decision(*, run: Run) -> tuple[dict | None, str | None]:
+    """The lead's decision in force on the gate (approved or blocked, by whom, when, why), and the gate's
+    reason when it blocks; (None, None) when no lead has decided."""
+    decision = gate_decision_in_force(run=run)
+    if decision is None:
+        return None, None
+    lead = {
+        "verdict": decision.verdict,
+        "by": decision.actor_label,
+        "at": decision.created_at.isoformat(),
+        "reason": decision.reason,
+    }
+    if decision.verdict != GateDecision.Verdict.BLOCKED:
+        return lead, None
+    return lead, f"blocked by {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
 
 
 def injection_line(report: dict | None) -> str:
