@@ -92,7 +92,9 @@ class CandidateHandler(RunHandler):
         done = run.judgments.filter(purpose=Purpose.JUDGE, status=UnitStatus.DONE)
         return [
             Verdict(case_id=case_id, criterion=criterion, judge=name, value=score_verdict(parsed["score"]))
-            for case_id, criterion, parsed in done.values_list("case__case_id", "criterion__name", "parsed").iterator(chunk_size=2000)
+            for case_id, criterion, parsed in done.values_list(
+                "case__case_id", "criterion__name", "parsed"
+            ).iterator(chunk_size=2000)
         ]
 
     def finalize(self, run):
@@ -100,7 +102,9 @@ class CandidateHandler(RunHandler):
 
         units = list(run.judgments.filter(purpose=Purpose.JUDGE).values_list("status", "parse_error", "error"))
         judged = sum(1 for status, _, _ in units if status == UnitStatus.DONE)
-        parse_failures = sum(1 for status, parse_error, error in units if status == UnitStatus.FAILED and parse_error and not error)
+        parse_failures = sum(
+            1 for status, parse_error, error in units if status == UnitStatus.FAILED and parse_error and not error
+        )
         candidate = Candidate.objects.select_related("sample", "run").filter(run=run).first()
         pooled = None
         if candidate is not None:
@@ -193,7 +197,8 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
         if figures is None:
             continue
         human_only = inter_annotator(
-            {index[key]: by for key, by in in_group.items()}, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed
+            {index[key]: by for key, by in in_group.items()}, label_kind=sample.label_kind, scale=scale,
+            n_resamples=resamples, seed=seed
         )
         details = figures["details"]
         details["disagreements"] = [{**row, "item": list(keys[row["item"]])} for row in details["disagreements"]]

@@ -39,7 +39,9 @@ from judgeapp.roles import READERS, Role, has_role, role_required
 # --- The annotator's queue (blind) ---------------------------------------------------------------------
 
 
-def _queue_page(request: HtmxHttpRequest, assignment, *, error: str = "", status: int = 200, skipped_view: bool = False) -> HttpResponse:
+def _queue_page(
+    request: HtmxHttpRequest, assignment, *, error: str = "", status: int = 200, skipped_view: bool = False
+) -> HttpResponse:
     last = selectors.queue_last_action(annotator=request.user)
     context = {
         "assignment": assignment,
@@ -230,11 +232,15 @@ def sample_instructions(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
     form = InstructionsForm(request.POST or None, initial={"instructions": sample.instructions})
     if request.method == "POST" and form.is_valid():
         try:
-            annotation_services.sample_instructions_set(sample=sample, instructions=form.cleaned_data["instructions"], actor=request.user)
+            annotation_services.sample_instructions_set(
+                sample=sample, instructions=form.cleaned_data["instructions"], actor=request.user
+            )
         except InputError as exc:
             form.add_error("instructions", str(exc))
         else:
-            messages.success(request, f"Instructions of sample {sample.short_id} saved: its annotators read them from their next item.")
+            messages.success(
+                request, f"Instructions of sample {sample.short_id} saved: its annotators read them from their next item."
+            )
             return redirect("calibration:sample_instructions", sample_uuid=sample.uuid)
     context = {"sample": sample, "form": form}
     return render(request, "calibration/sample_instructions.html", context, status=400 if form.errors else 200)
@@ -262,13 +268,16 @@ def sample_new(request: HtmxHttpRequest) -> HttpResponse:
             if sample.created_at < asked_at:
                 messages.info(
                     request,
-                    f"Sample {sample.short_id} of this run, size and draw number was drawn on {sample.created_at:%Y-%m-%d %H:%M} UTC: "
+                    f"Sample {sample.short_id} of this run, size and draw number "
+                    f"was drawn on {sample.created_at:%Y-%m-%d %H:%M} UTC: "
                     "here it is, with its annotators. Another draw number draws another sample.",
                 )
                 return redirect("calibration:sample_detail", sample_uuid=sample.uuid)
             held = len(selectors.sample_held_back(sample=sample))
             note = f"; {held} held back on leakage (see below)" if held else ""
-            messages.success(request, f"Sample {sample.short_id} drawn: {sample.size - held} items in the annotators' queues{note}.")
+            messages.success(
+                request, f"Sample {sample.short_id} drawn: {sample.size - held} items in the annotators' queues{note}."
+            )
             return redirect("calibration:sample_detail", sample_uuid=sample.uuid)
     return render(request, "calibration/sample_new.html", {"form": form}, status=400 if form.errors else 200)
 
@@ -341,7 +350,9 @@ def adjudication_resolve(request: HtmxHttpRequest, sample_uuid, position: int) -
         if not request.htmx:
             messages.error(request, f"Item {position + 1} not resolved: {error}")
             return redirect(reverse("calibration:adjudication", args=[sample.uuid]) + f"#item-{position}")
-        return render(request, "calibration/adjudication.html#row", {"sample": sample, "row": row, "form": form, "error": error}, status=400)
+        return render(
+            request, "calibration/adjudication.html#row", {"sample": sample, "row": row, "form": form, "error": error}, status=400
+        )
     if not request.htmx:
         messages.success(request, f"Item {position + 1} resolved.")
         return redirect(reverse("calibration:adjudication", args=[sample.uuid]) + f"#item-{position}")
@@ -362,7 +373,9 @@ def adjudication_margin(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
         except InputError as exc:
             messages.error(request, f"Margin not changed: {exc}")
         else:
-            messages.success(request, f"Margin set: items whose scores differ by more than {form.cleaned_data['margin']} are resolved here.")
+            messages.success(
+                request, f"Margin set: items whose scores differ by more than {form.cleaned_data['margin']} are resolved here."
+            )
     else:
         messages.error(request, "Margin not changed: " + " ".join(form.errors.get("margin", [])))
     return page_redirect(request, reverse("calibration:adjudication", args=[sample.uuid]))
@@ -389,7 +402,10 @@ def level_set(request: HtmxHttpRequest) -> HttpResponse:
 def lock_unlock(request: HtmxHttpRequest, judge_name: str, judge_version: str) -> HttpResponse:
     form = UnlockForm(request.POST)
     form.is_valid()  # the scope fields are optional; the reason is checked below
-    scope = {"prompt_version": form.cleaned_data.get("prompt_version", ""), "rubric_version": form.cleaned_data.get("rubric_version", "")}
+    scope = {
+        "prompt_version": form.cleaned_data.get("prompt_version", ""),
+        "rubric_version": form.cleaned_data.get("rubric_version", ""),
+    }
     lock = selectors.lock_get(judge_name=judge_name, judge_version=judge_version, **scope)
     named = f"Judge {judge_name} ({judge_version}) with prompt {lock.prompt_version or '—'}, rubric {lock.rubric_version or '—'}"
     if form.errors:
@@ -465,7 +481,9 @@ def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
             trials=data.get("trials"),
             created_by=request.user,
         )
-        messages.success(request, f"Candidate {candidate.title} queued: {candidate.run.run_id} judges the sample's labelled items.")
+        messages.success(
+            request, f"Candidate {candidate.title} queued: {candidate.run.run_id} judges the sample's labelled items."
+        )
         if candidate.run.broker_notice:
             messages.warning(request, f"{candidate.run.run_id}: {candidate.run.broker_notice}.")
         return redirect("calibration:candidates", sample_uuid=sample.uuid)

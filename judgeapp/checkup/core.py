@@ -64,17 +64,22 @@ class Reference:
 
     def as_report(self) -> dict:
         value = list(self.value) if isinstance(self.value, tuple) else self.value
-        return {"figure": self.figure, "value": value, "who": self.who, "how": self.how, "source": self.source, "label": self.label}
+        return {
+            "figure": self.figure, "value": value, "who": self.who, "how": self.how, "source": self.source, "label": self.label
+        }
 
 
 _LLMBAR_STATS = "princeton-nlp/LLMBar @ caa7bee, {path}/evaluators/{model}/{prompt}/statistics.json"
 
 
-def _llmbar(path: str, model: str, prompt: str, prompt_name: str, *, both: float, mean: float, agreement: float) -> list[Reference]:
+def _llmbar(
+    path: str, model: str, prompt: str, prompt_name: str, *, both: float, mean: float, agreement: float
+) -> list[Reference]:
     source = _LLMBAR_STATS.format(path=path, model=model, prompt=prompt)
     return [
         Reference("accuracy_all", both, model, f"{prompt_name}; both orders right (correct_both)", source),
-        Reference("accuracy_mean_of_orders", mean, model, f"{prompt_name}; mean of the two orders' accuracy (LLMBar's Acc.)", source),
+        Reference("accuracy_mean_of_orders", mean, model, f"{prompt_name}; mean of the two orders' accuracy (LLMBar's Acc.)",
+                  source),
         Reference("position_consistency", agreement, model, f"{prompt_name}; positional agreement rate (LLMBar's Agr.)", source),
     ]
 
@@ -99,8 +104,10 @@ SETS: dict[str, CheckupSet] = {
             source="princeton-nlp/LLMBar @ 900616bf (MIT), datasets/llmbar/natural.json",
             label_rule="the objectively better output, as LLMBar's authors labelled it",
             references=tuple(
-                _llmbar("Dataset/LLMBar/Natural", "GPT-4", "Vanilla_NoRules", "the basic prompt (LLMBar's Vanilla)", both=0.92, mean=0.935, agreement=0.97)
-                + _llmbar("Dataset/LLMBar/Natural", "GPT-4", "Vanilla", "the basic prompt with rules (LLMBar's Vanilla*)", both=0.93, mean=0.955, agreement=0.95)
+                _llmbar("Dataset/LLMBar/Natural", "GPT-4", "Vanilla_NoRules", "the basic prompt (LLMBar's Vanilla)",
+                        both=0.92, mean=0.935, agreement=0.97)
+                + _llmbar("Dataset/LLMBar/Natural", "GPT-4", "Vanilla", "the basic prompt with rules (LLMBar's Vanilla*)",
+                          both=0.93, mean=0.955, agreement=0.95)
             ),
         ),
         CheckupSet(
@@ -110,16 +117,23 @@ SETS: dict[str, CheckupSet] = {
             source="princeton-nlp/LLMBar @ 900616bf (MIT), Dataset/Processed/MT-Bench; datasets/llmbar/mt-bench-human.json",
             label_rule="the majority vote of MT-Bench's expert annotators (tied pairs removed by LLMBar)",
             references=tuple(
-                _llmbar("Dataset/Processed/MT-Bench", "GPT-4", "Vanilla_NoRules", "the basic prompt (LLMBar's Vanilla)", both=0.745, mean=0.81, agreement=0.87)
-                + _llmbar("Dataset/Processed/MT-Bench", "ChatGPT", "Vanilla_NoRules", "the basic prompt (LLMBar's Vanilla)", both=0.50, mean=0.7125, agreement=0.575)
+                _llmbar("Dataset/Processed/MT-Bench", "GPT-4", "Vanilla_NoRules", "the basic prompt (LLMBar's Vanilla)",
+                        both=0.745, mean=0.81, agreement=0.87)
+                + _llmbar("Dataset/Processed/MT-Bench", "ChatGPT", "Vanilla_NoRules", "the basic prompt (LLMBar's Vanilla)",
+                          both=0.50, mean=0.7125, agreement=0.575)
                 + [
-                    Reference("accuracy_consistent", 0.85, "GPT-4", "agreement with the experts on non-tie votes (setup S2), per vote, on all of MT-Bench's expert votes",
+                    Reference("accuracy_consistent", 0.85, "GPT-4",
+                              "agreement with the experts on non-tie votes (setup S2), per vote, "
+                              "on all of MT-Bench's expert votes",
                               "Zheng et al. 2023, Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena, Table 3"),
-                    Reference("accuracy_consistent", 0.81, "people with each other", "expert–expert agreement on non-tie votes (setup S2)",
+                    Reference("accuracy_consistent", 0.81, "people with each other",
+                              "expert–expert agreement on non-tie votes (setup S2)",
                               "Zheng et al. 2023, Table 3"),
-                    Reference("position_consistency", 0.65, "GPT-4", "consistency when the two replies are swapped, default prompt, MT-Bench questions",
+                    Reference("position_consistency", 0.65, "GPT-4",
+                              "consistency when the two replies are swapped, default prompt, MT-Bench questions",
                               "Zheng et al. 2023, Table 2"),
-                    Reference("position_consistency", 0.462, "GPT-3.5", "consistency when the two replies are swapped, default prompt, MT-Bench questions",
+                    Reference("position_consistency", 0.462, "GPT-3.5",
+                              "consistency when the two replies are swapped, default prompt, MT-Bench questions",
                               "Zheng et al. 2023, Table 2"),
                 ]
             ),
@@ -131,7 +145,8 @@ SETS: dict[str, CheckupSet] = {
             source="WeOpenML/PandaLM @ 3871806e (Apache-2.0), datasets/pandalm/testset-v1.json",
             label_rule="the majority of PandaLM's three annotators; pairs whose majority is a tie are left out",
             references=(
-                Reference("kappa", (0.85, 0.88), "PandaLM's three annotators with each other", "inter-annotator Cohen's kappa, ties included",
+                Reference("kappa", (0.85, 0.88), "PandaLM's three annotators with each other",
+                          "inter-annotator Cohen's kappa, ties included",
                           "Wang et al. 2023, PandaLM; datasets/README.md"),
             ),
         ),
@@ -217,7 +232,9 @@ def checkup_set(name: str) -> CheckupSet:
     try:
         return SETS[name]
     except KeyError:
-        raise InputError(f"unknown set {name!r}: choose from {', '.join(SETS)}, or give a .jsonl file of your own pairs") from None
+        raise InputError(
+            f"unknown set {name!r}: choose from {', '.join(SETS)}, or give a .jsonl file of your own pairs"
+        ) from None
 
 
 def parse_sets(value: str | list[str] | None) -> list[str]:
@@ -465,7 +482,10 @@ def tag_slices(cases: list[CheckupCase]) -> list[dict]:
         tagged = [c for c in cases if tag in c.tags]
         figures = _figures(tagged)
         slices.append({"tag": tag, "n": len(tagged), "figures": figures["figures"], "counts": figures["counts"]})
-    return sorted(slices, key=lambda s: (s["figures"]["accuracy_all"]["value"] is None, s["figures"]["accuracy_all"]["value"] or 0, s["tag"]))
+    return sorted(
+        slices,
+        key=lambda s: (s["figures"]["accuracy_all"]["value"] is None, s["figures"]["accuracy_all"]["value"] or 0, s["tag"]),
+    )
 
 
 def _figures(cases: list[CheckupCase]) -> dict:
@@ -527,7 +547,9 @@ def pandalm_gpt35_reference(datasets_dir: Path, pairs: list[Pair] | list[Checkup
     verdicts = {}
     for row in rows:
         if isinstance(row, dict) and "idx" in row:
-            verdicts[f"pandalm/{row['idx']}"] = {"1": "A", "2": "B", "tie": "tie"}.get(str(row.get("gpt_result", "")).strip().lower(), "none")
+            verdicts[f"pandalm/{row['idx']}"] = {"1": "A", "2": "B", "tie": "tie"}.get(
+                str(row.get("gpt_result", "")).strip().lower(), "none"
+            )
     if not pairs:
         return []
     judged = [verdicts.get(p.case_id, "none") for p in pairs]

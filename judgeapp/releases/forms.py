@@ -36,7 +36,8 @@ class ReleasePolicyForm(forms.Form):
         help_text="Runs with --trials K of 2 or more; left empty: as it is now.",
     )
     large_run_calls = forms.IntegerField(
-        required=False, min_value=1, max_value=10_000_000, label="A run started from a page asks first above this many judge calls",
+        required=False, min_value=1, max_value=10_000_000,
+        label="A run started from a page asks first above this many judge calls",
         help_text=f"Empty: the deployment's default ({settings.LARGE_RUN_CALLS:,}, LARGE_RUN_CALLS).",
     )
     large_run_cost = forms.DecimalField(

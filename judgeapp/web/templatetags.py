@@ -17,7 +17,9 @@ def term(slug: str, label: str = "") -> str:
     """`{% term "kappa" %}`: a statistic's or state's name, linked to its glossary entry, its one-line
     meaning as the tooltip. A link, so the keyboard reaches it."""
     entry = BY_SLUG[slug]
-    return format_html('<a class="term" href="{}#{}" title="{}">{}</a>', reverse("glossary"), slug, entry.short, label or entry.term)
+    return format_html(
+        '<a class="term" href="{}#{}" title="{}">{}</a>', reverse("glossary"), slug, entry.short, label or entry.term
+    )
 
 
 @register.filter

@@ -39,7 +39,9 @@ class AgreementCounts:
                 self.judge_not_met_human_true += 1
 
     def merge(self, other: "AgreementCounts") -> None:
-        for name in ("compared", "agree", "unverified", "unverified_human_false", "judge_met_human_false", "judge_not_met_human_true"):
+        for name in (
+            "compared", "agree", "unverified", "unverified_human_false", "judge_met_human_false", "judge_not_met_human_true"
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.disagreements += other.disagreements
 

@@ -121,7 +121,9 @@ class _Checker:
         else:
             seen = sorted(self.obs.lines.get(path, ()))
             shown = f" (lines shown: {_ranges(seen)})" if seen else ""
-            self.problems.append(f"it cites {label}, but no tool showed {'those lines' if last else 'that line'} of {path}{shown}")
+            self.problems.append(
+                f"it cites {label}, but no tool showed {'those lines' if last else 'that line'} of {path}{shown}"
+            )
 
     def cite_path(self, raw: str) -> None:
         path = self.resolve_name(_normalise(raw))
@@ -171,7 +173,9 @@ class _Checker:
             self.problems.append(f"it quotes {fragment[:80]!r}, which no tool returned")
             return
         if pieces and any(run["output"] and _norm_text(pieces[0]) in _norm_text(run["output"]) for run in self.obs.runs):
-            self.citations.append(f"output of {next(r['command'] for r in self.obs.runs if _norm_text(pieces[0]) in _norm_text(r['output']))}")
+            self.citations.append(
+                f"output of {next(r['command'] for r in self.obs.runs if _norm_text(pieces[0]) in _norm_text(r['output']))}"
+            )
 
 
 def _ranges(numbers: list[int]) -> str:

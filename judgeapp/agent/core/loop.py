@@ -205,7 +205,9 @@ def judge_requirement(
             outcome.evidence = answer["evidence"]
             outcome.evidence_check = check.as_dict()
             problems = "; ".join(check.problems) or "no citation of what the tools returned"
-            return stop(f"the judge said {answer['verdict']}, but its evidence does not hold against the tool results: {problems}")
+            return stop(
+                f"the judge said {answer['verdict']}, but its evidence does not hold against the tool results: {problems}"
+            )
         corrections += 1
         correct("evidence", check.message(), problems=check.problems)
 

@@ -73,7 +73,8 @@ SANDBOX_ENV = {
     "OPENBLAS_NUM_THREADS": "1",
 }
 _GENERATED_ETC = {
-    "/etc/passwd": f"sandbox:x:{INNER_UID}:{INNER_UID}:sandbox:/tmp:/bin/sh\nnobody:x:{NOBODY}:{NOBODY}:nobody:/nonexistent:/usr/sbin/nologin\n",
+    "/etc/passwd": f"sandbox:x:{INNER_UID}:{INNER_UID}:sandbox:/tmp:/bin/sh\n"
+                   f"nobody:x:{NOBODY}:{NOBODY}:nobody:/nonexistent:/usr/sbin/nologin\n",
     "/etc/group": f"sandbox:x:{INNER_UID}:\nnogroup:x:{NOBODY}:\n",
     "/etc/hosts": "127.0.0.1 localhost sandbox\n::1 localhost\n",
     "/etc/hostname": "sandbox\n",
@@ -288,7 +289,9 @@ def _data_fd(text: str) -> int:
 
 def _bwrap_version() -> str:
     try:
-        done = subprocess.run(["bwrap", "--version"], check=False, capture_output=True, text=True, timeout=10, env={"PATH": SANDBOX_PATH})
+        done = subprocess.run(
+            ["bwrap", "--version"], check=False, capture_output=True, text=True, timeout=10, env={"PATH": SANDBOX_PATH}
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout.strip()
@@ -505,7 +508,9 @@ def sandbox_status(python: str = "python3", hidden: tuple[str, ...] = ()) -> San
         return SandboxStatus(False, reason="prlimit (util-linux) is not installed")
     interpreter = shutil.which(python, path=SANDBOX_PATH)
     if interpreter is None:
-        return SandboxStatus(False, mode=MODE, reason=f"the sandbox's Python ({python}, AGENT_SANDBOX_PYTHON) is not found on {SANDBOX_PATH}")
+        return SandboxStatus(
+            False, mode=MODE, reason=f"the sandbox's Python ({python}, AGENT_SANDBOX_PYTHON) is not found on {SANDBOX_PATH}"
+        )
     version = _bwrap_version()
     probe = Sandbox(SandboxLimits(timeout_seconds=20), python=python, hidden=hidden,
                     status=SandboxStatus(True, mode=MODE, version=version))

@@ -80,7 +80,11 @@ SEARCH = _function(
         "query": {"type": "string", "description": "The text to look for."},
         "where": {"type": "string", "enum": ["all", "workspace", "trace"], "description": "Where to search (default all)."},
         "path": {"type": "string", "description": "Only search under this workspace directory or file."},
-        "regex": {"type": "boolean", "description": "Treat the query as a regular expression, RE2 syntax: no backreferences or lookaround (default false)."},
+        "regex": {
+            "type": "boolean",
+            "description": "Treat the query as a regular expression, RE2 syntax: no backreferences or lookaround "
+                           "(default false).",
+        },
     },
     ["query"],
 )
@@ -206,7 +210,10 @@ class ToolBox:
             if not isinstance(arguments, dict):
                 arguments, output, ok = {"_raw": arguments}, "error: the arguments must be a JSON object", False
             elif name == "run_file" and self.sandbox_unavailable:
-                output, ok = f"error: run_file is not available: the sandbox is unavailable ({self.sandbox_unavailable}); nothing was run", False
+                output, ok = (
+                    f"error: run_file is not available: the sandbox is unavailable ({self.sandbox_unavailable}); nothing was run",
+                    False,
+                )
             elif name not in self.names:
                 output, ok = f"error: no tool named {name!r}; the tools are {', '.join(self.names)}", False
             else:
@@ -367,7 +374,10 @@ class ToolBox:
                         if len(hits) < MAX_SEARCH_HITS:
                             start = max(0, match.start() - 100)
                             snippet = flat[start: match.end() + 100]
-                            hits.append(f"trace step {step.id}: {'…' if start else ''}{snippet}{'…' if match.end() + 100 < len(flat) else ''}")
+                            hits.append(
+                                f"trace step {step.id}: "
+                                f"{'…' if start else ''}{snippet}{'…' if match.end() + 100 < len(flat) else ''}"
+                            )
                             obs.steps.add(step.id)
         obs.searches.append({"query": query, "where": where, "matches": count})
         header = f"{count} match{'es' if count != 1 else ''} for {query!r} in {' and '.join(searched)}"

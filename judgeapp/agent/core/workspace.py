@@ -366,7 +366,9 @@ def _extract(members: list[_Member], dest: Path, budget: _Budget, mentioned: str
         elif member.kind == "link":
             resolved = posixpath.normpath(posixpath.join(posixpath.dirname(member.path), member.link_target))
             if member.link_target.startswith("/") or resolved == ".." or resolved.startswith("../"):
-                budget.report.skipped.append(f"{member.path}: symbolic link to {member.link_target}, which is outside the workspace")
+                budget.report.skipped.append(
+                    f"{member.path}: symbolic link to {member.link_target}, which is outside the workspace"
+                )
             else:
                 links.append((member.path, member.link_target))
         else:

@@ -274,7 +274,10 @@ def compare_pair(x: VersionSummary, y: VersionSummary) -> Pairwise:
     if abs(margin) >= OVERALL_MARGIN:
         result = "a" if margin > 0 else "b"
         hi, lo = (x, y) if margin > 0 else (y, x)
-        return Pairwise(x.label, y.label, result, "overall_score", f"{hi.label} scores {hi.overall_score:g} overall against {lo.overall_score:g}")
+        return Pairwise(
+            x.label, y.label, result, "overall_score",
+            f"{hi.label} scores {hi.overall_score:g} overall against {lo.overall_score:g}"
+        )
     if x.expectations.total and x.expectations.pass_rate is not None and y.expectations.pass_rate is not None:
         rate_margin = round(x.expectations.pass_rate - y.expectations.pass_rate, 2)
         if abs(rate_margin) >= PASS_RATE_MARGIN:
@@ -425,7 +428,10 @@ def _limitations(versions: list[VersionEvidence], summaries: dict[str, VersionSu
                 f"{v.label}'s scores rest on {s.consistency.runs} of {len(v.runs)} runs."
             )
         if v.stray_files:
-            notes.append(f"Version {v.label}: {v.stray_files} file(s) outside its run-* directories belong to no run and were not compared.")
+            notes.append(
+                f"Version {v.label}: {v.stray_files} file(s) outside its run-* directories belong to no run "
+                "and were not compared."
+            )
         if v.binary_files:
             notes.append(f"Version {v.label}: {v.binary_files} binary file(s) were listed to the judge but not shown.")
     if not expectations:

@@ -197,7 +197,9 @@ def read_version_zip(data: bytes, *, name: str, max_run_bytes: int, max_total_by
             if path.is_absolute() or ".." in path.parts or re.match(r"^[A-Za-z]:", info.filename):
                 raise InputError(f"{name}: the archive entry {info.filename!r} points outside the archive")
             total += info.file_size
-            if total > max_total_bytes or (info.compress_size and info.file_size / info.compress_size > ZIP_MAX_RATIO and info.file_size > 1_000_000):
+            if total > max_total_bytes or (
+                info.compress_size and info.file_size / info.compress_size > ZIP_MAX_RATIO and info.file_size > 1_000_000
+            ):
                 raise InputError(f"{name}: the archive inflates to more than {max_total_bytes:,} bytes (UPLOAD_MAX_BYTES)")
             if info.file_size > max_run_bytes:
                 with archive.open(info) as handle:
@@ -208,8 +210,12 @@ def read_version_zip(data: bytes, *, name: str, max_run_bytes: int, max_total_by
     if len(tops) == 1 and all(len(PurePosixPath(p).parts) > 1 for p in files):
         (top,) = tops
         if not RUN_DIR.match(top):
-            files = {str(PurePosixPath(*PurePosixPath(p).parts[1:])): d for p, d in files.items() if PurePosixPath(p).parts[0] == top}
-            directories = [str(PurePosixPath(*PurePosixPath(d).parts[1:])) for d in directories if len(PurePosixPath(d).parts) > 1]
+            files = {
+                str(PurePosixPath(*PurePosixPath(p).parts[1:])): d for p, d in files.items() if PurePosixPath(p).parts[0] == top
+            }
+            directories = [
+                str(PurePosixPath(*PurePosixPath(d).parts[1:])) for d in directories if len(PurePosixPath(d).parts) > 1
+            ]
     run_dirs = [d for d in directories if len(PurePosixPath(d).parts) == 1]
     return version_from_files(files, name=name, max_run_bytes=max_run_bytes, run_dirs=run_dirs)
 

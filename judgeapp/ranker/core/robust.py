@@ -88,7 +88,9 @@ def _gate(evidence: Evidence, current: list[str], candidate: str, steps: list[St
     return True
 
 
-def _bisect(evidence: Evidence, current: list[str], candidate: str, low: int, high: int, insertion_point: int, steps: list[Step]) -> int:
+def _bisect(
+    evidence: Evidence, current: list[str], candidate: str, low: int, high: int, insertion_point: int, steps: list[Step]
+) -> int:
     """The seed's bisection over current[low..high], the candidate shown first and second in turn."""
     flip = False
     while low <= high:
@@ -108,7 +110,9 @@ def _bisect(evidence: Evidence, current: list[str], candidate: str, low: int, hi
     return insertion_point
 
 
-def robust_insert(ranklist: list[str], candidate: str, evidence: Evidence, *, max_size: int, reserve: int = DEFAULT_RESERVE) -> InsertResult:
+def robust_insert(
+    ranklist: list[str], candidate: str, evidence: Evidence, *, max_size: int, reserve: int = DEFAULT_RESERVE
+) -> InsertResult:
     """Place `candidate` in `ranklist` (best first, `max_size + reserve` long at most)."""
     if max_size < 1:
         raise ValueError("max_size must be at least 1")
@@ -253,7 +257,9 @@ def robust_settle_cut(ranklist: list[str], evidence: Evidence, *, max_size: int,
     window = current[start:stop]
     result = CutResult(current)
     try:
-        clear = all(both_orders_relation(evidence, window[i], window[i + 1], stage="verify") == ABOVE for i in range(len(window) - 1))
+        clear = all(
+            both_orders_relation(evidence, window[i], window[i + 1], stage="verify") == ABOVE for i in range(len(window) - 1)
+        )
         if clear:
             return result
         for i, x in enumerate(window):

@@ -60,7 +60,9 @@ def adjacent_support(ranking: list[str], votes: Iterable[Vote]) -> list[PairSupp
     for position, (upper, lower) in enumerate(zip(ranking, ranking[1:])):
         seen = by_pair.get((upper, lower), []) + [swap(w) for w in by_pair.get((lower, upper), [])]
         votes_for, votes_against, votes_equal = seen.count(A), seen.count(B), seen.count(EQUAL)
-        pairs.append(PairSupport(upper, lower, position, votes_for, votes_against, votes_equal, pair_status(votes_for, votes_against)))
+        pairs.append(
+            PairSupport(upper, lower, position, votes_for, votes_against, votes_equal, pair_status(votes_for, votes_against))
+        )
     return pairs
 
 

@@ -10,7 +10,8 @@
 
 It stops there, or when the call budget is spent, or when every doubtful pair has been seen in both
 orders. It is *confident* when every item the model doubts is a contender (it has met every other
-contender in both orders) and those direct comparisons leave no tie at the cut. The ranking is the contenders by their wins against each other (Copeland; ties by score) when
+contender in both orders) and those direct comparisons leave no tie at the cut. The ranking is the
+contenders by their wins against each other (Copeland; ties by score) when
 their round robin is complete, else by score; the ranklist is its top K.
 
 The fit is choix's ILSR on the matrix of wins (an "Equal" is half a win each way) with the regularisation
