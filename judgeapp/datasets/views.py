@@ -72,22 +72,12 @@ def testset_preview(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(*READERS)
 def testset_save(request: HtmxHttpRequest) -> HttpResponse:
     """Step two: the previewed upload stored as a version of the name given."""
-    form = TestSetSaveForm(request.POST)
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            saved = services.testset_save_named(
-                token=data["token"], file_name=data["file_name"], name=data["name"], created_by=request.user
-            )
-        except InputError as exc:
-            form.add_error(None, str(exc))
-        else:
-            if saved.created:
-                messages.success(request, f"Stored {saved.testset.name} v{saved.number}: {saved.testset.case_count} cases.")
-            else:
-                messages.info(request, f"Already stored as {saved.testset.name} v{saved.number}; nothing new was stored.")
-            return redirect("datasets:testset", uuid=saved.testset.uuid)
-    return render(request, "judgeapp/datasets/save_refused.html", {"form": form}, status=400)
+
+    def stored(saved) -> tuple[str, str, HttpResponse]:
+        testset = saved.testset
+        return f"{testset.name} v{saved.number}", f"{testset.case_count} cases", redirect("datasets:testset", uuid=testset.uuid)
+
+    return _previewed_save(request, TestSetSaveForm(request.POST), save=services.testset_save_named, stored=stored)
 
 
 def _diff_asked(request, versions, diff_of) -> dict:
@@ -100,6 +90,26 @@ def _diff_asked(request, versions, diff_of) -> dict:
         if old and new:
             diff = diff_of(old=old.row, new=new.row)
     return {"diff": diff, "old": old, "new": new}
+
+
+def _previewed_save(request, form, *, save, stored) -> HttpResponse:
+    """Step two of an upload, for every kind: the previewed file (its token) stored under the name given, with
+    who saved it, then its page; the same content again is the version found, and nothing new is stored.
+    `stored(saved)`: the version's label, what it holds, and its page."""
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            saved = save(token=data["token"], file_name=data["file_name"], name=data["name"], created_by=request.user)
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            label, holds, page = stored(saved)
+            if saved.created:
+                messages.success(request, f"Stored {label}: {holds}.")
+            else:
+                messages.info(request, f"Already stored as {label}; nothing new was stored.")
+            return page
+    return render(request, "judgeapp/datasets/save_refused.html", {"form": form}, status=400)
 
 
 @role_required(*READERS)
@@ -157,24 +167,13 @@ def rubric_preview(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(*READERS)
 def rubric_save(request: HtmxHttpRequest) -> HttpResponse:
     """Step two: the previewed rubric stored as a version of the name given, with who saved it."""
-    form = RubricSaveForm(request.POST)
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            saved = services.rubric_save_named(
-                token=data["token"], file_name=data["file_name"], name=data["name"], created_by=request.user
-            )
-        except InputError as exc:
-            form.add_error(None, str(exc))
-        else:
-            count = saved.rubric.criteria.count()
-            criteria = f"{count} criteri{'on' if count == 1 else 'a'}"
-            if saved.created:
-                messages.success(request, f"Stored rubric {saved.rubric.name} v{saved.number}: {criteria}.")
-            else:
-                messages.info(request, f"Already stored as rubric {saved.rubric.name} v{saved.number}; nothing new was stored.")
-            return redirect("datasets:rubric", uuid=saved.rubric.uuid)
-    return render(request, "judgeapp/datasets/save_refused.html", {"form": form}, status=400)
+
+    def stored(saved) -> tuple[str, str, HttpResponse]:
+        rubric, count = saved.rubric, saved.rubric.criteria.count()
+        criteria = f"{count} criteri{'on' if count == 1 else 'a'}"
+        return f"rubric {rubric.name} v{saved.number}", criteria, redirect("datasets:rubric", uuid=rubric.uuid)
+
+    return _previewed_save(request, RubricSaveForm(request.POST), save=services.rubric_save_named, stored=stored)
 
 
 @role_required(*READERS)
