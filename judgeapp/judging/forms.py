@@ -296,6 +296,18 @@ class InputsForm(PreflightForm):
         return cleaned
 
 
+def run_arguments(data: dict, *, created_by) -> dict:
+    """What every run-starting service takes from an InputsForm's cleaned data: the inputs, trials, prompt,
+    run id, title and budget, queued on the workers, with who started it."""
+    from judgeapp.models import Executor
+
+    return {
+        "testset": data["testset_input"], "rubric": data["rubric_input"], "trials": data.get("trials"),
+        "prompt": data.get("prompt") or None, "run_id": data.get("run_id") or None, "title": data.get("title") or "",
+        "executor": Executor.CELERY, "created_by": created_by, "budget": data.get("budget"),
+    }
+
+
 def _newest(rows, demo_name: str):
     """The pk of the newest version named as the demo's, else of the newest; None: none stored."""
     found = rows.filter(name=demo_name).order_by("-created_at").first() or rows.order_by("-created_at").first()

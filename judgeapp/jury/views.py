@@ -6,11 +6,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from judgeapp.judging import selectors
+from judgeapp.judging.forms import run_arguments
 from judgeapp.judging.pages import HtmxHttpRequest, estimate_answer, preflight_partial, run_form_answer
 from judgeapp.jury.forms import JuryForm
 from judgeapp.jury.selectors import jury_case_get
 from judgeapp.jury.services import jury_run_create
-from judgeapp.models import Executor, Run, RunKind
+from judgeapp.models import Run, RunKind
 from judgeapp.roles import READERS, role_required
 
 
@@ -21,21 +22,13 @@ def jury_new(request: HtmxHttpRequest) -> HttpResponse:
 
     def start(data: dict) -> Run:
         return jury_run_create(
-            testset=data["testset_input"],
-            rubric=data["rubric_input"],
+            **run_arguments(data, created_by=request.user),
             # In the order the form lists them; the panel's order is the report's column order.
             judges=list(data["judges"]),
             system=data["system"],
             generate=data["generate"],
             outputs=data["outputs"],
             output_set=data["output_set"],
-            trials=data.get("trials"),
-            prompt=data.get("prompt") or None,
-            run_id=data["run_id"] or None,
-            title=data["title"],
-            executor=Executor.CELERY,
-            created_by=request.user,
-            budget=data.get("budget"),
         )
 
     form = JuryForm(request.POST or None, request.FILES or None)

@@ -5,8 +5,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from judgeapp.judging import selectors
+from judgeapp.judging.forms import run_arguments
 from judgeapp.judging.pages import HtmxHttpRequest, estimate_answer, preflight_partial, run_form_answer
-from judgeapp.models import Executor, Run, RunKind
+from judgeapp.models import Run, RunKind
 from judgeapp.pairwise.forms import PairwiseForm
 from judgeapp.pairwise.selectors import pairwise_case_get
 from judgeapp.pairwise.services import pairwise_run_create
@@ -20,20 +21,12 @@ def pairwise_new(request: HtmxHttpRequest) -> HttpResponse:
 
     def start(data: dict) -> Run:
         return pairwise_run_create(
-            testset=data["testset_input"],
-            rubric=data["rubric_input"],
+            **run_arguments(data, created_by=request.user),
             judge=data["judge"],
             version_a=data["version_a"],
             version_b=data["version_b"],
             sample=data["sample"],
             seed=data["seed"],
-            trials=data.get("trials"),
-            prompt=data.get("prompt") or None,
-            run_id=data["run_id"] or None,
-            title=data["title"],
-            executor=Executor.CELERY,
-            created_by=request.user,
-            budget=data.get("budget"),
         )
 
     form = PairwiseForm(request.POST or None, request.FILES or None)

@@ -15,8 +15,9 @@ from judgeapp.judging.atomic import json_text
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import MAX_SKELETON_CRITERION
 from judgeapp.judging.files import rubric_skeleton as rubric_skeleton_text
+from judgeapp.judging.forms import run_arguments
 from judgeapp.judging.pages import HtmxHttpRequest, estimate_answer, preflight_partial, render_partial, run_form_answer
-from judgeapp.models import Executor, Run, RunKind
+from judgeapp.models import Run, RunKind
 from judgeapp.pointwise import services as pointwise_services
 from judgeapp.pointwise.forms import JudgmentFilterForm, PointwiseForm
 from judgeapp.pointwise.selectors import judgments_filtered
@@ -39,8 +40,7 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
 
     def start(data: dict) -> Run:
         run = pointwise_services.pointwise_create(
-            testset=data["testset_input"],
-            rubric=data["rubric_input"],
+            **run_arguments(data, created_by=request.user),
             judge=data["judge"],
             system=data["system"],
             outputs=data["outputs"],
@@ -49,13 +49,6 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
             threshold=data["threshold"],
             baseline_mean=data["baseline_mean"],
             baseline_run=data["baseline_run"] or None,
-            trials=data.get("trials"),
-            executor=Executor.CELERY,
-            title=data["title"],
-            run_id=data["run_id"] or None,
-            prompt=data.get("prompt") or None,
-            created_by=request.user,
-            budget=data.get("budget"),
         )
         messages.success(
             request, f"Run {run.run_id} queued: {run.testset.case_count} cases × {run.rubric.criteria.count()} criteria."
