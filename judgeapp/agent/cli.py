@@ -28,13 +28,18 @@ class AgentJudgeCommand(JudgeCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--task", required=True, metavar="F", help="the task the agent was given (text or Markdown; a DevAI task JSON works too)")
+        parser.add_argument("--task", required=True, metavar="F",
+                            help="the task the agent was given (text or Markdown; a DevAI task JSON works too)")
         parser.add_argument("--requirements", required=True, metavar="F",
-                            help="numbered checklist ('1. saves the plot to out/accuracy.png'), a JSON/JSONL list, or a DevAI task JSON")
-        parser.add_argument("--workspace", required=True, metavar="DIR", help="the agent's final workspace: a directory, or a .zip/.tar.gz of it")
-        parser.add_argument("--trace", metavar="F", help="the agent's trace: JSONL, one step (a JSON object) a line, or a JSON array of steps")
+                            help="numbered checklist ('1. saves the plot to out/accuracy.png'), a JSON/JSONL list, "
+                                 "or a DevAI task JSON")
+        parser.add_argument("--workspace", required=True, metavar="DIR",
+                            help="the agent's final workspace: a directory, or a .zip/.tar.gz of it")
+        parser.add_argument("--trace", metavar="F",
+                            help="the agent's trace: JSONL, one step (a JSON object) a line, or a JSON array of steps")
         parser.add_argument("--judge", metavar="J", help="judge name from the judges file (default: the default judge)")
-        parser.add_argument("--report", metavar="OUT.json", help="write the full JSON report (verdicts, evidence, every tool call) here")
+        parser.add_argument("--report", metavar="OUT.json",
+                            help="write the full JSON report (verdicts, evidence, every tool call) here")
         parser.add_argument("--run-id", metavar="R", help="id of the run (default <utc>_<short-uuid>)")
         parser.add_argument("--title", default="", help="a title shown on the run's page")
         parser.add_argument("--concurrency", type=int, default=4, metavar="N", help="requirements judged at once (default 4)")
@@ -145,8 +150,10 @@ class DevaiAgreementCommand(JudgeCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--checkout", required=True, metavar="DIR", help="local checkout of github.com/metauto-ai/agent-as-a-judge")
-        parser.add_argument("--developer", default="OpenHands", help="developer agent whose workspaces are judged (OpenHands, MetaGPT, GPT-Pilot)")
+        parser.add_argument("--checkout", required=True, metavar="DIR",
+                            help="local checkout of github.com/metauto-ai/agent-as-a-judge")
+        parser.add_argument("--developer", default="OpenHands",
+                            help="developer agent whose workspaces are judged (OpenHands, MetaGPT, GPT-Pilot)")
         parser.add_argument("--judge", metavar="J", help="judge name (default: the default judge)")
         parser.add_argument("--tasks", default="", help="comma-separated task names or number prefixes (e.g. 01,21); default all")
         parser.add_argument("--limit", type=int, default=0, help="judge at most this many tasks")
@@ -217,7 +224,9 @@ class DevaiAgreementCommand(JudgeCommand):
             per_task.append({"task": instance.stem, "run_id": run.run_id, "trace": use_trace, **figures})
             shown = f"{figures['agreement']:.0%}" if figures["agreement"] is not None else "n/a"
             self.stdout.write(
-                f"  {instance.stem}: {counts.agree}/{counts.verified} agree ({shown}), {counts.unverified} unverified · run {run.run_id}"
+                f"  {instance.stem}: {counts.agree}/{counts.verified} agree ({shown}), "
+                f"{counts.unverified} unverified · run {run.run_id}"
+
             )
         figures = total.as_dict()
         summary = {"developer": developer, "judge": {"name": judge.name, "model": judge.model}, "tasks": per_task,

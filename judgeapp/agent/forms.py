@@ -15,12 +15,19 @@ class AgentRunForm(PreflightForm):
     task_file = forms.FileField(required=False, help_text="…or a task file (text, Markdown, or a DevAI task JSON).")
     requirements = forms.CharField(
         required=False,
-        widget=forms.Textarea(attrs={"rows": 6, "placeholder": "1. saves the plot to out/accuracy.png\n2. writes the metrics to out/metrics.json"}),
+        widget=forms.Textarea(attrs={
+            "rows": 6,
+            "placeholder": "1. saves the plot to out/accuracy.png\n2. writes the metrics to out/metrics.json",
+        }),
         help_text="A numbered checklist, one requirement a line, each specific enough to check.",
     )
-    requirements_file = forms.FileField(required=False, help_text="…or a checklist file (numbered lines, JSON/JSONL, or a DevAI task JSON).")
+    requirements_file = forms.FileField(
+        required=False, help_text="…or a checklist file (numbered lines, JSON/JSONL, or a DevAI task JSON)."
+    )
     workspace = forms.FileField(help_text="The agent's final workspace as an archive: .zip, .tar.gz, .tgz or .tar.")
-    trace = forms.FileField(required=False, help_text="The agent's trace (optional): JSONL, one step a line, or a JSON array of steps.")
+    trace = forms.FileField(
+        required=False, help_text="The agent's trace (optional): JSONL, one step a line, or a JSON array of steps."
+    )
     judge = forms.ModelChoiceField(queryset=judges_callable(), empty_label=None)
     budget = budget_field()
     run_id = forms.CharField(required=False, max_length=100, help_text="Optional; default <utc>_<short-uuid>.")
@@ -38,7 +45,9 @@ class AgentRunForm(PreflightForm):
 
     def _read(self, upload, field: str) -> bytes:
         if upload.size > settings.UPLOAD_MAX_BYTES:
-            raise forms.ValidationError({field: f"{upload.name} is {upload.size:,} bytes, over the limit of {settings.UPLOAD_MAX_BYTES:,}."})
+            raise forms.ValidationError(
+                {field: f"{upload.name} is {upload.size:,} bytes, over the limit of {settings.UPLOAD_MAX_BYTES:,}."}
+            )
         return upload.read()
 
     def clean(self):
@@ -59,12 +68,17 @@ class AgentRunForm(PreflightForm):
         cleaned["trace_parsed"] = None
         if trace_upload is not None:
             try:
-                cleaned["trace_parsed"] = parse_trace(self._read(trace_upload, "trace"), trace_upload.name, max_bytes=settings.AGENT_TRACE_MAX_BYTES)
+                cleaned["trace_parsed"] = parse_trace(
+                    self._read(trace_upload, "trace"), trace_upload.name, max_bytes=settings.AGENT_TRACE_MAX_BYTES
+                )
             except InputError as exc:
                 self.add_error("trace", str(exc))
         workspace = cleaned.get("workspace")
         if workspace is not None and workspace.size > settings.UPLOAD_MAX_BYTES:
-            self.add_error("workspace", f"{workspace.name} is {workspace.size:,} bytes, over the limit of {settings.UPLOAD_MAX_BYTES:,}.")
+            self.add_error(
+                "workspace", f"{workspace.name} is {workspace.size:,} bytes, over the limit of {settings.UPLOAD_MAX_BYTES:,}."
+            )
+
         self.preflight(run_preflight(judges=[cleaned.get("judge")]))
         # Each requirement is a conversation of at most MAX_TOOL_CALLS tool calls and a verdict: the most it asks.
         if cleaned.get("requirement_list"):

@@ -127,7 +127,9 @@ class AgentHandler(RunHandler):
         if stage != 0:
             return None
         return [
-            UnitSpec(key=requirement_key(r["id"]), judge_id=run.judge_id, payload={"id": r["id"], "text": r["text"], "position": i})
+            UnitSpec(
+                key=requirement_key(r["id"]), judge_id=run.judge_id, payload={"id": r["id"], "text": r["text"], "position": i}
+            )
             for i, r in enumerate(run.options.get("requirements", []))
         ]
 
@@ -184,7 +186,9 @@ class AgentHandler(RunHandler):
             When(status=UnitStatus.DONE, parsed__reply_problem=problem, then=Value(count))
             for problem, count in REPLY_PROBLEM_COUNTS.items()
         ]
-        return Case(*problems, When(status=UnitStatus.DONE, then=Value("parsed")), default=Value("no_reply"), output_field=CharField())
+        return Case(
+            *problems, When(status=UnitStatus.DONE, then=Value("parsed")), default=Value("no_reply"), output_field=CharField()
+        )
 
     def requirement_rows(self, run) -> list[dict]:
         """Every requirement in checklist order, with its verdict (unverified when its unit failed or never ran)."""
@@ -193,7 +197,9 @@ class AgentHandler(RunHandler):
         for requirement in run.options.get("requirements", []):
             unit = units.get(requirement_key(requirement["id"]))
             row = {"id": requirement["id"], "text": requirement["text"], "verdict": UNVERIFIED, "evidence": "", "reason": "",
-                   "tool_calls": [], "tool_call_count": 0, "evidence_check": None, "transcript": [], "judgment": str(unit.uuid) if unit else None}
+                   "tool_calls": [], "tool_call_count": 0, "evidence_check": None, "transcript": [],
+                   "judgment": str(unit.uuid) if unit else None}
+
             if unit is not None and unit.status == UnitStatus.DONE and unit.parsed:
                 parsed = unit.parsed
                 row.update(

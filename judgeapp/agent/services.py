@@ -131,7 +131,11 @@ def agent_run_create(
         options = {
             "task": inputs.task,
             "requirements": [r.as_dict() for r in inputs.requirements],
-            "workspace": {"source": workspace_name or (str(workspace) if not isinstance(workspace, bytes) else "upload"), **intake.as_dict()},
+            "workspace": {
+                "source": workspace_name or (str(workspace) if not isinstance(workspace, bytes) else "upload"),
+                **intake.as_dict(),
+            },
+
             "trace": {"source": inputs.trace_name, "steps": len(inputs.trace.steps)} if inputs.trace else None,
             "max_tool_calls": MAX_TOOL_CALLS,
             "warnings": warnings,

@@ -41,7 +41,9 @@ def agent_home(request: HtmxHttpRequest) -> HttpResponse:
     form = AgentRunForm(request.POST or None, request.FILES or None)
     context = {"runs": selectors.runs_recent(kind=RunKind.AGENT, limit=20), "sandbox": sandbox_summary()}
     return run_form_answer(request, form, start=start, template="judgeapp/agent/home.html", context=context,
-                           refused_field=lambda exc: "run_id" if "run id" in str(exc) else "budget" if "budget" in str(exc) else "workspace")
+                           refused_field=lambda exc: (
+                               "run_id" if "run id" in str(exc) else "budget" if "budget" in str(exc) else "workspace"
+                           ))
 
 
 def _agent_run(run_id: str):
@@ -55,7 +57,10 @@ def _agent_run(run_id: str):
 def agent_requirements(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The requirements table, polled by htmx while the run goes on."""
     run = _agent_run(run_id)
-    response = render(request, "judgeapp/agent/run.html#agent-requirements", {"run": run, "judgments": selectors.judgments_of(run=run)})
+    response = render(
+        request, "judgeapp/agent/run.html#agent-requirements", {"run": run, "judgments": selectors.judgments_of(run=run)}
+    )
+
     if run.is_finished and request.htmx:
         return HttpResponseStopPolling(response.content)
     return response

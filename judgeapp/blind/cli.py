@@ -15,7 +15,8 @@ from judgeapp.judging.runs import run_execute_inline, run_id_check
 from judgeapp.models import BlindComparison, Executor, RunStatus
 
 
-# blind-compare: `manage.py blind-compare --version A=DIR --version B=DIR … --prompt F [--expectations F] --output comparison.json`
+# blind-compare: `manage.py blind-compare --version A=DIR --version B=DIR … --prompt F [--expectations F]
+#   --output comparison.json`
 class BlindCompareCommand(JudgeCommand):
     help = (
         "Compare two or more versions blind: labels A, B, C… to output directories (each possibly with run-* "
@@ -105,8 +106,10 @@ class BlindCompareCommand(JudgeCommand):
             self.current_run = None
         if (run.report or {}).get("stopped"):
             # Stopped at its budget: some runs were never scored, so no comparison is written (exit 1, invalid).
-            self.stderr.write(f"error: run {run.run_id} {run.status}: {run.report['budget']['units_not_judged']} runs not scored. "
+            self.stderr.write(f"error: run {run.run_id} {run.status}: "
+                              f"{run.report['budget']['units_not_judged']} runs not scored. "
                               "No comparison was written.")
+
             usage_write(self, run.report)
             sys.exit(1)
         if run.status != RunStatus.DONE:

@@ -31,7 +31,10 @@ class BlindCompareForm(PreflightForm):
 
     def __init__(self, *args, upload_rows: int = DEFAULT_UPLOAD_ROWS, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["directories"].choices = [(c.key, f"{c.real_name} ({c.runs} run{'s' if c.runs != 1 else ''})") for c in blind_services.browse_choices()]
+        self.fields["directories"].choices = [
+            (c.key, f"{c.real_name} ({c.runs} run{'s' if c.runs != 1 else ''})") for c in blind_services.browse_choices()
+        ]
+
         self.upload_rows = upload_rows
         for i in range(upload_rows):
             self.fields[f"upload_name_{i}"] = forms.CharField(required=False, max_length=300, label=f"Upload {i + 1}: name")

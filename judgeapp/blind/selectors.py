@@ -12,7 +12,10 @@ from judgeapp.models import BlindComparison, BlindVersion, Judgment, Run
 
 
 def blind_comparisons_recent(*, limit: int = 50) -> QuerySet[BlindComparison]:
-    return BlindComparison.objects.select_related("run", "created_by").prefetch_related("versions").order_by("-created_at")[:limit]
+    return (
+        BlindComparison.objects.select_related("run", "created_by").prefetch_related("versions").order_by("-created_at")[:limit]
+    )
+
 
 
 def blind_comparison_get(*, uuid) -> BlindComparison:

@@ -83,7 +83,9 @@ def browse_choices() -> list[BrowseChoice]:
         while stack and len(choices) < MAX_BROWSE_CHOICES:
             current, depth = stack.pop()
             try:
-                entries = sorted((e for e in current.iterdir() if not e.name.startswith(".") and not e.is_symlink()), reverse=True)
+                entries = sorted(
+                    (e for e in current.iterdir() if not e.name.startswith(".") and not e.is_symlink()), reverse=True
+                )
             except OSError:
                 continue
             run_dirs = [e for e in entries if e.is_dir() and e.name.lower().startswith("run-")]
@@ -286,7 +288,9 @@ def blind_compare_create(
         for v in ordered:
             row = BlindVersion.objects.create(
                 comparison=comparison, label=v.label, real_name=v.real_name, source=v.source,
-                source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content), stray_files=v.content.stray_files,
+                source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content),
+                stray_files=v.content.stray_files,
+
             )
             BlindRunOutput.objects.bulk_create(
                 BlindRunOutput(

@@ -28,7 +28,11 @@ def _prefill(uuid) -> dict:
         "prompt": previous.eval_prompt,
         "expectations": "\n".join(previous.expectations),
         "judge": previous.judge_id,
-        "directories": [keys[v.source_path] for v in previous.versions.all() if v.source == BlindVersion.Source.BROWSE and v.source_path in keys],
+        "directories": [
+            keys[v.source_path] for v in previous.versions.all()
+            if v.source == BlindVersion.Source.BROWSE and v.source_path in keys
+        ],
+
     }
     uploads = [v.real_name for v in previous.versions.all() if v.source == BlindVersion.Source.UPLOAD]
     for i, name in enumerate(uploads):

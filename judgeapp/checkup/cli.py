@@ -45,7 +45,8 @@ class CheckupCommand(JudgeCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--judge", metavar="J", help="the judge to check up, a name from the judges file (default: the default judge)")
+        parser.add_argument("--judge", metavar="J",
+                            help="the judge to check up, a name from the judges file (default: the default judge)")
         parser.add_argument(
             "--set", dest="sets", default=",".join(DEFAULT_SETS), metavar="S1,S2",
             help=f"the public sets, comma-separated (default all: {', '.join(SETS)}), and/or a team's own set: a JSONL "
@@ -57,7 +58,8 @@ class CheckupCommand(JudgeCommand):
         parser.add_argument("--run-id", metavar="R", help="id of the run (default <utc>_<short-uuid>)")
         parser.add_argument(
             "--concurrency", type=int, default=settings.JUDGE_MAX_CONCURRENCY, metavar="N",
-            help=f"judge calls in flight at once (default {settings.JUDGE_MAX_CONCURRENCY}); the judge's max_concurrency still applies",
+            help=f"judge calls in flight at once (default {settings.JUDGE_MAX_CONCURRENCY}); "
+                 "the judge's max_concurrency still applies",
         )
         parser.add_argument("--json", action="store_true", help="print the whole JSON report instead of the summary")
         trials_argument(parser)
@@ -124,7 +126,10 @@ def _figure(figure: dict, *, share: bool = True) -> str:
 
 def _reference(ref: dict) -> str:
     value = ref["value"]
-    shown = f"{value[0]:.2f}–{value[1]:.2f}" if isinstance(value, list) else (f"{value:.2f}".replace("-0.00", "0.00") if ref["figure"] == "kappa" else pct(value))
+    shown = (
+        f"{value[0]:.2f}–{value[1]:.2f}" if isinstance(value, list)
+        else (f"{value:.2f}".replace("-0.00", "0.00") if ref["figure"] == "kappa" else pct(value))
+    )
     return f"{ref['label']}: {ref['who']} {shown} ({ref['how']}; {ref['source']})"
 
 
@@ -170,9 +175,13 @@ def checkup_summary(run: Run) -> str:
     for name in report.get("set_order") or list(report["sets"]):
         entry = report["sets"][name]
         counts = entry["counts"]
-        lines.append(f"  {name}: {counts['pairs']} of {entry.get('of', counts['pairs'])} pairs, {counts['judged']} judged in both orders")
+        lines.append(
+            f"  {name}: {counts['pairs']} of {entry.get('of', counts['pairs'])} pairs, {counts['judged']} judged in both orders"
+        )
         if entry.get("not_judged"):
-            lines.append(f"    {entry['not_judged']} pairs not judged: the check-up stopped at its budget (the figures leave them out)")
+            lines.append(
+                f"    {entry['not_judged']} pairs not judged: the check-up stopped at its budget (the figures leave them out)"
+            )
         if entry.get("own"):
             lines.append(f"    the team's own set {entry['file']}, sha256 {entry['sha256']} (no published figures)")
         for key, label in FIGURE_LABELS.items():
@@ -184,11 +193,15 @@ def checkup_summary(run: Run) -> str:
         if position["inconsistent"]:
             lines.append(
                 f"    when the orders disagreed ({position['inconsistent']}): Reply 1 both times {position['followed_first']}, "
-                f"Reply 2 both times {position['followed_second']}, a tie in one order {position['mixed']}: {favours_text(position)}"
+                f"Reply 2 both times {position['followed_second']}, a tie in one order {position['mixed']}: "
+                f"{favours_text(position)}"
             )
         lines.append(f"    parse failures {counts['parse_failures']}, truncated replies {counts['truncated']}")
         lines += slice_lines(entry.get("slices") or [])
-    lines.append(f"  intervals: shares {report['intervals']['shares']}; kappa {report['intervals']['kappa and per-order accuracy']}")
+    lines.append(
+        f"  intervals: shares {report['intervals']['shares']}; kappa {report['intervals']['kappa and per-order accuracy']}"
+    )
+
     lines.append(f"  calls: {report['calls']['summary']}")
     if report.get("counts"):
         lines.append(f"  {counts_line(report['counts'])}")

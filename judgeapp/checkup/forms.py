@@ -20,7 +20,9 @@ class CheckupForm(forms.Form):
     budget = budget_field()
     own_set = forms.FileField(
         required=False, label="…or your own pairs",
-        help_text="JSONL: input, output_1, output_2, label (1, 2 or tie), tags (optional). Only it is judged unless sets are ticked.",
+        help_text="JSONL: input, output_1, output_2, label (1, 2 or tie), tags (optional). "
+                  "Only it is judged unless sets are ticked.",
+
     )
 
     def clean_own_set(self):

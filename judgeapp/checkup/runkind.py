@@ -71,8 +71,15 @@ def calls_summary(units: list[Judgment]) -> dict:
     elif not called:
         text = f"no judge call made: all {len(units)} judgments came from the response cache"
     else:
-        text = f"{called} judgments called the judge ({sum(u.attempts for u in units)} HTTP requests), {cached} came from the response cache"
-    return {"judgments": len(units), "called": called, "cached": cached, "http_requests": sum(u.attempts for u in units), "summary": text}
+        text = (
+            f"{called} judgments called the judge ({sum(u.attempts for u in units)} HTTP requests), "
+            f"{cached} came from the response cache"
+        )
+    return {
+        "judgments": len(units), "called": called, "cached": cached, "http_requests": sum(u.attempts for u in units),
+        "summary": text,
+    }
+
 
 
 def shipped_set_described(name: str, datasets_dir: Path, cases: list[CheckupCase]) -> dict:

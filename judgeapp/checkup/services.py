@@ -116,7 +116,10 @@ def checkup_run_create(
     case_ids = [p.case_id for name in chosen_sets for p in drawn[name]]
     warnings = []
     if judge.scripted_demo:
-        warnings.append(f"{judge.name} is the scripted demo server, not a language model: these figures say nothing about a model")
+        warnings.append(
+            f"{judge.name} is the scripted demo server, not a language model: these figures say nothing about a model"
+        )
+
 
     with transaction.atomic():
         testset = testset_store(data=data, name=testset_name, source_path=str(datasets_dir))

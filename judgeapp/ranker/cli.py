@@ -97,16 +97,17 @@ def add_strategy_arguments(parser, *, default: str | None) -> None:
         choices=Strategy.values,
         default=default,
         help=(
-            "how candidates are placed: seed (binary insertion: the top, the bottom, then bisection; the default), robust (a gate asked in "
-            "both orders, a reserve below the cut, a verification pass), tournament (Bradley–Terry with active "
-            "pairs, within --budget); fixed for the ranklist's life"
+            "how candidates are placed: seed (binary insertion: the top, the bottom, then bisection; the default), "
+            "robust (a gate asked in both orders, a reserve below the cut, a verification pass), "
+            "tournament (Bradley–Terry with active pairs, within --budget); fixed for the ranklist's life"
             + ("" if default else " (default: the ranklist's; another one is refused)")
         ),
     )
     parser.add_argument(
         "--budget",
         type=int,
-        help=f"tournament only: the most comparator calls to make (default {CALLS_PER_CANDIDATE} per new candidate, at least 3 (K + 2))",
+        help=f"tournament only: the most comparator calls to make (default {CALLS_PER_CANDIDATE} per new candidate, "
+             "at least 3 (K + 2))",
     )
 
 
@@ -130,7 +131,9 @@ def _strategy_detail(summary: dict) -> str:
         state = "the top K is confident" if t["confident"] else f"not confident (stopped: {t['stopped']})"
         return f" — {t['calls']} of a budget of {t['budget']} calls; {state}"
     if summary["strategy"] == Strategy.ROBUST:
-        return f" — reserve of {len(summary['reserve'])} below the cut; {summary.get('repairs', 0)} pair(s) repaired by verification"
+        return (
+            f" — reserve of {len(summary['reserve'])} below the cut; {summary.get('repairs', 0)} pair(s) repaired by verification"
+        )
     return ""
 
 
@@ -147,15 +150,18 @@ class RankCommand(JudgeCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("dir", metavar="DIR", help="directory of candidate files (each file's basename is its artifact ID)")
-        parser.add_argument("--goal", required=True, help="what 'better' means for every comparison, e.g. \"depth of the root-cause analysis\"")
+        parser.add_argument("--goal", required=True,
+                            help="what 'better' means for every comparison, e.g. \"depth of the root-cause analysis\"")
         parser.add_argument("--run-id", help="id of the new run (default <utc>_<short-uuid>); names the run directory")
         parser.add_argument("--set", dest="set_name", help="artifact set name, the ranklist's file name (default: DIR's name)")
-        parser.add_argument("--max-size", type=int, default=DEFAULT_MAX_SIZE, help=f"how many artifacts the ranklist keeps (default {DEFAULT_MAX_SIZE})")
+        parser.add_argument("--max-size", type=int, default=DEFAULT_MAX_SIZE,
+                            help=f"how many artifacts the ranklist keeps (default {DEFAULT_MAX_SIZE})")
         parser.add_argument("--judge", help="judge name from the judges file or the admin (default: the default judge)")
         parser.add_argument(
             "--both-orders",
             action="store_true",
-            help="judge each comparison in both orders and count a disagreement as Equal (cancels position bias; twice the calls)",
+            help="judge each comparison in both orders and count a disagreement as Equal "
+                 "(cancels position bias; twice the calls)",
         )
         add_strategy_arguments(parser, default=Strategy.SEED)
         # --budget is the tournament's call budget (CONTRACT §3): the spend cap in dollars is --budget-usd.
@@ -192,7 +198,8 @@ class RankCommand(JudgeCommand):
         summary = run.report if (run.report or {}).get("ranklist") else ranklist_summary(run.ranklists.get())
         self.stdout.write(format_ranklist(summary["ranklist"], [(t["id"], t["preview"]) for t in summary["top"]]))
         calls = summary["judge_calls"]
-        for line in summary_lines(summary, calls=calls["http"], cached=calls["cached"], inserts=summary["candidates"], worst_case=summary["seed_worst_case"]):
+        for line in summary_lines(summary, calls=calls["http"], cached=calls["cached"], inserts=summary["candidates"],
+                                  worst_case=summary["seed_worst_case"]):
             self.stdout.write(line)
         if summary.get("counts"):
             self.stdout.write(counts_line(summary["counts"]))
@@ -223,7 +230,8 @@ class InsertCommand(JudgeCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", metavar="FILE", help="the new candidate (its basename is its artifact ID)")
-        parser.add_argument("--ranklist", required=True, metavar="PATH", help="the ranklist file, .../ranking_state/<set>.ranklist.json")
+        parser.add_argument("--ranklist", required=True, metavar="PATH",
+                            help="the ranklist file, .../ranking_state/<set>.ranklist.json")
         parser.add_argument("--goal", help="the goal; must be the ranklist's own (default: the ranklist's goal)")
         parser.add_argument("--max-size", type=int, help="new cap of the ranklist (default: keep the ranklist's)")
         parser.add_argument("--judge", help="must be the ranklist's judge (default: the ranklist's judge)")
@@ -234,7 +242,10 @@ class InsertCommand(JudgeCommand):
         ranklist = ranklist_from_path(options["ranklist"])
         self.judges_load()
         calls_before = judge_calls(ranklist)
-        retry = Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id, status=InsertionStatus.FAILED).exists()
+        retry = Insertion.objects.filter(
+            ranklist=ranklist, artifact__artifact_id=candidate.artifact_id, status=InsertionStatus.FAILED
+        ).exists()
+
         insertion, queued = insertion_register(
             ranklist=ranklist,
             candidate=candidate,

@@ -106,8 +106,9 @@ class RankForm(PreflightForm):
         initial=Strategy.SEED,
         required=False,
         help_text=(
-            "binary insertion: the top, the bottom, then bisection. robust: survives a noisy or position-biased judge for a few more "
-            "calls. tournament: a Bradley–Terry model choosing the pairs, within a call budget. Fixed for the ranklist's life."
+            "binary insertion: the top, the bottom, then bisection. "
+            "robust: survives a noisy or position-biased judge for a few more calls. "
+            "tournament: a Bradley–Terry model choosing the pairs, within a call budget. Fixed for the ranklist's life."
         ),
     )
     budget = forms.IntegerField(
@@ -125,7 +126,10 @@ class RankForm(PreflightForm):
         if not self.is_bound and not self.initial.get("judge"):
             self.initial["judge"] = judge_default_pk()
         self.fields["directory"].choices = [("", "—")] + browsable_directories()
-        self.order_fields(["goal", "judge", "set_name", "files", "directory", "max_size", "strategy", "budget", "spend_budget", "both_orders", "confirm"])
+        self.order_fields([
+            "goal", "judge", "set_name", "files", "directory", "max_size", "strategy", "budget", "spend_budget", "both_orders",
+            "confirm",
+        ])
 
     def clean_strategy(self):
         return self.cleaned_data.get("strategy") or Strategy.SEED
@@ -172,7 +176,10 @@ def rank_calls_estimate(candidates: int, *, max_size: int, both_orders: bool, st
 
 
 class InsertForm(forms.Form):
-    file = forms.FileField(label="New candidate", help_text="Its file name is its artifact ID; an ID already registered is skipped.")
+    file = forms.FileField(
+        label="New candidate", help_text="Its file name is its artifact ID; an ID already registered is skipped."
+    )
+
 
     def clean_file(self):
         return candidate_from_upload(self.cleaned_data["file"])

@@ -45,7 +45,8 @@ def rank_new(request: HtmxHttpRequest) -> HttpResponse:
         return run
 
     form = RankForm(request.POST or None, request.FILES or None)
-    return run_form_answer(request, form, start=start, template="judgeapp/ranker/rank_new.html", partial="rank-form", form_name="rank_form")
+    return run_form_answer(request, form, start=start, template="judgeapp/ranker/rank_new.html", partial="rank-form",
+                           form_name="rank_form")
 
 
 @role_required(*READERS)
@@ -80,7 +81,10 @@ def ranklist_insert(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
     ranklist = selectors_ranker.ranklist_get(uuid=ranklist_uuid)
     def start(data: dict):
         candidate = data["file"]
-        _insertion, queued = ranker_queue.insertion_submit(ranklist=ranklist, candidate=candidate, requested_by=request.user.get_username())
+        _insertion, queued = ranker_queue.insertion_submit(
+            ranklist=ranklist, candidate=candidate, requested_by=request.user.get_username()
+        )
+
         if queued:
             messages.success(request, f"{candidate.artifact_id} is queued for insertion.")
         else:

@@ -75,7 +75,10 @@ def test_a_jurys_corrected_pass_rate_equals_ppi_py_and_is_in_the_next_runs_repor
     # The jury passes the good replies (every even case); people also pass odd cases 1, 5, 9 …: the jury is
     # too strict, and the correction raises its pass rate.
     labelled = range(30)
-    human = lambda i: "pass" if i % 2 == 0 or i % 4 == 1 else "fail"
+
+    def human(i):
+        return "pass" if i % 2 == 0 or i % 4 == 1 else "fail"
+
     people_on(first, labelled, label_of=human)
     second = finished_jury()
     corrected = second.report["corrected_pass_rate"]
@@ -143,7 +146,10 @@ def test_a_pairwise_corrected_win_rate_counts_ties_half_and_equals_ppi_py(small_
 
 def test_the_agreement_task_stores_the_jurys_tpr_tnr_and_alt_test_and_the_pages_show_them(finished_jury, client, reviewer):
     run = finished_jury()
-    human = lambda i: "pass" if i % 2 == 0 or i % 4 == 1 else "fail"
+
+    def human(i):
+        return "pass" if i % 2 == 0 or i % 4 == 1 else "fail"
+
     sample = people_on(run, range(N), label_of=human)
     result = AgreementResult.objects.get(sample=sample, judge_name="jury", criterion="")
     jury = {c["case_id"]: c["pooled"] for c in run.report["cases"]}

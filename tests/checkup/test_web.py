@@ -101,7 +101,10 @@ def test_a_finished_check_up_shows_its_figures_beside_the_published_ones_and_on_
     assert "stale" in cell and "checkup-web" in cell and "the configuration changed since" in cell
 
 
-def test_a_budget_for_an_unpriced_judge_is_a_message_and_a_priced_one_is_stored_on_the_run(client, reviewer, judge, make_judge, monkeypatch):
+def test_a_budget_for_an_unpriced_judge_is_a_message_and_a_priced_one_is_stored_on_the_run(
+    client, reviewer, judge, make_judge, monkeypatch
+):
+
     from decimal import Decimal
 
     monkeypatch.setattr(taskqueue, "send", lambda *args, **kwargs: None)

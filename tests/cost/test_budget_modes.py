@@ -78,7 +78,9 @@ def checkup_cli(capsys, *argv):
 
 def test_a_check_up_stops_at_its_budget_and_leaves_the_unjudged_pairs_out_of_its_figures(capsys, priced, fake_judge):
     fake_judge.action = LabelOracle()
-    result = checkup_cli(capsys, "--judge", "priced", "--set", "pandalm", "--sample", "10", "--concurrency", "1", "--budget", TINY)
+    result = checkup_cli(
+        capsys, "--judge", "priced", "--set", "pandalm", "--sample", "10", "--concurrency", "1", "--budget", TINY
+    )
     report = assert_stopped_at_budget(result, fake_judge, planned=20)
     entry = report["sets"]["pandalm"]
     judged_pairs = entry["counts"]["pairs"]
@@ -89,7 +91,9 @@ def test_a_check_up_stops_at_its_budget_and_leaves_the_unjudged_pairs_out_of_its
 
 
 def test_a_check_up_with_a_budget_needs_a_priced_judge(capsys, judge, fake_judge):
-    assert_refused_unpriced(checkup_cli(capsys, "--judge", "judge-a", "--set", "pandalm", "--sample", "2", "--budget", "1"), fake_judge)
+    assert_refused_unpriced(
+        checkup_cli(capsys, "--judge", "judge-a", "--set", "pandalm", "--sample", "2", "--budget", "1"), fake_judge
+    )
 
 
 # --- The blind comparator -----------------------------------------------------------------------------
@@ -175,7 +179,9 @@ def priced_oracle(fake_judge, make_judge, oracle):
     return make_judge("oracle", **PRICES)
 
 
-def test_a_batch_rank_stops_at_its_spend_cap_and_reports_the_partial_ranklist(capsys, priced_oracle, oracle, fake_judge, tmp_path):
+def test_a_batch_rank_stops_at_its_spend_cap_and_reports_the_partial_ranklist(
+    capsys, priced_oracle, oracle, fake_judge, tmp_path
+):
     from judgeapp.models import Insertion, InsertionStatus
 
     oracle.write(tmp_path / "c", 12, seed=3)
@@ -192,7 +198,11 @@ def test_a_batch_rank_stops_at_its_spend_cap_and_reports_the_partial_ranklist(ca
     assert report["budget"]["candidates_not_placed"] == 12 - placed and report["budget"]["stopped"] is True
     assert report["budget"]["spent"] >= float(TINY)
     assert len(fake_judge.chat_requests) == report["usage"]["calls"]
-    assert f"stopped: budget: $0.0002 reached after {report['budget']['units_judged']} judgments; {12 - placed} candidates not placed" in result.err
+    assert (
+        f"stopped: budget: $0.0002 reached after {report['budget']['units_judged']} judgments; "
+        f"{12 - placed} candidates not placed" in result.err
+    )
+
 
 
 def test_a_batch_rank_with_a_spend_cap_needs_a_priced_judge(capsys, judge, oracle, fake_judge, tmp_path):

@@ -339,7 +339,11 @@ def test_the_rank_form_refuses_a_spend_cap_for_an_unpriced_judge_and_stores_one_
 
     _truth, files = uploads(oracle, tmp_path, 3)
     response = logged_in.post(reverse("ranker:rank_new"), rank_form(oracle_judge, files=files, spend_budget="0.50"))
-    assert response.status_code == 400 and "a budget needs prices for every judge, and judge oracle has none" in response.content.decode()
+    assert (
+        response.status_code == 400
+        and "a budget needs prices for every judge, and judge oracle has none" in response.content.decode()
+    )
+
     assert not Run.objects.exists()
     oracle_judge.input_price_per_million, oracle_judge.output_price_per_million = Decimal("0.20"), Decimal("0.60")
     oracle_judge.save()

@@ -58,7 +58,10 @@ class RankHandler(RunHandler):
             return True
 
         # No give-up timer: a batch waits for another holder of the ranklist as long as its task may run.
-        ranklist_work(ranklist_pk=ranklist.pk, until=lambda: stopped() or over_budget(), on_progress=report_progress, wait_seconds=None)
+        ranklist_work(
+            ranklist_pk=ranklist.pk, until=lambda: stopped() or over_budget(), on_progress=report_progress, wait_seconds=None
+        )
+
         report_progress()
         at_budget = Run.objects.filter(pk=run.pk).values_list("stopped", flat=True).get() == StopReason.BUDGET
         if stopped() or at_budget:

@@ -160,13 +160,17 @@ def _insertion_make(ranklist: Ranklist, insertion: Insertion, token) -> str:
             result = core.insert(before, insertion.artifact.artifact_id, comparator, max_size=ranklist.max_size)
             new_ids = result.ranklist
     except ComparatorFailed as exc:
-        notes.setdefault("failures", []).append({"reason": exc.reason, "transport": exc.transport, "at": timezone.now().isoformat()})
+        notes.setdefault("failures", []).append(
+            {"reason": exc.reason, "transport": exc.transport, "at": timezone.now().isoformat()}
+        )
         failed = {"status": InsertionStatus.FAILED, "error": exc.reason, "list_length": len(before), "notes": notes}
         _round_finish(ranklist, token, [(insertion, failed)])
         if exc.unreachable and not Comparison.objects.filter(ranklist=ranklist).exists():
             # A server this ranklist never reached (a wrong base URL, a server that is down): the queue stops
             # now, as after an outage streak, and a command exits 2 (CONTRACT §3), not 1 for one unplaced file.
-            raise JudgeOutage(f"judge {ranklist.judge.name!r}: its server cannot be reached ({exc.reason}); resume when it is back")
+            raise JudgeOutage(
+                f"judge {ranklist.judge.name!r}: its server cannot be reached ({exc.reason}); resume when it is back"
+            )
         return OUTAGE if exc.transport else InsertionStatus.FAILED
     placed = {**_placement(result), "list_length": len(before), "notes": notes}
     _round_finish(ranklist, token, [(insertion, placed)], new_ids=new_ids, by_id=by_id)
@@ -174,7 +178,9 @@ def _insertion_make(ranklist: Ranklist, insertion: Insertion, token) -> str:
 
 
 def _spec(ranklist: Ranklist) -> ComparatorSpec:
-    return ComparatorSpec(run=ranklist.run, goal=ranklist.goal, prompt=ranklist.prompt, judge=ranklist.judge, both_orders=ranklist.both_orders)
+    return ComparatorSpec(
+        run=ranklist.run, goal=ranklist.goal, prompt=ranklist.prompt, judge=ranklist.judge, both_orders=ranklist.both_orders
+    )
 
 
 def _placement(result: core.InsertResult) -> dict:
@@ -271,7 +277,8 @@ def _tournament_round(ranklist: Ranklist, pending: list[Insertion], token) -> st
         budget = sum(int((i.notes or {}).get("budget") or tournament.default_budget(1, ranklist.max_size)) for i in pending)
     spent = Comparison.objects.filter(ranklist=ranklist, insertion=leader).count()  # a resumed round's calls so far
     evidence = Evidence(
-        _asker(ranklist, _spec(ranklist), leader, token, by_id), known=ranklist_observations(ranklist), budget=max(budget - spent, 0)
+        _asker(ranklist, _spec(ranklist), leader, token, by_id), known=ranklist_observations(ranklist),
+        budget=max(budget - spent, 0),
     )
     result = tournament.tournament(
         list(by_id),
@@ -284,12 +291,18 @@ def _tournament_round(ranklist: Ranklist, pending: list[Insertion], token) -> st
     updates = []
     for insertion in pending:
         artifact_id = insertion.artifact.artifact_id
-        involved = Comparison.objects.filter(Q(artifact_a=insertion.artifact) | Q(artifact_b=insertion.artifact), ranklist=ranklist).count()
+        involved = Comparison.objects.filter(
+            Q(artifact_a=insertion.artifact) | Q(artifact_b=insertion.artifact), ranklist=ranklist
+        ).count()
         fields = {"list_length": len(before), "comparisons": involved, "error": ""}
         if artifact_id in result.unplaced:
             fields |= {"status": InsertionStatus.FAILED, "error": result.unplaced[artifact_id]}
         elif artifact_id in kept:
-            fields |= {"status": InsertionStatus.DONE, "outcome": InsertionOutcome.INSERTED, "position": result.ranking.index(artifact_id)}
+            fields |= {
+                "status": InsertionStatus.DONE, "outcome": InsertionOutcome.INSERTED,
+                "position": result.ranking.index(artifact_id),
+            }
+
         else:
             fields |= {"status": InsertionStatus.DONE, "outcome": InsertionOutcome.DISCARDED, "position": None}
         updates.append((insertion, fields))
@@ -364,7 +377,11 @@ def compare_report(run: Run) -> dict:
         .last()
     )
     if comparison is None:
-        return {"run_id": run.run_id, "kind": run.kind, "winner": None, "counts": counts_of(run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS))}
+        return {
+            "run_id": run.run_id, "kind": run.kind, "winner": None,
+            "counts": counts_of(run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS)),
+        }
+
     return {
         "run_id": run.run_id,
         "kind": run.kind,

@@ -50,10 +50,21 @@ def compare_create(
     return run
 
 
-def compare_into_run(*, run: Run, a: Candidate, b: Candidate, judge: Judge, goal: str | None = None, both_orders: bool = False) -> Comparison:
+def compare_into_run(
+    *,
+    run: Run,
+    a: Candidate,
+    b: Candidate,
+    judge: Judge,
+    goal: str | None = None,
+    both_orders: bool = False,
+) -> Comparison:
     """Compare now and record the comparison in an existing ranker run (its comparisons.jsonl)."""
     if run.kind not in RANKER_KINDS:
-        raise InputError(f"run {run.run_id!r} is a {run.get_kind_display()} run; comparisons go into ranker runs (rank or compare)")
+        raise InputError(
+            f"run {run.run_id!r} is a {run.get_kind_display()} run; comparisons go into ranker runs (rank or compare)"
+        )
+
     goal_row = goal_get_or_create(text=goal or DEFAULT_GOAL)
     for _attempt in range(3):
         try:

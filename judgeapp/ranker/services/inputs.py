@@ -92,7 +92,10 @@ def path_check_within(path: Path, roots: list[Path]) -> Path:
 
 def set_name_check(name: str) -> str:
     if not SET_NAME.match(name or ""):
-        raise InputError(f"set name {name!r}: use letters, digits, '.', '_' and '-' (at most 100), starting with a letter or digit")
+        raise InputError(
+            f"set name {name!r}: use letters, digits, '.', '_' and '-' (at most 100), starting with a letter or digit"
+        )
+
     return name
 
 

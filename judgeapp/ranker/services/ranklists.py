@@ -68,7 +68,9 @@ def rank_create(
     if not candidates:
         raise InputError("no candidates to rank")
     unique_ids_check(candidates)
-    strategy_options = strategy_options_check(strategy, budget=budget, both_orders=both_orders, candidates=len(candidates), max_size=max_size)
+    strategy_options = strategy_options_check(
+        strategy, budget=budget, both_orders=both_orders, candidates=len(candidates), max_size=max_size
+    )
     with transaction.atomic():
         goal_row = goal_get_or_create(text=goal)
         run = run_create(
@@ -119,7 +121,9 @@ def strategy_options_check(strategy: str, *, budget: int | None, both_orders: bo
     if strategy not in Strategy.values:
         raise InputError(f"unknown strategy {strategy!r}: choose {', '.join(Strategy.values)}")
     if budget is not None and strategy != Strategy.TOURNAMENT:
-        raise InputError("--budget is a limit of --strategy tournament; the other strategies place each candidate within their own bound")
+        raise InputError(
+            "--budget is a limit of --strategy tournament; the other strategies place each candidate within their own bound"
+        )
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
         raise InputError(f"budget must be a positive number of comparator calls, got {budget!r}")
     if both_orders and strategy != Strategy.SEED:
@@ -216,7 +220,13 @@ def insertion_register(
         max_size_check(max_size)
     if budget is not None:
         strategy_options_check(ranklist.strategy, budget=budget, both_orders=False, candidates=1, max_size=ranklist.max_size)
-    existing = Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id).select_related("artifact").first()
+    existing = (
+        Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id)
+        .select_related("artifact")
+        .first()
+    )
+
+
     if existing is not None:
         if existing.status == InsertionStatus.FAILED:
             if existing.artifact.content_hash != candidate.digest:
