@@ -34,7 +34,9 @@ ERROR_CODES = {
 def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
     """gunicorn's `util.write_error` (its one writer of its own answers), with a JSON body."""
     detail = " ".join(str(mesg).split()) or reason
-    body = json.dumps({"error": ERROR_CODES.get(status_int, "error"), "detail": f"{reason}: {detail}" if detail != reason else reason})
+    body = json.dumps(
+        {"error": ERROR_CODES.get(status_int, "error"), "detail": f"{reason}: {detail}" if detail != reason else reason}
+    )
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\n"
         "Connection: close\r\n"
