@@ -4,8 +4,9 @@ list|show`: every stored dataset by name, one name's versions."""
 
 from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.cli import JudgeCommand
-from judgeapp.judging.content import InputFile, output_set_save, testset_named
+from judgeapp.judging.content import InputFile, testset_named
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.outputs import output_set_save
 from judgeapp.judging.selectors import output_sets_recent
 
 

@@ -322,7 +322,8 @@ def outputs_preview(*, data: bytes, name: str, testset: TestSet) -> OutputsPrevi
 def outputs_save_pending(*, token: str, file_name: str, system, version_label: str, testset: TestSet, created_by):
     """Step two: the previewed upload stored as the system version's outputs ((output set, created), as
     `output_set_save`); refused in one line when a line is invalid or a case has no output."""
-    from judgeapp.judging.content import InputFile, output_set_save
+    from judgeapp.judging.content import InputFile
+    from judgeapp.judging.outputs import output_set_save
 
     path, data = _pending_read(token)
     preview = outputs_preview_of(data, file_name, testset)

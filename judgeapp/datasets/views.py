@@ -19,9 +19,10 @@ from judgeapp.datasets.forms import (
     TestSetSaveForm,
     TestSetUploadForm,
 )
-from judgeapp.judging.content import InputFile, output_set_save
+from judgeapp.judging.content import InputFile
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import upload_of
+from judgeapp.judging.outputs import output_set_save
 from judgeapp.judging.pages import HtmxHttpRequest
 from judgeapp.roles import READERS, role_required
 

@@ -44,7 +44,8 @@ def _support_bot_outputs(ctx: DemoContext) -> dict:
     second load)."""
     import json
 
-    from judgeapp.judging.content import InputFile, output_set_save, testset_save
+    from judgeapp.judging.content import InputFile, testset_save
+    from judgeapp.judging.outputs import output_set_save
 
     testset = testset_save(support_testset())
     system = _demo_support_bot(ctx)

@@ -14,7 +14,6 @@ from django.db import transaction
 from judgeapp.judging.batches import batched
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_rubric, testset_rows
-from judgeapp.judging.outputs import outputs_file_check
 from judgeapp.judging.prompts import Prompt, load_prompt
 from judgeapp.models import Case, Criterion, Goal, PromptTemplate, Rubric, TestSet, content_hash
 
@@ -204,58 +203,6 @@ def rubric_save(rubric: Rubric | InputFile) -> Rubric:
     if isinstance(rubric, Rubric):
         return rubric
     return rubric_store(data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit)
-
-
-# --- Outputs of a system version ------------------------------------------------------------------------
-
-VERSION_LABEL_MAX = 50
-
-
-def version_label_check(label: str) -> str:
-    """A version label as a person types it ("v2.1"): one short line of text."""
-    from judgeapp.judging.text import text_refuse
-
-    label = (label or "").strip()
-    if not label:
-        raise InputError("the version label is empty (e.g. v2.1)")
-    text_refuse(label, "the version label")
-    if len(label) > VERSION_LABEL_MAX or any(c in label for c in "\r\n\t"):
-        raise InputError(f"the version label must be one line of at most {VERSION_LABEL_MAX} characters")
-    return label
-
-
-def output_set_save(*, system, version_label: str, testset: TestSet, outputs: InputFile, created_by=None):
-    """Store one version of a system's replies to a test set. The same content for the same system and
-    label is stored once (found again, `created` False); nothing is stored when a line is refused.
-    `created_by`: a signed-in user, or a label such as "cli:<os user>"."""
-    from judgeapp.models import OutputRow, OutputSet
-
-    label = version_label_check(version_label)
-    case_ids = list(testset.cases.order_by("position").values_list("case_id", flat=True))
-    replies = outputs_file_check(outputs, case_ids)
-    digest = content_hash(outputs.data)
-    existing = OutputSet.objects.filter(system=system, version_label=label, content_hash=digest).first()
-    if existing:
-        if existing.testset_id != testset.pk:
-            raise InputError(
-                f"{system.name} {label}: these outputs are already stored for test set {existing.testset}; "
-                "give them another version label"
-            )
-        return existing, False
-    user = None if isinstance(created_by, str) or created_by is None else created_by
-    output_set = OutputSet.objects.create(
-        system=system, version_label=label, testset=testset, content_hash=digest,
-        source_name=source_path_fit(outputs.name, 255), row_count=len(replies), created_by=user,
-        created_by_label=created_by if isinstance(created_by, str) else (user.get_username() if user else ""),
-    )
-    position = 0
-    for batch in batched(replies.items()):
-        OutputRow.objects.bulk_create(
-            OutputRow(output_set=output_set, case_id=case_id, position=position + i, text=text)
-            for i, (case_id, text) in enumerate(batch)
-        )
-        position += len(batch)
-    return output_set, True
 
 
 def testset_named(value: str) -> TestSet:

@@ -431,7 +431,8 @@ def test_an_imported_judge_with_no_endpoint_cannot_start_a_run(api, judge, no_ce
 
 
 def test_a_run_labelled_with_a_system_judges_the_outputs_stored_for_its_version(api, judge, make_system, lead, no_celery):
-    from judgeapp.judging.content import InputFile, output_set_save, testset_store
+    from judgeapp.judging.content import InputFile, testset_store
+    from judgeapp.judging.outputs import output_set_save
 
     system = make_system("support-bot")
     data = factories.testset_bytes(4, output=lambda i: BAD_REPLY)  # the test set's own replies: never judged here

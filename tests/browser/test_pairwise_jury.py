@@ -7,6 +7,7 @@ import pytest
 
 from fakejudge import DemoBrain, Reply, When
 from judgeapp.judging import content
+from judgeapp.judging.outputs import output_set_save
 from tests import factories
 from tests.browser.conftest import log_in
 from tests.factories import GOOD_REPLY, RUBRIC_TWO
@@ -88,7 +89,7 @@ def test_reviewer_convenes_a_jury_and_reads_the_grid(
     replies = b"".join(b'{"id": "%s", "output": %s}\n' % (c.case_id.encode(), json.dumps(c.output).encode())
                        for c in stored.cases.order_by("position"))
     own = content.InputFile(data=replies, name="v1.jsonl")
-    content.output_set_save(system=bot, version_label="v1.0", testset=stored, outputs=own)
+    output_set_save(system=bot, version_label="v1.0", testset=stored, outputs=own)
     worker_factory(concurrency=4)
 
     log_in(page, "rita")

@@ -9,8 +9,9 @@ import zipfile
 import pytest
 from django.urls import reverse
 
-from judgeapp.judging.content import InputFile, output_set_save
+from judgeapp.judging.content import InputFile
 from judgeapp.judging.content import testset_store as stored_testset
+from judgeapp.judging.outputs import output_set_save
 from tests.factories import artifact_set_ranked as ranked
 
 pytestmark = pytest.mark.django_db

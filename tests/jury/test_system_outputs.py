@@ -10,7 +10,8 @@ from django.urls import reverse
 
 from fakejudge import DemoBrain, Reply, When
 from judgeapp.judging import content, runs
-from judgeapp.judging.content import InputFile, output_set_save
+from judgeapp.judging.content import InputFile
+from judgeapp.judging.outputs import output_set_save
 from judgeapp.models import Output, Run
 from tests import factories
 from tests.factories import RUBRIC_ONE

@@ -7,8 +7,9 @@ import pytest
 
 from fakejudge import DemoBrain
 from judgeapp.judging.audit import cli_actor
-from judgeapp.judging.content import InputFile, output_set_save
+from judgeapp.judging.content import InputFile
 from judgeapp.judging.content import testset_load as stored_from_file
+from judgeapp.judging.outputs import output_set_save
 from judgeapp.models import Judgment, Purpose
 from tests.factories import GOOD_REPLY
 from tests.pairwise.builders import run_evaluate, write_files

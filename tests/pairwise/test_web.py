@@ -182,7 +182,8 @@ def test_a_polled_progress_bar_keeps_asking_for_the_reload_that_shows_the_report
 def test_a_side_can_be_a_system_versions_stored_outputs(
     client, reviewer, judge, make_system, stored_inputs, django_capture_on_commit_callbacks
 ):
-    from judgeapp.judging.content import InputFile, output_set_save
+    from judgeapp.judging.content import InputFile
+    from judgeapp.judging.outputs import output_set_save
 
     testset, rubric = stored_inputs
     a, b = good_and_bad(4)

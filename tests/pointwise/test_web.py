@@ -396,7 +396,8 @@ def test_the_form_judges_a_stored_system_version_and_refuses_a_system_without_ou
     client, reviewer, judge, make_system, support_inputs, monkeypatch
 ):
     from judgeapp.judging import taskqueue
-    from judgeapp.judging.content import InputFile, output_set_save, testset_store
+    from judgeapp.judging.content import InputFile, testset_store
+    from judgeapp.judging.outputs import output_set_save
 
     monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: None)
     system = make_system("support-bot")
@@ -422,7 +423,8 @@ def test_the_form_judges_a_stored_system_version_and_refuses_a_system_without_ou
 
 def test_a_queued_runs_page_says_where_its_outputs_come_from(client, reviewer, judge, make_system, monkeypatch):
     from judgeapp.judging import taskqueue
-    from judgeapp.judging.content import InputFile, output_set_save, testset_store
+    from judgeapp.judging.content import InputFile, testset_store
+    from judgeapp.judging.outputs import output_set_save
     from judgeapp.pointwise.services import pointwise_create
 
     monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: None)

@@ -281,7 +281,8 @@ def _build(server, tmp: Path) -> dict:
     assignment = Assignment.objects.filter(annotator=users["annotator"]).order_by("pk").first()
     ranklist = Ranklist.objects.get(run=ranked)
     artifact = ranklist.artifact_set.artifacts.order_by("pk").first()
-    from judgeapp.judging.content import InputFile, output_set_save
+    from judgeapp.judging.content import InputFile
+    from judgeapp.judging.outputs import output_set_save
 
     case_ids = pointwise.testset.cases.values_list("case_id", flat=True)
     replies = "".join(f'{{"id": "{case_id}", "output": "reply"}}\n' for case_id in case_ids)

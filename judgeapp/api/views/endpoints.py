@@ -512,7 +512,7 @@ def outputs_add(
     """Store one version of a system's outputs for a stored test set: 201 when stored, 200 when the same file
     was stored before for that system and label. A run labelled with the system judges them
     (`outputs_version`)."""
-    from judgeapp.judging.content import output_set_save
+    from judgeapp.judging.outputs import output_set_save
 
     files = inputs.uploads_read(outputs=outputs)
     _sync_judges(request)
