@@ -44,6 +44,10 @@ class OutputsUploadForm(forms.Form):
         kwargs.setdefault("auto_id", "outputs_%s")  # the page's test set upload has a `file` field too: ids stay unique
         super().__init__(*args, **kwargs)
         self.fields["testset"].queryset = testsets_for_runs()
+        if not self.is_bound:
+            # The test set stored last (the one a team has just uploaded), not the first name in the list.
+            newest = testsets_for_runs().order_by("-created_at", "-pk").values_list("pk", flat=True).first()
+            self.initial.setdefault("testset", newest)
 
 
 class OutputsSaveForm(forms.Form):

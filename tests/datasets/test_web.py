@@ -152,3 +152,13 @@ def test_the_lowest_cases_of_a_run_become_a_new_version_of_a_test_set_duplicates
     ids = list(newest.cases.order_by("position").values_list("case_id", flat=True))
     assert ids == [lowest[0], "own-1", *lowest[1:]]
     assert newest.cases.get(case_id=lowest[0]).input == "already here"  # the stored case is kept as it was
+
+
+def test_the_outputs_upload_starts_on_the_test_set_stored_last(client, reviewer, make_system):
+    make_system("support-bot")
+    older = stored_testset(data=jsonl(*GOOD[:2]), name="alpha.jsonl")
+    newest = stored_testset(data=jsonl(*GOOD[:3]), name="zulu.jsonl")
+    client.force_login(reviewer)
+    page = client.get(reverse("datasets:index")).content.decode()
+    assert f'<option value="{newest.pk}" selected>zulu (v1, 3 cases)</option>' in page
+    assert f'<option value="{older.pk}">alpha (v1, 2 cases)</option>' in page
