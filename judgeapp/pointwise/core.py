@@ -317,6 +317,14 @@ def usage_lines(report: dict) -> list[str]:
 def report_markdown(report: dict) -> str:
     """The report as Markdown: the gate first, then the scores, the lowest cases and what to be wary of."""
     gate = report.get("gate") or {}
+    lines = [
+        *_markdown_head(report, gate), *_markdown_gate(report, gate), *_markdown_scores(report),
+        *_markdown_cases(report, gate), *_markdown_footer(report),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_head(report: dict, gate: dict) -> list[str]:
     passed = gate.get("passed")
     lines = [
         f"## Pointwise evaluation `{report.get('run_id')}`: gate {'PASSED' if passed else 'BLOCKED'}",
@@ -329,6 +337,11 @@ def report_markdown(report: dict) -> str:
         "",
         *([f"Outputs: {one_line(report['outputs'], 300)}", ""] if isinstance(report.get("outputs"), str) else []),
     ]
+    return lines
+
+
+def _markdown_gate(report: dict, gate: dict) -> list[str]:
+    lines: list[str] = []
     if report.get("invalid"):
         lines += ["**The run is invalid:** " + "; ".join(report.get("invalid_reasons") or []), ""]
     if gate.get("reasons"):
@@ -354,7 +367,11 @@ def report_markdown(report: dict) -> str:
         lines.append(f"> ⚠ {one_line(warning, 300)}")
     if report.get("warnings"):
         lines.append("")
+    return lines
 
+
+def _markdown_scores(report: dict) -> list[str]:
+    lines: list[str] = []
     lines += ["| criterion | mean | 95% CI | n |", "|---|---|---|---|"]
     cis = report.get("per_criterion_ci95") or {}
     counts = report.get("per_criterion_n") or {}
@@ -369,7 +386,11 @@ def report_markdown(report: dict) -> str:
     for point, count in histogram.items():
         lines.append(f"{point} | {'█' * round(20 * count / top):<20} {count}")
     lines += ["```", ""]
+    return lines
 
+
+def _markdown_cases(report: dict, gate: dict) -> list[str]:
+    lines: list[str] = []
     worse = (gate.get("baseline") or report.get("baseline") or {}).get("worse") or []
     if worse:
         lines += [
@@ -389,7 +410,11 @@ def report_markdown(report: dict) -> str:
         for item in lowest:
             lines.append(f"| {item['case_id']} | {item['criterion']} | {item['score']} | {one_line(item.get('reasoning', ''))} |")
         lines.append("")
+    return lines
 
+
+def _markdown_footer(report: dict) -> list[str]:
+    lines: list[str] = []
     if report.get("counts"):
         lines.append(counts_line(report["counts"]))
     else:  # a report stored before the counts were kept
@@ -406,4 +431,4 @@ def report_markdown(report: dict) -> str:
     versions = report.get("versions") or {}
     lines.append("Versions: " + ", ".join(f"{k} `{v}`" for k, v in versions.items() if v) + ".")
     lines.append(f"Judge–human agreement: {_agreement_line(report.get('agreement'))}.")
-    return "\n".join(lines) + "\n"
+    return lines
