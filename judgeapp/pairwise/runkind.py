@@ -168,45 +168,8 @@ class PairwiseHandler(RunHandler):
         people = agreement_reads(run=run)  # the statuses and the corrected rate from one agreement snapshot
 
         cases = compared_cases(run)
-        # The report reads the replies' lengths, not their texts, and of each unit what UNIT_REPORT_FIELDS hold.
-        lengths: dict[int, dict[str, int]] = defaultdict(dict)
-        for case_id, slot, length in Output.objects.filter(run=run, slot__in=SLOTS).values_list(
-            "case_id", "slot", Length("text")
-        ):
-            lengths[case_id][slot] = length
-        units: dict[int, dict[str, Judgment]] = defaultdict(dict)
-        for unit in run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS).order_by("stage", "id"):
-            units[unit.case_id][order_of(unit)] = unit
-        generation_errors = {
-            (payload.get("slot"), case_id): error or parse_error
-            for case_id, payload, error, parse_error in run.judgments.filter(purpose=Purpose.GENERATE)
-            .exclude(status=UnitStatus.DONE)
-            .values_list("case_id", "payload", "error", "parse_error")
-        }
-        judged = []
-        missing_outputs = []
-        for case in cases:
-            replies = lengths.get(case.pk, {})
-            if len(replies) < 2:
-                missing = [slot for slot in SLOTS if slot not in replies]
-                missing_outputs.append(
-                    {
-                        "case_id": case.case_id,
-                        "missing": missing,
-                        "errors": {slot: generation_errors.get((slot, case.pk), "") for slot in missing},
-                    }
-                )
-                continue
-            by_order = {order: units[case.pk].get(order) for order in ORDERS}
-            judged.append(
-                case_from_replies(
-                    case.case_id,
-                    {order: usable_reply(unit) for order, unit in by_order.items()},
-                    len_a=replies["A"],
-                    len_b=replies["B"],
-                    errors={order: _unit_error(unit) for order, unit in by_order.items()},
-                )
-            )
+        units = _judge_units_by_case(run)
+        judged, missing_outputs = _compared(run, cases, units)
         summary = summarize(judged, total_cases=len(cases))
         counts = counts_of(u for per_case in units.values() for u in per_case.values())
         reason = counts_reason(counts)
@@ -219,9 +182,8 @@ class PairwiseHandler(RunHandler):
         if missing_outputs:
             warnings.append(f"{len(missing_outputs)} case(s) lack a reply from one version and were not compared")
         if summary["winner"] and not summary["sign_test"]["significant"]:
-            warnings.append(
-                f"the win rate is not significantly different from 0.5 (sign test p = {summary['sign_test']['p_value']:.3g})"
-            )
+            p_value = summary["sign_test"]["p_value"]
+            warnings.append(f"the win rate is not significantly different from 0.5 (sign test p = {p_value:.3g})")
         parse_failures = sum(1 for per_case in units.values() for u in per_case.values() if u.is_parse_failure)
         report = {
             "run_id": run.run_id,
@@ -259,6 +221,47 @@ class PairwiseHandler(RunHandler):
             **flags_of(run),
         }
         return (RunStatus.INVALID if summary["invalid"] else RunStatus.DONE), report
+
+
+def _judge_units_by_case(run) -> dict[int, dict[str, Judgment]]:
+    """{case pk: {order: its judge unit}}, each unit with only what the report reads (UNIT_REPORT_FIELDS)."""
+    units: dict[int, dict[str, Judgment]] = defaultdict(dict)
+    for unit in run.judgments.filter(purpose=Purpose.JUDGE).only(*UNIT_REPORT_FIELDS).order_by("stage", "id"):
+        units[unit.case_id][order_of(unit)] = unit
+    return units
+
+
+def _compared(run, cases, units) -> tuple[list, list[dict]]:
+    """The cases compared (both replies there, each order's verdict read) and those a version left without a
+    reply (with the generation's error). The report reads the replies' lengths, not their texts."""
+    lengths: dict[int, dict[str, int]] = defaultdict(dict)
+    for case_id, slot, length in Output.objects.filter(run=run, slot__in=SLOTS).values_list("case_id", "slot", Length("text")):
+        lengths[case_id][slot] = length
+    generation_errors = {
+        (payload.get("slot"), case_id): error or parse_error
+        for case_id, payload, error, parse_error in run.judgments.filter(purpose=Purpose.GENERATE)
+        .exclude(status=UnitStatus.DONE)
+        .values_list("case_id", "payload", "error", "parse_error")
+    }
+    judged, missing_outputs = [], []
+    for case in cases:
+        replies = lengths.get(case.pk, {})
+        if len(replies) < 2:
+            missing = [slot for slot in SLOTS if slot not in replies]
+            errors = {slot: generation_errors.get((slot, case.pk), "") for slot in missing}
+            missing_outputs.append({"case_id": case.case_id, "missing": missing, "errors": errors})
+            continue
+        by_order = {order: units[case.pk].get(order) for order in ORDERS}
+        judged.append(
+            case_from_replies(
+                case.case_id,
+                {order: usable_reply(unit) for order, unit in by_order.items()},
+                len_a=replies["A"],
+                len_b=replies["B"],
+                errors={order: _unit_error(unit) for order, unit in by_order.items()},
+            )
+        )
+    return judged, missing_outputs
 
 
 def _unit_error(unit: Judgment | None) -> str:
