@@ -132,39 +132,11 @@ class BlindHandler(RunHandler):
                 unit = units.get(score_key(version.label, output.position))
                 if stopped and (unit is None or unit.status == UnitStatus.CANCELLED):
                     not_judged += 1
-                    per_run.setdefault(version.label, []).append(
-                        {"run": output.blinded_name, "unit": unit.uuid.hex if unit is not None else None, "scored": False,
-                         "completed": None, "overall": None, "scores": None, "expectations": None,
-                         "error": "not judged: the run stopped at its budget"}
-                    )
+                    per_run.setdefault(version.label, []).append(_run_entry(output, unit, None, None, budget=True))
                     continue
-                parsed = unit.parsed if unit is not None and unit.status == UnitStatus.DONE else None
-                if parsed:
-                    score = RunScore(
-                        run=output.blinded_name,
-                        scores={c: parsed["scores"][c]["score"] for c in criteria},
-                        completed=parsed["completed"],
-                        expectations=[e["passed"] for e in parsed["expectations"]],
-                        evidence=[e["evidence"] for e in parsed["expectations"]],
-                        strengths=parsed["strengths"],
-                        weaknesses=parsed["weaknesses"],
-                    )
-                else:
-                    why = (unit.parse_error or unit.error or unit.status) if unit is not None else "not judged"
-                    score = RunScore(run=output.blinded_name, scores=None, error=f"judge: {why}"[:300])
+                score, parsed = _run_score(output, unit, criteria)
                 runs.append(score)
-                per_run.setdefault(version.label, []).append(
-                    {
-                        "run": output.blinded_name,
-                        "unit": unit.uuid.hex if unit is not None else None,
-                        "scored": score.scored,
-                        "completed": score.completed if score.scored else None,
-                        "overall": round(score.overall, 2) if score.scored else None,
-                        "scores": parsed["scores"] if parsed else None,
-                        "expectations": parsed["expectations"] if parsed else None,
-                        "error": score.error,
-                    }
-                )
+                per_run.setdefault(version.label, []).append(_run_entry(output, unit, score, parsed))
             binary = sum(1 for o in version.runs.all() for f in o.files if f["text"] is None)
             evidence.append(VersionEvidence(version.label, runs, stray_files=version.stray_files, binary_files=binary))
         base = {
@@ -210,21 +182,58 @@ class BlindHandler(RunHandler):
             **base,
             "comparison": result.comparison,
             "pairwise": [p.as_dict() for p in result.pairwise],
-            "consistency": {
-                label: {
-                    "level": s.consistency.level,
-                    "penalty": s.consistency.penalty,
-                    "spread": s.consistency.spread,
-                    "failed_runs": s.consistency.failed_runs,
-                    "runs": s.consistency.runs,
-                    "combined_before_penalty": round(s.combined, 2),
-                    "run_overalls": s.run_overalls,
-                }
-                for label, s in result.summaries.items()
-            },
+            "consistency": {label: _consistency_entry(summary) for label, summary in result.summaries.items()},
             "written": written,
         }
         return RunStatus.DONE, report
+
+
+def _consistency_entry(summary) -> dict:
+    """A version's run-to-run consistency as the report gives it, and its score before the penalty."""
+    return {
+        "level": summary.consistency.level,
+        "penalty": summary.consistency.penalty,
+        "spread": summary.consistency.spread,
+        "failed_runs": summary.consistency.failed_runs,
+        "runs": summary.consistency.runs,
+        "combined_before_penalty": round(summary.combined, 2),
+        "run_overalls": summary.run_overalls,
+    }
+
+
+def _run_score(output, unit, criteria: list[str]) -> tuple[RunScore, dict | None]:
+    """A blinded run's score from its judge unit (its reply read), or a failed one saying why."""
+    parsed = unit.parsed if unit is not None and unit.status == UnitStatus.DONE else None
+    if not parsed:
+        why = (unit.parse_error or unit.error or unit.status) if unit is not None else "not judged"
+        return RunScore(run=output.blinded_name, scores=None, error=f"judge: {why}"[:300]), None
+    score = RunScore(
+        run=output.blinded_name,
+        scores={c: parsed["scores"][c]["score"] for c in criteria},
+        completed=parsed["completed"],
+        expectations=[e["passed"] for e in parsed["expectations"]],
+        evidence=[e["evidence"] for e in parsed["expectations"]],
+        strengths=parsed["strengths"],
+        weaknesses=parsed["weaknesses"],
+    )
+    return score, parsed
+
+
+def _run_entry(output, unit, score: RunScore | None, parsed: dict | None, *, budget: bool = False) -> dict:
+    """A blinded run as the report's `runs` lists it; `budget`: not judged, the run stopped at its budget."""
+    entry = {"run": output.blinded_name, "unit": unit.uuid.hex if unit is not None else None}
+    if budget:
+        return {**entry, "scored": False, "completed": None, "overall": None, "scores": None, "expectations": None,
+                "error": "not judged: the run stopped at its budget"}
+    return {
+        **entry,
+        "scored": score.scored,
+        "completed": score.completed if score.scored else None,
+        "overall": round(score.overall, 2) if score.scored else None,
+        "scores": parsed["scores"] if parsed else None,
+        "expectations": parsed["expectations"] if parsed else None,
+        "error": score.error,
+    }
 
 
 def comparison_write(*, path: str | Path, comparison: dict) -> Path:
