@@ -160,20 +160,7 @@ class CheckupHandler(RunHandler):
             if case.pk in unjudged:
                 not_judged[case.extra["set"]] += 1
                 continue
-            per_order = by_case.get(case.pk, {})
-            ab, ba = per_order.get("ab"), per_order.get("ba")
-            cases_by_set[case.extra["set"]].append(
-                CheckupCase(
-                    case_id=case.case_id,
-                    label=case.extra["label"],
-                    ab=unit_verdict(ab),
-                    ba=unit_verdict(ba),
-                    truncated=tuple(o for o in ORDERS if o in per_order and unit_truncated(per_order[o])),
-                    parse_failed=tuple(o for o in ORDERS if o in per_order and per_order[o].is_parse_failure),
-                    errors={o: unit_error(u) for o, u in (("ab", ab), ("ba", ba)) if unit_error(u)},
-                    tags=tuple(case.extra.get("tags") or ()),
-                )
-            )
+            cases_by_set[case.extra["set"]].append(_checkup_case(case, by_case.get(case.pk, {})))
         datasets_dir = Path(options.get("datasets_dir", ""))
         sets = {}
         own_sets = set(options.get("own_sets") or ())
@@ -226,3 +213,18 @@ class CheckupHandler(RunHandler):
 
         report["verdict"] = checkup_report_verdict(report=report)
         return (RunStatus.INVALID if invalid_reasons else RunStatus.DONE), report
+
+
+def _checkup_case(case, per_order: dict[str, Judgment]) -> CheckupCase:
+    """A pair's verdicts in both orders, with what went wrong in each (cut off, unreadable, no reply)."""
+    ab, ba = per_order.get("ab"), per_order.get("ba")
+    return CheckupCase(
+        case_id=case.case_id,
+        label=case.extra["label"],
+        ab=unit_verdict(ab),
+        ba=unit_verdict(ba),
+        truncated=tuple(o for o in ORDERS if o in per_order and unit_truncated(per_order[o])),
+        parse_failed=tuple(o for o in ORDERS if o in per_order and per_order[o].is_parse_failure),
+        errors={o: unit_error(u) for o, u in (("ab", ab), ("ba", ba)) if unit_error(u)},
+        tags=tuple(case.extra.get("tags") or ()),
+    )
