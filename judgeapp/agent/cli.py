@@ -177,19 +177,7 @@ class DevaiAgreementCommand(JudgeCommand):
             raise InputError(f"--report {report_path}: the directory {report_path.parent} does not exist")
         wanted = [t.strip() for t in options["tasks"].split(",") if t.strip()]
         judge = self.judge_get(name=options["judge"])
-
-        def number(path: Path) -> int:
-            match = re.match(r"(\d+)", path.stem)
-            return int(match.group(1)) if match else 10**6
-
-        tasks = []
-        for instance in sorted(instances.glob("*.json"), key=lambda p: (number(p), p.stem)):
-            if wanted and not any(instance.stem == w or instance.stem.startswith(f"{w}_") for w in wanted):
-                continue
-            if (workspaces / instance.stem).is_dir() and (humans / instance.name).exists():
-                tasks.append(instance)
-        if options["limit"]:
-            tasks = tasks[: options["limit"]]
+        tasks = _devai_tasks(instances, workspaces, humans, wanted=wanted, limit=options["limit"])
         if not tasks:
             raise InputError(f"no DevAI task has both a workspace under {workspaces} and human verdicts under {humans}")
         self.warnings_print(run_preflight(judges=[judge]))
@@ -242,3 +230,20 @@ class DevaiAgreementCommand(JudgeCommand):
         if report_path is not None:
             report_write(report=summary, path=report_path)
             self.stdout.write(f"Report: {report_path}")
+
+
+def _devai_tasks(instances: Path, workspaces: Path, humans: Path, *, wanted: list[str], limit: int | None) -> list[Path]:
+    """The DevAI tasks asked for (all when `wanted` is empty), in their number's order, that have both a
+    workspace and people's verdicts; the first `limit` of them."""
+
+    def number(path: Path) -> int:
+        match = re.match(r"(\d+)", path.stem)
+        return int(match.group(1)) if match else 10**6
+
+    tasks = []
+    for instance in sorted(instances.glob("*.json"), key=lambda p: (number(p), p.stem)):
+        if wanted and not any(instance.stem == w or instance.stem.startswith(f"{w}_") for w in wanted):
+            continue
+        if (workspaces / instance.stem).is_dir() and (humans / instance.name).exists():
+            tasks.append(instance)
+    return tasks[:limit] if limit else tasks
