@@ -141,12 +141,6 @@ def score_spec(criteria: list[str], n_expectations: int) -> ReplySpec:
                 raise ParseError(f"expectation {i}: {exc}") from None
         return clean
 
-    criterion_schema = {
-        "type": "object",
-        "properties": {"reasoning": {"type": "string"}, "score": {"type": "integer", "minimum": 1, "maximum": 5}},
-        "required": ["reasoning", "score"],
-        "additionalProperties": False,
-    }
     return ReplySpec(
         name="blind_score",
         fields={
@@ -156,34 +150,45 @@ def score_spec(criteria: list[str], n_expectations: int) -> ReplySpec:
             "strengths": _notes,
             "weaknesses": _notes,
         },
-        schema={
-            "type": "object",
-            "properties": {
-                "completed": {"type": "boolean"},
-                "scores": {
+        schema=_score_schema(criteria, n_expectations),
+    )
+
+
+def _score_schema(criteria: list[str], n_expectations: int) -> dict:
+    """The JSON schema of a blind_score reply (for servers that constrain their output to one)."""
+    criterion_schema = {
+        "type": "object",
+        "properties": {"reasoning": {"type": "string"}, "score": {"type": "integer", "minimum": 1, "maximum": 5}},
+        "required": ["reasoning", "score"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "completed": {"type": "boolean"},
+            "scores": {
+                "type": "object",
+                "properties": {c: criterion_schema for c in criteria},
+                "required": list(criteria),
+                "additionalProperties": False,
+            },
+            "expectations": {
+                "type": "array",
+                "minItems": n_expectations,
+                "maxItems": n_expectations,
+                "items": {
                     "type": "object",
-                    "properties": {c: criterion_schema for c in criteria},
-                    "required": list(criteria),
+                    "properties": {"id": {"type": "integer"}, "passed": {"type": "boolean"}, "evidence": {"type": "string"}},
+                    "required": ["id", "passed", "evidence"],
                     "additionalProperties": False,
                 },
-                "expectations": {
-                    "type": "array",
-                    "minItems": n_expectations,
-                    "maxItems": n_expectations,
-                    "items": {
-                        "type": "object",
-                        "properties": {"id": {"type": "integer"}, "passed": {"type": "boolean"}, "evidence": {"type": "string"}},
-                        "required": ["id", "passed", "evidence"],
-                        "additionalProperties": False,
-                    },
-                },
-                "strengths": {"type": "array", "items": {"type": "string"}},
-                "weaknesses": {"type": "array", "items": {"type": "string"}},
             },
-            "required": ["completed", "scores", "expectations", "strengths", "weaknesses"],
-            "additionalProperties": False,
+            "strengths": {"type": "array", "items": {"type": "string"}},
+            "weaknesses": {"type": "array", "items": {"type": "string"}},
         },
-    )
+        "required": ["completed", "scores", "expectations", "strengths", "weaknesses"],
+        "additionalProperties": False,
+    }
 
 
 # --- What the judge reads ------------------------------------------------------------------------------------
