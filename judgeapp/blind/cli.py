@@ -63,16 +63,7 @@ class BlindCompareCommand(JudgeCommand):
         if options["run_id"]:
             run_id_check(options["run_id"])
         judge = self.judge_get(name=options["judge"])
-        seen_dirs: dict[Path, str] = {}
-        versions = []
-        for label, directory in pairs:
-            resolved = Path(directory).resolve()
-            if resolved in seen_dirs:
-                raise InputError(f"versions {seen_dirs[resolved]} and {label} are the same directory {directory}")
-            seen_dirs[resolved] = label
-            if output.is_relative_to(resolved):
-                raise InputError(f"--output {options['output']}: inside version {label}'s directory; write it elsewhere")
-            versions.append(version_from_directory(label=label, directory=directory))
+        versions = _versions_read(pairs, output=output, output_given=options["output"])
 
         outcome = blind_compare_create(
             versions=versions,
@@ -117,16 +108,8 @@ class BlindCompareCommand(JudgeCommand):
             self.stderr.write(f"error: run {run.run_id} {run.status}: {problem}. No comparison was written.")
             # Invalid: the judge's replies could not be made a comparison (1). Failed or cancelled: no verdict (2).
             sys.exit(1 if run.status == RunStatus.INVALID else EXIT_FAILED)
-        comparison = run.report["comparison"]
         self.stdout.write(f"comparison.json: {output}")
-        if comparison["winner"]:
-            self.stdout.write(f"Winner: {comparison['winner']}")
-        else:
-            self.stdout.write("Winner: none (" + "; ".join("tie " + ", ".join(t) for t in comparison["ties"]) + ")")
-        self.stdout.write("Ranking: " + ranking_line(comparison))
-        for label in comparison["ranking"]:
-            entry = comparison["rubric"][label]
-            self.stdout.write(f"  {label}: {entry['overall_score']:g}/10, {entry['run_consistency']} consistency")
+        self.stdout.write("\n".join(_comparison_lines(run.report["comparison"])))
         if run.report.get("counts"):
             self.stdout.write(counts_line(run.report["counts"]))
         self.stdout.write(f"run {run.run_id} done")
@@ -145,3 +128,31 @@ def ranking_line(comparison: dict) -> str:
         line += label
         previous = label
     return line
+
+
+def _versions_read(pairs: list[tuple[str, str]], *, output: Path, output_given: str) -> list:
+    """Each version's directory read, none of them the same directory, none holding the comparison's file."""
+    seen_dirs: dict[Path, str] = {}
+    versions = []
+    for label, directory in pairs:
+        resolved = Path(directory).resolve()
+        if resolved in seen_dirs:
+            raise InputError(f"versions {seen_dirs[resolved]} and {label} are the same directory {directory}")
+        seen_dirs[resolved] = label
+        if output.is_relative_to(resolved):
+            raise InputError(f"--output {output_given}: inside version {label}'s directory; write it elsewhere")
+        versions.append(version_from_directory(label=label, directory=directory))
+    return versions
+
+
+def _comparison_lines(comparison: dict) -> list[str]:
+    """The winner (or the ties), the ranking, and each version's score and consistency, as the summary says them."""
+    if comparison["winner"]:
+        lines = [f"Winner: {comparison['winner']}"]
+    else:
+        lines = ["Winner: none (" + "; ".join("tie " + ", ".join(t) for t in comparison["ties"]) + ")"]
+    lines.append("Ranking: " + ranking_line(comparison))
+    for label in comparison["ranking"]:
+        entry = comparison["rubric"][label]
+        lines.append(f"  {label}: {entry['overall_score']:g}/10, {entry['run_consistency']} consistency")
+    return lines
