@@ -235,26 +235,8 @@ def blind_compare_create(
         labels=[v.label for v in versions],
     )
     if flags:
-        comparison = None
-        if keep_leaks:
-            with transaction.atomic():
-                comparison = BlindComparison.objects.create(
-                    status=BlindComparison.Status.LEAKED,
-                    origin=origin,
-                    eval_prompt=eval_prompt,
-                    expectations=expectations,
-                    leakage_flags=[f.as_dict() for f in flags],
-                    judge=judge,
-                    output_path=output_path,
-                    created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
-                )
-                # No label is kept: the next attempt draws new ones.
-                BlindVersion.objects.bulk_create(
-                    BlindVersion(comparison=comparison, label="", real_name=v.real_name, source=v.source,
-                                 source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content),
-                                 stray_files=v.content.stray_files)
-                    for v in versions
-                )
+        comparison = _leaks_store(versions, flags, eval_prompt=eval_prompt, expectations=expectations, judge=judge,
+                                  origin=origin, output_path=output_path, created_by=created_by) if keep_leaks else None
         return BlindOutcome(comparison, None, flags)
 
     ordered = sorted(versions, key=lambda v: v.label)
@@ -286,24 +268,51 @@ def blind_compare_create(
             created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
         )
         for v in ordered:
-            row = BlindVersion.objects.create(
-                comparison=comparison, label=v.label, real_name=v.real_name, source=v.source,
-                source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content),
-                stray_files=v.content.stray_files,
-
-            )
-            BlindRunOutput.objects.bulk_create(
-                BlindRunOutput(
-                    version=row,
-                    position=position,
-                    real_name=run_content.real_name,
-                    files=[{"path": f.path, "text": f.text, "size": f.size} for f in run_content.files],
-                )
-                for position, run_content in enumerate(v.content.runs, start=1)
-            )
+            _version_store(comparison, v)
         if executor == Executor.CELERY:
             run_enqueue(run=run)
     return BlindOutcome(comparison, run, [])
+
+
+def _leaks_store(versions, flags, *, eval_prompt, expectations, judge, origin, output_path, created_by) -> BlindComparison:
+    """A comparison stopped by its leakage flags, kept for the leakage page: nothing is judged, and no label is
+    kept (the next attempt draws new ones)."""
+    with transaction.atomic():
+        comparison = BlindComparison.objects.create(
+            status=BlindComparison.Status.LEAKED,
+            origin=origin,
+            eval_prompt=eval_prompt,
+            expectations=expectations,
+            leakage_flags=[f.as_dict() for f in flags],
+            judge=judge,
+            output_path=output_path,
+            created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
+        )
+        BlindVersion.objects.bulk_create(
+            BlindVersion(comparison=comparison, label="", real_name=v.real_name, source=v.source,
+                         source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content),
+                         stray_files=v.content.stray_files)
+            for v in versions
+        )
+    return comparison
+
+
+def _version_store(comparison: BlindComparison, v: VersionInput) -> None:
+    """A labelled version and each of its runs' files."""
+    row = BlindVersion.objects.create(
+        comparison=comparison, label=v.label, real_name=v.real_name, source=v.source,
+        source_path=source_path_fit(v.source_path, 1000), content_hash=_content_digest(v.content),
+        stray_files=v.content.stray_files,
+    )
+    BlindRunOutput.objects.bulk_create(
+        BlindRunOutput(
+            version=row,
+            position=position,
+            real_name=run_content.real_name,
+            files=[{"path": f.path, "text": f.text, "size": f.size} for f in run_content.files],
+        )
+        for position, run_content in enumerate(v.content.runs, start=1)
+    )
 
 
 # --- After the verdict -------------------------------------------------------------------------------------------
