@@ -116,9 +116,49 @@ def _groups(sample: Sample) -> tuple[list[str], dict, list[list[str]]]:
     return ([""] + criteria) if criteria else [""], labels, rows
 
 
+# The figures of one judge's agreement with people that its AgreementResult keeps as they were measured.
+RESULT_FIGURES = (
+    "n_items", "n_unreadable", "n_labels", "kappa", "agreement", "metrics", "per_annotator", "details", "handling",
+    "sensitivity", "slices",
+)
+
+
+def _judge_figures(
+    judge: str, *, in_group, humans, scale, scales, items, unusable, label_kind, declared, resolved, resamples, seed, key_of
+) -> dict | None:
+    """One judge's agreement with people on a group of labelled items (its slices, its disagreements named by
+    case and criterion, its verdicts beside each person's), or None when it judged none of them."""
+    judged = {}
+    for item in in_group:
+        key = (item.case_key, item.criterion, judge)
+        verdict = items.verdicts.get(key)
+        if verdict is None and key not in unusable:
+            continue  # not judged by this judge (no output to judge, another juror's case)
+        judged[item.pk] = None if verdict is None else label_value(verdict, label_kind=label_kind)
+    figures = handling_rules.measured(
+        humans, judged, declared=declared, label_kind=label_kind, scale=scale, scales=scales,
+        n_resamples=resamples, seed=seed, resolved=resolved,
+    )
+    if figures is None:
+        return None
+    figures["slices"] = agreement_slices(
+        figures["pairs"], {item.pk: item.tags for item in in_group}, label_kind=label_kind, scale=scale,
+        n_resamples=resamples, seed=seed,
+    )
+    details = figures["details"]
+    figures["details"] = {
+        **details,
+        "disagreements": [{**row, "item": list(key_of[row["item"]])} for row in details["disagreements"]],
+        "unreadable": [list(key_of[pk]) for pk in details["unreadable"]],
+    }
+    figures["details"].update(
+        judge_beside_people(humans, handling_rules.answered(judged, declared), figures["pairs"], label_kind=label_kind)
+    )
+    return figures
+
+
 def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
     """(Re)compute the sample's agreement results. False when there was nothing to do."""
-    from calibration.runkind import candidate_results_store
     from calibration.services.locks import locks_evaluate
     from calibration.services.samples import run_items
 
@@ -154,35 +194,13 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
         humans = {item.pk: by for item, by in in_group.items()}
         scales = {item.pk: items.scales.get(item.criterion, (1, 5)) for item in in_group}
         for judge in judges:
-            judged = {}
-            for item in in_group:
-                key = (item.case_key, item.criterion, judge)
-                verdict = items.verdicts.get(key)
-                if verdict is None and key not in unusable:
-                    continue  # not judged by this judge (no output to judge, another juror's case)
-                judged[item.pk] = None if verdict is None else label_value(verdict, label_kind=sample.label_kind)
-            figures = handling_rules.measured(
-                humans, judged, declared=declared, label_kind=sample.label_kind, scale=scale, scales=scales,
-                n_resamples=resamples, seed=seed, resolved=resolved,
+            figures = _judge_figures(
+                judge, in_group=in_group, humans=humans, scale=scale, scales=scales, items=items, unusable=unusable,
+                label_kind=sample.label_kind, declared=declared, resolved=resolved, resamples=resamples, seed=seed,
+                key_of=key_of,
             )
-            if figures is None:
-                continue
-            figures["slices"] = agreement_slices(
-                figures["pairs"], {item.pk: item.tags for item in in_group}, label_kind=sample.label_kind, scale=scale,
-                n_resamples=resamples, seed=seed,
-            )
-            details = figures["details"]
-            figures["details"] = {
-                **details,
-                "disagreements": [{**row, "item": list(key_of[row["item"]])} for row in details["disagreements"]],
-                "unreadable": [list(key_of[pk]) for pk in details["unreadable"]],
-            }
-            figures["details"].update(
-                judge_beside_people(
-                    humans, handling_rules.answered(judged, declared), figures["pairs"], label_kind=sample.label_kind
-                )
-            )
-            computed.append((judge, criterion, figures, human_only))
+            if figures is not None:
+                computed.append((judge, criterion, figures, human_only))
 
     with transaction.atomic():
         locked_sample = Sample.objects.select_for_update().get(pk=sample_pk)
@@ -200,30 +218,15 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
                     "rubric_version": run.versions.get("rubric") or "",
                     "label_kind": sample.label_kind,
                     "scripted_demo": configs[judge]["scripted_demo"],
-                    "n_items": figures["n_items"],
-                    "n_unreadable": figures["n_unreadable"],
-                    "n_labels": figures["n_labels"],
-                    "kappa": figures["kappa"],
-                    "agreement": figures["agreement"],
-                    "metrics": figures["metrics"],
-                    "per_annotator": figures["per_annotator"],
+                    **{field: figures[field] for field in RESULT_FIGURES},
                     "inter_annotator": human_only,
-                    "details": figures["details"],
-                    "handling": figures["handling"],
-                    "sensitivity": figures["sensitivity"],
-                    "slices": figures["slices"],
                     "labels_version": version,
                     "effective_at": sample.created_at,
                 },
             )
             kept.append(result.pk)
         AgreementResult.objects.filter(sample=sample, candidate__isnull=True).exclude(pk__in=kept).delete()
-        # The candidates judged on this sample's labelled items are measured against the same labels.
-        adopted = []
-        for candidate in sample.candidates.select_related("run", "sample").filter(run__status__in=["done", "invalid"]):
-            candidate_results_store(candidate=candidate, resamples=resamples)
-            if candidate.adopted_at is not None:
-                adopted.append((candidate.judge_name, candidate.config_version))
+        adopted = _candidates_measure(sample, resamples=resamples)
         # The snapshot: what every page and report reads beside these results (the corrected mean among them).
         now = timezone.now()
         Sample.objects.filter(pk=sample_pk).update(
@@ -231,6 +234,19 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
         )
         locks_evaluate(configs=[(judge, configs[judge]["version"]) for judge in judges] + adopted)
     return True
+
+
+def _candidates_measure(sample: Sample, *, resamples: int) -> list[tuple[str, str]]:
+    """The candidates judged on the sample's labelled items measured against the same labels; the adopted
+    ones' (judge, configuration version), whose locks are evaluated again."""
+    from calibration.runkind import candidate_results_store
+
+    adopted = []
+    for candidate in sample.candidates.select_related("run", "sample").filter(run__status__in=["done", "invalid"]):
+        candidate_results_store(candidate=candidate, resamples=resamples)
+        if candidate.adopted_at is not None:
+            adopted.append((candidate.judge_name, candidate.config_version))
+    return adopted
 
 
 def agreements_refresh() -> int:
