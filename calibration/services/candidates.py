@@ -87,58 +87,26 @@ def candidate_create(
     prompt_row = run.prompt if run.prompt_id else prompt_register(prompt="pointwise")
     if prompt_text is not None and prompt_text.strip() and not _same_text(prompt_text, prompt_row.text):
         prompt_row = prompt_register(prompt=_prompt_check(prompt_text))
-    rubric_row = run.rubric
-    # A text box gives back the rubric with other line ends or blank edges: the same text is the same rubric.
-    if rubric is not None and not (rubric_row and _same_text(rubric.data.decode("utf-8", "replace"), rubric_row.raw)):
-        spec = parse_rubric(rubric.data, rubric.name)
-        needed = {item["criterion"] for item in items}
-        missing = needed - {c.name for c in spec.criteria}
-        if missing:
-            raise InputError(f"{rubric.name}: the candidate rubric lacks the labelled criteria {', '.join(sorted(missing))}")
-        rubric_row = rubric_store(
-            data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit
-        )
+    rubric_row = _candidate_rubric(run.rubric, rubric, needed={item["criterion"] for item in items})
 
     base_version = judge_configurations(run=run)[name]["version"]
     config = {"model": model, "structured_output": structured_output}
     endpoint = candidate_endpoint(judge, config)
-    changes = []
-    if prompt_row.version != run.versions.get("prompt"):
-        changes.append("prompt")
-    if rubric_row.version != run.versions.get("rubric"):
-        changes.append("rubric")
-    if model != judge.model:
-        changes.append(f"model {model}")
-    if structured_output != judge.structured_output:
-        changes.append(f"structured output {structured_output}")
+    changes = [
+        *(["prompt"] if prompt_row.version != run.versions.get("prompt") else []),
+        *(["rubric"] if rubric_row.version != run.versions.get("rubric") else []),
+        *([f"model {model}"] if model != judge.model else []),
+        *([f"structured output {structured_output}"] if structured_output != judge.structured_output else []),
+    ]
     if not changes and endpoint.version == base_version:
         raise InputError("the candidate is the judge as it is: change its prompt text, rubric, model or structured output")
 
     label = " ".join(label.split())[:100]
-    candidate_run = run_create(
-        kind=RunKind.CANDIDATE,
-        executor=executor,
-        created_by=created_by,
-        title=f"candidate {label or ', '.join(changes)} for {name} on sample {sample.short_id}",
-        judge=judge,
-        testset=run.testset,
-        rubric=rubric_row,
-        prompt=prompt_row,
-        options={"sample": str(sample.uuid), "trials": trials},
+    candidate_run = _candidate_run(
+        sample=sample, judge=judge, endpoint=endpoint, prompt_row=prompt_row, rubric_row=rubric_row, items=items,
+        config=config, title=f"candidate {label or ', '.join(changes)} for {name} on sample {sample.short_id}",
+        trials=trials, executor=executor, created_by=created_by,
     )
-    # The run records the configuration it judged with: the candidate's, not the judge row's.
-    candidate_run.config["judges"] = endpoint_snapshots(endpoint)
-    candidate_run.config["candidate"] = {
-        "judge": name,
-        "model": model,
-        "structured_output": structured_output,
-        "sample": str(sample.uuid),
-        "source_run": run.pk,
-        "items": items,
-        "scripted_demo": judge.scripted_demo,
-    }
-    candidate_run.versions["judge"] = endpoint.version
-    candidate_run.save(update_fields=["config", "versions", "updated_at"])
     candidate = Candidate.objects.create(
         sample=sample,
         judge_name=name,
@@ -154,6 +122,47 @@ def candidate_create(
     if executor == Executor.CELERY:
         run_enqueue(run=candidate_run)
     return candidate
+
+
+def _candidate_run(*, sample, judge, endpoint, prompt_row, rubric_row, items, config, title, trials, executor, created_by):
+    """The candidate's run on the sample's labelled items, recording the configuration it judges with: the
+    candidate's, not the judge row's."""
+    run = sample.run
+    candidate_run = run_create(
+        kind=RunKind.CANDIDATE,
+        executor=executor,
+        created_by=created_by,
+        title=title,
+        judge=judge,
+        testset=run.testset,
+        rubric=rubric_row,
+        prompt=prompt_row,
+        options={"sample": str(sample.uuid), "trials": trials},
+    )
+    candidate_run.config["judges"] = endpoint_snapshots(endpoint)
+    candidate_run.config["candidate"] = {
+        "judge": judge.name,
+        **config,
+        "sample": str(sample.uuid),
+        "source_run": run.pk,
+        "items": items,
+        "scripted_demo": judge.scripted_demo,
+    }
+    candidate_run.versions["judge"] = endpoint.version
+    candidate_run.save(update_fields=["config", "versions", "updated_at"])
+    return candidate_run
+
+
+def _candidate_rubric(rubric_row, rubric: InputFile | None, *, needed: set[str]):
+    """The candidate's rubric: the run's, or the one given when it differs (it must keep the labelled criteria).
+    A text box gives back the rubric with other line ends or blank edges: the same text is the same rubric."""
+    if rubric is None or (rubric_row and _same_text(rubric.data.decode("utf-8", "replace"), rubric_row.raw)):
+        return rubric_row
+    spec = parse_rubric(rubric.data, rubric.name)
+    missing = needed - {c.name for c in spec.criteria}
+    if missing:
+        raise InputError(f"{rubric.name}: the candidate rubric lacks the labelled criteria {', '.join(sorted(missing))}")
+    return rubric_store(data=rubric.data, name=rubric.name, source_path=rubric.source_path, git_commit=rubric.git_commit)
 
 
 def candidate_adopt(*, candidate: Candidate, actor, reason: str = "") -> Candidate:
