@@ -299,26 +299,12 @@ def policy_set(
     recomputes every sample's agreement (in a worker, as new labels would): until then each figure says the
     handling it was computed with."""
     _handling_check(annotators=annotators, ties=ties, non_answers=non_answers)
-    for name, value in (
-        ("not calibrated", not_calibrated), ("stale", stale), ("a failed check-up", checkup_failed), ("undecided", undecided)
-    ):
-        if value is not None and value not in PolicyAction.values:
-            raise InputError(f"{name}: must be one of {', '.join(PolicyAction.values)}")
-    if not -1.0 <= alpha_floor <= 1.0:
-        raise InputError("the alpha floor must be between -1 and 1")
-    for name, value in (("position consistency", checkup_position_floor), ("accuracy", checkup_accuracy_floor)):
-        if value is not None and not 0.0 <= value <= 1.0:
-            raise InputError(f"the check-up's {name} floor must be between 0 and 1")
-    if checkup_kappa_floor is not None and not -1.0 <= checkup_kappa_floor <= 1.0:
-        raise InputError("the check-up's kappa floor must be between -1 and 1")
-    if alt_test is not None and alt_test not in AltTestRequirement.values:
-        raise InputError(f"the alternative annotator test: must be one of {', '.join(AltTestRequirement.values)}")
-    if alt_test_epsilon is not None and not 0.0 <= alt_test_epsilon < 1.0:
-        raise InputError("ε of the alternative annotator test must be from 0 up to (not including) 1")
-    if slice_floor is not None and not -1.0 <= slice_floor <= 1.0:
-        raise InputError("the worst slice's floor must be between -1 and 1")
-    if slice_floor_action not in PolicyAction.values:
-        raise InputError(f"the worst slice below its floor: must be one of {', '.join(PolicyAction.values)}")
+    _policy_values_check(
+        actions={"not calibrated": not_calibrated, "stale": stale, "a failed check-up": checkup_failed, "undecided": undecided},
+        alpha_floor=alpha_floor, checkup_position_floor=checkup_position_floor, checkup_accuracy_floor=checkup_accuracy_floor,
+        checkup_kappa_floor=checkup_kappa_floor, alt_test=alt_test, alt_test_epsilon=alt_test_epsilon, slice_floor=slice_floor,
+        slice_floor_action=slice_floor_action,
+    )
     with transaction.atomic():
         previous = policy_current()
         checkup = {
@@ -356,6 +342,31 @@ def policy_set(
         if policy.declared_handling != previous.declared_handling:
             _agreements_recount()
     return policy
+
+
+def _policy_values_check(
+    *, actions: dict, alpha_floor, checkup_position_floor, checkup_accuracy_floor, checkup_kappa_floor, alt_test,
+    alt_test_epsilon, slice_floor, slice_floor_action,
+) -> None:
+    """Every value of a new calibration policy in its range, or InputError naming the one that is not."""
+    for name, value in actions.items():
+        if value is not None and value not in PolicyAction.values:
+            raise InputError(f"{name}: must be one of {', '.join(PolicyAction.values)}")
+    if not -1.0 <= alpha_floor <= 1.0:
+        raise InputError("the alpha floor must be between -1 and 1")
+    for name, value in (("position consistency", checkup_position_floor), ("accuracy", checkup_accuracy_floor)):
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise InputError(f"the check-up's {name} floor must be between 0 and 1")
+    if checkup_kappa_floor is not None and not -1.0 <= checkup_kappa_floor <= 1.0:
+        raise InputError("the check-up's kappa floor must be between -1 and 1")
+    if alt_test is not None and alt_test not in AltTestRequirement.values:
+        raise InputError(f"the alternative annotator test: must be one of {', '.join(AltTestRequirement.values)}")
+    if alt_test_epsilon is not None and not 0.0 <= alt_test_epsilon < 1.0:
+        raise InputError("ε of the alternative annotator test must be from 0 up to (not including) 1")
+    if slice_floor is not None and not -1.0 <= slice_floor <= 1.0:
+        raise InputError("the worst slice's floor must be between -1 and 1")
+    if slice_floor_action not in PolicyAction.values:
+        raise InputError(f"the worst slice below its floor: must be one of {', '.join(PolicyAction.values)}")
 
 
 def _handling_check(**choices: str | None) -> None:
