@@ -173,6 +173,14 @@ def sample_draw(
     )
     item_of = {(row.case_key, row.criterion): row for row in rows}
     shown = [key for key in keys if key[0] not in leaks]
+    assignments = _assignments(item_of, shown, annotators, overlap=overlap, seed=seed, pairwise=items.label_kind == PAIRWISE)
+    Assignment.objects.bulk_create(assignments, batch_size=500)
+    return sample
+
+
+def _assignments(item_of: dict, shown: list, annotators, *, overlap: int, seed: int, pairwise: bool) -> list[Assignment]:
+    """Each item shown given to `overlap` annotators, each annotator's queue in its own seeded order (and, for
+    pairwise items, the replies' order drawn per annotator)."""
     given = assign(shown, [a.pk for a in annotators], overlap=overlap, seed=seed) if shown else {}
     by_annotator: dict[int, list] = {}
     for key, annotator_ids in given.items():
@@ -186,8 +194,7 @@ def sample_draw(
                     item=item_of[key],
                     annotator_id=annotator_id,
                     position=position,
-                    swapped=items.label_kind == PAIRWISE and reply_order_swapped(seed=seed, annotator=annotator_id, key=key),
+                    swapped=pairwise and reply_order_swapped(seed=seed, annotator=annotator_id, key=key),
                 )
             )
-    Assignment.objects.bulk_create(assignments, batch_size=500)
-    return sample
+    return assignments
