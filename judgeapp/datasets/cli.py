@@ -155,7 +155,7 @@ class DatasetsCommand(JudgeCommand):
         for v in versions:
             mark = "*" if v.row.pk == shown.pk else " "
             self.stdout.write(
-                f"{mark} v{v.number}  {v.row.version}  {v.row.criteria.count()} criteria  {v.row.created_at:%Y-%m-%d %H:%M}  "
+                f"{mark} v{v.number}  {v.row.version}  {v.row.criterion_count} criteria  {v.row.created_at:%Y-%m-%d %H:%M}  "
                 f"{self._by(v.row, v.row.source_path)}".rstrip()
             )
         for criterion in shown.criteria.order_by("position"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db.models import Count
+
 from judgeapp.judging.batches import ROWS_AT_ONCE
 from judgeapp.judging.selectors import version_numbers
 from judgeapp.models import Artifact, ArtifactSet, OutputSet, Rubric, Run, RunKind, TestSet, content_hash
@@ -93,7 +95,9 @@ def rubric_get(*, uuid) -> Rubric | None:
 
 
 def rubric_versions(*, rubric: Rubric) -> list[Version]:
-    return versions_by_name(Rubric, Rubric.objects.filter(name=rubric.name)).get(rubric.name, [])
+    """The rubric's name's versions, newest first, each row with its `criterion_count` (one query for all)."""
+    rows = Rubric.objects.filter(name=rubric.name).annotate(criterion_count=Count("criteria"))
+    return versions_by_name(Rubric, rows).get(rubric.name, [])
 
 
 def rubric_diff(*, old: Rubric, new: Rubric) -> Diff:

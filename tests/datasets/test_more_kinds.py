@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from judgeapp.judging.content import rubric_store
 from judgeapp.judging.content import testset_store as stored_testset
-from judgeapp.models import OutputRow, OutputSet
+from judgeapp.models import OutputRow, OutputSet, Rubric
 from tests.factories import RUBRIC_ONE, RUBRIC_TWO
 
 pytestmark = pytest.mark.django_db
@@ -107,3 +107,23 @@ def test_the_rankers_artifact_sets_are_listed_by_name_with_versions(client, revi
     assert "poems" in table
     assert re.search(r"v2 <span[^>]*>\w+</span> · 3 artifacts · run <a[^>]*>rank-3</a>", table)
     assert table.count("v1 <span") == 2 and "rank-1" in table and "rank-2" in table
+
+
+def test_a_rubrics_page_shows_each_versions_criteria_count_read_once_for_all_versions(client, reviewer):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def page_of(count: int):
+        for i in range(count):
+            rubric_store(data=RUBRIC_TWO.replace(b"tone", f"tone-{count}-{i}".encode()), name="rubric.toml", label=f"r{count}")
+        newest = Rubric.objects.filter(name=f"r{count}").order_by("-created_at", "-pk").first()
+        with CaptureQueriesContext(connection) as queries:
+            html = client.get(reverse("datasets:rubric", args=[newest.uuid])).content.decode()
+        return html, len(queries)
+
+    client.force_login(reviewer)
+    two, queries_two = page_of(2)
+    five, queries_five = page_of(5)
+    versions = re.sub(r"\s+", " ", re.search(r'id="versions".*?</table>', five, re.S).group(0))
+    assert versions.count("</td><td>2</td>") == 5  # each version's two criteria
+    assert queries_five == queries_two  # not a query per version
