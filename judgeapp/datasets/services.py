@@ -144,6 +144,22 @@ def _pending_read(token: str) -> tuple[Path, bytes]:
     return path, path.read_bytes()
 
 
+def _version_stored(model, name: str, store, created_by) -> tuple:
+    """`store()`, which stores a test set or a rubric under `name` (or finds the same content there), in one
+    transaction: (the row, its version number within the name, whether it is new). A new version records who
+    saved it when a person did."""
+    from judgeapp.judging.selectors import version_numbers
+
+    with transaction.atomic():
+        known = set(model.objects.filter(name=name).values_list("pk", flat=True))
+        row = store()
+        created = row.pk not in known
+        if created and getattr(created_by, "is_authenticated", False):
+            row.created_by = created_by
+            row.save(update_fields=["created_by", "updated_at"])
+    return row, version_numbers(model).get(row.pk, 1), created
+
+
 @dataclass
 class Saved:
     testset: TestSet
@@ -156,8 +172,6 @@ def testset_save_named(*, token: str, file_name: str, name: str, created_by) -> 
     """Step two: the upload kept under `token` stored as a version of `name` (v1, v2… by when each was
     saved); the same content under that name is found again, not stored twice. Nothing is stored when a
     line is invalid. The kept upload is removed once stored."""
-    from judgeapp.judging.selectors import version_numbers
-
     name = name_check(name)
     suffix = PurePath(file_name).suffix.lower()
     if suffix not in SUFFIXES:
@@ -166,16 +180,12 @@ def testset_save_named(*, token: str, file_name: str, name: str, created_by) -> 
     preview = preview_of(data, file_name)
     if not preview.savable:
         raise InputError(f"{preview.problem_count} invalid line(s): fix the file and upload it again")
-    with transaction.atomic():
-        before = TestSet.objects.filter(name=name).values_list("pk", flat=True)
-        known = set(before)
-        testset = testset_store(data=data, name=f"{name}{suffix}", source_path=f"uploaded: {file_name}")
-        created = testset.pk not in known
-        if created and getattr(created_by, "is_authenticated", False):
-            testset.created_by = created_by
-            testset.save(update_fields=["created_by", "updated_at"])
+    testset, number, created = _version_stored(
+        TestSet, name, lambda: testset_store(data=data, name=f"{name}{suffix}", source_path=f"uploaded: {file_name}"),
+        created_by,
+    )
     path.unlink(missing_ok=True)
-    return Saved(testset=testset, number=version_numbers(TestSet).get(testset.pk, 1), created=created)
+    return Saved(testset=testset, number=number, created=created)
 
 
 @dataclass
@@ -197,8 +207,6 @@ def testset_cases_append(*, run, case_ids: list[str], name: str, created_by) -> 
     ids kept, an id it already has skipped and counted. Each case keeps its input, its own output (if any)
     and its other fields; never a system's reply judged in the run."""
     import json
-
-    from judgeapp.judging.selectors import version_numbers
 
     name = name_check(name)
     if run.testset_id is None:
@@ -230,13 +238,11 @@ def testset_cases_append(*, run, case_ids: list[str], name: str, created_by) -> 
         )
         added += 1
     data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
-    with transaction.atomic():
-        existing = set(TestSet.objects.filter(name=name).values_list("pk", flat=True))
-        testset = testset_store(data=data, name=f"{name}.jsonl", source_path=f"cases added from run {run.run_id}")
-        if testset.pk not in existing and getattr(created_by, "is_authenticated", False):
-            testset.created_by = created_by
-            testset.save(update_fields=["created_by", "updated_at"])
-    return Appended(testset=testset, number=version_numbers(TestSet).get(testset.pk, 1), added=added, skipped=skipped)
+    testset, number, _created = _version_stored(
+        TestSet, name, lambda: testset_store(data=data, name=f"{name}.jsonl", source_path=f"cases added from run {run.run_id}"),
+        created_by,
+    )
+    return Appended(testset=testset, number=number, added=added, skipped=skipped)
 
 
 # --- A system version's outputs, previewed ---------------------------------------------------------------
@@ -430,7 +436,6 @@ def rubric_save_named(*, token: str, file_name: str, name: str, created_by) -> S
     when a criterion is invalid. The kept upload is removed once stored."""
     from judgeapp.judging.content import rubric_store
     from judgeapp.judging.files import MAX_RUBRIC_NAME
-    from judgeapp.judging.selectors import version_numbers
 
     name = name_check(name, "rubric", MAX_RUBRIC_NAME)
     if PurePath(file_name).suffix.lower() not in RUBRIC_SUFFIXES:
@@ -439,12 +444,9 @@ def rubric_save_named(*, token: str, file_name: str, name: str, created_by) -> S
     preview = rubric_preview_of(data, file_name)
     if not preview.savable:
         raise InputError(f"{preview.problem_count} problem(s) in the rubric: fix the file and upload it again")
-    with transaction.atomic():
-        known = set(Rubric.objects.filter(name=name).values_list("pk", flat=True))
-        rubric = rubric_store(data=data, name=file_name, source_path=f"uploaded: {file_name}", label=name)
-        created = rubric.pk not in known
-        if created and getattr(created_by, "is_authenticated", False):
-            rubric.created_by = created_by
-            rubric.save(update_fields=["created_by", "updated_at"])
+    rubric, number, created = _version_stored(
+        Rubric, name, lambda: rubric_store(data=data, name=file_name, source_path=f"uploaded: {file_name}", label=name),
+        created_by,
+    )
     path.unlink(missing_ok=True)
-    return SavedRubric(rubric=rubric, number=version_numbers(Rubric).get(rubric.pk, 1), created=created)
+    return SavedRubric(rubric=rubric, number=number, created=created)
