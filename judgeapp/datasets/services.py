@@ -12,7 +12,7 @@ from pathlib import Path, PurePath
 from django.conf import settings
 from django.db import transaction
 
-from judgeapp.judging.content import testset_store
+from judgeapp.judging.content import testset_cases, testset_store
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import MAX_TESTSET_NAME, CaseRow, testset_rows
 from judgeapp.judging.text import text_refuse
@@ -49,9 +49,10 @@ def _problem(preview: Preview | OutputsPreview | RubricPreview, line: int | str 
         preview.problems.append((line, reason))
 
 
-def _reason(message: str, name: str) -> str:
-    """An error of the one-line parse without the file name and its "line 1" (the page says the real line)."""
-    for prefix in (f"{name} line 1: ", f"{name}: "):
+def _reason(message: str, name: str, where: str = "line 1") -> str:
+    """A parse error without the file's name and the place it names (the page says the place): a line parsed on
+    its own is its "line 1", a criterion is named by its number or its name."""
+    for prefix in (f"{name} {where}: ", f"{name}: "):
         if message.startswith(prefix):
             return message[len(prefix):]
     return message
@@ -66,7 +67,7 @@ def preview_of(data: bytes, name: str, token: str = "") -> Preview:
         return preview
     if PurePath(name).suffix.lower() == ".csv":
         try:
-            for row in testset_rows(data, name, max_cases=settings.MAX_TESTSET_CASES):
+            for row in testset_cases(data, name):
                 preview.valid += 1
                 if len(preview.rows) < PREVIEW_ROWS:
                     preview.rows.append(row)
@@ -370,14 +371,6 @@ class RubricPreview:
         return bool(self.criteria) and self.problem_count == 0
 
 
-def _rubric_reason(message: str, name: str, where: str) -> str:
-    """parse_rubric's error without the file's name and the criterion it names (the page says both)."""
-    for prefix in (f"{name} {where}: ", f"{name}: "):
-        if message.startswith(prefix):
-            return message[len(prefix):]
-    return message
-
-
 def rubric_preview_of(data: bytes, name: str, token: str = "") -> RubricPreview:
     """Every criterion of a rubric file checked on its own (`judging/files.py: criterion_parse`, what a run
     checks): the valid ones with their scale and number of examples, every problem with the criterion it is
@@ -391,7 +384,7 @@ def rubric_preview_of(data: bytes, name: str, token: str = "") -> RubricPreview:
     try:
         preview.rubric_name, criteria_doc = rubric_document(data, name)
     except InputError as exc:
-        _problem(preview, "", _rubric_reason(str(exc), name, ""))
+        _problem(preview, "", _reason(str(exc), name, ""))
         return preview
     first: dict[str, int] = {}
     for i, doc in enumerate(criteria_doc, start=1):
@@ -400,7 +393,7 @@ def rubric_preview_of(data: bytes, name: str, token: str = "") -> RubricPreview:
         try:
             criterion = criterion_parse(doc, i, name)
         except InputError as exc:
-            reason = _rubric_reason(_rubric_reason(str(exc), name, f"criterion {label.strip()!r}"), name, f"criterion {i}")
+            reason = _reason(_reason(str(exc), name, f"criterion {label.strip()!r}"), name, f"criterion {i}")
             _problem(preview, where, reason)
             continue
         if criterion.name in first:
