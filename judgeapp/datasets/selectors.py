@@ -62,18 +62,22 @@ class Diff:
 
 
 def testset_diff(*, old: TestSet, new: TestSet) -> Diff:
-    """Cases added, removed and changed (input or output) from `old` to `new`, by id; the first
-    DIFF_IDS_SHOWN of each listed, every one counted."""
+    """Cases added, removed and changed (input or output) from `old` to `new`, by id (`_diff`)."""
     def cases(testset):
         return {
             case_id: (text, output)
             for case_id, text, output in testset.cases.values_list("case_id", "input", "output").iterator(chunk_size=ROWS_AT_ONCE)
         }
 
-    before, after = cases(old), cases(new)
-    added = [case_id for case_id in after if case_id not in before]
-    removed = [case_id for case_id in before if case_id not in after]
-    changed = [case_id for case_id in after if case_id in before and before[case_id] != after[case_id]]
+    return _diff(cases(old), cases(new))
+
+
+def _diff(before: dict, after: dict) -> Diff:
+    """The keys of `after` not in `before`, of `before` not in `after`, and in both with another value; the
+    first DIFF_IDS_SHOWN of each listed, every one counted."""
+    added = [key for key in after if key not in before]
+    removed = [key for key in before if key not in after]
+    changed = [key for key in after if key in before and before[key] != after[key]]
     return Diff(
         added=added[:DIFF_IDS_SHOWN], removed=removed[:DIFF_IDS_SHOWN], changed=changed[:DIFF_IDS_SHOWN],
         counts={"added": len(added), "removed": len(removed), "changed": len(changed)},
@@ -106,12 +110,7 @@ def rubric_diff(*, old: Rubric, new: Rubric) -> Diff:
         return {name: (description, scale, examples) for name, description, scale, examples in
                 rubric.criteria.order_by("position").values_list("name", "description", "scale", "examples")}
 
-    before, after = criteria(old), criteria(new)
-    added = [name for name in after if name not in before]
-    removed = [name for name in before if name not in after]
-    changed = [name for name in after if name in before and before[name] != after[name]]
-    return Diff(added=added, removed=removed, changed=changed,
-                counts={"added": len(added), "removed": len(removed), "changed": len(changed)})
+    return _diff(criteria(old), criteria(new))
 
 
 @dataclass
@@ -175,14 +174,7 @@ def artifact_set_diff(*, old: ArtifactSet, new: ArtifactSet) -> Diff:
     def artifacts(artifact_set):
         return dict(artifact_set.artifacts.order_by("artifact_id").values_list("artifact_id", "content_hash"))
 
-    before, after = artifacts(old), artifacts(new)
-    added = [name for name in after if name not in before]
-    removed = [name for name in before if name not in after]
-    changed = [name for name in after if name in before and before[name] != after[name]]
-    return Diff(
-        added=added[:DIFF_IDS_SHOWN], removed=removed[:DIFF_IDS_SHOWN], changed=changed[:DIFF_IDS_SHOWN],
-        counts={"added": len(added), "removed": len(removed), "changed": len(changed)},
-    )
+    return _diff(artifacts(old), artifacts(new))
 
 
 ZIP_MAX_BYTES = 50 * 1024 * 1024  # the artifacts' text a download may hold; a larger set is refused in one line
