@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 
 from judgeapp.datasets import selectors, services
 from judgeapp.datasets.forms import (
+    CasesAddForm,
     DiffForm,
     OutputsSaveForm,
     OutputsUploadForm,
@@ -24,6 +25,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import upload_of
 from judgeapp.judging.outputs import output_set_save
 from judgeapp.judging.pages import HtmxHttpRequest
+from judgeapp.judging.selectors import run_get
 from judgeapp.roles import READERS, role_required
 
 
@@ -136,18 +138,27 @@ def rubric_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
     return render(request, "judgeapp/datasets/rubric.html", context)
 
 
+def _number(versions, row) -> int:
+    """`row`'s version number among its name's versions (0 when it is not listed)."""
+    return next((v.number for v in versions if v.row.pk == row.pk), 0)
+
+
+def _attachment(response, name: str, fallback: str, suffix: str):
+    """A download named `name` (a safe file name, `fallback` when none is left) and `suffix`."""
+    response["Content-Disposition"] = f'attachment; filename="{selectors.safe_file_name(name, fallback)}{suffix}"'
+    return response
+
+
 @role_required(*READERS)
 def rubric_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
     """The version as it was stored (TOML or JSON, byte for byte as loaded)."""
     rubric = selectors.rubric_get(uuid=uuid)
     if rubric is None:
         raise Http404("no such rubric")
-    number = next((v.number for v in selectors.rubric_versions(rubric=rubric) if v.row.pk == rubric.pk), 0)
+    number = _number(selectors.rubric_versions(rubric=rubric), rubric)
     suffix, kind = (".json", "application/json") if rubric.raw.lstrip().startswith("{") else (".toml", "application/toml")
     response = HttpResponse(rubric.raw, content_type=f"{kind}; charset=utf-8")
-    name = selectors.safe_file_name(rubric.name, "rubric")
-    response["Content-Disposition"] = f'attachment; filename="{name}-v{number}{suffix}"'
-    return response
+    return _attachment(response, rubric.name, "rubric", f"-v{number}{suffix}")
 
 
 @require_POST
@@ -196,9 +207,7 @@ def outputs_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
         raise Http404("no such outputs")
     chunks = selectors.output_set_jsonl_chunks(output_set=output_set)
     response = StreamingHttpResponse(chunks, content_type="application/x-ndjson; charset=utf-8")
-    name = selectors.safe_file_name(f"{output_set.system.name}-{output_set.version_label}", "outputs")
-    response["Content-Disposition"] = f'attachment; filename="{name}.jsonl"'
-    return response
+    return _attachment(response, f"{output_set.system.name}-{output_set.version_label}", "outputs", ".jsonl")
 
 
 @role_required(*READERS)
@@ -223,12 +232,8 @@ def artifact_set_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
         data = selectors.artifact_set_zip(artifact_set=artifact_set)
     except InputError as exc:
         return HttpResponse(f"{exc}\n", status=413, content_type="text/plain; charset=utf-8")
-    versions = selectors.artifact_set_versions(artifact_set=artifact_set)
-    number = next((v.number for v in versions if v.row.pk == artifact_set.pk), 0)
-    response = HttpResponse(data, content_type="application/zip")
-    name = selectors.safe_file_name(artifact_set.name, "artifacts")
-    response["Content-Disposition"] = f'attachment; filename="{name}-v{number}.zip"'
-    return response
+    number = _number(selectors.artifact_set_versions(artifact_set=artifact_set), artifact_set)
+    return _attachment(HttpResponse(data, content_type="application/zip"), artifact_set.name, "artifacts", f"-v{number}.zip")
 
 
 @role_required(*READERS)
@@ -236,13 +241,11 @@ def testset_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
     testset = selectors.testset_get(uuid=uuid)
     if testset is None:
         raise Http404("no such test set")
-    number = next((v.number for v in selectors.testset_versions(testset=testset) if v.row.pk == testset.pk), 0)
+    number = _number(selectors.testset_versions(testset=testset), testset)
     response = StreamingHttpResponse(
         selectors.testset_jsonl_chunks(testset=testset), content_type="application/x-ndjson; charset=utf-8"
     )
-    name = selectors.safe_file_name(testset.name, "testset")
-    response["Content-Disposition"] = f'attachment; filename="{name}-v{number}.jsonl"'
-    return response
+    return _attachment(response, testset.name, "testset", f"-v{number}.jsonl")
 
 
 def _outputs_stored(request, output_set, created: bool) -> HttpResponse:
@@ -317,9 +320,6 @@ def outputs_add(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(*READERS)
 def cases_add(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """"Add these cases to a test set" from a run's page: its lowest-scoring cases, as a new version."""
-    from judgeapp.datasets.forms import CasesAddForm
-    from judgeapp.judging.selectors import run_get
-
     run = run_get(run_id=run_id)
     form = CasesAddForm(request.POST)
     if form.is_valid():
