@@ -21,7 +21,8 @@ class OutputsCommand(JudgeCommand):
             "--label", "--version-label", dest="label", required=True, metavar="V", help="its version label, e.g. v2.1"
         )
         add.add_argument(
-            "--testset", required=True, metavar="NAME|F", help="the test set they answer: a file, or a stored test set's name"
+            "--testset", required=True, metavar="NAME|F",
+            help="the test set they answer: a file, or a stored test set's name (its newest version; NAME@v2 another)"
         )
         add.add_argument(
             "--file", required=True, metavar="OUT.jsonl", help='the replies, JSONL {"id", "output"}, one for every case'

@@ -207,13 +207,10 @@ def rubric_save(rubric: Rubric | InputFile) -> Rubric:
 
 def testset_named(value: str) -> TestSet:
     """A test set given on a command line or in a request: a file when one exists at that path (stored, as
-    a run stores it), else the newest stored version of the test set with that name."""
+    a run stores it), else the stored version of that name (`stored_by_name`: NAME its newest, NAME@v2)."""
     if Path(value).is_file():
         return testset_load(path=value)
-    found = TestSet.objects.filter(name=value).order_by("-created_at", "-pk").first()
-    if found is None:
-        raise InputError(f"{value}: no such file, and no stored test set of that name")
-    return found
+    return stored_by_name(TestSet, value, "test set")
 
 
 NAMED_VERSION = re.compile(r"^(?P<name>.+?)(?:@v(?P<number>\d{1,6}))?$")

@@ -37,3 +37,21 @@ def test_show_artifacts_and_the_list_name_the_rankers_sets_and_an_unknown_name_i
     for kind in ("artifacts", "rubric", "testset"):
         missing = cli("datasets", "show", kind, "nope")
         assert missing.code == 2 and missing.err.count("\n") == 1 and "nope" in missing.err and "Traceback" not in missing.err
+
+
+def test_outputs_add_takes_a_stored_test_sets_version_as_the_other_commands_do(cli, make_system, tmp_path):
+    import json
+
+    from judgeapp.judging.content import testset_store
+    from judgeapp.models import OutputSet
+
+    make_system("support-bot")
+    v1 = testset_store(data=b'{"id": "c0", "input": "q0"}\n', name="support.jsonl")
+    testset_store(data=b'{"id": "c0", "input": "q0"}\n{"id": "c1", "input": "q1"}\n', name="support.jsonl")
+    given = tmp_path / "v1.jsonl"
+    given.write_text(json.dumps({"id": "c0", "output": "a0"}) + "\n", encoding="utf-8")
+    stored = cli("outputs", "add", "--system", "support-bot", "--label", "v1", "--testset", "support@v1", "--file", str(given))
+    assert stored.code == 0, stored.err
+    assert OutputSet.objects.get().testset == v1
+    missing = cli("outputs", "add", "--system", "support-bot", "--label", "v1", "--testset", "support@v9", "--file", str(given))
+    assert missing.code == 2 and missing.err.count("\n") == 1 and "support@v9: no such file" in missing.err
