@@ -84,14 +84,20 @@ def _diff(before: dict, after: dict) -> Diff:
     )
 
 
-def testset_jsonl_chunks(*, testset: TestSet):
-    """The version as JSONL {"id", "input", "output"?}, a page of cases at a time (a download)."""
+def case_line(case_id: str, text: str, output: str | None, extra: dict | None) -> str:
+    """A stored case as a test set's JSONL line {"id", "input", "output"?, its other fields}: it reads back as
+    the same case."""
     import json
 
+    row = {**(extra or {}), "id": case_id, "input": text, **({"output": output} if output is not None else {})}
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def testset_jsonl_chunks(*, testset: TestSet):
+    """The version as JSONL (`case_line`), a page of cases at a time (a download)."""
     cases = testset.cases.order_by("position").values_list("case_id", "input", "output", "extra")
     for case_id, text, output, extra in cases.iterator(chunk_size=ROWS_AT_ONCE):
-        row = {**(extra or {}), "id": case_id, "input": text, **({"output": output} if output is not None else {})}
-        yield json.dumps(row, ensure_ascii=False) + "\n"
+        yield case_line(case_id, text, output, extra)
 
 
 def rubric_get(*, uuid) -> Rubric | None:

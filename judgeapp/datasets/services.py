@@ -207,7 +207,7 @@ def testset_cases_append(*, run, case_ids: list[str], name: str, created_by) -> 
     """A new version of the test set `name` (its newest version, or a new name) with the run's cases appended:
     ids kept, an id it already has skipped and counted. Each case keeps its input, its own output (if any)
     and its other fields; never a system's reply judged in the run."""
-    import json
+    from judgeapp.datasets.selectors import case_line
 
     name = name_check(name)
     if run.testset_id is None:
@@ -219,7 +219,7 @@ def testset_cases_append(*, run, case_ids: list[str], name: str, created_by) -> 
     if target is not None:
         for case_id, text, output, extra in target.cases.order_by("position").values_list("case_id", "input", "output", "extra"):
             known.add(case_id)
-            lines.append({**(extra or {}), "id": case_id, "input": text, **({"output": output} if output is not None else {})})
+            lines.append(case_line(case_id, text, output, extra))
     wanted = set(case_ids)
     cases = {c.case_id: c for c in run.testset.cases.filter(case_id__in=wanted)}
     added = skipped = 0
@@ -231,14 +231,9 @@ def testset_cases_append(*, run, case_ids: list[str], name: str, created_by) -> 
             skipped += 1
             continue
         known.add(case_id)
-        lines.append(
-            {
-                **(case.extra or {}), "id": case_id, "input": case.input,
-                **({"output": case.output} if case.output is not None else {})
-            }
-        )
+        lines.append(case_line(case_id, case.input, case.output, case.extra))
         added += 1
-    data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
+    data = "".join(lines).encode("utf-8")
     testset, number, _created = _version_stored(
         TestSet, name, lambda: testset_store(data=data, name=f"{name}.jsonl", source_path=f"cases added from run {run.run_id}"),
         created_by,
