@@ -129,6 +129,17 @@ class DatasetsCommand(JudgeCommand):
         who = getattr(row, "created_by", None)
         return f"by {who.get_username()}" if who else (f"from {source}" if source else "")
 
+    def _versions_write(self, what: str, shown, versions, holds) -> None:
+        """A test set's or a rubric's versions, a line each (`*` the one shown): hash, what it `holds`, when, by
+        whom or from where."""
+        self.stdout.write(f"{what} {shown.name}")
+        for v in versions:
+            mark = "*" if v.row.pk == shown.pk else " "
+            self.stdout.write(
+                f"{mark} v{v.number}  {v.row.version}  {holds(v.row)}  {v.row.created_at:%Y-%m-%d %H:%M}  "
+                f"{self._by(v.row, v.row.source_path)}".rstrip()
+            )
+
     def _show_testset(self, options):
         from judgeapp.datasets.selectors import testset_versions
         from judgeapp.judging.content import stored_by_name
@@ -136,13 +147,7 @@ class DatasetsCommand(JudgeCommand):
 
         shown = stored_by_name(TestSet, options["name"], "test set")
         versions = testset_versions(testset=shown)
-        self.stdout.write(f"test set {shown.name}")
-        for v in versions:
-            mark = "*" if v.row.pk == shown.pk else " "
-            self.stdout.write(
-                f"{mark} v{v.number}  {v.row.version}  {v.row.case_count} cases  {v.row.created_at:%Y-%m-%d %H:%M}  "
-                f"{self._by(v.row, v.row.source_path)}".rstrip()
-            )
+        self._versions_write("test set", shown, versions, lambda row: f"{row.case_count} cases")
         self.stderr.write(f"{len(versions)} version(s); * the one shown")
 
     def _show_rubric(self, options):
@@ -152,13 +157,7 @@ class DatasetsCommand(JudgeCommand):
 
         shown = stored_by_name(Rubric, options["name"], "rubric")
         versions = rubric_versions(rubric=shown)
-        self.stdout.write(f"rubric {shown.name}")
-        for v in versions:
-            mark = "*" if v.row.pk == shown.pk else " "
-            self.stdout.write(
-                f"{mark} v{v.number}  {v.row.version}  {v.row.criterion_count} criteria  {v.row.created_at:%Y-%m-%d %H:%M}  "
-                f"{self._by(v.row, v.row.source_path)}".rstrip()
-            )
+        self._versions_write("rubric", shown, versions, lambda row: f"{row.criterion_count} criteria")
         for criterion in shown.criteria.order_by("position"):
             low, high = criterion.scale_bounds
             self.stdout.write(f"  criterion {criterion.name}  scale {low}-{high}  {len(criterion.examples or {})} example(s)")

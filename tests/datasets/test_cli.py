@@ -55,3 +55,16 @@ def test_outputs_add_takes_a_stored_test_sets_version_as_the_other_commands_do(c
     assert OutputSet.objects.get().testset == v1
     missing = cli("outputs", "add", "--system", "support-bot", "--label", "v1", "--testset", "support@v9", "--file", str(given))
     assert missing.code == 2 and missing.err.count("\n") == 1 and "support@v9: no such file" in missing.err
+
+
+def test_show_testset_lists_its_versions_with_their_cases_and_marks_the_one_named(cli):
+    from judgeapp.judging.content import testset_store
+
+    v1 = testset_store(data=b'{"id": "c0", "input": "q0"}\n', name="support.jsonl", source_path="evals/support.jsonl")
+    v2 = testset_store(data=b'{"id": "c0", "input": "q0"}\n{"id": "c1", "input": "q1"}\n', name="support.jsonl")
+    shown = cli("datasets", "show", "testset", "support@v1")
+    assert shown.code == 0, shown.err
+    lines = shown.out.splitlines()
+    assert lines[0] == "test set support"
+    assert lines[1].startswith(f"  v2  {v2.version}  2 cases  ")
+    assert lines[2].startswith(f"* v1  {v1.version}  1 cases  ") and lines[2].endswith("from evals/support.jsonl")
