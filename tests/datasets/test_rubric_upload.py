@@ -25,6 +25,7 @@ def preview(client, data: bytes, name="rubric.toml"):
 
 def save(client, response, name=None):
     html = response.content.decode()
+    assert f'action="{reverse("datasets:rubric_save")}" class="stacked card" id="rubric-save"' in html
     fields = {key: re.search(rf'name="{key}" value="([^"]*)"', html).group(1) for key in ("token", "file_name", "name")}
     return client.post(reverse("datasets:rubric_save"), {**fields, **({"name": name} if name else {})}, follow=True)
 

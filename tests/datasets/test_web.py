@@ -168,7 +168,8 @@ def test_a_csv_test_set_is_previewed_whole_and_its_first_problem_named(client, r
     client.force_login(reviewer)
     good = preview(client, b"id,input,output\nc0,question 0,answer 0\nc1,question 1,\n", name="support.csv")
     html = good.content.decode()
-    assert "<strong>2</strong> valid cases" in html and "question 1" in html and 'id="testset-save"' in html
+    assert "<strong>2</strong> valid cases" in html and "question 1" in html
+    assert f'action="{reverse("datasets:testset_save")}" class="stacked card" id="testset-save"' in html
     bad = preview(client, b"id,input\nc0,question 0\nc0,again\n", name="support.csv").content.decode()
     assert 'id="invalid-lines"' in bad and "c0" in bad and 'id="testset-save"' not in bad
     assert not models.TestSet.objects.exists()
