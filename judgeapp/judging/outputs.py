@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db import transaction
+
 from judgeapp.judging.batches import batched
 from judgeapp.judging.content import InputFile, source_path_fit
 from judgeapp.judging.errors import InputError
@@ -148,9 +150,11 @@ def version_label_check(label: str) -> str:
     return label
 
 
+@transaction.atomic
 def output_set_save(*, system, version_label: str, testset: TestSet, outputs: InputFile, created_by=None):
-    """Store one version of a system's replies to a test set. The same content for the same system and
-    label is stored once (found again, `created` False); nothing is stored when a line is refused.
+    """Store one version of a system's replies to a test set, in one transaction (as a test set is): the same
+    content for the same system and label is stored once (found again, `created` False); nothing is stored
+    when a line is refused or the rows cannot all be written.
     `created_by`: a signed-in user, or a label such as "cli:<os user>"."""
     from judgeapp.models import OutputRow, OutputSet
 

@@ -134,3 +134,24 @@ def test_datasets_list_names_each_test_set_rubric_and_outputs_version(cli, store
     assert cli("datasets", "list", "--kind", "outputs").out.strip().splitlines() == [
         "outputs  support-bot v2.1  answers support  3 outputs"
     ]
+
+
+def test_outputs_cut_off_while_stored_leave_nothing_and_the_same_file_is_stored_whole_again(cli, files, make_system, tmp_path,
+                                                                                             monkeypatch):
+    from django.db import DatabaseError
+
+    make_system("support-bot")
+    testset, _rubric = files(n=3)
+    given = write_outputs(tmp_path / "v3.jsonl", ["c000", "c001", "c002"])
+
+    def cut_off(*args, **kwargs):
+        raise DatabaseError("could not extend file: No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(OutputRow.objects, "bulk_create", cut_off)
+        cut = cli("outputs", "add", "--system", "support-bot", "--label", "v3", "--testset", testset, "--file", given)
+    assert cut.code != 0 and "Traceback" not in cut.err
+    assert not OutputSet.objects.exists()  # no version that says 3 outputs and holds none
+    again = cli("outputs", "add", "--system", "support-bot", "--label", "v3", "--testset", testset, "--file", given)
+    assert again.code == 0 and again.out.startswith("stored support-bot v3: 3 outputs"), again.out
+    assert OutputRow.objects.count() == 3
