@@ -104,18 +104,23 @@ def preview_of(data: bytes, name: str, token: str = "") -> Preview:
     return preview
 
 
+def _pending_expired(path: Path) -> bool:
+    """Removes an upload previewed and left unsaved for over PENDING_SECONDS; whether it did."""
+    try:
+        if path.stat().st_mtime < time.time() - PENDING_SECONDS:
+            path.unlink()
+            return True
+    except OSError:
+        pass
+    return False
+
+
 def _pending_clean() -> None:
     """Uploads previewed and left unsaved for over an hour are removed."""
     folder = _pending_dir()
-    if not folder.is_dir():
-        return
-    limit = time.time() - PENDING_SECONDS
-    for path in folder.iterdir():
-        try:
-            if path.stat().st_mtime < limit:
-                path.unlink()
-        except OSError:
-            pass
+    if folder.is_dir():
+        for path in folder.iterdir():
+            _pending_expired(path)
 
 
 @refused_when_disk_full
@@ -140,7 +145,7 @@ def _pending_read(token: str) -> tuple[Path, bytes]:
     if not TOKEN.fullmatch(token or ""):
         raise InputError("that upload is not known here: upload the file again")
     path = _pending_dir() / token
-    if not path.is_file():
+    if not path.is_file() or _pending_expired(path):
         raise InputError("that upload has expired or was already saved: upload the file again")
     return path, path.read_bytes()
 

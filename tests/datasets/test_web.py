@@ -173,3 +173,19 @@ def test_a_csv_test_set_is_previewed_whole_and_its_first_problem_named(client, r
     bad = preview(client, b"id,input\nc0,question 0\nc0,again\n", name="support.csv").content.decode()
     assert 'id="invalid-lines"' in bad and "c0" in bad and 'id="testset-save"' not in bad
     assert not models.TestSet.objects.exists()
+
+
+def test_an_upload_previewed_over_an_hour_ago_has_expired_and_is_not_saved(client, reviewer, settings):
+    import os
+    import time
+    from pathlib import Path
+
+    client.force_login(reviewer)
+    shown = preview(client, jsonl(*GOOD))
+    token = re.search(r'name="token" value="([^"]+)"', shown.content.decode()).group(1)
+    kept = Path(settings.DATA_DIR) / "pending-uploads" / token
+    an_hour_and_more_ago = time.time() - 3601
+    os.utime(kept, (an_hour_and_more_ago, an_hour_and_more_ago))
+    refused = save(client, shown)
+    assert refused.status_code == 400 and "that upload has expired" in refused.content.decode()
+    assert not models.TestSet.objects.exists() and not kept.exists()
