@@ -297,14 +297,18 @@ def parse_outputs(data: bytes, name: str) -> dict[str, str]:
     return outputs
 
 
+def ids_shown(ids: list[str], first: int) -> str:
+    """The first ids of a list for a one-line message: "a, b, c and 7 more"."""
+    return ", ".join(ids[:first]) + (f" and {len(ids) - first} more" if len(ids) > first else "")
+
+
 def unknown_ids_refuse(given, known: set[str], name: str, version: str = "") -> None:
     """Refuse an outputs file with replies for ids the test set does not have (CONTRACT §2): one line with
     the first ten of them and their count. `version`: pairwise's ` (version A)`."""
     unknown = [case_id for case_id in given if case_id not in known]
     if unknown:
-        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
         raise InputError(
-            f"{name}: {len(unknown)} output(s) for id(s) not in the test set: {shown}{version}; "
+            f"{name}: {len(unknown)} output(s) for id(s) not in the test set: {ids_shown(unknown, 10)}{version}; "
             "remove them or judge them with the test set they belong to"
         )
 

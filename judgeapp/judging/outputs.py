@@ -11,7 +11,7 @@ from django.db import transaction
 from judgeapp.judging.batches import batched
 from judgeapp.judging.content import InputFile, source_path_fit
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import parse_outputs, unknown_ids_refuse
+from judgeapp.judging.files import ids_shown, parse_outputs, unknown_ids_refuse
 from judgeapp.judging.selectors import output_set_find
 from judgeapp.models import Output, OutputSet, System, TestSet, content_hash, short_version
 
@@ -25,10 +25,6 @@ def no_system_outputs(system: System, version_label: str | None = None) -> str:
     )
 
 
-def _ids_shown(ids: list[str], first: int = 5) -> str:
-    return ", ".join(ids[:first]) + (f" and {len(ids) - first} more" if len(ids) > first else "")
-
-
 def outputs_file_check(
     outputs: InputFile, case_ids: list[str], *, judged: list[str] | None = None, where: str = ""
 ) -> dict[str, str]:
@@ -40,7 +36,7 @@ def outputs_file_check(
     judged = case_ids if judged is None else judged
     missing = [case_id for case_id in judged if case_id not in by_id]
     if missing:
-        raise InputError(f"{outputs.name}: no output for case(s) {_ids_shown(missing)} of the test set{where}")
+        raise InputError(f"{outputs.name}: no output for case(s) {ids_shown(missing, 5)} of the test set{where}")
     unknown_ids_refuse(by_id, set(case_ids), outputs.name, where)
     return {case_id: by_id[case_id] for case_id in judged}
 
