@@ -140,9 +140,12 @@ def _artifact_versions(sets: list[ArtifactSet]) -> dict[str, list[ArtifactSetVer
         hashes.setdefault(set_id, []).append(f"{artifact_id}:{digest}")
     grouped: dict[str, list[ArtifactSetVersion]] = {}
     numbers: dict[tuple[str, str], int] = {}
+    contents: dict[str, int] = {}  # how many contents each name has had so far
     for row in sets:
         digest = content_hash("\n".join(hashes.get(row.pk, [])).encode())[:12]
-        number = numbers.setdefault((row.name, digest), sum(1 for key in numbers if key[0] == row.name) + 1)
+        if (row.name, digest) not in numbers:
+            contents[row.name] = numbers[(row.name, digest)] = contents.get(row.name, 0) + 1
+        number = numbers[(row.name, digest)]
         grouped.setdefault(row.name, []).append(ArtifactSetVersion(row, number, len(hashes.get(row.pk, [])), digest))
     return {name: versions[::-1] for name, versions in sorted(grouped.items())}
 
