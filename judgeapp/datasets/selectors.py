@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count
 
 from judgeapp.judging.batches import ROWS_AT_ONCE
-from judgeapp.judging.selectors import version_numbers
+from judgeapp.judging.selectors import testsets_for_runs, version_numbers
 from judgeapp.models import Artifact, ArtifactSet, OutputSet, Rubric, Run, RunKind, TestSet, content_hash
 
 DIFF_IDS_SHOWN = 100
@@ -37,7 +37,7 @@ def datasets_overview() -> dict:
     """What the Datasets page lists: test sets and rubrics by name, system outputs, the check-up's pair sets."""
     checkup = checkup_testsets()
     return {
-        "testsets": versions_by_name(TestSet, TestSet.objects.exclude(pk__in=checkup.values("pk"))),
+        "testsets": versions_by_name(TestSet, testsets_for_runs()),  # what the run forms offer
         "rubrics": versions_by_name(Rubric),
         "output_sets": OutputSet.objects.select_related("system", "testset").order_by("system__name", "-created_at")[:500],
         "checkup_sets": checkup.order_by("name", "-created_at"),

@@ -190,3 +190,14 @@ def test_an_upload_previewed_over_an_hour_ago_has_expired_and_is_not_saved(clien
     refused = save(client, shown)
     assert refused.status_code == 400 and "that upload has expired" in refused.content.decode()
     assert not models.TestSet.objects.exists() and not kept.exists()
+
+
+def test_the_checkups_pair_sets_are_listed_apart_from_the_test_sets(client, reviewer):
+    stored_testset(data=jsonl(*GOOD), name="support.jsonl")
+    public = stored_testset(data=jsonl(*GOOD[:2]), name="pandalm.jsonl")
+    models.Run.objects.create(run_id="checkup-1", kind="checkup", testset=public)
+    client.force_login(reviewer)
+    page = client.get(reverse("datasets:index")).content.decode()
+    table = re.search(r'id="testsets-table".*?</table>', page, re.S).group(0)
+    assert ">support</a>" in table and "pandalm" not in table
+    assert "pandalm (2 pairs" in page.split('id="checkup-sets"')[1]
