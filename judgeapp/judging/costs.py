@@ -123,12 +123,19 @@ def budget_reached(run_pk: int, unrecorded: Decimal = Decimal(0)) -> bool:
 def run_spent(run_pk: int) -> Decimal:
     """What a run's judge calls have cost so far, recounted from its judgments (a cached one is free); stored
     on the run as its `spent`. For the kinds that judge outside the unit machinery (the ranker's batch), whose
-    judgments are written one call at a time."""
+    judgments are written one call at a time: read before each candidate is placed, so summed per judge in the
+    database (two queries), not read row by row."""
+    rows = list(
+        Judgment.objects.filter(run_id=run_pk, judge__isnull=False, cached=False)
+        .values("judge_id")
+        .annotate(paid_in=Coalesce(Sum("prompt_tokens"), 0), paid_out=Coalesce(Sum("completion_tokens"), 0))
+        .order_by("judge_id")
+    )
+    judges = Judge.objects.in_bulk([row["judge_id"] for row in rows])
     spent = Decimal(0)
-    for unit in Judgment.objects.filter(run_id=run_pk, judge__isnull=False, cached=False).select_related("judge"):
-        prices = prices_of(unit.judge)
-        if prices is not None:
-            spent += tokens_cost(unit.prompt_tokens or 0, unit.completion_tokens or 0, prices)
+    for row in rows:
+        if (prices := prices_of(judges.get(row["judge_id"]))) is not None:
+            spent += tokens_cost(row["paid_in"], row["paid_out"], prices)
     Run.objects.filter(pk=run_pk).update(spent=spent)
     return spent
 
