@@ -83,9 +83,8 @@ def jury_estimate(
     system would generate is taken as GENERATED_REPLY_CHARS long. Inputs the run would refuse are the same
     InputError."""
     from judgeapp.judging.content import testset_cases
-    from judgeapp.judging.files import parse_rubric, render_rubric
     from judgeapp.judging.prompts import Prompt, user_message
-    from judgeapp.judging.replies import criterion_spec
+    from judgeapp.judging.replies import rubric_text
     from judgeapp.jury.core import render_juror_prompt
 
     trials = trials_check(trials)
@@ -102,10 +101,7 @@ def jury_estimate(
     replies = given.replies or {}
     chosen = prompt_choose(mode=PromptMode.JURY, spec=prompt)
     template = Prompt(name=chosen.name, text=chosen.text) if chosen is not None else None
-    if isinstance(rubric, Rubric):
-        rubric_block = render_rubric([criterion_spec(c) for c in rubric.criteria.order_by("position")])
-    else:
-        rubric_block = render_rubric(parse_rubric(rubric.data, rubric.name).criteria)
+    rubric_block = rubric_text(rubric)
     if isinstance(testset, TestSet):
         rows = list(testset.cases.order_by("position").values_list("case_id", "input", "output"))
     else:

@@ -79,9 +79,8 @@ def pairwise_estimate(
     nothing stored. Every chosen case in both orders, once per trial; a reply a system would generate is taken
     as GENERATED_REPLY_CHARS long."""
     from judgeapp.judging.content import testset_cases
-    from judgeapp.judging.files import parse_rubric, render_rubric
     from judgeapp.judging.prompts import Prompt, user_message
-    from judgeapp.judging.replies import criterion_spec
+    from judgeapp.judging.replies import rubric_text
     from judgeapp.pairwise.core import ORDERS, order_prompt
 
     trials = trials_check(trials)
@@ -98,10 +97,7 @@ def pairwise_estimate(
             replies[slot] = parse_outputs(source.outputs.data, source.outputs.name)
         else:
             replies[slot] = {}
-    if isinstance(rubric, Rubric):
-        rubric_block = render_rubric([criterion_spec(c) for c in rubric.criteria.order_by("position")])
-    else:
-        rubric_block = render_rubric(parse_rubric(rubric.data, rubric.name).criteria)
+    rubric_block = rubric_text(rubric)
     if isinstance(testset, TestSet):
         rows = testset.cases.order_by("position").values_list("case_id", "input")
     else:
