@@ -215,6 +215,9 @@ DEFAULT_OUTPUT_TOKENS = {"pointwise": 40, "pairwise": 50, "jury": 40, "checkup":
 HISTORY_UNITS = 200
 # Prompts rendered for an estimate: a larger run is measured on its first ones and scaled up.
 PROMPTS_MEASURED = 2000
+# A reply the system under test has not written yet (a run that generates its outputs) is taken as this long,
+# in characters, by every mode's estimate.
+GENERATED_REPLY_CHARS = 800
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
-from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts, estimates_sum
+from judgeapp.judging.costs import GENERATED_REPLY_CHARS, Estimate, budget_check, estimate_from_prompts, estimates_sum
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
 from judgeapp.judging.library import prompt_choose
@@ -58,10 +58,6 @@ def jury_panel_check(*, judges: list[Judge], system: System | None) -> tuple[lis
         "checked": family is not None,
     }
     return warnings, check
-
-
-# A reply the system under test has not written yet is taken as this long, in characters, for an estimate.
-GENERATED_REPLY_CHARS = 800
 
 
 def jury_estimate(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
-from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts
+from judgeapp.judging.costs import GENERATED_REPLY_CHARS, Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import parse_outputs
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
@@ -57,10 +57,6 @@ def _sample_check(sample: int | None, seed: int | None, case_count: int) -> None
         raise InputError(f"--sample {sample}: give a positive number of cases")
     if sample > case_count:
         raise InputError(f"--sample {sample} is more than the test set's {case_count} cases")
-
-
-# A reply a system has not written yet is taken as this long, in characters, for an estimate.
-GENERATED_REPLY_CHARS = 800
 
 
 def pairwise_estimate(

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_cases, testset_save
-from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts
+from judgeapp.judging.costs import GENERATED_REPLY_CHARS, Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_rubric, render_criterion
@@ -275,10 +275,6 @@ def outputs_words(*, run: Run) -> str:
     from judgeapp.judging.replies import outputs_said
 
     return outputs_said(run)[0]
-
-
-# A reply the system under test has not written yet is taken as this long, in characters, for an estimate.
-GENERATED_REPLY_CHARS = 800
 
 
 def pointwise_estimate(
