@@ -305,16 +305,12 @@ def estimate_from_prompts(*, judge: Judge, mode: str, prompts, count: int, trial
         measured += 1
         if measured >= PROMPTS_MEASURED:
             break
-    calls = count * trials
-    per_prompt = chars / profile.chars_per_token / measured if measured else 0
-    input_tokens = round(per_prompt * calls)
-    output_tokens = round(profile.output_tokens * calls)
-    prices = prices_of(judge)
-    how = profile.how + (f"; measured on the first {measured:,} of {count:,} prompts" if measured < count else "")
-    return Estimate(
-        calls=calls, input_tokens=input_tokens, output_tokens=output_tokens,
-        cost=tokens_cost(input_tokens, output_tokens, prices) if prices else None, how=how,
+    estimate = estimate_from_chars(
+        judge=judge, mode=mode, chars_per_call=chars / measured if measured else 0, calls=count * trials, profile=profile
     )
+    if measured < count:
+        estimate.how += f"; measured on the first {measured:,} of {count:,} prompts"
+    return estimate
 
 
 def estimate_from_chars(
