@@ -142,7 +142,8 @@ def run_spent(run_pk: int) -> Decimal:
 
 def budget_report(*, run: Run) -> dict | None:
     """The report's `budget`: the cap, what was spent, the units judged and those left unjudged, and (for a
-    run stopped at its cap) the cases judged, the first 1,000 of them. None for a run without a budget."""
+    run stopped at its cap) the cases judged, the first 1,000 of them. None for a run without a budget. `run`:
+    read as it finishes (runs/lifecycle.py: run_finish), its `spent` final."""
     if run.budget is None:
         return None
     from judgeapp.models import UnitStatus
@@ -154,7 +155,7 @@ def budget_report(*, run: Run) -> dict | None:
     )
     report = {
         "limit": float(run.budget),
-        "spent": money(Run.objects.filter(pk=run.pk).values_list("spent", flat=True).first()),
+        "spent": money(run.spent),
         "stopped": run.stopped == StopReason.BUDGET,
         "units_judged": counts["judged"],
         "units_not_judged": counts["not_judged"],
