@@ -5,7 +5,14 @@ from __future__ import annotations
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
-from judgeapp.judging.costs import GENERATED_REPLY_CHARS, Estimate, budget_check, estimate_from_prompts, estimates_sum
+from judgeapp.judging.costs import (
+    GENERATED_REPLY_CHARS,
+    PROMPTS_MEASURED,
+    Estimate,
+    budget_check,
+    estimate_from_prompts,
+    estimates_sum,
+)
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
 from judgeapp.judging.library import prompt_choose
@@ -104,13 +111,15 @@ def jury_estimate(
         rows = [(row.case_id, row.input, row.output) for row in testset_cases(testset.data, testset.name)]
 
     def prompts():
-        for case_id, text, output in rows:
+        for case_id, text, output in rows[:PROMPTS_MEASURED]:
             output = replies.get(case_id, output)
             reply = "x" * GENERATED_REPLY_CHARS if generate or output is None else output
             yield user_message(render_juror_prompt(rubric=rubric_block, input=text, output=reply, prompt=template))
 
+    # Every juror reads the identical prompt: rendered once, measured for each juror's own tokens.
+    rendered = list(prompts())
     return estimates_sum([
-        estimate_from_prompts(judge=judge, mode="jury", prompts=prompts(), count=len(rows), trials=trials) for judge in judges
+        estimate_from_prompts(judge=judge, mode="jury", prompts=rendered, count=len(rows), trials=trials) for judge in judges
     ])
 
 
