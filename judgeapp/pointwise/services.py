@@ -48,6 +48,7 @@ class PointwisePlan:
     generate: bool
     outputs: dict[str, str] | None = None  # {case id: reply} from an outputs file
     warnings: list[str] = field(default_factory=list)
+    cases: int = 0  # the test set's cases, counted as they were checked
 
 
 def _rows_of(testset: TestSet | InputFile) -> tuple[Iterator[CaseRow], str]:
@@ -126,7 +127,7 @@ def pointwise_check(
         high = max(c.bounds[1] for c in spec.criteria)
         if not math.isfinite(threshold) or not low <= threshold <= high:
             raise InputError(f"threshold {threshold:g} is outside the rubric's scale {low}-{high}")
-    return PointwisePlan(rubric=spec, generate=generates, outputs=replies, warnings=warnings)
+    return PointwisePlan(rubric=spec, generate=generates, outputs=replies, warnings=warnings, cases=total)
 
 
 def baseline_run_get(*, run_id: str) -> Run:
@@ -318,8 +319,8 @@ def pointwise_estimate(
             for criterion in criteria:
                 yield user_message(template.render(rubric=criterion, input=row.input, output=reply))
 
-    total = testset.case_count if isinstance(testset, TestSet) else sum(1 for _ in testset_cases(testset.data, testset.name))
-    return estimate_from_prompts(judge=judge, mode="pointwise", prompts=prompts(), count=total * len(criteria), trials=trials)
+    calls = plan.cases * len(criteria)
+    return estimate_from_prompts(judge=judge, mode="pointwise", prompts=prompts(), count=calls, trials=trials)
 
 
 def judge_prompt_adopted(*, judge: Judge):
