@@ -333,9 +333,7 @@ def judge_prompt_adopted(*, judge: Judge):
 def judge_prompt(*, judge: Judge):
     """The pointwise prompt this judge runs with: the seed's, or the prompt text of the candidate a lead
     adopted for it on the calibration page."""
-    from calibration.selectors import adopted_prompt
-
-    return adopted_prompt(judge_name=judge.name) or prompt_register(prompt="pointwise")
+    return judge_prompt_adopted(judge=judge) or prompt_register(prompt="pointwise")
 
 
 def report_current(*, run: Run) -> dict:
