@@ -19,7 +19,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 
-from judgeapp.judging.accounting import money_text, usage_line  # noqa: F401 - the words for a cost, named here too
+from judgeapp.judging.accounting import money_text
 from judgeapp.models import Judge, Judgment, Run, StopReason
 
 MILLION = Decimal(1_000_000)
@@ -123,19 +123,27 @@ def budget_reached(run_pk: int, unrecorded: Decimal = Decimal(0)) -> bool:
 def run_spent(run_pk: int) -> Decimal:
     """What a run's judge calls have cost so far, recounted from its judgments (a cached one is free); stored
     on the run as its `spent`. For the kinds that judge outside the unit machinery (the ranker's batch), whose
-    judgments are written one call at a time."""
+    judgments are written one call at a time: read before each candidate is placed, so summed per judge in the
+    database (two queries), not read row by row."""
+    rows = list(
+        Judgment.objects.filter(run_id=run_pk, judge__isnull=False, cached=False)
+        .values("judge_id")
+        .annotate(paid_in=Coalesce(Sum("prompt_tokens"), 0), paid_out=Coalesce(Sum("completion_tokens"), 0))
+        .order_by("judge_id")
+    )
+    judges = Judge.objects.in_bulk([row["judge_id"] for row in rows])
     spent = Decimal(0)
-    for unit in Judgment.objects.filter(run_id=run_pk, judge__isnull=False, cached=False).select_related("judge"):
-        prices = prices_of(unit.judge)
-        if prices is not None:
-            spent += tokens_cost(unit.prompt_tokens or 0, unit.completion_tokens or 0, prices)
+    for row in rows:
+        if (prices := prices_of(judges.get(row["judge_id"]))) is not None:
+            spent += tokens_cost(row["paid_in"], row["paid_out"], prices)
     Run.objects.filter(pk=run_pk).update(spent=spent)
     return spent
 
 
 def budget_report(*, run: Run) -> dict | None:
     """The report's `budget`: the cap, what was spent, the units judged and those left unjudged, and (for a
-    run stopped at its cap) the cases judged, the first 1,000 of them. None for a run without a budget."""
+    run stopped at its cap) the cases judged, the first 1,000 of them. None for a run without a budget. `run`:
+    read as it finishes (runs/lifecycle.py: run_finish), its `spent` final."""
     if run.budget is None:
         return None
     from judgeapp.models import UnitStatus
@@ -147,7 +155,7 @@ def budget_report(*, run: Run) -> dict | None:
     )
     report = {
         "limit": float(run.budget),
-        "spent": money(Run.objects.filter(pk=run.pk).values_list("spent", flat=True).first()),
+        "spent": money(run.spent),
         "stopped": run.stopped == StopReason.BUDGET,
         "units_judged": counts["judged"],
         "units_not_judged": counts["not_judged"],
@@ -208,6 +216,9 @@ DEFAULT_OUTPUT_TOKENS = {"pointwise": 40, "pairwise": 50, "jury": 40, "checkup":
 HISTORY_UNITS = 200
 # Prompts rendered for an estimate: a larger run is measured on its first ones and scaled up.
 PROMPTS_MEASURED = 2000
+# A reply the system under test has not written yet (a run that generates its outputs) is taken as this long,
+# in characters, by every mode's estimate.
+GENERATED_REPLY_CHARS = 800
 
 
 @dataclass(frozen=True)
@@ -295,16 +306,12 @@ def estimate_from_prompts(*, judge: Judge, mode: str, prompts, count: int, trial
         measured += 1
         if measured >= PROMPTS_MEASURED:
             break
-    calls = count * trials
-    per_prompt = chars / profile.chars_per_token / measured if measured else 0
-    input_tokens = round(per_prompt * calls)
-    output_tokens = round(profile.output_tokens * calls)
-    prices = prices_of(judge)
-    how = profile.how + (f"; measured on the first {measured:,} of {count:,} prompts" if measured < count else "")
-    return Estimate(
-        calls=calls, input_tokens=input_tokens, output_tokens=output_tokens,
-        cost=tokens_cost(input_tokens, output_tokens, prices) if prices else None, how=how,
+    estimate = estimate_from_chars(
+        judge=judge, mode=mode, chars_per_call=chars / measured if measured else 0, calls=count * trials, profile=profile
     )
+    if measured < count:
+        estimate.how += f"; measured on the first {measured:,} of {count:,} prompts"
+    return estimate
 
 
 def estimate_from_chars(

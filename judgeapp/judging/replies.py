@@ -7,10 +7,10 @@ system generates its replies has a stage 0 of one generation unit per case; judg
 from collections.abc import Iterator
 
 from judgeapp.judging.batches import ROWS_AT_ONCE, batched, rows_by_key
-from judgeapp.judging.files import CriterionSpec, render_rubric
+from judgeapp.judging.files import CriterionSpec, parse_rubric, render_rubric
 from judgeapp.judging.prompts import Prompt, load_prompt
 from judgeapp.judging.runkind import UnitResult, UnitSpec
-from judgeapp.models import Judgment, Output, Purpose
+from judgeapp.models import Judgment, Output, Purpose, Rubric
 
 
 def criterion_spec(criterion) -> CriterionSpec:
@@ -19,8 +19,11 @@ def criterion_spec(criterion) -> CriterionSpec:
 
 
 def rubric_text(rubric) -> str:
-    """The whole rubric as one block (pairwise and the jury judge on every criterion at once)."""
-    return render_rubric([criterion_spec(c) for c in rubric.criteria.all()])
+    """The whole rubric as one block (pairwise and the jury judge on every criterion at once): a stored Rubric,
+    or a rubric file given to an estimate (an InputFile, not stored)."""
+    if isinstance(rubric, Rubric):
+        return render_rubric([criterion_spec(c) for c in rubric.criteria.all()])
+    return render_rubric(parse_rubric(rubric.data, rubric.name).criteria)
 
 
 def run_prompt(run, default: str) -> Prompt:

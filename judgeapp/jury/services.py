@@ -5,7 +5,14 @@ from __future__ import annotations
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
-from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts, estimates_sum
+from judgeapp.judging.costs import (
+    GENERATED_REPLY_CHARS,
+    PROMPTS_MEASURED,
+    Estimate,
+    budget_check,
+    estimate_from_prompts,
+    estimates_sum,
+)
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
 from judgeapp.judging.library import prompt_choose
@@ -60,10 +67,6 @@ def jury_panel_check(*, judges: list[Judge], system: System | None) -> tuple[lis
     return warnings, check
 
 
-# A reply the system under test has not written yet is taken as this long, in characters, for an estimate.
-GENERATED_REPLY_CHARS = 800
-
-
 def jury_estimate(
     *,
     testset: TestSet | InputFile,
@@ -83,9 +86,8 @@ def jury_estimate(
     system would generate is taken as GENERATED_REPLY_CHARS long. Inputs the run would refuse are the same
     InputError."""
     from judgeapp.judging.content import testset_cases
-    from judgeapp.judging.files import parse_rubric, render_rubric
     from judgeapp.judging.prompts import Prompt, user_message
-    from judgeapp.judging.replies import criterion_spec
+    from judgeapp.judging.replies import rubric_text
     from judgeapp.jury.core import render_juror_prompt
 
     trials = trials_check(trials)
@@ -102,23 +104,22 @@ def jury_estimate(
     replies = given.replies or {}
     chosen = prompt_choose(mode=PromptMode.JURY, spec=prompt)
     template = Prompt(name=chosen.name, text=chosen.text) if chosen is not None else None
-    if isinstance(rubric, Rubric):
-        rubric_block = render_rubric([criterion_spec(c) for c in rubric.criteria.order_by("position")])
-    else:
-        rubric_block = render_rubric(parse_rubric(rubric.data, rubric.name).criteria)
+    rubric_block = rubric_text(rubric)
     if isinstance(testset, TestSet):
         rows = list(testset.cases.order_by("position").values_list("case_id", "input", "output"))
     else:
         rows = [(row.case_id, row.input, row.output) for row in testset_cases(testset.data, testset.name)]
 
     def prompts():
-        for case_id, text, output in rows:
+        for case_id, text, output in rows[:PROMPTS_MEASURED]:
             output = replies.get(case_id, output)
             reply = "x" * GENERATED_REPLY_CHARS if generate or output is None else output
             yield user_message(render_juror_prompt(rubric=rubric_block, input=text, output=reply, prompt=template))
 
+    # Every juror reads the identical prompt: rendered once, measured for each juror's own tokens.
+    rendered = list(prompts())
     return estimates_sum([
-        estimate_from_prompts(judge=judge, mode="jury", prompts=prompts(), count=len(rows), trials=trials) for judge in judges
+        estimate_from_prompts(judge=judge, mode="jury", prompts=rendered, count=len(rows), trials=trials) for judge in judges
     ])
 
 

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
-from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts
+from judgeapp.judging.costs import GENERATED_REPLY_CHARS, Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.errors import InputError, refused_when_disk_full
-from judgeapp.judging.files import parse_outputs
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
@@ -59,10 +58,6 @@ def _sample_check(sample: int | None, seed: int | None, case_count: int) -> None
         raise InputError(f"--sample {sample} is more than the test set's {case_count} cases")
 
 
-# A reply a system has not written yet is taken as this long, in characters, for an estimate.
-GENERATED_REPLY_CHARS = 800
-
-
 def pairwise_estimate(
     *,
     testset: TestSet | InputFile,
@@ -79,9 +74,8 @@ def pairwise_estimate(
     nothing stored. Every chosen case in both orders, once per trial; a reply a system would generate is taken
     as GENERATED_REPLY_CHARS long."""
     from judgeapp.judging.content import testset_cases
-    from judgeapp.judging.files import parse_rubric, render_rubric
     from judgeapp.judging.prompts import Prompt, user_message
-    from judgeapp.judging.replies import criterion_spec
+    from judgeapp.judging.replies import rubric_text
     from judgeapp.pairwise.core import ORDERS, order_prompt
 
     trials = trials_check(trials)
@@ -89,19 +83,15 @@ def pairwise_estimate(
     template = Prompt(name=chosen_prompt.name, text=chosen_prompt.text) if chosen_prompt is not None else None
     case_ids, _has_output = testset_case_ids(testset)
     _sample_check(sample, seed, len(case_ids))
-    chosen = set(sample_case_ids(case_ids, sample=sample, seed=0 if seed is None else seed))
-    replies = {}
-    for slot, source in (("A", version_a), ("B", version_b)):
-        if source.output_set is not None:
-            replies[slot] = dict(source.output_set.rows.values_list("case_id", "text"))
-        elif source.outputs is not None:
-            replies[slot] = parse_outputs(source.outputs.data, source.outputs.name)
-        else:
-            replies[slot] = {}
-    if isinstance(rubric, Rubric):
-        rubric_block = render_rubric([criterion_spec(c) for c in rubric.criteria.order_by("position")])
-    else:
-        rubric_block = render_rubric(parse_rubric(rubric.data, rubric.name).criteria)
+    compared = sample_case_ids(case_ids, sample=sample, seed=0 if seed is None else seed)
+    chosen = set(compared)
+    # Read and checked as the run reads them: a version's file or stored outputs the run refuses, this refuses.
+    replies = {
+        slot: _replies_of(source, slot=slot, testset=testset, case_ids=case_ids, chosen=compared)
+        if source.output_set is not None or source.outputs is not None else {}
+        for slot, source in (("A", version_a), ("B", version_b))
+    }
+    rubric_block = rubric_text(rubric)
     if isinstance(testset, TestSet):
         rows = testset.cases.order_by("position").values_list("case_id", "input")
     else:

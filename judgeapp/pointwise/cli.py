@@ -113,15 +113,7 @@ def handle(command, options) -> int:
     judge = command.judge_get(name=options.get("judge"))
     system = command.system_get(name=options["system"]) if options.get("system") else None
     if options.get("dry_run"):
-        estimate_write(command, pointwise_services.pointwise_estimate(
-            testset=pointwise_services.InputFile.from_path(options["testset"]),
-            rubric=pointwise_services.InputFile.from_path(options["rubric"]),
-            judge=judge,
-            system=system,
-            outputs=pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None,
-            generate=options["generate"],
-            trials=options.get("trials"),
-        ))
+        estimate_write(command, pointwise_services.pointwise_estimate(**_run_inputs(options, judge=judge, system=system)))
         return 0
     run = _run_create(options, judge=judge, system=system)
     run_tags_put(run, options)
@@ -171,28 +163,36 @@ def handle(command, options) -> int:
     return 0 if gate["passed"] else 1
 
 
-def _run_create(options, *, judge, system) -> Run:
-    """The run, its inputs stored; the files read for it are not kept while it runs (a 100,000-case test
-    set's bytes would stay alive to the end of the command)."""
+def _run_inputs(options, *, judge, system) -> dict:
+    """What the run judges, as both pointwise_create and its --dry-run estimate take it: the test set and
+    rubric (a file, or a stored version by name), the replies, the trials and the prompt."""
     from judgeapp.judging.content import input_or_stored
     from judgeapp.models import Rubric, TestSet
 
+    return {
+        "testset": input_or_stored(options["testset"], TestSet, "test set"),
+        "rubric": input_or_stored(options["rubric"], Rubric, "rubric"),
+        "judge": judge,
+        "system": system,
+        "outputs": pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None,
+        "outputs_version": options.get("outputs_version"),
+        "generate": options["generate"],
+        "trials": options.get("trials"),
+        "prompt": options.get("prompt"),
+    }
+
+
+def _run_create(options, *, judge, system) -> Run:
+    """The run, its inputs stored; the files read for it are not kept while it runs (a 100,000-case test
+    set's bytes would stay alive to the end of the command)."""
     return pointwise_services.pointwise_create(
-        testset=input_or_stored(options["testset"], TestSet, "test set"),
-        rubric=input_or_stored(options["rubric"], Rubric, "rubric"),
-        judge=judge,
-        system=system,
-        outputs=pointwise_services.InputFile.from_path(options["outputs"]) if options.get("outputs") else None,
-        outputs_version=options.get("outputs_version"),
-        generate=options["generate"],
+        **_run_inputs(options, judge=judge, system=system),
         threshold=options.get("threshold"),
         baseline_mean=options.get("baseline_mean"),
         baseline_run=options.get("baseline_run"),
-        trials=options.get("trials"),
         executor=Executor.INLINE,
         run_id=options.get("run_id"),
         title=options.get("title") or "",
-        prompt=options.get("prompt"),
         budget=options.get("budget"),
     )
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_cases, testset_save
-from judgeapp.judging.costs import Estimate, budget_check, estimate_from_prompts
+from judgeapp.judging.costs import GENERATED_REPLY_CHARS, Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import CaseRow, CriterionSpec, RubricSpec, parse_rubric, render_criterion
@@ -48,6 +48,7 @@ class PointwisePlan:
     generate: bool
     outputs: dict[str, str] | None = None  # {case id: reply} from an outputs file
     warnings: list[str] = field(default_factory=list)
+    cases: int = 0  # the test set's cases, counted as they were checked
 
 
 def _rows_of(testset: TestSet | InputFile) -> tuple[Iterator[CaseRow], str]:
@@ -126,7 +127,7 @@ def pointwise_check(
         high = max(c.bounds[1] for c in spec.criteria)
         if not math.isfinite(threshold) or not low <= threshold <= high:
             raise InputError(f"threshold {threshold:g} is outside the rubric's scale {low}-{high}")
-    return PointwisePlan(rubric=spec, generate=generates, outputs=replies, warnings=warnings)
+    return PointwisePlan(rubric=spec, generate=generates, outputs=replies, warnings=warnings, cases=total)
 
 
 def baseline_run_get(*, run_id: str) -> Run:
@@ -277,10 +278,6 @@ def outputs_words(*, run: Run) -> str:
     return outputs_said(run)[0]
 
 
-# A reply the system under test has not written yet is taken as this long, in characters, for an estimate.
-GENERATED_REPLY_CHARS = 800
-
-
 def pointwise_estimate(
     *,
     testset: TestSet | InputFile,
@@ -322,8 +319,8 @@ def pointwise_estimate(
             for criterion in criteria:
                 yield user_message(template.render(rubric=criterion, input=row.input, output=reply))
 
-    total = testset.case_count if isinstance(testset, TestSet) else sum(1 for _ in testset_cases(testset.data, testset.name))
-    return estimate_from_prompts(judge=judge, mode="pointwise", prompts=prompts(), count=total * len(criteria), trials=trials)
+    calls = plan.cases * len(criteria)
+    return estimate_from_prompts(judge=judge, mode="pointwise", prompts=prompts(), count=calls, trials=trials)
 
 
 def judge_prompt_adopted(*, judge: Judge):
@@ -336,9 +333,7 @@ def judge_prompt_adopted(*, judge: Judge):
 def judge_prompt(*, judge: Judge):
     """The pointwise prompt this judge runs with: the seed's, or the prompt text of the candidate a lead
     adopted for it on the calibration page."""
-    from calibration.selectors import adopted_prompt
-
-    return adopted_prompt(judge_name=judge.name) or prompt_register(prompt="pointwise")
+    return judge_prompt_adopted(judge=judge) or prompt_register(prompt="pointwise")
 
 
 def report_current(*, run: Run) -> dict:

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from calibration.selectors import run_preflight
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.forms import MultipleFileField, PreflightForm, budget_field, judge_default_pk, judges_callable
+from judgeapp.judging.forms import MultipleFileField, PreflightForm, budget_field, judges_callable
 from judgeapp.models import Strategy
 from judgeapp.ranker.core import DEFAULT_GOAL, DEFAULT_MAX_SIZE, rank_calls_most, tournament
 from judgeapp.ranker.services import candidate_from_bytes, candidates_in_dir
@@ -80,6 +80,7 @@ def judge_field() -> forms.ModelChoiceField:
 
 class RankForm(PreflightForm):
     preflight_id = "rank-preflight"
+    judge = judge_field()  # preselected as PreflightForm preselects every run form's judge
     goal = forms.CharField(
         max_length=2000,
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -122,9 +123,6 @@ class RankForm(PreflightForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["judge"] = judge_field()
-        if not self.is_bound and not self.initial.get("judge"):
-            self.initial["judge"] = judge_default_pk()
         self.fields["directory"].choices = [("", "—")] + browsable_directories()
         self.order_fields([
             "goal", "judge", "set_name", "files", "directory", "max_size", "strategy", "budget", "spend_budget", "both_orders",
@@ -188,6 +186,7 @@ class InsertForm(forms.Form):
 class CompareForm(PreflightForm):
     preflight_id = "compare-preflight"
 
+    judge = judge_field()
     goal = forms.CharField(max_length=2000, initial=DEFAULT_GOAL, widget=forms.Textarea(attrs={"rows": 2}))
     file_a = forms.FileField(label="Artifact A")
     file_b = forms.FileField(label="Artifact B")
@@ -197,9 +196,6 @@ class CompareForm(PreflightForm):
         # The ranker's page shows this form beside RankForm, whose fields share names: ids must not repeat.
         kwargs.setdefault("auto_id", "compare_%s")
         super().__init__(*args, **kwargs)
-        self.fields["judge"] = judge_field()
-        if not self.is_bound and not self.initial.get("judge"):
-            self.initial["judge"] = judge_default_pk()
         self.order_fields(["goal", "judge", "file_a", "file_b", "both_orders", "confirm"])
 
     def clean(self):

@@ -137,3 +137,33 @@ def test_budget_needs_a_priced_judge_and_a_positive_amount(cli, judge, files):
         assert refused.code == 2 and "Traceback" not in refused.err
         assert refused.err.strip().splitlines()[-1].startswith("error: ")
     assert not Run.objects.exists()
+
+
+def test_a_dry_run_estimates_the_run_its_arguments_name(cli, judge, files, make_system, tmp_path, fake_judge):
+    """--dry-run reads the inputs as the run would: a stored test set and rubric by name, the system version's
+    outputs by --outputs-version, the library prompt --prompt names; what the run refuses, it refuses too."""
+    from judgeapp.judging.content import testset_store
+    from tests.factories import testset_bytes
+
+    testset, rubric = files(n=2)
+    first = evaluate(cli, "--testset", testset, "--rubric", rubric, "--format", "json")  # stores "support" v1, the rubric
+    assert first.code in (0, 1), first.err
+    testset_store(data=testset_bytes(5), name="support.jsonl")  # v2
+    rubric_name = Run.objects.get().rubric.name
+    criteria = Run.objects.get().rubric.criteria.count()
+    by_name = evaluate(cli, "--testset", "support", "--rubric", rubric_name, "--dry-run")
+    assert by_name.code == 0, by_name.err
+    assert f"Estimate: about {5 * criteria} judge calls" in by_name.out
+    assert Run.objects.count() == 1
+
+    make_system("support-bot")
+    given = tmp_path / "v21.jsonl"
+    given.write_text("".join(json.dumps({"id": f"c00{i}", "output": "x"}) + "\n" for i in range(2)), encoding="utf-8")
+    added = cli("outputs", "add", "--system", "support-bot", "--label", "v2.1", "--testset", testset, "--file", str(given))
+    assert added.code == 0, added.err
+    unknown_label = evaluate(cli, "--testset", testset, "--rubric", rubric, "--system", "support-bot", "--outputs-version", "v9",
+                             "--dry-run")
+    assert unknown_label.code == 2 and "support-bot has no outputs labelled 'v9' for this test set" in unknown_label.err
+    unknown_prompt = evaluate(cli, "--testset", testset, "--rubric", rubric, "--prompt", "nothing-so-named", "--dry-run")
+    assert unknown_prompt.code == 2 and "no pointwise prompt named 'nothing-so-named'" in unknown_prompt.err
+    assert Run.objects.count() == 1 and len(fake_judge.chat_requests) == 2 * criteria

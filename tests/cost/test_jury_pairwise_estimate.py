@@ -76,3 +76,16 @@ def test_a_budget_stops_a_pairwise_or_jury_run_invalid_with_exit_1(mode, make_ju
     assert 0 < report["budget"]["units_judged"] < report["budget"]["units_judged"] + report["budget"]["units_not_judged"]
     assert report["usage"]["calls"] == len(fake_judge.chat_requests) == report["budget"]["units_judged"]
     assert "stopped: budget: $0.5000 reached after" in err
+
+
+def test_a_pairwise_dry_run_refuses_a_version_s_outputs_as_the_run_does(make_judge, fake_judge, tmp_path, capsys):
+    make_judge("judge-a", input_price_per_million=Decimal("0.2"), output_price_per_million=Decimal("0.6"))
+    files = write_files(tmp_path, n=4)
+    short = tmp_path / "short.jsonl"
+    short.write_bytes(b'{"id": "c000", "output": "hi"}\n')
+    args = ("pairwise", "--testset", files["testset"], "--a", files["a"], "--b", str(short), "--rubric", files["rubric"],
+            "--judge", "judge-a")
+    for extra in (("--dry-run",), ()):
+        code, out, err = run_evaluate(capsys, *args, *extra)
+        assert code == 2 and "short.jsonl: no output for case(s) c001, c002, c003 of the test set (version B)" in err, err
+    assert fake_judge.chat_requests == [] and not Run.objects.exists()

@@ -10,7 +10,7 @@ from judgeapp.judging.content import goal_get_or_create
 from judgeapp.judging.costs import run_spent, stopped_reason
 from judgeapp.judging.outcomes import outcome
 from judgeapp.judging.runkind import RunFailed, RunHandler, register
-from judgeapp.judging.runs import run_finish
+from judgeapp.judging.runs import run_budget_stop, run_finish
 from judgeapp.models import Comparison, Insertion, InsertionSource, InsertionStatus, Run, RunKind, RunStatus, StopReason
 from judgeapp.ranker.runkind.comparator import ComparatorFailed, ComparatorSpec
 from judgeapp.ranker.runkind.work import compare_report, compare_set_perform, ranklist_summary, ranklist_work
@@ -54,7 +54,7 @@ class RankHandler(RunHandler):
                 return False
             if not Insertion.objects.filter(ranklist=ranklist, status=InsertionStatus.PENDING).exists():
                 return False  # every candidate placed: nothing was left for the cap to stop
-            Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING, stopped="").update(stopped=StopReason.BUDGET)
+            run_budget_stop(run_pk=run.pk)  # the stop every kind's budget makes (judging/runs/lifecycle.py)
             return True
 
         # No give-up timer: a batch waits for another holder of the ranklist as long as its task may run.
