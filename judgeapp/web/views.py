@@ -37,7 +37,6 @@ from judgeapp.throttle import (
 from judgeapp.web import glossary as glossary_entries
 from judgeapp.web import selectors as web_selectors
 from judgeapp.web.forms import PromptForm, RunFiltersForm, TagForm
-from judgeapp.web.selectors import RunFilters
 
 
 class LoginView(auth_views.LoginView):
@@ -84,15 +83,13 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 def runs_list(request: HtmxHttpRequest) -> HttpResponse:
     """The runs: a search, filters and real paging, all in the query string (a GET form; htmx swaps the list)."""
     form = RunFiltersForm(request.GET or None)
-    valid = form.is_valid() if form.is_bound else True
-    filters = form.filters() if form.is_bound else RunFilters()
+    filters = form.filters()
     paged = web_selectors.runs_page(filters=filters, page=request.GET.get("page"))
     keep = request.GET.copy()
     keep.pop("page", None)
     context = {
         "form": form,
         "filters": filters,
-        "valid": valid,
         "page": paged["page"],
         "rows": paged["rows"],
         "query": keep.urlencode(),
@@ -130,7 +127,6 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             "judgments": selectors.judgments_of(run=run)[:200],
             "units": web_selectors.unit_counts(run=run),
             "run_tags": tags.run_tag_names(run=run),
-            "tag_form": TagForm(),
             # The judges' calibration status, agreement and corrected figures now, from one snapshot (the
             # report holds them at the run's end; people may label a sample after the run finished).
             **web_selectors.run_people(run=run),
@@ -169,7 +165,7 @@ def run_cancel(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def _tags_answer(request: HtmxHttpRequest, run, *, error: str = "", status: int = 200) -> HttpResponse:
     """The run's tags: the htmx form swaps its part of the run page; without JavaScript, back to the page."""
     if request.htmx:
-        context = {"run": run, "run_tags": tags.run_tag_names(run=run), "tag_form": TagForm(), "tag_error": error}
+        context = {"run": run, "run_tags": tags.run_tag_names(run=run), "tag_error": error}
         return render(request, "judgeapp/web/run_detail.html#run-tags", context, status=status)
     if error:
         messages.error(request, error)
