@@ -238,3 +238,19 @@ def test_every_kind_says_its_own_outcome_and_the_filter_finds_it(make_judge):
     assert run_outcome(Run.objects.get(run_id="checkup-invalid")) == {
         "key": "failed", "word": "invalid", "tone": "bad", "detail": "a reason",
     }
+
+
+def test_a_page_filtered_by_a_gate_outcome_reads_each_runs_gate_once(client, reviewer, judge, monkeypatch):
+    """The filter reads each run's gate to find the matches; the page's rows say the same outcome without
+    reading it again (a gate reads the baseline, the calibration and the leads' decisions)."""
+    from judgeapp.releases import selectors as release_selectors
+
+    run = pointwise_run(judge=judge, n=2, run_id="r-gated")
+    runs.run_execute_inline(run=run)
+    key = run_outcome(Run.objects.get(pk=run.pk))["key"]
+    read = []
+    gate_evaluate = release_selectors.gate_evaluate
+    monkeypatch.setattr(release_selectors, "gate_evaluate", lambda **kw: read.append(kw["run"].run_id) or gate_evaluate(**kw))
+    client.force_login(reviewer)
+    html = client.get(reverse("runs"), {"outcome": key}).content.decode()
+    assert 'data-run="r-gated"' in html and read == ["r-gated"]
