@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -162,11 +163,12 @@ def run_cancel(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return page_redirect(request, reverse("run_detail", args=[run.run_id]))
 
 
-def _tags_answer(request: HtmxHttpRequest, run, *, error: str = "", status: int = 200) -> HttpResponse:
-    """The run's tags: the htmx form swaps its part of the run page; without JavaScript, back to the page."""
+def _tags_answer(request: HtmxHttpRequest, run, *, error: str = "") -> HttpResponse:
+    """The run's tags: the htmx form swaps its part of the run page, its error in it (a 200, as every form
+    answers htmx: htmx swaps no 4xx answer); without JavaScript, back to the page, the error said there."""
     if request.htmx:
         context = {"run": run, "run_tags": tags.run_tag_names(run=run), "tag_error": error}
-        return render(request, "judgeapp/web/run_detail.html#run-tags", context, status=status)
+        return render(request, "judgeapp/web/run_detail.html#run-tags", context)
     if error:
         messages.error(request, error)
     return redirect("run_detail", run_id=run.run_id)
@@ -178,11 +180,11 @@ def run_tag_add(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
     form = TagForm(request.POST)
     if not form.is_valid():
-        return _tags_answer(request, run, error="Type a tag to add.", status=400)
+        return _tags_answer(request, run, error="Type a tag to add.")
     try:
         tags.run_tag_add(run=run, name=form.cleaned_data["name"], actor=request.user)
     except InputError as exc:
-        return _tags_answer(request, run, error=str(exc).capitalize() + ".", status=400)
+        return _tags_answer(request, run, error=capfirst(str(exc)) + ".")
     return _tags_answer(request, run)
 
 
