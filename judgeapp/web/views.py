@@ -5,7 +5,7 @@ import os
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
-from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
@@ -19,11 +19,11 @@ from judgeapp.judging import runs as run_services
 from judgeapp.judging import selectors, tags
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync
-from judgeapp.judging.library import PromptRefused, library, library_versions, prompt_template_save
+from judgeapp.judging.library import PromptRefused, library, library_version_get, library_versions, prompt_template_save
 from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, page_redirect, render_partial
 from judgeapp.judging.prompts import BUILTIN_NAME, library_prompt
 from judgeapp.judging.runkind import handler_for, page_read
-from judgeapp.models import AuditLog, Judge, Judgment, PromptMode, PromptTemplate, RunKind, System
+from judgeapp.models import AuditLog, Judge, Judgment, PromptMode, RunKind, System
 from judgeapp.roles import READERS, Role, has_role, role_required
 from judgeapp.throttle import (
     Scope,
@@ -293,7 +293,9 @@ def prompt_builtin(request: HtmxHttpRequest, mode: str) -> HttpResponse:
 
 @role_required(*READERS)
 def prompt_detail(request: HtmxHttpRequest, prompt_uuid) -> HttpResponse:
-    template = get_object_or_404(PromptTemplate.objects.select_related("created_by"), uuid=prompt_uuid, number__isnull=False)
+    template = library_version_get(uuid=prompt_uuid)
+    if template is None:
+        raise Http404("no such prompt version")
     versions = list(library_versions(mode=template.mode, name=template.name))
     earlier = [v for v in versions if v.number < template.number]
     previous = earlier[-1] if earlier else None
@@ -314,10 +316,7 @@ def prompt_new(request: HtmxHttpRequest) -> HttpResponse:
     initial = {"mode": PromptMode.POINTWISE}
     source = request.GET.get("from", "")
     if source:
-        try:
-            start = PromptTemplate.objects.filter(uuid=source, number__isnull=False).first()
-        except (ValueError, ValidationError):
-            start = None
+        start = library_version_get(uuid=source)
         if start is not None:
             initial = {"mode": start.mode, "name": start.name, "text": start.text}
     elif request.GET.get("mode") in PromptMode.values:
