@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
@@ -80,6 +81,20 @@ def prompt_template_save(*, mode: str, name: str, text: str, actor) -> PromptTem
 
 def library_versions(*, mode: str, name: str):
     return PromptTemplate.objects.filter(mode=mode, name=name, number__isnull=False).order_by("number")
+
+
+def library_version_get(*, uuid) -> PromptTemplate | None:
+    """A version of a prompt of the library by its uuid (never a built-in's or an adopted text's row); None
+    for none, or for a uuid that is not one."""
+    try:
+        return PromptTemplate.objects.select_related("created_by").filter(uuid=uuid, number__isnull=False).first()
+    except (ValueError, ValidationError):
+        return None
+
+
+def library_mode_of(*, name: str) -> str | None:
+    """The mode of the library's prompt `name` (a name belongs to one mode), or None when there is none."""
+    return PromptTemplate.objects.filter(name=name, number__isnull=False).values_list("mode", flat=True).first()
 
 
 def prompt_choose(*, mode: str, spec: str | None) -> PromptTemplate | None:

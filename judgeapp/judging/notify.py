@@ -102,23 +102,27 @@ def _run_named(run: Run) -> str:
 
 def run_ended_notify(*, run_pk: int) -> None:
     """A run that ended failed or invalid, and a finished run's gate: the events they are. Called once per
-    run, by whichever write moved it to its end (a conditional UPDATE wins once), in its transaction."""
-    if not Webhook.objects.filter(active=True).exists():
+    run, by whichever write moved it to its end (a conditional UPDATE wins once), in its transaction. The
+    active webhooks are read once for every event the run makes."""
+    hooks = list(Webhook.objects.filter(active=True).order_by("pk"))
+    if not hooks:
         return
     run = Run.objects.select_related("system", "judge").get(pk=run_pk)
     path = f"/runs/{run.run_id}/"
+
+    def told(event: str, *, data: dict, line: str) -> None:
+        notify(event=event, data=data, line=line, path=path, webhooks=[hook for hook in hooks if event in hook.events])
+
     facts = _run_facts(run)
     named = _run_named(run)
     report = run.report or {}
     if run.status == RunStatus.FAILED:
         error = " ".join((run.error or "no reason given").split())[:300]
-        notify(event=WebhookEvent.RUN_FAILED, data={**facts, "error": error}, line=f"{named} failed: {error}", path=path)
+        told(WebhookEvent.RUN_FAILED, data={**facts, "error": error}, line=f"{named} failed: {error}")
     elif run.status == RunStatus.INVALID:
         reasons = report.get("invalid_reasons") or []
         said = "; ".join(reasons)[:300] or "too many replies without a usable verdict"
-        notify(
-            event=WebhookEvent.RUN_INVALID, data={**facts, "reasons": reasons[:20]}, line=f"{named} is invalid: {said}", path=path
-        )
+        told(WebhookEvent.RUN_INVALID, data={**facts, "reasons": reasons[:20]}, line=f"{named} is invalid: {said}")
     gate = report.get("gate")
     if not (isinstance(gate, dict) and "passed" in gate):
         return
@@ -126,12 +130,10 @@ def run_ended_notify(*, run_pk: int) -> None:
     figures = f"mean {mean:.2f}, threshold {threshold}" if isinstance(mean, (int, float)) else f"threshold {threshold}"
     data = {**facts, "passed": bool(gate["passed"]), "mean": mean, "threshold": threshold, "reasons": reasons[:20]}
     if gate["passed"]:
-        notify(event=WebhookEvent.GATE_PASSED, data=data, line=f"Release gate passed: {named} ({figures}).", path=path)
+        told(WebhookEvent.GATE_PASSED, data=data, line=f"Release gate passed: {named} ({figures}).")
     else:
         because = "; ".join(reasons)[:300]
-        notify(
-            event=WebhookEvent.GATE_BLOCKED, data=data, line=f"Release gate blocked: {named} ({figures}): {because}", path=path
-        )
+        told(WebhookEvent.GATE_BLOCKED, data=data, line=f"Release gate blocked: {named} ({figures}): {because}")
 
 
 # --- Sending -------------------------------------------------------------------------------------------

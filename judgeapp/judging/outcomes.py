@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from judgeapp.judging.memo import shared_read
 from judgeapp.judging.runkind import handler_for
 
 if TYPE_CHECKING:
@@ -43,8 +44,11 @@ def p_words(value) -> str:
     return "p < 0.0001" if value < 0.0001 else f"p = {value:.2g}"
 
 
+@shared_read
 def run_outcome(run: Run) -> dict:
-    """What a run decided: not finished, failed or cancelled alike for every kind, else its handler's word."""
+    """What a run decided: not finished, failed or cancelled alike for every kind, else its handler's word.
+    Read once per run within a page view (judging/memo.py): the runs page's outcome filter reads it to find
+    the matches, and their rows say it again (a pointwise run's gate reads the baseline and the calibration)."""
     if not run.is_finished:
         return outcome("running", run.get_status_display(), "info")
     if run.status in ("failed", "cancelled"):

@@ -6,9 +6,8 @@ from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import decode_text, rubric_skeleton
-from judgeapp.judging.library import library, mode_check, prompt_choose, prompt_template_save
+from judgeapp.judging.library import library, library_mode_of, mode_check, prompt_choose, prompt_template_save
 from judgeapp.judging.prompts import BUILTIN_NAME, LIBRARY_MODES, library_prompt
-from judgeapp.models import PromptTemplate
 
 
 class PromptsCommand(JudgeCommand):
@@ -46,9 +45,7 @@ class PromptsCommand(JudgeCommand):
             self.stdout.write(library_prompt(options["mode"]).text, ending="")
             return
         name = spec.partition("@")[0]
-        mode = options.get("mode") or (
-            PromptTemplate.objects.filter(name=name, number__isnull=False).values_list("mode", flat=True).first()
-        )
+        mode = options.get("mode") or library_mode_of(name=name)
         if mode is None:
             raise InputError(f"no prompt named {name[:60]!r} in the library (see `manage.py prompts list`)")
         self.stdout.write(prompt_choose(mode=mode, spec=spec).text, ending="")

@@ -34,8 +34,12 @@ class RunFiltersForm(forms.Form):
         return data
 
     def filters(self) -> RunFilters:
-        """The filters that are valid (a field in error is left out, so the page still lists runs)."""
-        data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
+        """The filters that are valid (a field in error is left out, so the page still lists runs); none
+        when nothing was asked (an unbound form)."""
+        if not self.is_bound:
+            return RunFilters()
+        self.is_valid()  # each field cleaned: what is valid is in cleaned_data, the rest in errors
+        data = self.cleaned_data
         return RunFilters(
             q=data.get("q") or "",
             kind=data.get("kind") or None,

@@ -5,12 +5,13 @@ import os
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
-from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import select_template
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -18,11 +19,11 @@ from judgeapp.judging import runs as run_services
 from judgeapp.judging import selectors, tags
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync
-from judgeapp.judging.library import PromptRefused, library, library_versions, prompt_template_save
+from judgeapp.judging.library import PromptRefused, library, library_version_get, library_versions, prompt_template_save
 from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, page_redirect, render_partial
 from judgeapp.judging.prompts import BUILTIN_NAME, library_prompt
 from judgeapp.judging.runkind import handler_for, page_read
-from judgeapp.models import AuditLog, Judge, Judgment, PromptMode, PromptTemplate, RunKind, System
+from judgeapp.models import AuditLog, Judge, Judgment, PromptMode, RunKind, System
 from judgeapp.roles import READERS, Role, has_role, role_required
 from judgeapp.throttle import (
     Scope,
@@ -37,7 +38,6 @@ from judgeapp.throttle import (
 from judgeapp.web import glossary as glossary_entries
 from judgeapp.web import selectors as web_selectors
 from judgeapp.web.forms import PromptForm, RunFiltersForm, TagForm
-from judgeapp.web.selectors import RunFilters
 
 
 class LoginView(auth_views.LoginView):
@@ -84,15 +84,13 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 def runs_list(request: HtmxHttpRequest) -> HttpResponse:
     """The runs: a search, filters and real paging, all in the query string (a GET form; htmx swaps the list)."""
     form = RunFiltersForm(request.GET or None)
-    valid = form.is_valid() if form.is_bound else True
-    filters = form.filters() if form.is_bound else RunFilters()
+    filters = form.filters()
     paged = web_selectors.runs_page(filters=filters, page=request.GET.get("page"))
     keep = request.GET.copy()
     keep.pop("page", None)
     context = {
         "form": form,
         "filters": filters,
-        "valid": valid,
         "page": paged["page"],
         "rows": paged["rows"],
         "query": keep.urlencode(),
@@ -130,7 +128,6 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             "judgments": selectors.judgments_of(run=run)[:200],
             "units": web_selectors.unit_counts(run=run),
             "run_tags": tags.run_tag_names(run=run),
-            "tag_form": TagForm(),
             # The judges' calibration status, agreement and corrected figures now, from one snapshot (the
             # report holds them at the run's end; people may label a sample after the run finished).
             **web_selectors.run_people(run=run),
@@ -166,11 +163,12 @@ def run_cancel(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return page_redirect(request, reverse("run_detail", args=[run.run_id]))
 
 
-def _tags_answer(request: HtmxHttpRequest, run, *, error: str = "", status: int = 200) -> HttpResponse:
-    """The run's tags: the htmx form swaps its part of the run page; without JavaScript, back to the page."""
+def _tags_answer(request: HtmxHttpRequest, run, *, error: str = "") -> HttpResponse:
+    """The run's tags: the htmx form swaps its part of the run page, its error in it (a 200, as every form
+    answers htmx: htmx swaps no 4xx answer); without JavaScript, back to the page, the error said there."""
     if request.htmx:
-        context = {"run": run, "run_tags": tags.run_tag_names(run=run), "tag_form": TagForm(), "tag_error": error}
-        return render(request, "judgeapp/web/run_detail.html#run-tags", context, status=status)
+        context = {"run": run, "run_tags": tags.run_tag_names(run=run), "tag_error": error}
+        return render(request, "judgeapp/web/run_detail.html#run-tags", context)
     if error:
         messages.error(request, error)
     return redirect("run_detail", run_id=run.run_id)
@@ -182,11 +180,11 @@ def run_tag_add(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
     form = TagForm(request.POST)
     if not form.is_valid():
-        return _tags_answer(request, run, error="Type a tag to add.", status=400)
+        return _tags_answer(request, run, error="Type a tag to add.")
     try:
         tags.run_tag_add(run=run, name=form.cleaned_data["name"], actor=request.user)
     except InputError as exc:
-        return _tags_answer(request, run, error=str(exc).capitalize() + ".", status=400)
+        return _tags_answer(request, run, error=capfirst(str(exc)) + ".")
     return _tags_answer(request, run)
 
 
@@ -295,7 +293,9 @@ def prompt_builtin(request: HtmxHttpRequest, mode: str) -> HttpResponse:
 
 @role_required(*READERS)
 def prompt_detail(request: HtmxHttpRequest, prompt_uuid) -> HttpResponse:
-    template = get_object_or_404(PromptTemplate.objects.select_related("created_by"), uuid=prompt_uuid, number__isnull=False)
+    template = library_version_get(uuid=prompt_uuid)
+    if template is None:
+        raise Http404("no such prompt version")
     versions = list(library_versions(mode=template.mode, name=template.name))
     earlier = [v for v in versions if v.number < template.number]
     previous = earlier[-1] if earlier else None
@@ -316,10 +316,7 @@ def prompt_new(request: HtmxHttpRequest) -> HttpResponse:
     initial = {"mode": PromptMode.POINTWISE}
     source = request.GET.get("from", "")
     if source:
-        try:
-            start = PromptTemplate.objects.filter(uuid=source, number__isnull=False).first()
-        except (ValueError, ValidationError):
-            start = None
+        start = library_version_get(uuid=source)
         if start is not None:
             initial = {"mode": start.mode, "name": start.name, "text": start.text}
     elif request.GET.get("mode") in PromptMode.values:

@@ -6,7 +6,7 @@ import sys
 from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand
 from judgeapp.judging.errors import InputError
-from judgeapp.models import DeliveryStatus, Webhook
+from judgeapp.models import DeliveryStatus
 from judgeapp.models.webhooks import SUBSCRIBABLE_EVENTS
 from judgeapp.webhooks import selectors, services
 
@@ -46,7 +46,7 @@ class WebhooksCommand(JudgeCommand):
         )
 
     def _test(self, options):
-        hook = Webhook.objects.filter(name=options["name"]).first()
+        hook = selectors.webhook_named(name=options["name"])
         if hook is None:
             raise InputError(f"no webhook {options['name']!r} (see `manage.py webhooks list`)")
         delivery = services.webhook_test_send(webhook=hook, actor=cli_actor())

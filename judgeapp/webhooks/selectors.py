@@ -21,5 +21,9 @@ def webhook_of(*, uuid) -> Webhook:
     return webhook
 
 
+def webhook_named(*, name: str) -> Webhook | None:
+    return Webhook.objects.filter(name=name).first()
+
+
 def deliveries_recent(*, limit: int = LOG_ROWS) -> QuerySet[WebhookDelivery]:
     return WebhookDelivery.objects.select_related("webhook").order_by("-created_at", "-pk")[:limit]

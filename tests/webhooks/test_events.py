@@ -137,3 +137,26 @@ def test_the_body_is_the_json_that_was_signed_and_sent_at_each_attempt(judge, fa
     tampered = request.body.replace(b"run.failed", b"gate.passed")
     assert not verify(secret, request.headers, tampered)
     assert not verify("whsec_another", request.headers, request.body)
+
+
+def test_a_run_that_makes_two_events_reads_the_webhooks_once(make_webhook):
+    """An invalid run whose gate blocked tells both (each to the webhooks that want it); the webhooks are
+    read once for the run, on the path every run's end takes."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from judgeapp.judging.notify import run_ended_notify
+    from judgeapp.models import RunKind
+
+    make_webhook("all-events")
+    make_webhook("gates-only", events=["gate.blocked"])
+    run = Run.objects.create(
+        run_id="pw-invalid", kind=RunKind.POINTWISE, status=RunStatus.INVALID,
+        report={"invalid_reasons": ["too many unreadable replies"], "mean": 2.0,
+                "gate": {"passed": False, "threshold": 3.5, "reasons": ["the run is invalid"]}},
+    )
+    with CaptureQueriesContext(connection) as queries:
+        run_ended_notify(run_pk=run.pk)
+    told = sorted(WebhookDelivery.objects.values_list("webhook__name", "event"))
+    assert told == [("all-events", "gate.blocked"), ("all-events", "run.invalid"), ("gates-only", "gate.blocked")]
+    assert sum('FROM "judgeapp_webhook"' in query["sql"] for query in queries.captured_queries) == 1
