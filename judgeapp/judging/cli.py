@@ -231,7 +231,7 @@ def estimate_write(command, estimate) -> None:
 
 def usage_write(command, report: dict | None) -> None:
     """The report's usage (calls, tokens, cost), one line on stderr after the command's summary."""
-    from judgeapp.judging.costs import money_text, usage_line
+    from judgeapp.judging.accounting import money_text, usage_line
 
     line = usage_line((report or {}).get("usage"))
     if line:

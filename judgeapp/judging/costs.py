@@ -19,7 +19,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 
-from judgeapp.judging.accounting import money_text, usage_line  # noqa: F401 - the words for a cost, named here too
+from judgeapp.judging.accounting import money_text
 from judgeapp.models import Judge, Judgment, Run, StopReason
 
 MILLION = Decimal(1_000_000)
