@@ -98,7 +98,7 @@ class AgreementCommand(JudgeCommand):
                 self.stdout.write(f"    {pair['annotators'][0]} / {pair['annotators'][1]}: Cohen's kappa {kappa} (n {pair['n']})")
         for line in beside_people_lines(r, self.epsilon):
             self.stdout.write(f"  {line}")
-        for entry in selectors.slices_shown(r):
+        for entry in row.slices:  # worst first, as agreement_latest read them
             self.stdout.write(
                 f"  tag {entry['tag']} ({entry['n_items']} items{'' if entry['decides'] else ', too few to decide'}): "
                 f"kappa {format_figure(entry['kappa'])}, agreement {format_figure(entry['agreement'])}"
@@ -177,7 +177,7 @@ def _row(row):
         "per_annotator": r.per_annotator,
         "inter_annotator": r.inter_annotator,
         "per_criterion": {c.criterion: _figures(c) for c in row.per_criterion},
-        "slices": selectors.slices_shown(r),
+        "slices": row.slices,
         "status": row.status,
         "planning": row.planning,
         "sensitivity": row.sensitivity["alternatives"] if row.sensitivity else [],

@@ -56,17 +56,6 @@ def farthest_label(human: int | str, *, label_kind: str, scale: tuple[int, int] 
     return {"A": "B", "B": "A", "tie": "A"}[human]
 
 
-def item_pairs(
-    item: Hashable, humans: dict[str, int | str], judged: int | str | None, *, label_kind: str, scale: tuple[int, int] = (1, 5)
-) -> list[LabelPair]:
-    """One item's labels beside the judge's verdict; with `judged` None (the judge's reply was unusable),
-    beside the value farthest from each label."""
-    return [
-        LabelPair(item, annotator, farthest_label(human, label_kind=label_kind, scale=scale) if judged is None else judged, human)
-        for annotator, human in humans.items()
-    ]
-
-
 def comparison_details(pairs: Sequence[LabelPair], *, unreadable: set, label_kind: str, scale: tuple[int, int] = (1, 5)) -> dict:
     """What a result shows beside its figures: the judge × human table and the items furthest apart, both of
     the verdicts the judge gave (an unusable reply has no verdict to put in a cell or a reasoning to show),

@@ -184,14 +184,8 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
         in_group = {item: by for item, by in labels.items() if not criterion or item.criterion == criterion}
         scales = [items.scales.get(item.criterion, (1, 5)) for item in in_group] or [(1, 5)]
         scale = (min(s[0] for s in scales), max(s[1] for s in scales))
-        human_only = inter_annotator(
-            {item.pk: by for item, by in in_group.items()},
-            label_kind=sample.label_kind,
-            scale=scale,
-            n_resamples=resamples,
-            seed=seed,
-        )
         humans = {item.pk: by for item, by in in_group.items()}
+        human_only = inter_annotator(humans, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
         scales = {item.pk: items.scales.get(item.criterion, (1, 5)) for item in in_group}
         for judge in judges:
             figures = _judge_figures(

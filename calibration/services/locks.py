@@ -251,10 +251,11 @@ def lock_unlock(*, lock: JudgeLock, actor, reason: str) -> bool:
         lock.changed_at = timezone.now()
         lock.reason = f"unlocked by {actor.username}: {reason}"
         lock.save()
+        subject = _subject(lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version)
         audit_log_create(
             action=AuditLog.Action.JUDGE_UNLOCKED,
             actor=actor,
-            subject=_subject(lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version),
+            subject=subject,
             reason=reason,
             run=lock.result.sample.run if lock.result else None,
             detail={
@@ -265,9 +266,7 @@ def lock_unlock(*, lock: JudgeLock, actor, reason: str) -> bool:
                 "override": True,
             },
         )
-        _lock_notify(
-            lock, locked=False, subject=_subject(lock.judge_name, lock.judge_version, lock.prompt_version, lock.rubric_version)
-        )
+        _lock_notify(lock, locked=False, subject=subject)
     return True
 
 

@@ -80,6 +80,26 @@ def demo_users() -> list[tuple[str, str, str]]:
 DEMO_JUDGES_FILE = Path(__file__).with_name("judges.toml")
 
 
+def _demo_judge_save(name: str, *, model: str, family: str, judge_url: str, prices: tuple) -> Judge:
+    """One scripted demo judge at the demo judge server, made or brought up to date; `prices`: (input, output)
+    per million tokens."""
+    judge, _ = Judge.objects.update_or_create(
+        name=name,
+        defaults={
+            "model": model,
+            "family": family,
+            "base_url": judge_url,
+            "api_key_env": "DEMO_JUDGE_KEY",
+            "source": EndpointSource.DEMO,
+            "scripted_demo": True,
+            "timeout_seconds": 10,
+            "input_price_per_million": prices[0],
+            "output_price_per_million": prices[1],
+        },
+    )
+    return judge
+
+
 def demo_docs_judges(judge_url: str) -> list[Judge]:
     """The demo's judges file loaded, every judge at the demo judge server; its `default` becomes the judge a
     command uses without --judge, unless another default is set already (a team's own judges file's)."""
@@ -90,15 +110,9 @@ def demo_docs_judges(judge_url: str) -> list[Judge]:
         existing = Judge.objects.filter(name=name).first()
         if existing is not None and existing.source != EndpointSource.DEMO:
             continue  # a team's own judge of that name (its judges file's, the admin's) stays as it is
-        judge, _ = Judge.objects.update_or_create(
-            name=name,
-            defaults={"model": entry["model"], "family": entry.get("family", ""), "base_url": judge_url,
-                      "api_key_env": "DEMO_JUDGE_KEY",
-                      "source": EndpointSource.DEMO, "scripted_demo": True, "timeout_seconds": 10,
-                      "input_price_per_million": entry.get("input_price_per_million"),
-                      "output_price_per_million": entry.get("output_price_per_million")},
-        )
-        judges.append(judge)
+        prices = (entry.get("input_price_per_million"), entry.get("output_price_per_million"))
+        judges.append(_demo_judge_save(name, model=entry["model"], family=entry.get("family", ""), judge_url=judge_url,
+                                       prices=prices))
     default = judges_file_default(data, str(DEMO_JUDGES_FILE))
     if default and not Judge.objects.filter(is_default=True).exists():
         judge_default_set(name=default, source=EndpointSource.DEMO)
@@ -108,21 +122,7 @@ def demo_docs_judges(judge_url: str) -> list[Judge]:
 def demo_endpoints(judge_url: str) -> tuple[list[Judge], list[System]]:
     judges = []
     for name, model, family in DEMO_JUDGES:
-        judge, _ = Judge.objects.update_or_create(
-            name=name,
-            defaults={
-                "model": model,
-                "family": family,
-                "base_url": judge_url,
-                "api_key_env": "DEMO_JUDGE_KEY",
-                "source": EndpointSource.DEMO,
-                "scripted_demo": True,
-                "timeout_seconds": 10,
-                "input_price_per_million": DEMO_PRICES[0],
-                "output_price_per_million": DEMO_PRICES[1],
-            },
-        )
-        judges.append(judge)
+        judges.append(_demo_judge_save(name, model=model, family=family, judge_url=judge_url, prices=DEMO_PRICES))
     systems = []
     for name, model, family, prompt in DEMO_SYSTEMS:
         system, _ = System.objects.update_or_create(

@@ -92,8 +92,8 @@ def money_text(value: float | Decimal | None) -> str:
 
 
 def usage_line(usage: dict | None) -> str:
-    """The report's usage in one line, for a command's summary: "Usage: 24 calls (0 cached), 21,310 tokens
-    in, 1,104 out, cost $0.0032"."""
+    """The report's usage in one line, for a command's summary: "Usage: 24 judge calls (0 cached), 21,310
+    tokens in, 1,104 out, cost $0.0032." (CONTRACT's words); "" without usage."""
     if not usage:
         return ""
     return (

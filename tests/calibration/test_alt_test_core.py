@@ -8,8 +8,9 @@ from scipy.stats import ttest_rel
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from calibration.core.agreement import LabelPair, item_pairs
+from calibration.core.agreement import LabelPair
 from calibration.core.alt_test import alt_test_counts, alt_test_decide
+from calibration.core.handling import DISAGREEMENT, KEPT, POOLED, Handling, handled_pairs
 from calibration.core.labels import PAIRWISE, PASS_FAIL, SCORE
 from calibration.core.rates import pass_fail_rates
 
@@ -139,8 +140,12 @@ def test_tpr_and_tnr_equal_hand_counts_with_wilson_intervals():
     judge = ["pass"] * 14 + ["fail"] * 3 + ["pass"] * 5 + ["fail"] * 8
     human = ["pass"] * 17 + ["fail"] * 13
     pairs = [LabelPair(i, "ann", j, h) for i, (j, h) in enumerate(zip(judge, human, strict=True))]
-    # One unusable reply on a "fail" item is compared as "pass": a false positive.
-    pairs += item_pairs(99, {"ann": "fail", "bob": "pass"}, None, label_kind=PASS_FAIL)
+    # One unusable reply on a "fail" item is compared as "pass": a false positive (the non-answers counted as
+    # disagreements, as the figures count them: calibration/core/handling.py).
+    unusable, _ = handled_pairs(
+        {99: {"ann": "fail", "bob": "pass"}}, {99: None}, handling=Handling(POOLED, KEPT, DISAGREEMENT), label_kind=PASS_FAIL
+    )
+    pairs += unusable
     rates = pass_fail_rates(pairs)
     assert rates["counts"] == {"tp": 14, "fn": 3 + 1, "tn": 8, "fp": 5 + 1}
     assert rates["tpr"]["value"] == pytest.approx(14 / 18) and rates["tnr"]["value"] == pytest.approx(8 / 14)

@@ -147,7 +147,8 @@ def test_the_judges_page_reads_every_check_up_cost_at_once_each_from_its_own_jud
     priced_judge, make_judge, django_assert_max_num_queries
 ):
     from judgeapp.checkup.selectors import checkup_confirms_for_judges, checkup_cost_default
-    from judgeapp.judging.costs import judge_token_profile, judge_token_profiles, money_text
+    from judgeapp.judging.accounting import money_text
+    from judgeapp.judging.costs import judge_token_profile, judge_token_profiles
     from tests.factories import pointwise_run
 
     prices = {"input_price_per_million": Decimal("0.20"), "output_price_per_million": Decimal("0.60")}

@@ -69,3 +69,17 @@ def test_a_reviewer_cannot_set_the_limits_and_a_bad_value_is_a_form_error(client
     client.force_login(lead)
     refused = client.post(reverse("releases:policy"), {**POLICY, "large_run_calls": "0", "large_run_cost": "-1"})
     assert refused.status_code == 400 and not ReleasePolicy.objects.exists()
+
+
+def test_a_lead_lowers_the_cost_limit_and_a_costly_run_of_few_calls_then_asks_first(
+    client, lead, make_judge, support_inputs, settings, sent
+):
+    settings.LARGE_RUN_CALLS, settings.LARGE_RUN_COST = 10_000, Decimal("10000")
+    costly = make_judge("costly", input_price_per_million=Decimal("100"), output_price_per_million=Decimal("300"))
+    client.force_login(lead)
+    assert client.post(reverse("releases:policy"), {**POLICY, "large_run_cost": "1.00"}).status_code == 302
+    assert ReleasePolicy.objects.get().large_run_cost == Decimal("1.00")
+
+    asked = client.post(reverse("pointwise:new"), pointwise_form(costly, support_inputs))
+    assert asked.status_code == 400 and not Run.objects.exists() and sent == []
+    assert "more than the $1.00 that start" in asked.content.decode()
