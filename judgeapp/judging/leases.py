@@ -53,19 +53,29 @@ class Lease:
     def mine(self, token) -> Q:
         return Q(**{self.token: token}) if self.token else Q(**{self.holder: token})
 
+    def new_claim(self, holder: str) -> uuid.UUID | str:
+        """A claim to take rows under: a new token, or `holder` when the model has no token column."""
+        return uuid.uuid4() if self.token else holder
+
     def take(
-        self, rows: QuerySet, *, holder: str, seconds: float | None = None, free: Q | None = None, **also
+        self, rows: QuerySet, *, holder: str, seconds: float | None = None, free: Q | None = None, claim=None, **also
     ) -> tuple[uuid.UUID | str, int]:
         """Lease the rows of `rows` that are `free` (default: not held, or lapsed) in one UPDATE that also
-        sets `also`. Returns the claim (a new token, or `holder` when the model has no token column) and how
-        many rows were taken."""
+        sets `also`. Returns the claim and how many rows it holds now.
+
+        `claim` (from `new_claim`, made before the first try): rows this claim holds already count as free,
+        so a take tried again after its answer was lost (the connection dropped as the UPDATE committed)
+        finds the rows the first try took, instead of leaving them held by a claim nobody knows."""
         now = timezone.now()
-        claim = uuid.uuid4() if self.token else holder
+        taking = free if free is not None else self.free(now)
+        if claim is None:
+            claim = self.new_claim(holder)
+        elif taking:  # an empty Q() takes every row already (and `Q() | mine` would be `mine` alone)
+            taking = taking | self.mine(claim)
         values = {self.holder: holder, self.until: now + timezone.timedelta(seconds=seconds or lease_seconds())}
         if self.token:
             values[self.token] = claim
-        taken = rows.filter(free if free is not None else self.free(now)).update(**values, **also)
-        return claim, taken
+        return claim, rows.filter(taking).update(**values, **also)
 
     def renew(self, rows: QuerySet, claim, seconds: float | None = None) -> int:
         """Push the lease of the rows this claim still holds one lease further; how many it holds."""

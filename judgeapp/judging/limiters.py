@@ -148,9 +148,11 @@ class DatabaseSlotLimiter(SlotLimiter):
     def _take(self, name: str, max_concurrency: int, holder: str, seconds: float) -> Slot | None:
         rows = JudgeSlot.objects.filter(judge_name=name, slot__lt=max_concurrency)
         for _ in range(2):  # again at once after making missing rows or taking back dead holders' slots
-            slots = list(
-                rows.annotate(free=ExpressionWrapper(SLOT.free(), output_field=BooleanField())).values_list("pk", "free")
-            )
+            free_now = ExpressionWrapper(SLOT.free(), output_field=BooleanField())
+            slots = list(rows.annotate(free=free_now).values_list("pk", "free", "holder"))
+            held = [pk for pk, _, slot_holder in slots if slot_holder == holder]
+            if held:  # a take tried again after its answer was lost: the slot it took is this caller's
+                return Slot(name=name, holder=holder, seconds=seconds, pk=held[0])
             if len(slots) < max_concurrency:  # a judge's first call, or a flushed database: make its rows
                 JudgeSlot.objects.bulk_create(
                     [JudgeSlot(judge_name=name, slot=i) for i in range(max_concurrency)], ignore_conflicts=True
@@ -158,7 +160,7 @@ class DatabaseSlotLimiter(SlotLimiter):
                 continue
             # Every caller reads the same free slots; trying them in a random order keeps callers from racing
             # for the same row (each lost race is another write).
-            free = [pk for pk, is_free in slots if is_free]
+            free = [pk for pk, is_free, _ in slots if is_free]
             random.shuffle(free)
             for pk in free[:4]:
                 with write_turn():  # on SQLite: see judging/writeturn.py for why, and what it measured
@@ -199,7 +201,8 @@ class RedisSlotLimiter(SlotLimiter):
     local t = redis.call('TIME')
     local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
     redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-    if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+    -- A holder that has the slot already (a take tried again after its answer was lost) keeps it.
+    if redis.call('ZSCORE', KEYS[1], ARGV[3]) or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
         redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
         return 1
     end

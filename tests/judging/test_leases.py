@@ -118,6 +118,49 @@ def _failing(matches, times: int, tripped: threading.Event | None = None):
     return wrapper
 
 
+def _answer_lost(matches, times: int):
+    """An execute wrapper: the first `times` statements that `matches` are carried out (in autocommit, they
+    commit) and then raise OperationalError, as a connection that drops before the answer comes back."""
+    lost = []
+
+    def wrapper(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if len(lost) < times and matches(sql):
+            lost.append(sql)
+            raise OperationalError("server closed the connection unexpectedly")
+        return result
+
+    wrapper.lost = lost
+    return wrapper
+
+
+def test_a_claim_whose_answer_was_lost_is_taken_again_by_its_retry_not_left_held(judge, fake_judge):
+    """The claim's UPDATE committed and the connection dropped before its answer: the retry holds the units
+    the first try took (same token), judges them at once, and none stays claimed until its lease runs out."""
+    run, ids = _started(judge, 3)
+    wrapper = _answer_lost(lambda sql: sql.startswith('UPDATE "judgeapp_judgment" ') and "claimed_by" in sql, times=1)
+    with connection.execute_wrapper(wrapper):
+        assert runs.judgments_execute(ids=ids) == 3
+    assert len(wrapper.lost) == 1
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE and (run.done_units, run.failed_units) == (3, 0)
+    assert not run.judgments.filter(status=UnitStatus.CLAIMED).exists()
+    assert len(fake_judge.chat_requests) == 3
+
+
+def test_a_start_whose_answer_was_lost_plans_the_run_at_once(judge, fake_judge):
+    """The run's queued -> running UPDATE committed and its answer was lost: the retry finds the run it
+    started and plans it, rather than leaving it running without units until the planner's lease lapses."""
+    run = pointwise_run(judge=judge, n=3)
+    wrapper = _answer_lost(lambda sql: sql.startswith('UPDATE "judgeapp_run" ') and "claimed_by" in sql, times=1)
+    with connection.execute_wrapper(wrapper):
+        assert runs.run_start(run_pk=run.pk) is True
+    assert len(wrapper.lost) == 1
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING and run.claim_token is None  # planned, and the planner's lease given back
+    assert run.judgments.count() == 3
+
+
 def _record_write(sql: str) -> bool:
     return sql.startswith("UPDATE") and "judgment" in sql and "finished_at" in sql
 

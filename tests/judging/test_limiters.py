@@ -170,6 +170,30 @@ def test_a_lapsed_slot_held_elsewhere_is_taken(new_limiter, db):
         assert time.monotonic() - started < 1
 
 
+def _slots_held(limiter, name: str) -> int:
+    if isinstance(limiter, RedisSlotLimiter):
+        return limiter.redis.zcard(limiter.key(name))
+    return JudgeSlot.objects.filter(judge_name=name).exclude(holder="").count()
+
+
+def test_a_take_tried_again_after_its_answer_was_lost_holds_one_slot_not_two(new_limiter, db):
+    """The connection drops as the take commits: the outage policy tries again with the same holder, which
+    must find the slot it took, not take a second one and leave the first held until its lease runs out."""
+    limiter = new_limiter()
+    name = f"retried-{uuid.uuid4().hex[:6]}"
+    holder = f"{worker_identity()}:retry"
+    first = limiter._take(name, 2, holder, 60)
+    again = limiter._take(name, 2, holder, 60)  # the retry: the first take committed, its answer never came
+    assert first is not None and again is not None and again.pk == first.pk
+    assert _slots_held(limiter, name) == 1
+    limiter._give_back(again)
+    assert _slots_held(limiter, name) == 0
+    # At the limit, the holder that has a slot keeps it on a retry; another caller waits.
+    hold_all = limiter._take(name, 1, holder, 60)
+    assert hold_all is not None and limiter._take(name, 1, holder, 60) is not None
+    assert limiter._take(name, 1, f"{worker_identity()}:other", 60) is None
+
+
 @pytest.mark.slow  # waits on the wall clock: a slot held, a Redis out of reach for seconds
 def test_live_holders_keep_their_slots_and_a_waiter_gets_one_when_they_let_go(new_limiter, transactional_db):
     """One slot held by this (live) process, the other by another machine whose lease runs: the waiter waits,

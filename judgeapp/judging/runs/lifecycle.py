@@ -257,15 +257,18 @@ def run_start(*, run_pk: int) -> bool:
             transaction.on_commit(lambda: run_task_send(run=run, task=taskqueue.EXECUTE_SEQUENTIAL_RUN))
         return True
     holder = worker_identity()
+    # One claim for every try: a start whose answer was lost finds the run it started (leases.Lease.take).
+    claim = UNIT.new_claim(holder)
+    queued = Run.objects.filter(pk=run_pk).filter(Q(status=RunStatus.QUEUED) | UNIT.mine(claim))
     claim, taken = through_outage(
-        UNIT.take, Run.objects.filter(pk=run_pk, status=RunStatus.QUEUED), holder=holder, status=RunStatus.RUNNING,
-        started_at=now, updated_at=now, what=f"starting run {run.run_id}",
+        UNIT.take, queued, holder=holder, claim=claim, status=RunStatus.RUNNING, started_at=now, updated_at=now,
+        what=f"starting run {run.run_id}",
     )
     if not taken:
         # A running run whose planner was cut off (its token is still set, its lease ran out).
         claim, taken = through_outage(
             UNIT.take, Run.objects.filter(pk=run_pk, status=RunStatus.RUNNING, claim_token__isnull=False), holder=holder,
-            what=f"starting run {run.run_id}",
+            claim=claim, what=f"starting run {run.run_id}",
         )
         if not taken:
             return False

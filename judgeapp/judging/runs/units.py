@@ -38,20 +38,21 @@ def judgments_claim(*, ids: list[int], worker: str) -> tuple[uuid.UUID, list[Jud
     of LEASE_SECONDS that its holder renews while it judges them: `judgments_execute`); return the token and the
     units this caller now holds, with what executing them reads (the run and its inputs once for the batch,
     not once per unit). The database out of reach is waited for (judging/outages.py)."""
-    token, claimed = through_outage(_units_take, ids, worker, what=f"claiming {len(ids)} units")
+    # One token for every try: a claim whose answer was lost takes again what it took (leases.Lease.take).
+    token, claimed = through_outage(_units_take, ids, worker, UNIT.new_claim(worker), what=f"claiming {len(ids)} units")
     if not claimed:
         return token, []
     units = through_outage(_units_claimed, ids, token, what=f"reading {claimed} claimed units")
     return token, units
 
 
-def _units_take(ids: list[int], worker: str) -> tuple[uuid.UUID, int]:
+def _units_take(ids: list[int], worker: str, token: uuid.UUID) -> tuple[uuid.UUID, int]:
     # Free: pending, or claimed by a holder whose lease ran out.
     free = Q(status=UnitStatus.PENDING) | Q(status=UnitStatus.CLAIMED, lease_expires_at__lt=timezone.now())
     with write_turn():
         return UNIT.take(
             Judgment.objects.filter(pk__in=ids, run__status=RunStatus.RUNNING, run__stopped=""), holder=worker, free=free,
-            status=UnitStatus.CLAIMED,
+            claim=token, status=UnitStatus.CLAIMED,
         )
 
 
