@@ -3,13 +3,10 @@ slot's take and release) queue for the database's write lock on a lock file of t
 handler. The one bypass of SQLite's own locking, kept because a bench at a real judge latency needs it:
 
 SQLite lets one writer in at a time, and a writer that finds the lock taken sleeps 1, 2, 5, 10, … up to
-100 ms between tries, however soon the lock is free again. A slot's release is such a write, and while it
-sleeps the judge's slot stands idle. bench/pointwise.py --cases 400 --latency 0.2 --concurrency 16 --mode
-celery --by-statement (24 worker processes, 2 cores, issue 27), without and with this turn alternately: 26.6
-and 25.2 judgments/s without (289 and 365 ms of database calls per judgment, 67 and 83 ms per slot UPDATE),
-33.8 and 49.6 with (10.5 and 5.5 ms; 0.32 ms per slot UPDATE); a shared machine at load 7-16, so the ratio
-is the figure, not the level. Waiters on an exclusive `flock` sleep in the kernel and the next one is woken as soon as the lock
-is released; the kernel drops a dead process's lock at once.
+100 ms between tries, however soon the lock is free again: a slot's release sleeping there keeps the judge's
+slot idle. Waiters on an exclusive `flock` sleep in the kernel and the next one is woken as soon as the lock
+is released; the kernel drops a dead process's lock at once. (What it measured: docs/speed.md, "The write
+turn".)
 
 Only a write in autocommit takes its turn here: inside a transaction the connection already holds the
 write lock (IMMEDIATE transactions) or waits for it as any other writer, so no process ever waits here

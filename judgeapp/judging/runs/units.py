@@ -328,8 +328,8 @@ def _results_write(results: list[tuple[Judgment, UnitResult]], token: uuid.UUID)
             for name, value in result.fields.items():
                 setattr(unit, name, value)
             fields.update(result.fields)
-        # One UPDATE per row, in this transaction: bulk_update's CASE per field per row took 4-5 ms a judgment
-        # to build (16 fields x 16 rows, SQLite and PostgreSQL), these 0.5-1.5 ms.
+        # One UPDATE per row, in this transaction: bulk_update's CASE per field per row cost several times more
+        # to build (docs/speed.md, "The batch's record").
         for unit, _ in written:
             Judgment.objects.filter(pk=unit.pk).update(**{name: getattr(unit, name) for name in fields})
         counts: dict[int, list] = {}
