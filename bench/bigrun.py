@@ -4,7 +4,7 @@
     .venv/bin/python bench/bigrun.py --sizes 100000,1000000       # the figures (minutes)
 
 For each size a CSV test set of that many cases is generated and uploaded through the web form (Django's
-test client in a child process of its own: the request's multipart parsing, the form, pointwise_create,
+test client in a child process of its own: the request's multipart parsing, the form, pointwise_run_create,
 the test set streamed into the database, the run queued), and measured:
 
 - upload: the request's seconds, and the peak memory of the process that stored it above what it held
@@ -109,7 +109,7 @@ def bench_size(cases: int, *, judge, args, scratch: Path) -> dict:
     from judgeapp.judging.content import InputFile
     from judgeapp.judging.runs import run_cancel
     from judgeapp.models import Run
-    from judgeapp.pointwise.services import pointwise_create
+    from judgeapp.pointwise.services import pointwise_run_create
 
     nonce = uuid.uuid4().hex[:8]
     path = scratch / f"big-{cases}.csv"
@@ -153,7 +153,7 @@ def bench_size(cases: int, *, judge, args, scratch: Path) -> dict:
         watcher = threading.Thread(target=watch_planning, daemon=True)
         watcher.start()
         first = wait(lambda: current().done_units >= 1, args.timeout, "the first judgment")
-        small = pointwise_create(
+        small = pointwise_run_create(
             testset=InputFile(
                 data="\n".join(
                     json.dumps({"id": f"s{i}", "input": f"{nonce} small {i}", "output": "ok"}) for i in range(10)

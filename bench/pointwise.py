@@ -149,7 +149,7 @@ class QueryCounter:
 
 def make_run(judge, cases: int, executor: str, tag: str):
     from judgeapp.judging.content import InputFile
-    from judgeapp.pointwise.services import pointwise_create
+    from judgeapp.pointwise.services import pointwise_run_create
 
     rows = [
         {"id": f"c{i:05d}", "input": f"[{tag}] I can't reset my password (ticket {i}).",
@@ -157,7 +157,7 @@ def make_run(judge, cases: int, executor: str, tag: str):
         for i in range(cases)
     ]
     testset = "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
-    return pointwise_create(
+    return pointwise_run_create(
         testset=InputFile(data=testset, name=f"bench-{tag}.jsonl"),
         rubric=InputFile(data=RUBRIC, name="bench.toml"),
         judge=judge,

@@ -65,13 +65,13 @@ def pointwise(ctx: DemoContext) -> str:
     the lead as v1.0: the baseline its next version is held to."""
     from judgeapp.judging.content import InputFile
     from judgeapp.judging.errors import InputError
-    from judgeapp.pointwise.services import pointwise_create
+    from judgeapp.pointwise.services import pointwise_run_create
     from judgeapp.releases.services import release_mark
 
     # The replies in production come with the test set file; uploaded as support-bot's v1.0 outputs, so
     # that the run labelled support-bot judges support-bot's replies by name.
     output_set = _support_bot_outputs(ctx)["v1.0"]
-    run = pointwise_create(
+    run = pointwise_run_create(
         testset=output_set.testset,
         rubric=InputFile.from_path(EVALS / "support" / "rubric.toml"),
         judge=ctx.judge,
@@ -96,11 +96,11 @@ def pointwise_candidate(ctx: DemoContext) -> str:
     """support-bot's candidate answers every case itself; the gate compares it with the v1.0 release, and
     the lead approves it (or, if the gate is closed, blocks it) with a reason."""
     from judgeapp.judging.content import InputFile
-    from judgeapp.pointwise.services import pointwise_create
+    from judgeapp.pointwise.services import pointwise_run_create
     from judgeapp.releases.selectors import gate_evaluate
     from judgeapp.releases.services import gate_decide
 
-    run = pointwise_create(
+    run = pointwise_run_create(
         testset=support_testset(),
         rubric=InputFile.from_path(EVALS / "support" / "rubric.toml"),
         judge=ctx.judge,

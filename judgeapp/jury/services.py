@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from decimal import Decimal
+
 from django.db import transaction
 
 from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
@@ -17,11 +20,24 @@ from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
-from judgeapp.judging.outputs import run_outputs_store, system_replies
+from judgeapp.judging.outputs import SystemReplies, run_outputs_store, system_replies
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.jury.core import Panelist, panel_check
-from judgeapp.models import Executor, Judge, OutputSet, PromptMode, Rubric, Run, RunKind, System, TestSet
+from judgeapp.models import Executor, Judge, OutputSet, PromptMode, PromptTemplate, Rubric, Run, RunKind, System, TestSet
 from judgeapp.models.families import recognised_family
+
+
+@dataclass
+class JuryPlan:
+    """A jury run's inputs, checked (jury_check): what its store step writes and its estimate counts."""
+
+    system: System | None  # the system the run is labelled with
+    trials: int
+    budget: Decimal | None
+    prompt: PromptTemplate | None  # a jury prompt of the library; None: the built-in juror prompt
+    warnings: list[str]
+    family_check: dict  # the report's system_family_check
+    given: SystemReplies  # the replies judged when they do not come with the test set
 
 
 def system_family(system: System | None) -> str | None:
@@ -84,26 +100,18 @@ def jury_estimate(
     stored. Every juror judges every case once per trial with the identical prompt, on the replies the run
     would judge (an outputs file, a system version's stored outputs, else the test set's own); a reply the
     system would generate is taken as GENERATED_REPLY_CHARS long. Inputs the run would refuse are the same
-    InputError."""
+    InputError (jury_check)."""
     from judgeapp.judging.content import testset_cases
     from judgeapp.judging.prompts import Prompt, user_message
     from judgeapp.judging.replies import rubric_text
     from judgeapp.jury.core import render_juror_prompt
 
-    trials = trials_check(trials)
-    if output_set is not None and system is None:
-        system = output_set.system
-    jury_panel_check(judges=judges, system=system)
-    if generate and system is None:
-        raise InputError("jury: --generate needs --system S, the system that answers the test set")
-    case_ids, _has_output = testset_case_ids(testset)
-    given = system_replies(
-        testset=testset, case_ids=case_ids, system=system, generate=generate, outputs=outputs, output_set=output_set,
-        outputs_version=outputs_version,
+    plan = jury_check(
+        testset=testset, rubric=rubric, judges=judges, system=system, generate=generate, outputs=outputs,
+        output_set=output_set, outputs_version=outputs_version, trials=trials, prompt=prompt,
     )
-    replies = given.replies or {}
-    chosen = prompt_choose(mode=PromptMode.JURY, spec=prompt)
-    template = Prompt(name=chosen.name, text=chosen.text) if chosen is not None else None
+    replies = plan.given.replies or {}
+    template = Prompt(name=plan.prompt.name, text=plan.prompt.text) if plan.prompt is not None else None
     rubric_block = rubric_text(rubric)
     if isinstance(testset, TestSet):
         rows = list(testset.cases.order_by("position").values_list("case_id", "input", "output"))
@@ -119,7 +127,7 @@ def jury_estimate(
     # Every juror reads the identical prompt: rendered once, measured for each juror's own tokens.
     rendered = list(prompts())
     return estimates_sum([
-        estimate_from_prompts(judge=judge, mode="jury", prompts=rendered, count=len(rows), trials=trials) for judge in judges
+        estimate_from_prompts(judge=judge, mode="jury", prompts=rendered, count=len(rows), trials=plan.trials) for judge in judges
     ])
 
 
@@ -148,6 +156,32 @@ def jury_run_create(
     A run labelled with a system judges that system's replies, as pointwise does: an outputs file, the
     outputs stored for one of its versions (`output_set`, or `outputs_version` its label; default its newest
     for this test set), or replies it generates (`generate`); never the test set's own outputs."""
+    plan = jury_check(
+        testset=testset, rubric=rubric, judges=judges, system=system, generate=generate, outputs=outputs,
+        output_set=output_set, outputs_version=outputs_version, trials=trials, prompt=prompt, budget=budget,
+    )
+    return _jury_run_store(
+        plan=plan, testset=testset, rubric=rubric, judges=judges, generate=generate, run_id=run_id, title=title,
+        executor=executor, created_by=created_by,
+    )
+
+
+def jury_check(
+    *,
+    testset: TestSet | InputFile,
+    rubric: Rubric | InputFile,
+    judges: list[Judge],
+    system: System | None = None,
+    generate: bool = False,
+    outputs: InputFile | None = None,
+    output_set: OutputSet | None = None,
+    outputs_version: str | None = None,
+    trials: int | None = None,
+    prompt: str | None = None,
+    budget=None,
+) -> JuryPlan:
+    """Everything about a jury run's inputs that can be wrong, the panel first, found before anything is
+    stored (it reads, never writes): InputError, one line, or the plan to store."""
     trials = trials_check(trials)
     budget = budget_check(budget=budget, judges=judges)  # a spend cap in dollars (judging/costs.py)
     chosen_prompt = prompt_choose(mode=PromptMode.JURY, spec=prompt)
@@ -163,43 +197,61 @@ def jury_run_create(
         outputs_version=outputs_version,
     )
     if not generate and given.replies is None:
-        without = [c for c in case_ids if not has_output[c]]
-        if without:
-            shown = ", ".join(without[:5]) + (f" and {len(without) - 5} more" if len(without) > 5 else "")
-            raise InputError(
-                f"test set: case(s) {shown} have no 'output' to judge; add outputs, or pass --system S --generate"
-            )
+        _outputs_present_check(case_ids, has_output)
+    return JuryPlan(
+        system=system, trials=trials, budget=budget, prompt=chosen_prompt, warnings=warnings, family_check=family_check,
+        given=given,
+    )
+
+
+def _outputs_present_check(case_ids: list[str], has_output: dict[str, bool]) -> None:
+    """Judging the test set's own outputs: every case must carry one."""
+    without = [c for c in case_ids if not has_output[c]]
+    if without:
+        shown = ", ".join(without[:5]) + (f" and {len(without) - 5} more" if len(without) > 5 else "")
+        raise InputError(
+            f"test set: case(s) {shown} have no 'output' to judge; add outputs, or pass --system S --generate"
+        )
+
+
+@transaction.atomic
+def _jury_run_store(
+    *, plan: JuryPlan, testset: TestSet | InputFile, rubric: Rubric | InputFile, judges: list[Judge], generate: bool,
+    run_id: str | None, title: str, executor: str, created_by,
+) -> Run:
+    """The checked run's inputs stored with the run, queued, and the replies it judges; a Celery run is sent
+    once the transaction commits."""
     options = {
         "judge_ids": [j.pk for j in judges],
         "generate": generate,
-        "warnings": warnings,
-        "system_family_check": family_check,
-        "trials": trials,
+        "warnings": plan.warnings,
+        "system_family_check": plan.family_check,
+        "trials": plan.trials,
     }
     # One line for the run page; the report has them as a table.
     versions = {"judges": ", ".join(f"{j.name}@{j.version}" for j in judges)}
+    given = plan.given
     if given.option is not None:
         options["outputs"], versions["outputs"] = given.option, given.version
-    with transaction.atomic():
-        testset_row = testset_save(testset)
-        run = run_create(
-            kind=RunKind.JURY,
-            run_id=run_id,
-            executor=executor,
-            created_by=created_by,
-            title=title or f"Jury of {', '.join(j.name for j in judges)}",
-            judges=judges,
-            system=system,
-            testset=testset_row,
-            rubric=rubric_save(rubric),
-            prompt=chosen_prompt or prompt_register(prompt="juror"),
-            budget=budget,
-            options=options,
-            versions=versions,
-        )
-        if given.replies is not None:
-            owner = given.output_set.system if given.output_set is not None else None
-            run_outputs_store(run=run, testset=testset_row, replies=given.replies, system=owner)
-        if executor == Executor.CELERY:
-            run_enqueue(run=run)
+    testset_row = testset_save(testset)
+    run = run_create(
+        kind=RunKind.JURY,
+        run_id=run_id,
+        executor=executor,
+        created_by=created_by,
+        title=title or f"Jury of {', '.join(j.name for j in judges)}",
+        judges=judges,
+        system=plan.system,
+        testset=testset_row,
+        rubric=rubric_save(rubric),
+        prompt=plan.prompt or prompt_register(prompt="juror"),
+        budget=plan.budget,
+        options=options,
+        versions=versions,
+    )
+    if given.replies is not None:
+        owner = given.output_set.system if given.output_set is not None else None
+        run_outputs_store(run=run, testset=testset_row, replies=given.replies, system=owner)
+    if executor == Executor.CELERY:
+        run_enqueue(run=run)
     return run

@@ -3,7 +3,8 @@ the versions' outputs in one transaction, so that bad input leaves nothing behin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import Decimal
 
 from django.db import transaction
 
@@ -21,6 +22,7 @@ from judgeapp.models import (
     Output,
     OutputSet,
     PromptMode,
+    PromptTemplate,
     Rubric,
     Run,
     RunKind,
@@ -47,6 +49,21 @@ class VersionSource:
         return self.outputs.name if self.outputs else self.system.name
 
 
+@dataclass
+class PairwisePlan:
+    """A pairwise run's inputs, checked (pairwise_check): what its store step writes and its estimate counts."""
+
+    sources: dict[str, VersionSource]  # {"A": …, "B": …}, each naming its system
+    trials: int
+    budget: Decimal | None
+    prompt: PromptTemplate | None  # a pairwise prompt of the library; None: the built-in
+    sample: int | None
+    seed: int | None  # 0 when a sample is drawn without one
+    chosen: list[str]  # the case ids compared, in the test set's order
+    outputs: dict[str, dict[str, str]]  # {slot: {case id: reply}} for each version whose replies are given
+    warnings: list[str]
+
+
 def _sample_check(sample: int | None, seed: int | None, case_count: int) -> None:
     if sample is None:
         if seed is not None:
@@ -71,26 +88,20 @@ def pairwise_estimate(
     prompt: str | None = None,
 ) -> Estimate:
     """What the run `pairwise_run_create` would start asks its judge, from its inputs alone: no judge call,
-    nothing stored. Every chosen case in both orders, once per trial; a reply a system would generate is taken
-    as GENERATED_REPLY_CHARS long."""
+    nothing stored; inputs it would refuse are the same InputError (pairwise_check). Every chosen case in both
+    orders, once per trial; a reply a system would generate is taken as GENERATED_REPLY_CHARS long."""
     from judgeapp.judging.content import testset_cases
     from judgeapp.judging.prompts import Prompt, user_message
     from judgeapp.judging.replies import rubric_text
     from judgeapp.pairwise.core import ORDERS, order_prompt
 
-    trials = trials_check(trials)
-    chosen_prompt = prompt_choose(mode=PromptMode.PAIRWISE, spec=prompt)
-    template = Prompt(name=chosen_prompt.name, text=chosen_prompt.text) if chosen_prompt is not None else None
-    case_ids, _has_output = testset_case_ids(testset)
-    _sample_check(sample, seed, len(case_ids))
-    compared = sample_case_ids(case_ids, sample=sample, seed=0 if seed is None else seed)
-    chosen = set(compared)
-    # Read and checked as the run reads them: a version's file or stored outputs the run refuses, this refuses.
-    replies = {
-        slot: _replies_of(source, slot=slot, testset=testset, case_ids=case_ids, chosen=compared)
-        if source.output_set is not None or source.outputs is not None else {}
-        for slot, source in (("A", version_a), ("B", version_b))
-    }
+    plan = pairwise_check(
+        testset=testset, rubric=rubric, judge=judge, version_a=version_a, version_b=version_b, sample=sample, seed=seed,
+        trials=trials, prompt=prompt,
+    )
+    template = Prompt(name=plan.prompt.name, text=plan.prompt.text) if plan.prompt is not None else None
+    chosen = set(plan.chosen)
+    replies = {slot: plan.outputs.get(slot, {}) for slot in ("A", "B")}
     rubric_block = rubric_text(rubric)
     if isinstance(testset, TestSet):
         rows = testset.cases.order_by("position").values_list("case_id", "input")
@@ -107,7 +118,9 @@ def pairwise_estimate(
                 yield user_message(order_prompt(order, rubric=rubric_block, input=text, reply_a=reply_a, reply_b=reply_b,
                                                 prompt=template))
 
-    return estimate_from_prompts(judge=judge, mode="pairwise", prompts=prompts(), count=len(chosen) * len(ORDERS), trials=trials)
+    return estimate_from_prompts(
+        judge=judge, mode="pairwise", prompts=prompts(), count=len(chosen) * len(ORDERS), trials=plan.trials
+    )
 
 
 @refused_when_disk_full
@@ -134,10 +147,35 @@ def pairwise_run_create(
     With `sample`, that many cases are drawn from the test set with `seed` (0 when not given, recorded in
     the report): the draw depends on the test set alone, so both versions answer identical inputs.
     """
+    plan = pairwise_check(
+        testset=testset, rubric=rubric, judge=judge, version_a=version_a, version_b=version_b, sample=sample, seed=seed,
+        trials=trials, prompt=prompt, budget=budget,
+    )
+    return _pairwise_run_store(
+        plan=plan, testset=testset, rubric=rubric, judge=judge, run_id=run_id, title=title, executor=executor,
+        created_by=created_by,
+    )
+
+
+def pairwise_check(
+    *,
+    testset: TestSet | InputFile,
+    rubric: Rubric | InputFile,
+    judge: Judge,
+    version_a: VersionSource,
+    version_b: VersionSource,
+    sample: int | None = None,
+    seed: int | None = None,
+    trials: int | None = None,
+    prompt: str | None = None,
+    budget=None,
+) -> PairwisePlan:
+    """Everything about a pairwise run's inputs that can be wrong, found before anything is stored (it reads,
+    never writes; the versions given are left as they are): InputError, one line, or the plan to store."""
     trials = trials_check(trials)
     budget = budget_check(budget=budget, judges=[judge])  # a spend cap in dollars (judging/costs.py)
     chosen_prompt = prompt_choose(mode=PromptMode.PAIRWISE, spec=prompt)
-    sources = {"A": version_a, "B": version_b}
+    sources = {"A": replace(version_a), "B": replace(version_b)}
     _sources_check(sources, judge=judge)
     case_ids, _has_output = testset_case_ids(testset)
     rubric_warnings = rubric_check(rubric)
@@ -151,44 +189,52 @@ def pairwise_run_create(
         if source.output_set is not None or source.outputs is not None
     }
     warnings = list(rubric_warnings) + _pair_warnings(sources, judge=judge, outputs=outputs)
+    return PairwisePlan(
+        sources=sources, trials=trials, budget=budget, prompt=chosen_prompt, sample=sample, seed=seed, chosen=chosen,
+        outputs=outputs, warnings=warnings,
+    )
+
+
+@transaction.atomic
+def _pairwise_run_store(
+    *, plan: PairwisePlan, testset: TestSet | InputFile, rubric: Rubric | InputFile, judge: Judge, run_id: str | None,
+    title: str, executor: str, created_by,
+) -> Run:
+    """The checked run's inputs stored with the run, queued, and the versions' given replies; a Celery run is
+    sent once the transaction commits."""
+    sources = plan.sources
     version_options = {slot: _version_record(source) for slot, source in sources.items()}
     version_ids = {slot.lower(): _version_id(source) for slot, source in sources.items()}
-
-    with transaction.atomic():
-        stored_testset = testset_save(testset)
-        run = run_create(
-            kind=RunKind.PAIRWISE,
-            run_id=run_id,
-            executor=executor,
-            created_by=created_by,
-            title=title or f"{sources['A'].describe()} vs {sources['B'].describe()}",
-            judge=judge,
-            testset=stored_testset,
-            rubric=rubric_save(rubric),
-            prompt=chosen_prompt or prompt_register(prompt="pairwise"),
-            budget=budget,
-            options={
-                "versions": version_options,
-                "sample": sample,
-                "seed": seed,
-                "case_ids": chosen if sample is not None else None,
-                "warnings": warnings,
-                "trials": trials,
-            },
-            versions=version_ids,
-        )
-        cases = {c.case_id: c for c in stored_testset.cases.filter(case_id__in=chosen)}
-        Output.objects.bulk_create(
-            [
-                Output(run=run, case=cases[case_id], slot=slot, text=text, source=Output.Source.FILE,
-                       system=sources[slot].output_set.system if sources[slot].output_set else None)
-                for slot, by_id in outputs.items()
-                for case_id, text in by_id.items()
-            ],
-            batch_size=500,
-        )
-        if executor == Executor.CELERY:
-            run_enqueue(run=run)
+    stored_testset = testset_save(testset)
+    run = run_create(
+        kind=RunKind.PAIRWISE,
+        run_id=run_id,
+        executor=executor,
+        created_by=created_by,
+        title=title or f"{sources['A'].describe()} vs {sources['B'].describe()}",
+        judge=judge,
+        testset=stored_testset,
+        rubric=rubric_save(rubric),
+        prompt=plan.prompt or prompt_register(prompt="pairwise"),
+        budget=plan.budget,
+        options={
+            "versions": version_options, "sample": plan.sample, "seed": plan.seed,
+            "case_ids": plan.chosen if plan.sample is not None else None, "warnings": plan.warnings, "trials": plan.trials,
+        },
+        versions=version_ids,
+    )
+    cases = {c.case_id: c for c in stored_testset.cases.filter(case_id__in=plan.chosen)}
+    Output.objects.bulk_create(
+        [
+            Output(run=run, case=cases[case_id], slot=slot, text=text, source=Output.Source.FILE,
+                   system=sources[slot].output_set.system if sources[slot].output_set else None)
+            for slot, by_id in plan.outputs.items()
+            for case_id, text in by_id.items()
+        ],
+        batch_size=500,
+    )
+    if executor == Executor.CELERY:
+        run_enqueue(run=run)
     return run
 
 

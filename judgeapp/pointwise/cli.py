@@ -164,7 +164,7 @@ def handle(command, options) -> int:
 
 
 def _run_inputs(options, *, judge, system) -> dict:
-    """What the run judges, as both pointwise_create and its --dry-run estimate take it: the test set and
+    """What the run judges, as both pointwise_run_create and its --dry-run estimate take it: the test set and
     rubric (a file, or a stored version by name), the replies, the trials and the prompt."""
     from judgeapp.judging.content import input_or_stored
     from judgeapp.models import Rubric, TestSet
@@ -185,7 +185,7 @@ def _run_inputs(options, *, judge, system) -> dict:
 def _run_create(options, *, judge, system) -> Run:
     """The run, its inputs stored; the files read for it are not kept while it runs (a 100,000-case test
     set's bytes would stay alive to the end of the command)."""
-    return pointwise_services.pointwise_create(
+    return pointwise_services.pointwise_run_create(
         **_run_inputs(options, judge=judge, system=system),
         threshold=options.get("threshold"),
         baseline_mean=options.get("baseline_mean"),

@@ -116,7 +116,7 @@ class PointwiseForm(InputsForm):
         if data.get("baseline_mean") is not None and data.get("baseline_run"):
             self.add_error("baseline_run", "Give a baseline mean or a baseline run, not both.")
         # The checks across fields (outputs or a system to generate them, the threshold on the scale) are
-        # pointwise_create's; the view shows its refusal on this form.
+        # pointwise_run_create's; the view shows its refusal on this form.
         self.preflight(run_preflight(judges=[data.get("judge")], systems=[data.get("system")]))
         # One call per case and criterion, each asked `trials` times (a baseline judged again adds its own).
         self.estimate = self._estimate(data)
@@ -126,7 +126,7 @@ class PointwiseForm(InputsForm):
 
     def _estimate(self, data):
         """The run's calls, tokens and cost from its inputs (no judge call), or None when they do not make a
-        run (pointwise_create says why when it is started)."""
+        run (pointwise_run_create says why when it is started)."""
         if not (data.get("testset_input") and data.get("rubric_input") and data.get("judge")):
             return None
         try:

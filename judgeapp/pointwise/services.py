@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from pathlib import Path
 
 from django.db import transaction
@@ -28,6 +29,7 @@ from judgeapp.models import (
     Output,
     OutputSet,
     PromptMode,
+    PromptTemplate,
     Purpose,
     Rubric,
     Run,
@@ -44,11 +46,20 @@ from judgeapp.releases.core import DEFAULT_THRESHOLD
 
 @dataclass
 class PointwisePlan:
+    """A pointwise run's inputs, checked (pointwise_check): what its store step writes and its estimate counts."""
+
     rubric: RubricSpec
     generate: bool
     outputs: dict[str, str] | None = None  # {case id: reply} from an outputs file
     warnings: list[str] = field(default_factory=list)
     cases: int = 0  # the test set's cases, counted as they were checked
+    system: System | None = None  # the system the run is labelled with
+    output_set: OutputSet | None = None  # the stored outputs it judges
+    trials: int = 1
+    budget: Decimal | None = None
+    prompt: PromptTemplate | None = None  # a prompt of the library; None: the judge's own
+    options: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)
 
 
 def _rows_of(testset: TestSet | InputFile) -> tuple[Iterator[CaseRow], str]:
@@ -67,7 +78,7 @@ def _spec_of(rubric: Rubric | InputFile) -> RubricSpec:
     return parse_rubric(rubric.data, rubric.name)
 
 
-def pointwise_check(
+def _inputs_check(
     *,
     testset: TestSet | InputFile,
     rubric: Rubric | InputFile,
@@ -77,22 +88,13 @@ def pointwise_check(
     outputs: InputFile | None = None,
     output_set: OutputSet | None = None,
 ) -> PointwisePlan:
-    """Everything about the inputs that can be wrong, found before anything is stored. The cases are walked
+    """What can be wrong with the test set, the rubric, the replies and the threshold. The cases are walked
     once, one at a time (counted, not kept: a large test set is not a list of its cases here).
 
     A run labelled with a system judges that system's replies: an outputs file, outputs uploaded for it
     (`output_set`), or replies its endpoint generates; never the test set's own outputs."""
     rows, testset_name = _rows_of(testset)
-    total, with_output, missing = 0, 0, None
-    case_ids: list[str] | None = [] if outputs is not None or output_set is not None else None
-    for row in rows:
-        total += 1
-        if row.output is not None:
-            with_output += 1
-        elif missing is None:
-            missing = row.case_id
-        if case_ids is not None:
-            case_ids.append(row.case_id)
+    total, with_output, missing, case_ids = _cases_walk(rows, keep_ids=outputs is not None or output_set is not None)
     spec = _spec_of(rubric)
     if generate and system is None:
         raise InputError("generating outputs needs a system under test (--system)")
@@ -113,21 +115,45 @@ def pointwise_check(
         # this system must not score them under its name.
         raise InputError(no_system_outputs(system))
     if not generates and with_output < total:
-        if with_output == 0:
-            raise InputError(
-                f"{testset_name}: no case has an 'output'; add the outputs, or name a system under "
-                f"test (--system) to generate them"
-            )
-        raise InputError(
-            f"{testset_name}: case {missing!r} has no 'output' ({total - with_output} of {total} cases lack one); "
-            "give every case an output, or none and a system under test to generate them"
-        )
+        _own_outputs_check(testset_name, total=total, with_output=with_output, missing=missing)
     if threshold is not None:
-        low = min(c.bounds[0] for c in spec.criteria)
-        high = max(c.bounds[1] for c in spec.criteria)
-        if not math.isfinite(threshold) or not low <= threshold <= high:
-            raise InputError(f"threshold {threshold:g} is outside the rubric's scale {low}-{high}")
+        _threshold_check(spec, threshold)
     return PointwisePlan(rubric=spec, generate=generates, outputs=replies, warnings=warnings, cases=total)
+
+
+def _cases_walk(rows: Iterator[CaseRow], *, keep_ids: bool) -> tuple[int, int, str | None, list[str] | None]:
+    """(the cases, those with an output, the first without one, every case id when `keep_ids`), from one walk."""
+    total, with_output, missing = 0, 0, None
+    case_ids: list[str] | None = [] if keep_ids else None
+    for row in rows:
+        total += 1
+        if row.output is not None:
+            with_output += 1
+        elif missing is None:
+            missing = row.case_id
+        if case_ids is not None:
+            case_ids.append(row.case_id)
+    return total, with_output, missing, case_ids
+
+
+def _own_outputs_check(testset_name: str, *, total: int, with_output: int, missing: str | None) -> None:
+    """A run judging the test set's own outputs needs one on every case."""
+    if with_output == 0:
+        raise InputError(
+            f"{testset_name}: no case has an 'output'; add the outputs, or name a system under "
+            f"test (--system) to generate them"
+        )
+    raise InputError(
+        f"{testset_name}: case {missing!r} has no 'output' ({total - with_output} of {total} cases lack one); "
+        "give every case an output, or none and a system under test to generate them"
+    )
+
+
+def _threshold_check(spec: RubricSpec, threshold: float) -> None:
+    low = min(c.bounds[0] for c in spec.criteria)
+    high = max(c.bounds[1] for c in spec.criteria)
+    if not math.isfinite(threshold) or not low <= threshold <= high:
+        raise InputError(f"threshold {threshold:g} is outside the rubric's scale {low}-{high}")
 
 
 def baseline_run_get(*, run_id: str) -> Run:
@@ -160,8 +186,38 @@ def _outputs_resolve(
     return system, output_set
 
 
+def pointwise_check(
+    *,
+    testset: TestSet | InputFile, rubric: Rubric | InputFile, judge: Judge, system: System | None = None,
+    outputs: InputFile | None = None, output_set: OutputSet | None = None, outputs_version: str | None = None,
+    generate: bool = False, threshold: float | None = None, baseline_mean: float | None = None,
+    baseline_run: str | None = None, trials: int | None = None, prompt: str | None = None, budget=None,
+) -> PointwisePlan:
+    """Everything about a run's inputs that can be wrong, found before anything is stored (it reads, never
+    writes): InputError, one line, or the plan its store step writes. Its estimate checks the same way."""
+    trials = trials_check(trials)
+    budget = budget_check(budget=budget, judges=[judge])
+    chosen_prompt = prompt_choose(mode=PromptMode.POINTWISE, spec=prompt)
+    system, output_set = _outputs_resolve(
+        testset=testset, judge=judge, system=system, outputs=outputs, output_set=output_set, outputs_version=outputs_version,
+        generate=generate,
+    )
+    plan = _inputs_check(
+        testset=testset, rubric=rubric, system=system, generate=generate, threshold=threshold, outputs=outputs,
+        output_set=output_set,
+    )
+    options, versions = _run_options(
+        plan=plan, judge=judge, system=system, outputs=outputs, output_set=output_set, threshold=threshold,
+        baseline_mean=baseline_mean, baseline_run=baseline_run, trials=trials,
+    )
+    return replace(
+        plan, system=system, output_set=output_set, trials=trials, budget=budget, prompt=chosen_prompt, options=options,
+        versions=versions,
+    )
+
+
 @refused_when_disk_full
-def pointwise_create(
+def pointwise_run_create(
     *,
     testset: TestSet | InputFile,
     rubric: Rubric | InputFile,
@@ -194,44 +250,45 @@ def pointwise_create(
     for it in calibration). `budget`: a spend cap in dollars (judging/costs.py): at the cap the run stops,
     invalid, with what was judged.
     """
-    trials = trials_check(trials)
-    budget = budget_check(budget=budget, judges=[judge])
-    chosen_prompt = prompt_choose(mode=PromptMode.POINTWISE, spec=prompt)
-    system, output_set = _outputs_resolve(
-        testset=testset, judge=judge, system=system, outputs=outputs, output_set=output_set, outputs_version=outputs_version,
-        generate=generate,
-    )
     plan = pointwise_check(
-        testset=testset, rubric=rubric, system=system, generate=generate, threshold=threshold, outputs=outputs,
-        output_set=output_set,
+        testset=testset, rubric=rubric, judge=judge, system=system, outputs=outputs, output_set=output_set,
+        outputs_version=outputs_version, generate=generate, threshold=threshold, baseline_mean=baseline_mean,
+        baseline_run=baseline_run, trials=trials, prompt=prompt, budget=budget,
     )
-    options, versions = _run_options(
-        plan=plan, judge=judge, system=system, outputs=outputs, output_set=output_set, threshold=threshold,
-        baseline_mean=baseline_mean, baseline_run=baseline_run, trials=trials,
+    return _pointwise_run_store(
+        plan=plan, testset=testset, rubric=rubric, judge=judge, executor=executor, run_id=run_id, title=title,
+        created_by=created_by,
     )
-    with transaction.atomic():  # run_create checks the run id; a refusal rolls the stored inputs back
-        testset_row = testset_save(testset)
-        run = run_create(
-            kind=RunKind.POINTWISE,
-            run_id=run_id,
-            executor=executor,
-            created_by=created_by,
-            title=title,
-            judge=judge,
-            system=system,
-            testset=testset_row,
-            rubric=rubric_save(rubric),
-            prompt=chosen_prompt or judge_prompt(judge=judge),
-            options=options,
-            versions=versions,
-            budget=budget,
-        )
-        if plan.outputs is not None:
-            # Stored before the run is planned: the plan takes these over the test set's own outputs.
-            output_system = output_set.system if output_set is not None else None
-            run_outputs_store(run=run, testset=testset_row, replies=plan.outputs, system=output_system)
-        if executor == Executor.CELERY:
-            run_enqueue(run=run)
+
+
+@transaction.atomic  # run_create checks the run id; a refusal rolls the stored inputs back
+def _pointwise_run_store(
+    *, plan: PointwisePlan, testset: TestSet | InputFile, rubric: Rubric | InputFile, judge: Judge, executor: str,
+    run_id: str | None, title: str, created_by,
+) -> Run:
+    """The checked run's inputs stored, and the run queued; a Celery run is sent once the transaction commits."""
+    testset_row = testset_save(testset)
+    run = run_create(
+        kind=RunKind.POINTWISE,
+        run_id=run_id,
+        executor=executor,
+        created_by=created_by,
+        title=title,
+        judge=judge,
+        system=plan.system,
+        testset=testset_row,
+        rubric=rubric_save(rubric),
+        prompt=plan.prompt or judge_prompt(judge=judge),
+        options=plan.options,
+        versions=plan.versions,
+        budget=plan.budget,
+    )
+    if plan.outputs is not None:
+        # Stored before the run is planned: the plan takes these over the test set's own outputs.
+        output_system = plan.output_set.system if plan.output_set is not None else None
+        run_outputs_store(run=run, testset=testset_row, replies=plan.outputs, system=output_system)
+    if executor == Executor.CELERY:
+        run_enqueue(run=run)
     return run
 
 
@@ -291,19 +348,16 @@ def pointwise_estimate(
     trials: int | None = None,
     prompt: str | None = None,
 ) -> Estimate:
-    """What the run `pointwise_create` would start asks its judge, from its inputs alone: no judge call, nothing
-    stored. One call per case and criterion (each asked `trials` times), the prompt the run would take
-    rendered with each; a reply the system would generate is taken as GENERATED_REPLY_CHARS long. A baseline
-    judged again adds its own calls, not counted here."""
-    trials = trials_check(trials)
-    chosen = prompt_choose(mode=PromptMode.POINTWISE, spec=prompt) or judge_prompt_adopted(judge=judge)
-    system, output_set = _outputs_resolve(
-        testset=testset, judge=judge, system=system, outputs=outputs, output_set=output_set, outputs_version=outputs_version,
-        generate=generate,
-    )
+    """What the run `pointwise_run_create` would start asks its judge, from its inputs alone: no judge call,
+    nothing stored; inputs it would refuse are the same InputError (pointwise_check). One call per case and
+    criterion (each asked `trials` times), the prompt the run would take rendered with each; a reply the system
+    would generate is taken as GENERATED_REPLY_CHARS long. A baseline judged again adds its own calls, not
+    counted here."""
     plan = pointwise_check(
-        testset=testset, rubric=rubric, system=system, generate=generate, threshold=None, outputs=outputs, output_set=output_set
+        testset=testset, rubric=rubric, judge=judge, system=system, outputs=outputs, output_set=output_set,
+        outputs_version=outputs_version, generate=generate, trials=trials, prompt=prompt,
     )
+    chosen = plan.prompt or judge_prompt_adopted(judge=judge)
     template = Prompt(name=chosen.name, text=chosen.text) if chosen is not None else load_prompt("pointwise")
     criteria = [render_criterion(c) for c in plan.rubric.criteria]
     rows, _name = _rows_of(testset)
@@ -320,7 +374,7 @@ def pointwise_estimate(
                 yield user_message(template.render(rubric=criterion, input=row.input, output=reply))
 
     calls = plan.cases * len(criteria)
-    return estimate_from_prompts(judge=judge, mode="pointwise", prompts=prompts(), count=calls, trials=trials)
+    return estimate_from_prompts(judge=judge, mode="pointwise", prompts=prompts(), count=calls, trials=plan.trials)
 
 
 def judge_prompt_adopted(*, judge: Judge):

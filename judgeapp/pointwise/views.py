@@ -39,7 +39,7 @@ def evaluation_new(request: HtmxHttpRequest) -> HttpResponse:
         return warnings
 
     def start(data: dict) -> Run:
-        run = pointwise_services.pointwise_create(
+        run = pointwise_services.pointwise_run_create(
             **run_arguments(data, created_by=request.user),
             judge=data["judge"],
             system=data["system"],

@@ -425,7 +425,7 @@ def test_a_queued_runs_page_says_where_its_outputs_come_from(client, reviewer, j
     from judgeapp.judging import taskqueue
     from judgeapp.judging.content import InputFile, testset_store
     from judgeapp.judging.outputs import output_set_save
-    from judgeapp.pointwise.services import pointwise_create
+    from judgeapp.pointwise.services import pointwise_run_create
 
     monkeypatch.setattr(taskqueue, "send", lambda name, pk, **options: None)
     system = make_system("support-bot")
@@ -436,7 +436,7 @@ def test_a_queued_runs_page_says_where_its_outputs_come_from(client, reviewer, j
     )
     from judgeapp.judging.content import rubric_store
 
-    run = pointwise_create(
+    run = pointwise_run_create(
         testset=testset, rubric=rubric_store(data=RUBRIC_ONE, name="rubric.toml"), judge=judge, output_set=stored,
     )
     client.force_login(reviewer)

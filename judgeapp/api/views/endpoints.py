@@ -41,7 +41,7 @@ from judgeapp.judging.preflight import imported_refusal
 from judgeapp.jury.services import jury_estimate, jury_panel_get, jury_run_create
 from judgeapp.models import Executor, Judge, Run, RunKind, RunStatus, System
 from judgeapp.pairwise.services import VersionSource, pairwise_estimate, pairwise_run_create
-from judgeapp.pointwise.services import pointwise_create, pointwise_estimate, report_markdown_of
+from judgeapp.pointwise.services import pointwise_estimate, pointwise_run_create, report_markdown_of
 from judgeapp.releases import services as release_services
 from judgeapp.roles import Role, has_role, user_roles
 from judgeapp.web.selectors import RunFilters
@@ -191,7 +191,7 @@ def pointwise_start(
     files = inputs.uploads_read(testset=testset, outputs=outputs, rubric=rubric)
 
     def create() -> Run:
-        return pointwise_create(
+        return pointwise_run_create(
             **_pointwise_inputs(data, files),
             threshold=data.threshold,
             baseline_mean=data.baseline_mean,
