@@ -172,11 +172,11 @@ def rank(ctx: DemoContext) -> str:
     import shutil
 
     from judgeapp.models import Run as RunModel
-    from judgeapp.ranker.services import candidates_in_dir, rank_create
+    from judgeapp.ranker.services import candidates_in_dir, rank_run_create
 
     # The demo's own directory, left by an earlier database: the demo is rebuilt from scratch.
     shutil.rmtree(RunModel(run_id="demo-rank", kind=RunKind.RANK).run_dir, ignore_errors=True)
-    run = rank_create(
+    run = rank_run_create(
         candidates=candidates_in_dir(EVALS / "ranker" / "checkout-postmortems"),
         goal=(
             "a postmortem of the checkout outage that explains the root cause, the customer impact and concrete follow-up actions"

@@ -26,11 +26,11 @@ from judgeapp.ranker.services import (
     RanklistBusy,
     candidate_read,
     candidates_in_dir,
-    compare_create,
     compare_into_run,
-    insertion_register,
+    compare_run_create,
+    insertion_create,
     judge_calls,
-    rank_create,
+    rank_run_create,
     ranklist_from_path,
     ranklist_summary,
     ranklist_work,
@@ -67,7 +67,7 @@ class CompareCommand(JudgeCommand):
                 )
                 winner, rationale = comparison.winner, comparison.rationale
             else:
-                run = compare_create(
+                run = compare_run_create(
                     a=a,
                     b=b,
                     judge=judge,
@@ -174,7 +174,7 @@ class RankCommand(JudgeCommand):
         if not options["set_name"] and not SET_NAME.match(set_name):
             raise InputError(f"the directory name {set_name!r} cannot name the set; pass --set NAME")
         judge = self.judge_get(name=options["judge"])
-        run = rank_create(
+        run = rank_run_create(
             candidates=candidates,
             goal=options["goal"],
             judge=judge,
@@ -246,7 +246,7 @@ class InsertCommand(JudgeCommand):
             ranklist=ranklist, artifact__artifact_id=candidate.artifact_id, status=InsertionStatus.FAILED
         ).exists()
 
-        insertion, queued = insertion_register(
+        insertion, queued = insertion_create(
             ranklist=ranklist,
             candidate=candidate,
             goal=options["goal"],
@@ -255,6 +255,7 @@ class InsertCommand(JudgeCommand):
             strategy=options["strategy"],
             budget=options["budget"],
             requested_by="cli",
+            executor=Executor.INLINE,  # this command makes the insert itself, below
         )
         if retry:
             self.stderr.write(f"{candidate.artifact_id} was unplaced; trying it again")

@@ -10,6 +10,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.pages import HtmxHttpRequest, preflight_partial, run_form_answer
 from judgeapp.ranker import selectors as selectors_ranker
 from judgeapp.ranker.forms import CompareForm, InsertForm, RankForm
+from judgeapp.ranker.services import compare_run_create, insertion_create, rank_run_create
 from judgeapp.ranker.services import queue as ranker_queue
 from judgeapp.roles import READERS, role_required
 
@@ -29,7 +30,7 @@ def rank_new(request: HtmxHttpRequest) -> HttpResponse:
         return warnings
 
     def start(data: dict):
-        run = ranker_queue.rank_submit(
+        run = rank_run_create(
             candidates=data["candidates"],
             goal=data["goal"],
             judge=data["judge"],
@@ -55,7 +56,7 @@ def compare_new(request: HtmxHttpRequest) -> HttpResponse:
         return warnings
 
     def start(data: dict):
-        return ranker_queue.compare_submit(
+        return compare_run_create(
             a=data["file_a"], b=data["file_b"], judge=data["judge"], goal=data["goal"], both_orders=data["both_orders"],
             created_by=request.user,
         )
@@ -81,7 +82,7 @@ def ranklist_insert(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
     ranklist = selectors_ranker.ranklist_get(uuid=ranklist_uuid)
     def start(data: dict):
         candidate = data["file"]
-        _insertion, queued = ranker_queue.insertion_submit(
+        _insertion, queued = insertion_create(
             ranklist=ranklist, candidate=candidate, requested_by=request.user.get_username()
         )
 

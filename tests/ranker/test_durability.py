@@ -17,7 +17,7 @@ from fakejudge import DemoBrain, FakeJudgeServer
 from judgeapp.judging import runs
 from judgeapp.models import Comparison, Insertion, InsertionStatus, Run, RunStatus
 from judgeapp.ranker.core import read_jsonl, write_ranklist
-from judgeapp.ranker.services import candidates_in_dir, rank_create
+from judgeapp.ranker.services import candidates_in_dir, rank_run_create
 from tests.helpers import ROOT, database_url_for_subprocess, wait_for
 from tests.ranker.conftest import true_top
 
@@ -95,7 +95,9 @@ def test_two_inserts_into_one_ranklist_at_once_are_serialised_and_neither_is_los
     with FakeJudgeServer(DemoBrain(artifact_quality_fn=oracle, tie_margin=1e-9), latency=0.15) as slow:
         judge = make_judge("slow-oracle", server=slow)
         truth = oracle.write(tmp_path / "c", 10, seed=11)
-        run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=judge, set_name="c", executor="inline")
+        run = rank_run_create(
+            candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=judge, set_name="c", executor="inline"
+        )
         runs.run_execute_inline(run=run)
         path = Run.objects.get(pk=run.pk).ranklists.get().path
         ranking = json.loads(path.read_text())
@@ -122,9 +124,9 @@ def test_a_batch_rank_survives_a_killed_worker_and_judges_nothing_twice(worker_f
     with FakeJudgeServer(DemoBrain(artifact_quality_fn=oracle, tie_margin=1e-9), latency=0.12) as slow:
         judge = make_judge("slow-oracle", server=slow)
         truth = oracle.write(tmp_path / "c", 24, seed=13)
-        run = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=judge, set_name="c", run_id="killed")
+        # A Celery run: sent to the workers as it is created, started by the first worker up.
+        run = rank_run_create(candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=judge, set_name="c", run_id="killed")
         first = worker_factory(concurrency=1)
-        runs.run_enqueue(run=run)
         wait_for(lambda: Run.objects.get(pk=run.pk).done_units >= 6, 90, message="6 candidates inserted")
         first.kill()
         assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING

@@ -7,7 +7,7 @@ import pytest
 
 from judgeapp.judging import runs, shutdown
 from judgeapp.models import Insertion, InsertionStatus, Judgment, RunStatus, UnitStatus
-from judgeapp.ranker.services import candidates_in_dir, rank_create
+from judgeapp.ranker.services import candidates_in_dir, rank_run_create
 
 
 def test_a_stop_asked_mid_batch_lets_the_insert_in_flight_finish_and_starts_no_other(
@@ -24,7 +24,7 @@ def test_a_stop_asked_mid_batch_lets_the_insert_in_flight_finish_and_starts_no_o
         return brain(request)
 
     fake_judge.action = stop_at_the_fifth_call
-    run = rank_create(
+    run = rank_run_create(
         candidates=candidates_in_dir(tmp_path / "c"), goal="quality", judge=oracle_judge, set_name="c", executor="inline",
     )
     try:

@@ -13,7 +13,7 @@ from judgeapp.ranker.runkind.lease import (
     ranklist_lease_renew,
     ranklist_lease_try,
 )
-from judgeapp.ranker.services import candidates_in_dir, rank_create
+from judgeapp.ranker.services import candidates_in_dir, rank_run_create
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def ranklist(oracle_judge, oracle, tmp_path):
     oracle.write(tmp_path / "c", 3)
-    run = rank_create(
+    run = rank_run_create(
         candidates=candidates_in_dir(tmp_path / "c"), goal="clarity", judge=oracle_judge, set_name="c", executor="inline",
     )
     return run.ranklists.get()

@@ -255,12 +255,12 @@ def test_a_judge_out_of_reach_for_three_candidates_in_a_row_stops_the_batch_inst
     oracle_judge, oracle, tmp_path, fake_judge
 ):
     from judgeapp.judging import runs
-    from judgeapp.ranker.services import candidates_in_dir, rank_create, unplaced_requeue
+    from judgeapp.ranker.services import candidates_in_dir, rank_run_create, unplaced_requeue
 
     truth = oracle.write(tmp_path / "c", 7, seed=2)
     brain = fake_judge.action
     fake_judge.action = Status(503, message="overloaded")
-    run = rank_create(
+    run = rank_run_create(
         candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="down",
         executor="inline",
     )

@@ -14,7 +14,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.runkind import page_read
 from judgeapp.models import Artifact, Insertion, InsertionStatus, Ranklist, Run, RunKind, RunStatus
 from judgeapp.ranker import tasks as ranker_tasks
-from judgeapp.ranker.services import candidates_in_dir, rank_create
+from judgeapp.ranker.services import candidates_in_dir, rank_run_create
 from tests.helpers import rendered_without_queries
 from tests.ranker.conftest import true_top
 
@@ -156,7 +156,7 @@ def test_no_directory_outside_browse_roots_can_be_chosen(logged_in, oracle_judge
 @pytest.fixture
 def ranked(oracle_judge, oracle, tmp_path):
     truth = oracle.write(tmp_path / "c", 6, seed=9)
-    run = rank_create(
+    run = rank_run_create(
         candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", executor="inline",
     )
     runs.run_execute_inline(run=run)
@@ -243,7 +243,7 @@ def test_a_batch_failed_by_a_judge_outage_resumes_from_the_browser(
     truth = oracle.write(tmp_path / "c", 6, seed=21)
     brain = fake_judge.action
     fake_judge.action = Status(401, message="bad key")
-    run = rank_create(
+    run = rank_run_create(
         candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="outage",
         executor="inline",
     )
@@ -276,7 +276,7 @@ def test_a_demo_judges_ranklist_says_it_is_a_scripted_demo(logged_in, fake_judge
 
     judges, _systems = demo_endpoints(fake_judge.url)
     oracle.write(tmp_path / "c", 3)
-    run = rank_create(
+    run = rank_run_create(
         candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=judges[0], set_name="c", run_id="demo-like",
         executor="inline",
     )
@@ -311,7 +311,7 @@ def test_the_ranklist_page_says_what_is_unplaced_and_how_well_the_order_is_suppo
     fake_judge.action = When(
         prompt_contains((tmp_path / "c" / broken).read_text().strip()), Status(400, message="context length exceeded"), brain,
     )
-    run = rank_create(
+    run = rank_run_create(
         candidates=candidates_in_dir(tmp_path / "c"), goal=GOAL, judge=oracle_judge, set_name="c", run_id="up", strategy="robust",
         executor="inline",
     )

@@ -224,7 +224,7 @@ def _build(server, tmp: Path) -> dict:
     from judgeapp.judging import runs
     from judgeapp.models import Executor, Judge, Judgment, Ranklist, Run, System
     from judgeapp.ranker.services.inputs import candidate_from_bytes
-    from judgeapp.ranker.services.ranklists import rank_create
+    from judgeapp.ranker.services.ranklists import rank_run_create
     from tests import factories
     from tests.agent.helpers import agent_run, make_workspace
     from tests.blind.helpers import EXPECTATIONS, MIDDLING, STRONG, TASK, write_version
@@ -249,7 +249,7 @@ def _build(server, tmp: Path) -> dict:
     pairwise = finished(pairwise_run(judge=judge, n=2, run_id=f"ab-{MARKER}"))
     jury = finished(jury_run(judges=jurors, n=2, run_id=f"jury-{MARKER}"))
     agent = finished(agent_run(judge, make_workspace(tmp / "agent-ws"), run_id=f"agent-{MARKER}"))
-    ranked = finished(rank_create(
+    ranked = finished(rank_run_create(
         candidates=[candidate_from_bytes(f"# Report {i}\n\nBody {i}.\n".encode(), name=f"r{i}.md") for i in range(3)],
         goal="the clearest report", judge=judge, set_name="reports", executor=Executor.INLINE, run_id=f"rank-{MARKER}",
     ))

@@ -11,7 +11,7 @@ from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.judges import judges_file_status, judges_sync
 from judgeapp.judging.tasks import load_judges_file
 from judgeapp.models import AuditLog, Judge, System
-from judgeapp.ranker.services import candidates_in_dir, rank_create
+from judgeapp.ranker.services import candidates_in_dir, rank_run_create
 from tests.factories import pointwise_run
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +36,9 @@ def form_pages(judge, tmp_path):
     (tmp_path / "c").mkdir()
     for name in ("a.md", "b.md"):
         (tmp_path / "c" / name).write_text(f"candidate {name}\n")
-    rank = rank_create(candidates=candidates_in_dir(tmp_path / "c"), goal="quality", judge=judge, set_name="c", executor="inline")
+    rank = rank_run_create(
+        candidates=candidates_in_dir(tmp_path / "c"), goal="quality", judge=judge, set_name="c", executor="inline"
+    )
     runs.run_execute_inline(run=rank)
     ranklist = rank.ranklists.get()
     return {

@@ -6,7 +6,7 @@ from django.db import IntegrityError, transaction
 
 from judgeapp.judging.content import goal_get_or_create, prompt_register
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.runs import run_create
+from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import Artifact, ArtifactSet, Comparison, Executor, Judge, Run, RunKind
 from judgeapp.ranker.core import DEFAULT_GOAL
 from judgeapp.ranker.runkind.comparator import ComparatorSpec
@@ -16,7 +16,8 @@ from judgeapp.ranker.services.inputs import Candidate, run_dir_check_fresh
 RANKER_KINDS = (RunKind.RANK, RunKind.COMPARE)
 
 
-def compare_create(
+@transaction.atomic
+def compare_run_create(
     *,
     a: Candidate,
     b: Candidate,
@@ -28,25 +29,29 @@ def compare_create(
     created_by=None,
     write_files: bool = True,
 ) -> Run:
-    """A queued direct-compare run holding both files. `write_files`: keep comparisons.jsonl in its run
-    directory (the seed writes it when a run id is in scope)."""
-    with transaction.atomic():
-        goal_row = goal_get_or_create(text=goal or DEFAULT_GOAL)
-        run = run_create(
-            kind=RunKind.COMPARE,
-            run_id=run_id,
-            executor=executor,
-            created_by=created_by,
-            title=f"{a.artifact_id} vs {b.artifact_id}: {goal_row.text}"[:300],
-            judge=judge,
-            prompt=prompt_register(prompt="ranker"),
-            options={"goal": goal_row.text, "both_orders": both_orders, "files": write_files},
-            versions={"goal": goal_row.content_hash[:12]},
-        )
-        run_dir_check_fresh(run)  # rolls the new run back
-        _compare_set(run, a, b)
-        run.total_units = 1
-        run.save(update_fields=["total_units", "updated_at"])
+    """A queued direct-compare run holding both files; a Celery run is sent to the workers once it is committed.
+    `write_files`: keep comparisons.jsonl in its run directory (the seed writes it when a run id is in scope).
+
+    No check step of its own: the two files were checked as they were read, and what is left (the goal, the
+    run id, the run's directory) is checked here, the run rolled back on a refusal."""
+    goal_row = goal_get_or_create(text=goal or DEFAULT_GOAL)
+    run = run_create(
+        kind=RunKind.COMPARE,
+        run_id=run_id,
+        executor=executor,
+        created_by=created_by,
+        title=f"{a.artifact_id} vs {b.artifact_id}: {goal_row.text}"[:300],
+        judge=judge,
+        prompt=prompt_register(prompt="ranker"),
+        options={"goal": goal_row.text, "both_orders": both_orders, "files": write_files},
+        versions={"goal": goal_row.content_hash[:12]},
+    )
+    run_dir_check_fresh(run)  # rolls the new run back
+    _compare_set(run, a, b)
+    run.total_units = 1
+    run.save(update_fields=["total_units", "updated_at"])
+    if executor == Executor.CELERY:
+        run_enqueue(run=run)
     return run
 
 

@@ -8,16 +8,19 @@ same loop, so two inserts at once are made one after the other and neither is lo
 
 from __future__ import annotations
 
+import logging
+from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 
+from judgeapp.judging import taskqueue
 from judgeapp.judging.content import goal_get_or_create, prompt_register
 from judgeapp.judging.costs import budget_check
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.runs import run_create
+from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
     Artifact,
     ArtifactSet,
@@ -36,10 +39,12 @@ from judgeapp.ranker.core import tournament
 from judgeapp.ranker.runkind.files import metadata_sync, ranklist_file_write
 from judgeapp.ranker.services.inputs import Candidate, max_size_check, run_dir_check_fresh, set_name_check, unique_ids_check
 
+log = logging.getLogger(__name__)
+
 # --- Creating a batch rank (Mode 2) --------------------------------------------------------------------
 
 
-def rank_create(
+def rank_run_create(
     *,
     candidates: list[Candidate],
     goal: str,
@@ -55,13 +60,37 @@ def rank_create(
     title: str = "",
     spend_budget=None,
 ) -> Run:
-    """A queued batch-rank run: its ranklist (empty), every candidate registered in arrival order.
+    """A queued batch-rank run: its ranklist (empty), every candidate registered in arrival order; a Celery run
+    is sent to the workers once it is committed.
 
-    Everything is checked before anything is written; the run's files start with metadata.jsonl and an
-    empty ranklist. `strategy` is fixed for the ranklist's life; `budget` (tournament only): the most
+    Everything is checked (rank_check) before anything is written; the run's files start with metadata.jsonl
+    and an empty ranklist. `strategy` is fixed for the ranklist's life; `budget` (tournament only): the most
     comparator calls the batch may make (default: tournament.default_budget). `spend_budget`: a spend cap in
     dollars (judging/costs.py; `rank --budget-usd`): no further candidate is placed once the calls have cost it.
     """
+    spend_budget, strategy_options = rank_check(
+        candidates=candidates, judge=judge, set_name=set_name, max_size=max_size, both_orders=both_orders,
+        strategy=strategy, budget=budget, spend_budget=spend_budget,
+    )
+    ranklist = _rank_store(
+        candidates=candidates, goal=goal, judge=judge, set_name=set_name, max_size=max_size, both_orders=both_orders,
+        strategy=strategy, strategy_options=strategy_options, run_id=run_id, executor=executor, created_by=created_by,
+        title=title, spend_budget=spend_budget,
+    )
+    # The files are written before the run is sent: until a worker holds the ranklist, its creator is their one writer.
+    metadata_sync(ranklist)
+    ranklist_file_write(ranklist)
+    if executor == Executor.CELERY:
+        run_enqueue(run=ranklist.run)
+    return ranklist.run
+
+
+def rank_check(
+    *, candidates: list[Candidate], judge: Judge, set_name: str, max_size: int, both_orders: bool, strategy: str,
+    budget: int | None, spend_budget,
+) -> tuple[Decimal | None, dict]:
+    """A batch rank's inputs checked before anything is written: (the spend cap, the strategy's settings), or
+    InputError (one line). The goal, the run id and the run's directory are checked as the run is stored."""
     spend_budget = budget_check(budget=spend_budget, judges=[judge])
     set_name_check(set_name)
     max_size_check(max_size)
@@ -71,49 +100,43 @@ def rank_create(
     strategy_options = strategy_options_check(
         strategy, budget=budget, both_orders=both_orders, candidates=len(candidates), max_size=max_size
     )
-    with transaction.atomic():
-        goal_row = goal_get_or_create(text=goal)
-        run = run_create(
-            kind=RunKind.RANK,
-            run_id=run_id,
-            executor=executor,
-            created_by=created_by,
-            title=title or f"Rank {len(candidates)} candidates: {goal_row.text}"[:300],
-            judge=judge,
-            prompt=prompt_register(prompt="ranker"),
-            budget=spend_budget,
-            options={
-                "goal": goal_row.text,
-                "set": set_name,
-                "max_size": max_size,
-                "both_orders": both_orders,
-                "strategy": strategy,
-                **strategy_options,
-            },
-            versions={"goal": goal_row.content_hash[:12]},
-        )
-        run_dir_check_fresh(run)  # rolls the new run back
-        artifact_set = ArtifactSet.objects.create(run=run, name=set_name)
-        ranklist = Ranklist.objects.create(
-            run=run,
-            artifact_set=artifact_set,
-            goal=goal_row,
-            prompt=run.prompt,
-            judge=judge,
-            judge_version=judge.version,
-            max_size=max_size,
-            both_orders=both_orders,
-            strategy=strategy,
-            strategy_options=strategy_options,
-        )
-        for sequence, candidate in enumerate(candidates):
-            artifact = _artifact_create(artifact_set, candidate)
-            Insertion.objects.create(ranklist=ranklist, artifact=artifact, sequence=sequence, source=InsertionSource.BATCH)
-        run.total_units = len(candidates)
-        run.save(update_fields=["total_units", "updated_at"])
-    metadata_sync(ranklist)
-    ranklist_file_write(ranklist)
-    return run
+    return spend_budget, strategy_options
+
+
+@transaction.atomic
+def _rank_store(
+    *, candidates: list[Candidate], goal: str, judge: Judge, set_name: str, max_size: int, both_orders: bool, strategy: str,
+    strategy_options: dict, run_id: str | None, executor: str, created_by, title: str, spend_budget,
+) -> Ranklist:
+    """The run, its artifact set, its empty ranklist and a pending insertion per candidate, in arrival order."""
+    goal_row = goal_get_or_create(text=goal)
+    run = run_create(
+        kind=RunKind.RANK,
+        run_id=run_id,
+        executor=executor,
+        created_by=created_by,
+        title=title or f"Rank {len(candidates)} candidates: {goal_row.text}"[:300],
+        judge=judge,
+        prompt=prompt_register(prompt="ranker"),
+        budget=spend_budget,
+        options={
+            "goal": goal_row.text, "set": set_name, "max_size": max_size, "both_orders": both_orders, "strategy": strategy,
+            **strategy_options,
+        },
+        versions={"goal": goal_row.content_hash[:12]},
+    )
+    run_dir_check_fresh(run)  # rolls the new run back
+    artifact_set = ArtifactSet.objects.create(run=run, name=set_name)
+    ranklist = Ranklist.objects.create(
+        run=run, artifact_set=artifact_set, goal=goal_row, prompt=run.prompt, judge=judge, judge_version=judge.version,
+        max_size=max_size, both_orders=both_orders, strategy=strategy, strategy_options=strategy_options,
+    )
+    for sequence, candidate in enumerate(candidates):
+        artifact = _artifact_create(artifact_set, candidate)
+        Insertion.objects.create(ranklist=ranklist, artifact=artifact, sequence=sequence, source=InsertionSource.BATCH)
+    run.total_units = len(candidates)
+    run.save(update_fields=["total_units", "updated_at"])
+    return ranklist
 
 
 def strategy_options_check(strategy: str, *, budget: int | None, both_orders: bool, candidates: int, max_size: int) -> dict:
@@ -197,7 +220,7 @@ def judge_check(ranklist: Ranklist, judge_name: str | None) -> None:
         )
 
 
-def insertion_register(
+def insertion_create(
     *,
     ranklist: Ranklist,
     candidate: Candidate,
@@ -207,12 +230,40 @@ def insertion_register(
     strategy: str | None = None,
     budget: int | None = None,
     requested_by: str = "",
+    executor: str = Executor.CELERY,
 ) -> tuple[Insertion, bool]:
     """Queue `candidate` for insertion. Returns (insertion, queued). An artifact ID already registered in
     the ranklist is not registered again: when it is placed (or discarded) it is skipped (queued False,
     nothing is judged); when it is still pending (an insert that was interrupted), it is resumed; when it
     was left unplaced (a comparison failed twice), it is queued again, with the content it was registered
-    with. `budget`: the most calls a tournament may make for it."""
+    with. `budget`: the most calls a tournament may make for it. With the Celery executor a worker is sent
+    to make the queued insert once it is committed; the CLI (inline) makes it itself."""
+    insertion_check(ranklist=ranklist, goal=goal, judge_name=judge_name, max_size=max_size, strategy=strategy, budget=budget)
+    insertion, queued = _insertion_existing(ranklist=ranklist, candidate=candidate, budget=budget)
+    if insertion is None:
+        try:
+            insertion = _insertion_store(
+                ranklist=ranklist, candidate=candidate, max_size=max_size, budget=budget, requested_by=requested_by
+            )
+        except IntegrityError:
+            # The same ID registered by someone else a moment ago.
+            insertion = Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id).first()
+            if insertion is None:
+                raise
+            queued = insertion.status == InsertionStatus.PENDING
+        else:
+            metadata_sync(ranklist)
+            queued = True
+    if queued and executor == Executor.CELERY:
+        ranklist_work_enqueue(ranklist=ranklist)
+    return insertion, queued
+
+
+def insertion_check(
+    *, ranklist: Ranklist, goal: str | None, judge_name: str | None, max_size: int | None, strategy: str | None,
+    budget: int | None,
+) -> None:
+    """An insert's options against the ranklist's own (one goal, judge and strategy per ranklist), or InputError."""
     goal_check(ranklist, goal)
     judge_check(ranklist, judge_name)
     strategy_check(ranklist, strategy)
@@ -220,49 +271,61 @@ def insertion_register(
         max_size_check(max_size)
     if budget is not None:
         strategy_options_check(ranklist.strategy, budget=budget, both_orders=False, candidates=1, max_size=ranklist.max_size)
+
+
+def _insertion_existing(*, ranklist: Ranklist, candidate: Candidate, budget: int | None) -> tuple[Insertion | None, bool]:
+    """The candidate's insertion when its ID is registered already, and whether it is queued (an unplaced one
+    is queued again); (None, False) for a new ID."""
     existing = (
         Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id)
         .select_related("artifact")
         .first()
     )
-
-
-    if existing is not None:
-        if existing.status == InsertionStatus.FAILED:
-            if existing.artifact.content_hash != candidate.digest:
-                raise InputError(
-                    f"{candidate.artifact_id} is registered in this ranklist with other content (unplaced: {existing.error}); "
-                    f"it is retried with the content it was registered with: insert that file, or this one under another name"
-                )
-            unplaced_requeue(ranklist=ranklist, insertions=[existing], budget=budget)
-            existing.refresh_from_db()
-            return existing, True
-        return existing, existing.status == InsertionStatus.PENDING
-    try:
-        with transaction.atomic():
-            # Serialises the sequence numbers of two registrations at once (a row lock on PostgreSQL; on
-            # SQLite the write transaction itself).
-            locked = Ranklist.objects.select_for_update().get(pk=ranklist.pk)
-            if max_size is not None and max_size != locked.max_size:
-                Ranklist.objects.filter(pk=locked.pk).update(max_size=max_size)
-            sequence = (locked.insertions.aggregate(last=Max("sequence"))["last"] or -1) + 1
-            artifact = _artifact_create(locked.artifact_set, candidate)
-            insertion = Insertion.objects.create(
-                ranklist=locked,
-                artifact=artifact,
-                sequence=sequence,
-                source=InsertionSource.INSERT,
-                requested_by=requested_by,
-                notes={"budget": budget} if budget else {},
+    if existing is None:
+        return None, False
+    if existing.status == InsertionStatus.FAILED:
+        if existing.artifact.content_hash != candidate.digest:
+            raise InputError(
+                f"{candidate.artifact_id} is registered in this ranklist with other content (unplaced: {existing.error}); "
+                f"it is retried with the content it was registered with: insert that file, or this one under another name"
             )
-    except IntegrityError:
-        # The same ID registered by someone else a moment ago.
-        existing = Insertion.objects.filter(ranklist=ranklist, artifact__artifact_id=candidate.artifact_id).first()
-        if existing is None:
-            raise
-        return existing, existing.status == InsertionStatus.PENDING
-    metadata_sync(ranklist)
-    return insertion, True
+        unplaced_requeue(ranklist=ranklist, insertions=[existing], budget=budget)
+        existing.refresh_from_db()
+        return existing, True
+    return existing, existing.status == InsertionStatus.PENDING
+
+
+@transaction.atomic
+def _insertion_store(
+    *, ranklist: Ranklist, candidate: Candidate, max_size: int | None, budget: int | None, requested_by: str
+) -> Insertion:
+    """The candidate's artifact and a pending insertion after the ranklist's last one."""
+    # Serialises the sequence numbers of two registrations at once (a row lock on PostgreSQL; on
+    # SQLite the write transaction itself).
+    locked = Ranklist.objects.select_for_update().get(pk=ranklist.pk)
+    if max_size is not None and max_size != locked.max_size:
+        Ranklist.objects.filter(pk=locked.pk).update(max_size=max_size)
+    sequence = (locked.insertions.aggregate(last=Max("sequence"))["last"] or -1) + 1
+    artifact = _artifact_create(locked.artifact_set, candidate)
+    return Insertion.objects.create(
+        ranklist=locked,
+        artifact=artifact,
+        sequence=sequence,
+        source=InsertionSource.INSERT,
+        requested_by=requested_by,
+        notes={"budget": budget} if budget else {},
+    )
+
+
+def ranklist_work_enqueue(*, ranklist: Ranklist) -> None:
+    """Send a worker to make the ranklist's queued inserts once the transaction commits."""
+    def send() -> None:
+        try:
+            taskqueue.send(taskqueue.RANKLIST_WORK, ranklist.pk)
+        except taskqueue.BrokerDown as exc:  # the inserts are stored; Resume hands them to a worker later
+            log.warning("ranklist %s: its queued inserts wait for the broker: %s", ranklist.pk, exc)
+
+    transaction.on_commit(send)
 
 
 def unplaced_requeue(*, ranklist: Ranklist, insertions=None, budget: int | None = None) -> int:
