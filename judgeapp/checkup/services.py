@@ -155,7 +155,7 @@ def checkup_check(
         "datasets": {name: files[name] for name in chosen_sets},
         "datasets_dir": str(datasets_dir),
         "own_sets": list(own_by_set),
-        "warnings": _warnings(judge),
+        "warnings": _judge_warnings(judge),
         "trials": trials,
     }
     title = f"Check-up of {judge.name} on {', '.join(chosen_sets)}" + (
@@ -164,7 +164,7 @@ def checkup_check(
     return CheckupPlan(data=data, testset_name=testset_name, title=title, options=options, budget=budget)
 
 
-def _warnings(judge: Judge) -> list[str]:
+def _judge_warnings(judge: Judge) -> list[str]:
     if judge.scripted_demo:
         return [f"{judge.name} is the scripted demo server, not a language model: these figures say nothing about a model"]
     return []
