@@ -14,6 +14,7 @@ import os
 import shutil
 import uuid
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
@@ -105,67 +106,92 @@ def agent_run_create(
 ) -> Run:
     """Take the workspace in (a directory, an archive file, or an archive's bytes) and create the run. `budget`:
     a spend cap in dollars (judging/costs.py): the run stops at it, invalid, its unjudged requirements unverified."""
-    budget = budget_check(budget=budget, judges=[judge])
-    if run_id:
-        run_id_check(run_id)
-        if Run.objects.filter(run_id=run_id).exists():
-            raise InputError(f"run id {run_id!r} is already taken")
+    budget = agent_check(judge=judge, run_id=run_id, budget=budget)
     runs_dir = Path(settings.DATA_DIR) / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     staging = runs_dir / f".incoming-{uuid.uuid4().hex}"
     try:
         staging.mkdir()
-        mentioned = "\n".join([inputs.task, *(r.text for r in inputs.requirements)])
-        intake = _ingest(workspace, workspace_name or str(workspace)[:200], staging / WORKSPACE_DIR, mentioned)
-        manifest = Workspace(staging / WORKSPACE_DIR).manifest_hash()
-        if inputs.trace is not None:
-            (staging / TRACE_FILE).write_text(inputs.trace.to_jsonl(), encoding="utf-8")
-        (staging / "task.md").write_text(inputs.task + "\n", encoding="utf-8")
-        (staging / "requirements.json").write_text(
-            json.dumps([r.as_dict() for r in inputs.requirements], indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        options, manifest = _workspace_stage(inputs=inputs, workspace=workspace, workspace_name=workspace_name, staging=staging)
+        return _agent_store(
+            staging=staging, options=options, versions={**inputs.versions, "workspace": short_version(manifest)},
+            judge=judge, run_id=run_id, executor=executor, created_by=created_by, title=title, budget=budget,
         )
-        warnings = []
-        if intake.files == 0:
-            warnings.append("the workspace has no files")
-        warnings += [f"left out of the workspace: {s}" for s in intake.skipped]
-        options = {
-            "task": inputs.task,
-            "requirements": [r.as_dict() for r in inputs.requirements],
-            "workspace": {
-                "source": workspace_name or (str(workspace) if not isinstance(workspace, bytes) else "upload"),
-                **intake.as_dict(),
-            },
-
-            "trace": {"source": inputs.trace_name, "steps": len(inputs.trace.steps)} if inputs.trace else None,
-            "max_tool_calls": MAX_TOOL_CALLS,
-            "warnings": warnings,
-        }
-        with transaction.atomic():
-            run = run_create(
-                kind=RunKind.AGENT,
-                run_id=run_id,
-                executor=executor,
-                created_by=created_by,
-                title=title,
-                judge=judge,
-                prompt=prompt_register(prompt="agent"),
-                budget=budget,
-                options=options,
-                versions={**inputs.versions, "workspace": short_version(manifest)},
-            )
-            destination = run.run_dir
-            if destination.exists():
-                # Left by a run whose row is gone (a reset database): kept aside, never overwritten.
-                orphan = destination.with_name(f".orphan-{destination.name}-{uuid.uuid4().hex[:8]}")
-                os.replace(destination, orphan)
-                log.warning("moved %s, left by a deleted run, to %s", destination, orphan)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staging, destination)
-            if executor == Executor.CELERY:
-                run_enqueue(run=run)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def agent_check(*, judge, run_id: str | None, budget) -> Decimal | None:
+    """The run id and the budget, checked before the workspace is taken in; the checked budget."""
+    budget = budget_check(budget=budget, judges=[judge])
+    if run_id:
+        run_id_check(run_id)
+        if Run.objects.filter(run_id=run_id).exists():
+            raise InputError(f"run id {run_id!r} is already taken")
+    return budget
+
+
+def _workspace_stage(
+    *, inputs: AgentInputs, workspace: str | Path | bytes, workspace_name: str, staging: Path
+) -> tuple[dict, str]:
+    """The workspace, task, checklist and trace written into the staging directory (a workspace over its limits
+    is refused here, one line); the run's options and the workspace's manifest hash."""
+    mentioned = "\n".join([inputs.task, *(r.text for r in inputs.requirements)])
+    intake = _ingest(workspace, workspace_name or str(workspace)[:200], staging / WORKSPACE_DIR, mentioned)
+    manifest = Workspace(staging / WORKSPACE_DIR).manifest_hash()
+    if inputs.trace is not None:
+        (staging / TRACE_FILE).write_text(inputs.trace.to_jsonl(), encoding="utf-8")
+    (staging / "task.md").write_text(inputs.task + "\n", encoding="utf-8")
+    (staging / "requirements.json").write_text(
+        json.dumps([r.as_dict() for r in inputs.requirements], indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    warnings = []
+    if intake.files == 0:
+        warnings.append("the workspace has no files")
+    warnings += [f"left out of the workspace: {s}" for s in intake.skipped]
+    options = {
+        "task": inputs.task,
+        "requirements": [r.as_dict() for r in inputs.requirements],
+        "workspace": {
+            "source": workspace_name or (str(workspace) if not isinstance(workspace, bytes) else "upload"),
+            **intake.as_dict(),
+        },
+        "trace": {"source": inputs.trace_name, "steps": len(inputs.trace.steps)} if inputs.trace else None,
+        "max_tool_calls": MAX_TOOL_CALLS,
+        "warnings": warnings,
+    }
+    return options, manifest
+
+
+@transaction.atomic
+def _agent_store(
+    *, staging: Path, options: dict, versions: dict, judge, run_id: str | None, executor: str, created_by, title: str, budget,
+) -> Run:
+    """The queued run, and the staging directory made its directory; a Celery run is sent to the workers once
+    this transaction commits."""
+    run = run_create(
+        kind=RunKind.AGENT,
+        run_id=run_id,
+        executor=executor,
+        created_by=created_by,
+        title=title,
+        judge=judge,
+        prompt=prompt_register(prompt="agent"),
+        budget=budget,
+        options=options,
+        versions=versions,
+    )
+    destination = run.run_dir
+    if destination.exists():
+        # Left by a run whose row is gone (a reset database): kept aside, never overwritten.
+        orphan = destination.with_name(f".orphan-{destination.name}-{uuid.uuid4().hex[:8]}")
+        os.replace(destination, orphan)
+        log.warning("moved %s, left by a deleted run, to %s", destination, orphan)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(staging, destination)
+    if executor == Executor.CELERY:
+        run_enqueue(run=run)
     return run
 
 

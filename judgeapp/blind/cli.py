@@ -6,7 +6,7 @@ from pathlib import Path
 from calibration.selectors import run_preflight
 from judgeapp.blind.core.inputs import parse_eval_prompt, parse_expectations, split_version_argument
 from judgeapp.blind.core.leakage import format_flag
-from judgeapp.blind.services import blind_compare_create, version_from_directory
+from judgeapp.blind.services import blind_run_create, version_from_directory
 from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, budget_argument, usage_write
 from judgeapp.judging.content import read_input_file
@@ -65,7 +65,7 @@ class BlindCompareCommand(JudgeCommand):
         judge = self.judge_get(name=options["judge"])
         versions = _versions_read(pairs, output=output, output_given=options["output"])
 
-        outcome = blind_compare_create(
+        outcome = blind_run_create(
             versions=versions,
             eval_prompt=eval_prompt,
             expectations=expectations,

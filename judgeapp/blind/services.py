@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
@@ -179,7 +180,7 @@ def _content_digest(content: VersionContent) -> str:
     )
 
 
-def _check(versions: list[VersionInput], eval_prompt: str) -> None:
+def _versions_check(versions: list[VersionInput]) -> None:
     if len(versions) < 2:
         raise InputError("a blind comparison needs at least two versions")
     if len(versions) > len(LABELS):
@@ -195,12 +196,35 @@ def _check(versions: list[VersionInput], eval_prompt: str) -> None:
         raise InputError("give every version a label, or none")
     if len(set(given)) != len(given):
         raise InputError(f"label {sorted({g for g in given if given.count(g) > 1})[0]!r} is given twice")
+
+
+def blind_check(
+    *, versions: list[VersionInput], eval_prompt: str, expectations: list[str], judge: Judge, output_path: str, budget
+) -> tuple[Decimal | None, list[LeakageFlag]]:
+    """Everything about a comparison's inputs that can be wrong, found before anything is stored: one InputError,
+    or the checked budget and the leakage flags (none for a clean comparison). Draws the labels at random
+    unless the versions come already labelled."""
+    _versions_check(versions)
     if not eval_prompt.strip():
         raise InputError("the eval prompt is empty")
+    budget = budget_check(budget=budget, judges=[judge])
+    text_check(output_path, "--output", "the path", max_length=1000)
+    if versions[0].label is None:
+        drawn = secrets.SystemRandom().sample(LABELS[: len(versions)], len(versions))
+        for version, label in zip(versions, drawn):
+            version.label = label
+    flags = scan_inputs(
+        versions=[(_input_name(v), v.content) for v in versions],
+        eval_prompt=eval_prompt,
+        expectations=expectations,
+        known=known_names([v.real_name for v in versions], context=[eval_prompt, *expectations]),
+        labels=[v.label for v in versions],
+    )
+    return budget, flags
 
 
 @refused_when_disk_full
-def blind_compare_create(
+def blind_run_create(
     *,
     versions: list[VersionInput],
     eval_prompt: str,
@@ -220,57 +244,58 @@ def blind_compare_create(
     with `keep_leaks` the flags are stored for the leakage page, without it nothing at all is written.
     `budget`: a spend cap in dollars (judging/costs.py): the comparison stops at it, invalid, with the runs scored.
     """
-    _check(versions, eval_prompt)
-    budget = budget_check(budget=budget, judges=[judge])
-    text_check(output_path, "--output", "the path", max_length=1000)
-    if versions[0].label is None:
-        drawn = secrets.SystemRandom().sample(LABELS[: len(versions)], len(versions))
-        for version, label in zip(versions, drawn):
-            version.label = label
-    flags = scan_inputs(
-        versions=[(_input_name(v), v.content) for v in versions],
-        eval_prompt=eval_prompt,
-        expectations=expectations,
-        known=known_names([v.real_name for v in versions], context=[eval_prompt, *expectations]),
-        labels=[v.label for v in versions],
+    budget, flags = blind_check(
+        versions=versions, eval_prompt=eval_prompt, expectations=expectations, judge=judge, output_path=output_path,
+        budget=budget,
     )
     if flags:
         comparison = _leaks_store(versions, flags, eval_prompt=eval_prompt, expectations=expectations, judge=judge,
                                   origin=origin, output_path=output_path, created_by=created_by) if keep_leaks else None
         return BlindOutcome(comparison, None, flags)
+    return _comparison_store(
+        versions=versions, eval_prompt=eval_prompt, expectations=expectations, judge=judge, origin=origin,
+        output_path=output_path, created_by=created_by, run_id=run_id, executor=executor, budget=budget,
+    )
 
+
+@transaction.atomic
+def _comparison_store(
+    *, versions: list[VersionInput], eval_prompt: str, expectations: list[str], judge: Judge, origin: str, output_path: str,
+    created_by, run_id: str | None, executor: str, budget: Decimal | None,
+) -> BlindOutcome:
+    """A clean comparison: its queued run, the mapping and a copy of every run's files; a Celery run is sent to
+    the workers once this transaction commits."""
     ordered = sorted(versions, key=lambda v: v.label)
-    with transaction.atomic():
-        run = run_create(
-            kind=RunKind.BLIND,
-            run_id=run_id,
-            executor=executor,
-            created_by=created_by,
-            title=f"Blind comparison of {len(versions)} versions",
-            judge=judge,
-            prompt=prompt_register(prompt="blind_score"),
-            budget=budget,
-            options={"output_path": output_path, "labels": [v.label for v in ordered], "expectations": len(expectations)},
-            versions={
-                "blind_rubric": prompt_register(prompt="blind_rubric").version,
-                "blind_score": prompt_register(prompt="blind_score").version,
-                "inputs": content_hash([eval_prompt, expectations, [_content_digest(v.content) for v in ordered]])[:12],
-            },
-        )
-        comparison = BlindComparison.objects.create(
-            run=run,
-            status=BlindComparison.Status.STARTED,
-            origin=origin,
-            eval_prompt=eval_prompt,
-            expectations=expectations,
-            judge=judge,
-            output_path=output_path,
-            created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
-        )
-        for v in ordered:
-            _version_store(comparison, v)
-        if executor == Executor.CELERY:
-            run_enqueue(run=run)
+    run = run_create(
+        kind=RunKind.BLIND,
+        run_id=run_id,
+        executor=executor,
+        created_by=created_by,
+        title=f"Blind comparison of {len(versions)} versions",
+        judge=judge,
+        prompt=prompt_register(prompt="blind_score"),
+        budget=budget,
+        options={"output_path": output_path, "labels": [v.label for v in ordered], "expectations": len(expectations)},
+        versions={
+            "blind_rubric": prompt_register(prompt="blind_rubric").version,
+            "blind_score": prompt_register(prompt="blind_score").version,
+            "inputs": content_hash([eval_prompt, expectations, [_content_digest(v.content) for v in ordered]])[:12],
+        },
+    )
+    comparison = BlindComparison.objects.create(
+        run=run,
+        status=BlindComparison.Status.STARTED,
+        origin=origin,
+        eval_prompt=eval_prompt,
+        expectations=expectations,
+        judge=judge,
+        output_path=output_path,
+        created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
+    )
+    for v in ordered:
+        _version_store(comparison, v)
+    if executor == Executor.CELERY:
+        run_enqueue(run=run)
     return BlindOutcome(comparison, run, [])
 
 

@@ -58,7 +58,7 @@ def blind_new(request: HtmxHttpRequest) -> HttpResponse:
         form = BlindCompareForm(initial=initial, upload_rows=rows)
 
     def start(data: dict):
-        outcome = blind_services.blind_compare_create(
+        outcome = blind_services.blind_run_create(
             versions=form.versions,
             eval_prompt=data["prompt"].strip(),
             expectations=data["expectation_list"],

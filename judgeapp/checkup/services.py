@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
@@ -75,6 +77,17 @@ def own_sets_read(files: list[InputFile]) -> tuple[dict[str, list[Pair]], dict[s
     return by_set, described
 
 
+@dataclass
+class CheckupPlan:
+    """A check-up's inputs, read and checked: the pairs to store as a test set, and the run's title and options."""
+
+    data: bytes
+    testset_name: str
+    title: str
+    options: dict
+    budget: Decimal | None
+
+
 def checkup_run_create(
     *,
     judge: Judge,
@@ -96,6 +109,26 @@ def checkup_run_create(
     the sample is taken whole); the same seed draws the same pairs again. `own`: a team's own sets (JSONL
     files of labelled pairs), judged after the shipped sets named in `sets` (none unless named).
     """
+    plan = checkup_check(
+        judge=judge, sets=sets, sample=sample, seed=seed, trials=trials, datasets_dir=datasets_dir, own=own, budget=budget
+    )
+    return _checkup_store(plan=plan, judge=judge, run_id=run_id, executor=executor, created_by=created_by,
+                          datasets_dir=datasets_dir)
+
+
+def checkup_check(
+    *,
+    judge: Judge,
+    sets: str | list[str] | None,
+    sample: int | None,
+    seed: int | None,
+    trials: int | None,
+    datasets_dir: Path,
+    own: list[InputFile] | None,
+    budget,
+) -> CheckupPlan:
+    """Everything about a check-up's inputs that can be wrong, found before anything is stored: the sets read,
+    the sample drawn."""
     trials = trials_check(trials)
     # A spend cap in dollars (judging/costs.py): the check-up stops at it, invalid, with the pairs judged.
     budget = budget_check(budget=budget, judges=[judge])
@@ -113,41 +146,47 @@ def checkup_run_create(
         data, testset_name = _pairs_jsonl(by_set), OWN_TESTSET_NAME
         chosen_sets += list(own_by_set)
     drawn = {name: sample_pairs(by_set[name], sample=sample, seed=seed) for name in chosen_sets}
-    case_ids = [p.case_id for name in chosen_sets for p in drawn[name]]
-    warnings = []
+    options = {
+        "sets": chosen_sets,
+        "sample": sample,
+        "seed": seed,
+        "case_ids": [p.case_id for name in chosen_sets for p in drawn[name]],
+        "per_set": {name: {"drawn": len(drawn[name]), "of": len(by_set[name])} for name in chosen_sets},
+        "datasets": {name: files[name] for name in chosen_sets},
+        "datasets_dir": str(datasets_dir),
+        "own_sets": list(own_by_set),
+        "warnings": _judge_warnings(judge),
+        "trials": trials,
+    }
+    title = f"Check-up of {judge.name} on {', '.join(chosen_sets)}" + (
+        f" ({sample} pairs a set, draw {seed})" if sample is not None else ""
+    )
+    return CheckupPlan(data=data, testset_name=testset_name, title=title, options=options, budget=budget)
+
+
+def _judge_warnings(judge: Judge) -> list[str]:
     if judge.scripted_demo:
-        warnings.append(
-            f"{judge.name} is the scripted demo server, not a language model: these figures say nothing about a model"
-        )
+        return [f"{judge.name} is the scripted demo server, not a language model: these figures say nothing about a model"]
+    return []
 
 
-    with transaction.atomic():
-        testset = testset_store(data=data, name=testset_name, source_path=str(datasets_dir))
-        run = run_create(
-            kind=RunKind.CHECKUP,
-            run_id=run_id,
-            executor=executor,
-            created_by=created_by,
-            title=f"Check-up of {judge.name} on {', '.join(chosen_sets)}"
-            + (f" ({sample} pairs a set, draw {seed})" if sample is not None else ""),
-            judge=judge,
-            testset=testset,
-            rubric=rubric_load(path=RUBRIC_PATH),
-            prompt=prompt_register(prompt="pairwise"),
-            budget=budget,
-            options={
-                "sets": chosen_sets,
-                "sample": sample,
-                "seed": seed,
-                "case_ids": case_ids,
-                "per_set": {name: {"drawn": len(drawn[name]), "of": len(by_set[name])} for name in chosen_sets},
-                "datasets": {name: files[name] for name in chosen_sets},
-                "datasets_dir": str(datasets_dir),
-                "own_sets": list(own_by_set),
-                "warnings": warnings,
-                "trials": trials,
-            },
-        )
-        if executor == Executor.CELERY:
-            run_enqueue(run=run)
+@transaction.atomic
+def _checkup_store(*, plan: CheckupPlan, judge: Judge, run_id: str | None, executor: str, created_by, datasets_dir: Path) -> Run:
+    """The pairs (a test set, by content hash), the rubric, the prompt and the queued run; a Celery run is sent
+    to the workers once this transaction commits."""
+    run = run_create(
+        kind=RunKind.CHECKUP,
+        run_id=run_id,
+        executor=executor,
+        created_by=created_by,
+        title=plan.title,
+        judge=judge,
+        testset=testset_store(data=plan.data, name=plan.testset_name, source_path=str(datasets_dir)),
+        rubric=rubric_load(path=RUBRIC_PATH),
+        prompt=prompt_register(prompt="pairwise"),
+        budget=plan.budget,
+        options=plan.options,
+    )
+    if executor == Executor.CELERY:
+        run_enqueue(run=run)
     return run

@@ -136,7 +136,7 @@ def blind(ctx: DemoContext) -> str:
     from django.conf import settings
 
     from judgeapp.blind.core.inputs import expectations_from_lines
-    from judgeapp.blind.services import blind_compare_create, version_from_browse
+    from judgeapp.blind.services import blind_run_create, version_from_browse
 
     source = EVALS / "blind" / "runbook"
     inbox = settings.BROWSE_ROOTS[0]
@@ -148,11 +148,11 @@ def blind(ctx: DemoContext) -> str:
 
     task = (source / "task.md").read_text(encoding="utf-8").strip()
     expectations = expectations_from_lines((source / "expectations.txt").read_text(encoding="utf-8"))
-    leaked = blind_compare_create(
+    leaked = blind_run_create(
         versions=versions("runbook-demo-leaky", ["with-skill", "without-skill"]),
         eval_prompt=task, expectations=expectations, judge=ctx.judge, executor=Executor.INLINE, created_by=ctx.lead,
     )
-    outcome = blind_compare_create(
+    outcome = blind_run_create(
         versions=versions("runbook-demo", ["runbook-terse", "runbook-stepwise", "runbook-prose"]),
         eval_prompt=task, expectations=expectations, judge=ctx.judge, executor=Executor.INLINE, created_by=ctx.lead,
         run_id="demo-blind",

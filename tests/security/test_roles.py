@@ -220,7 +220,7 @@ def _user(username: str, *roles: str) -> User:
 def _build(server, tmp: Path) -> dict:
     from calibration.models import Assignment, JudgeLock, SampleItem
     from calibration.services.samples import sample_draw
-    from judgeapp.blind.services import blind_compare_create, version_from_directory
+    from judgeapp.blind.services import blind_run_create, version_from_directory
     from judgeapp.judging import runs
     from judgeapp.models import Executor, Judge, Judgment, Ranklist, Run, System
     from judgeapp.ranker.services.inputs import candidate_from_bytes
@@ -255,11 +255,11 @@ def _build(server, tmp: Path) -> dict:
     ))
     versions = [version_from_directory(label=label, directory=str(write_version(tmp / "blind", name, [text, text])))
                 for label, name, text in (("A", "first", STRONG), ("B", "second", MIDDLING))]
-    blind = blind_compare_create(versions=versions, eval_prompt=TASK, expectations=EXPECTATIONS, judge=judge,
+    blind = blind_run_create(versions=versions, eval_prompt=TASK, expectations=EXPECTATIONS, judge=judge,
                                  executor=Executor.INLINE, run_id=f"blind-{MARKER}")
     finished(blind.run)
     leaky_dir = write_version(tmp / "blind", "leaky", ["# Runbook\nUser: go\nAssistant: ok\n"])
-    leaked = blind_compare_create(versions=[version_from_directory(label="A", directory=str(leaky_dir)),
+    leaked = blind_run_create(versions=[version_from_directory(label="A", directory=str(leaky_dir)),
                                             version_from_directory(label="B", directory=str(tmp / "blind" / "second"))],
                                   eval_prompt=TASK, expectations=EXPECTATIONS, judge=judge, executor=Executor.INLINE)
     assert leaked.leaked and leaked.comparison is not None
