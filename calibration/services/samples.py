@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from calibration.core.labels import PAIRWISE, parse_label
 from calibration.core.sampling import assign, queue_order, reply_order_swapped, stratified_sample
 from calibration.models import Assignment, Sample, SampleItem
-from calibration.selectors import POOLED_JURY, judge_configurations, primary_judge
+from calibration.selectors.run_judges import POOLED_JURY, judge_configurations, primary_judge
 from calibration.services.annotation import instructions_check
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError

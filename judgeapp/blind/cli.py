@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from calibration.selectors import run_preflight
+from calibration.selectors.status import run_preflight
 from judgeapp.blind.core.inputs import parse_eval_prompt, parse_expectations, split_version_argument
 from judgeapp.blind.core.leakage import format_flag
 from judgeapp.blind.services import blind_compare_create, version_from_directory

@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from calibration.selectors import run_preflight
+from calibration.selectors.status import run_preflight
 from judgeapp.judging import shutdown
 from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, budget_argument, run_failure_write, usage_write
