@@ -77,7 +77,8 @@ def main() -> None:
     from django.core.management import call_command
 
     from judgeapp.blind.core.inputs import read_version_dir
-    from judgeapp.blind.core.leakage import KnownName, scan_inputs
+    from judgeapp.blind.core.leakage import scan_inputs
+    from judgeapp.judging.leakage.names import KnownName
     from judgeapp.models import Judge, Run
 
     call_command("migrate", verbosity=0)

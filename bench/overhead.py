@@ -47,7 +47,8 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from judgeapp.judging.client import EndpointConfig, JudgeClient
+    from judgeapp.judging.client import JudgeClient
+    from judgeapp.judging.judge_calls import EndpointConfig
     from judgeapp.judging.runs import run_enqueue, run_execute_inline
     from judgeapp.models import Judge
 

@@ -367,7 +367,8 @@ def bench_breakdown(judge, args, counter: QueryCounter) -> None:
     """What one judgment costs this process, layer by layer: one thread, a judge that answers at once
     (start the fake judge with --latency 0 for this), the same prompts each time, cache emptied."""
     from judgeapp.judging import endpoints, limiters
-    from judgeapp.judging.client import JudgeClient, ThreadLimiter
+    from judgeapp.judging.client import JudgeClient
+    from judgeapp.judging.judge_calls import ThreadLimiter
     from judgeapp.judging.parsing import score_spec
     from judgeapp.judging.prompts import load_prompt, user_message
     from judgeapp.judging.runs import run_execute_inline

@@ -76,7 +76,7 @@ from judgeapp.models import Run
 run = Run.objects.select_related("judge", "testset", "rubric").get(run_id=sys.argv[1])
 handler = handler_for(run.kind)
 # What a report imports (statistics, calibration's figures), loaded before the measure: its cost is not N's.
-import numpy, scipy.stats, calibration.selectors, judgeapp.pairwise.core, judgeapp.jury.core  # noqa: E401,F401
+import numpy, scipy.stats, calibration.selectors.agreement, judgeapp.pairwise.core, judgeapp.jury.core  # noqa: E401,F401
 
 measured = peak_above(lambda: handler.finalize(run))
 status, report = measured.pop("result")

@@ -3,10 +3,12 @@
 import json
 from pathlib import Path
 
-from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS, format_figure
 from calibration.core.alt_test import alt_test_line
 from calibration.core.status import unreadable_text
+from calibration.selectors.agreement import agreement_latest
+from calibration.selectors.policy import level_current, policy_current
+from calibration.selectors.run_judges import POOLED_JURY
 from calibration.services.agreement import agreement_compute, agreements_refresh
 from calibration.services.labels import LABEL_COLUMNS, labels_import
 from calibration.services.pandalm import DEFAULT_DIR, pandalm_ensure
@@ -36,7 +38,7 @@ class AgreementCommand(JudgeCommand):
 
     def handle(self, *args, **options):
         judge = options.get("judge")
-        if judge and not Judge.objects.filter(name=judge).exists() and judge != selectors.POOLED_JURY:
+        if judge and not Judge.objects.filter(name=judge).exists() and judge != POOLED_JURY:
             known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)) or "none"
             raise InputError(f"unknown judge {judge!r} (known: {known})")
         epsilon = options.get("epsilon")
@@ -44,9 +46,9 @@ class AgreementCommand(JudgeCommand):
             raise InputError(f"--epsilon {epsilon:g}: ε is from 0 up to (not including) 1")
         # Labels whose task has not run yet (no worker, say) are computed here, the same way a worker would.
         refreshed = agreements_refresh()
-        rows = selectors.agreement_latest(judge=judge)
-        level = selectors.level_current()
-        self.epsilon = selectors.policy_current().alt_test_epsilon if epsilon is None else epsilon
+        rows = agreement_latest(judge=judge)
+        level = level_current()
+        self.epsilon = policy_current().alt_test_epsilon if epsilon is None else epsilon
         if options["json"]:
             judges = [{**_row(r), **_judge_beside_people(r.pooled, self.epsilon)} for r in rows]
             self.stdout.write(json.dumps({"level": _level(level), "judges": judges}, indent=2))

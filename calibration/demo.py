@@ -4,7 +4,7 @@ run that two demo annotators can label to the end and so decide the demo judge's
 from django.contrib.auth import get_user_model
 
 from calibration.models import Sample
-from calibration.selectors import level_current
+from calibration.selectors.policy import level_current
 from calibration.services.agreement import agreement_compute
 from calibration.services.pandalm import pandalm_ensure
 from calibration.services.samples import sample_draw, sample_drawn

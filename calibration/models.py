@@ -154,7 +154,7 @@ class SampleItem(TimeStampedModel):
     stratum = models.CharField(
         max_length=20, blank=True, help_text="The stratifying judge's verdict (never shown to annotators)."
     )
-    # What the leakage scan found in the item as an annotator would see it (judgeapp/judging/leakage.py):
+    # What the leakage scan found in the item as an annotator would see it (judgeapp/judging/leakage/):
     # a flagged item is held back from every queue and shown to the reviewer with its flags.
     leakage_flags = models.JSONField(default=list, blank=True, help_text="Leakage flags; non-empty: held back from annotators.")
     # The case's tags as they were when the item was drawn (the test set's `tags`): its labels count toward

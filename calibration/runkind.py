@@ -172,71 +172,99 @@ def candidate_results_store(*, candidate: Candidate, resamples: int = DEFAULT_RE
     policy = CalibrationPolicy.objects.first() or CalibrationPolicy()
     declared = handling_rules.effective(policy.declared_handling, label_kind=sample.label_kind)
     criteria = sorted({criterion for (_, criterion) in labels if criterion})
-    groups = ([""] + criteria) if criteria else [""]
-    seed = sample.seed or 0
     keys = sorted(labels)
     index = {key: i for i, key in enumerate(keys)}
     stored = []
-    for criterion in groups:
+    for criterion in ([""] + criteria) if criteria else [""]:
         in_group = {key: by for key, by in labels.items() if not criterion or key[1] == criterion}
-        bounds = [scales.get(key[1], (1, 5)) for key in in_group] or [(1, 5)]
-        scale = (min(b[0] for b in bounds), max(b[1] for b in bounds))
-        judged = {}
-        for key in in_group:
-            verdict = verdicts.get(key)
-            if not isinstance(verdict, int):
-                if key not in unusable:
-                    continue  # not planned for the candidate (a criterion its rubric lacks)
-                verdict = None
-            judged[index[key]] = verdict
-        figures = handling_rules.measured(
-            {index[key]: by for key, by in in_group.items()}, judged, declared=declared, label_kind=sample.label_kind,
-            scale=scale, scales={index[key]: scales.get(key[1], (1, 5)) for key in in_group}, n_resamples=resamples, seed=seed,
-            resolved={index[key]: value for key, value in resolved.items() if key in in_group},
+        judged = _group_verdicts(in_group, verdicts, unusable, index)
+        measured = _group_measured(
+            sample=sample, in_group=in_group, judged=judged, index=index, keys=keys, scales=scales,
+            resolved=resolved, declared=declared, resamples=resamples,
         )
-        if figures is None:
+        if measured is None:
             continue
-        human_only = inter_annotator(
-            {index[key]: by for key, by in in_group.items()}, label_kind=sample.label_kind, scale=scale,
-            n_resamples=resamples, seed=seed
-        )
-        details = figures["details"]
-        details["disagreements"] = [{**row, "item": list(keys[row["item"]])} for row in details["disagreements"]]
-        details["unreadable"] = [list(keys[i]) for i in details["unreadable"]]
-        details.update(
-            judge_beside_people(
-                {index[key]: by for key, by in in_group.items()},
-                handling_rules.answered(judged, declared),
-                figures["pairs"],
-                label_kind=sample.label_kind,
-            )
-        )
-        result, _ = AgreementResult.objects.update_or_create(
-            candidate=candidate,
-            criterion=criterion,
-            defaults={
-                "sample": sample,
-                "judge_name": candidate.judge_name,
-                "judge_version": candidate.config_version,
-                "prompt_version": run.versions.get("prompt") or "",
-                "rubric_version": run.versions.get("rubric") or "",
-                "label_kind": sample.label_kind,
-                "scripted_demo": bool(run.config["candidate"].get("scripted_demo")),
-                "n_items": figures["n_items"],
-                "n_unreadable": figures["n_unreadable"],
-                "n_labels": figures["n_labels"],
-                "kappa": figures["kappa"],
-                "agreement": figures["agreement"],
-                "metrics": figures["metrics"],
-                "per_annotator": figures["per_annotator"],
-                "inter_annotator": human_only,
-                "details": details,
-                "handling": figures["handling"],
-                "sensitivity": figures["sensitivity"],
-                "labels_version": sample.labels_version,
-                "effective_at": candidate.adopted_at or sample.created_at,
-            },
-        )
-        stored.append(result)
+        figures, human_only = measured
+        stored.append(_candidate_result_store(candidate=candidate, criterion=criterion, figures=figures, human_only=human_only))
     AgreementResult.objects.filter(candidate=candidate).exclude(pk__in=[r.pk for r in stored]).delete()
     return stored
+
+
+def _group_verdicts(in_group: dict, verdicts: dict, unusable: set, index: dict) -> dict:
+    """{item index: the candidate's score, or None where it gave no usable one} for a group's labelled items."""
+    judged = {}
+    for key in in_group:
+        verdict = verdicts.get(key)
+        if not isinstance(verdict, int):
+            if key not in unusable:
+                continue  # not planned for the candidate (a criterion its rubric lacks)
+            verdict = None
+        judged[index[key]] = verdict
+    return judged
+
+
+def _group_measured(
+    *, sample, in_group: dict, judged: dict, index: dict, keys: list, scales: dict, resolved: dict,
+    declared: handling_rules.Handling, resamples: int,
+) -> tuple[dict, dict] | None:
+    """(the candidate's figures against one group's labels, the people's agreement among themselves), or None
+    when the group has nothing to measure. The figures' details name items by (case id, criterion)."""
+    bounds = [scales.get(key[1], (1, 5)) for key in in_group] or [(1, 5)]
+    scale = (min(b[0] for b in bounds), max(b[1] for b in bounds))
+    seed = sample.seed or 0
+    figures = handling_rules.measured(
+        {index[key]: by for key, by in in_group.items()}, judged, declared=declared, label_kind=sample.label_kind,
+        scale=scale, scales={index[key]: scales.get(key[1], (1, 5)) for key in in_group}, n_resamples=resamples, seed=seed,
+        resolved={index[key]: value for key, value in resolved.items() if key in in_group},
+    )
+    if figures is None:
+        return None
+    human_only = inter_annotator(
+        {index[key]: by for key, by in in_group.items()}, label_kind=sample.label_kind, scale=scale,
+        n_resamples=resamples, seed=seed
+    )
+    details = figures["details"]
+    details["disagreements"] = [{**row, "item": list(keys[row["item"]])} for row in details["disagreements"]]
+    details["unreadable"] = [list(keys[i]) for i in details["unreadable"]]
+    details.update(
+        judge_beside_people(
+            {index[key]: by for key, by in in_group.items()},
+            handling_rules.answered(judged, declared),
+            figures["pairs"],
+            label_kind=sample.label_kind,
+        )
+    )
+    return figures, human_only
+
+
+def _candidate_result_store(*, candidate: Candidate, criterion: str, figures: dict, human_only: dict) -> AgreementResult:
+    """The candidate's result on one criterion ("" pooled), created or replaced."""
+    sample = candidate.sample
+    run = candidate.run
+    result, _ = AgreementResult.objects.update_or_create(
+        candidate=candidate,
+        criterion=criterion,
+        defaults={
+            "sample": sample,
+            "judge_name": candidate.judge_name,
+            "judge_version": candidate.config_version,
+            "prompt_version": run.versions.get("prompt") or "",
+            "rubric_version": run.versions.get("rubric") or "",
+            "label_kind": sample.label_kind,
+            "scripted_demo": bool(run.config["candidate"].get("scripted_demo")),
+            "n_items": figures["n_items"],
+            "n_unreadable": figures["n_unreadable"],
+            "n_labels": figures["n_labels"],
+            "kappa": figures["kappa"],
+            "agreement": figures["agreement"],
+            "metrics": figures["metrics"],
+            "per_annotator": figures["per_annotator"],
+            "inter_annotator": human_only,
+            "details": figures["details"],
+            "handling": figures["handling"],
+            "sensitivity": figures["sensitivity"],
+            "labels_version": sample.labels_version,
+            "effective_at": candidate.adopted_at or sample.created_at,
+        },
+    )
+    return result

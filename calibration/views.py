@@ -10,7 +10,6 @@ from django.utils import timezone
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST
 
-from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS
 from calibration.forms import (
     AdjudicationForm,
@@ -25,6 +24,31 @@ from calibration.forms import (
     SampleForm,
     UnlockForm,
 )
+from calibration.selectors.adjudication import adjudication_item, adjudication_items, adjudication_open_count
+from calibration.selectors.agreement import agreement_latest, result_rows_list, result_sensitivity, results_of_sample
+from calibration.selectors.annotation import (
+    assignment_get,
+    item_display,
+    item_notes_of,
+    queue_cues,
+    queue_last_action,
+    queue_next,
+    queue_progress,
+)
+from calibration.selectors.candidates import adopted_candidate, candidate_get, candidates_of, side_by_side
+from calibration.selectors.locks import lock_get, locks_all
+from calibration.selectors.policy import level_current, policy_current
+from calibration.selectors.run_judges import primary_judge
+from calibration.selectors.samples import (
+    annotator_panels,
+    item_notes_for_sample,
+    labelled_items,
+    sample_get,
+    sample_held_back,
+    sample_progress,
+    samples_recent,
+)
+from calibration.selectors.status import judges_statuses
 from calibration.services import adjudication as adjudication_services
 from calibration.services import annotation as annotation_services
 from calibration.services import candidates as candidate_services
@@ -42,14 +66,14 @@ from judgeapp.roles import READERS, Role, has_role, role_required
 def _queue_page(
     request: HtmxHttpRequest, assignment, *, error: str = "", status: int = 200, skipped_view: bool = False
 ) -> HttpResponse:
-    last = selectors.queue_last_action(annotator=request.user)
+    last = queue_last_action(annotator=request.user)
     context = {
         "assignment": assignment,
-        "display": selectors.item_display(assignment=assignment) if assignment else None,
-        "progress": selectors.queue_progress(annotator=request.user),
+        "display": item_display(assignment=assignment) if assignment else None,
+        "progress": queue_progress(annotator=request.user),
         "can_undo": last is not None,
-        "cues": selectors.queue_cues(assignment=assignment, last=last),
-        "notes": selectors.item_notes_of(assignment=assignment) if assignment else [],
+        "cues": queue_cues(assignment=assignment, last=last),
+        "notes": item_notes_of(assignment=assignment) if assignment else [],
         "skipped_view": skipped_view,
         "error": error,
     }
@@ -57,7 +81,7 @@ def _queue_page(
 
 
 def _own(request, assignment_uuid):
-    assignment = selectors.assignment_get(assignment_uuid=assignment_uuid)
+    assignment = assignment_get(assignment_uuid=assignment_uuid)
     if assignment.annotator_id != request.user.pk:
         raise PermissionDenied  # an annotator reaches only their own queue
     return assignment
@@ -66,7 +90,7 @@ def _own(request, assignment_uuid):
 def _next(request: HtmxHttpRequest) -> HttpResponse:
     if request.htmx:
         skipped = request.POST.get("skipped_view") == "1"
-        assignment = selectors.queue_next(annotator=request.user, skipped=skipped)
+        assignment = queue_next(annotator=request.user, skipped=skipped)
         return _queue_page(request, assignment, skipped_view=skipped and assignment is not None)
     return redirect("calibration:queue")
 
@@ -74,7 +98,7 @@ def _next(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(Role.ANNOTATOR)
 def queue(request: HtmxHttpRequest) -> HttpResponse:
     skipped = request.GET.get("skipped") == "1"
-    return _queue_page(request, selectors.queue_next(annotator=request.user, skipped=skipped), skipped_view=skipped)
+    return _queue_page(request, queue_next(annotator=request.user, skipped=skipped), skipped_view=skipped)
 
 
 @role_required(Role.ANNOTATOR)
@@ -106,7 +130,7 @@ def queue_undo(request: HtmxHttpRequest) -> HttpResponse:
     assignment = label_services.label_undo(annotator=request.user)
     if assignment is None:
         if request.htmx:
-            return _queue_page(request, selectors.queue_next(annotator=request.user), error="Nothing to undo.")
+            return _queue_page(request, queue_next(annotator=request.user), error="Nothing to undo.")
         messages.info(request, "Nothing to undo.")
         return redirect("calibration:queue")
     if request.htmx:
@@ -133,7 +157,7 @@ def queue_note(request: HtmxHttpRequest, assignment_uuid) -> HttpResponse:
         return redirect("calibration:queue_item", assignment_uuid=assignment.uuid)
     context = {
         "assignment": assignment,
-        "notes": selectors.item_notes_of(assignment=assignment),
+        "notes": item_notes_of(assignment=assignment),
         "note_error": error,
         "note_saved": "" if error else note.kind,
         "note_text": request.POST.get("text", "")[:2000] if error else "",
@@ -150,19 +174,19 @@ def overview(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def _overview_context(request: HtmxHttpRequest, **forms) -> dict:
-    level = selectors.level_current()
-    policy = selectors.policy_current()
+    level = level_current()
+    policy = policy_current()
     is_lead = has_role(request.user, Role.LEAD)
     return {
         "level": level,
         "level_form": LevelForm(initial={"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items}),
         "policy": policy,
         "policy_form": PolicyForm(initial=policy.as_dict()),
-        "judges": selectors.judges_statuses(),
-        "annotator_panels": selectors.annotator_panels(),
-        "agreements": selectors.agreement_latest(),
-        "locks": selectors.locks_all(),
-        "samples": selectors.samples_recent(),
+        "judges": judges_statuses(),
+        "annotator_panels": annotator_panels(),
+        "agreements": agreement_latest(),
+        "locks": locks_all(),
+        "samples": samples_recent(),
         "metric_labels": METRIC_LABELS,
         "audit": judgeapp_selectors.audit_recent(action_prefix="calibration."),
         "unlock_form": UnlockForm(),
@@ -228,7 +252,7 @@ def annotator_assign(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(Role.LEAD)
 def sample_instructions(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
     """The lead writes what the sample's annotators read at the top of their queue and on each item."""
-    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    sample = sample_get(sample_uuid=sample_uuid)
     form = InstructionsForm(request.POST or None, initial={"instructions": sample.instructions})
     if request.method == "POST" and form.is_valid():
         try:
@@ -273,7 +297,7 @@ def sample_new(request: HtmxHttpRequest) -> HttpResponse:
                     "here it is, with its annotators. Another draw number draws another sample.",
                 )
                 return redirect("calibration:sample_detail", sample_uuid=sample.uuid)
-            held = len(selectors.sample_held_back(sample=sample))
+            held = len(sample_held_back(sample=sample))
             note = f"; {held} held back on leakage (see below)" if held else ""
             messages.success(
                 request, f"Sample {sample.short_id} drawn: {sample.size - held} items in the annotators' queues{note}."
@@ -284,30 +308,30 @@ def sample_new(request: HtmxHttpRequest) -> HttpResponse:
 
 @role_required(*READERS)
 def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
-    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    sample = sample_get(sample_uuid=sample_uuid)
     strata: dict[str, int] = {}
     for stratum in sample.items.values_list("stratum", flat=True):
         strata[stratum or "—"] = strata.get(stratum or "—", 0) + 1
-    results = list(selectors.results_of_sample(sample=sample))
-    level = selectors.level_current()
+    results = list(results_of_sample(sample=sample))
+    level = level_current()
     context = {
         "sample": sample,
         "run": sample.run,
-        "progress": selectors.sample_progress(sample=sample),
+        "progress": sample_progress(sample=sample),
         "results": results,
         # Each result's alternative annotator test and slices, and the annotators' notes: read here, not by a tag.
-        "result_rows": selectors.result_rows_list(results=results, level=level),
-        "item_notes": selectors.item_notes_for_sample(sample=sample),
+        "result_rows": result_rows_list(results=results, level=level),
+        "item_notes": item_notes_for_sample(sample=sample),
         "strata": sorted(strata.items()),
-        "held_back": selectors.sample_held_back(sample=sample),
+        "held_back": sample_held_back(sample=sample),
         "metric_labels": METRIC_LABELS,
-        "candidates": selectors.candidates_of(sample=sample),
+        "candidates": candidates_of(sample=sample),
         "level": level,
         "sensitivities": [
-            {"result": r, "sens": selectors.result_sensitivity(r, level)} for r in results if r.criterion == ""
+            {"result": r, "sens": result_sensitivity(r, level)} for r in results if r.criterion == ""
         ],
-        "panels": [p for p in selectors.annotator_panels(limit=1000) if p["sample"].pk == sample.pk],
-        "to_resolve": selectors.adjudication_open_count(sample=sample),
+        "panels": [p for p in annotator_panels(limit=1000) if p["sample"].pk == sample.pk],
+        "to_resolve": adjudication_open_count(sample=sample),
         "is_lead": has_role(request.user, Role.LEAD),
     }
     return render(request, "calibration/sample_detail.html", context)
@@ -318,8 +342,8 @@ def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
 
 @role_required(Role.LEAD)
 def adjudication(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
-    sample = selectors.sample_get(sample_uuid=sample_uuid)
-    rows = selectors.adjudication_items(sample=sample)
+    sample = sample_get(sample_uuid=sample_uuid)
+    rows = adjudication_items(sample=sample)
     context = {
         "sample": sample,
         "rows": rows,
@@ -333,8 +357,8 @@ def adjudication(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
 @require_POST
 @role_required(Role.LEAD)
 def adjudication_resolve(request: HtmxHttpRequest, sample_uuid, position: int) -> HttpResponse:
-    sample = selectors.sample_get(sample_uuid=sample_uuid)
-    row = selectors.adjudication_item(sample=sample, position=position)
+    sample = sample_get(sample_uuid=sample_uuid)
+    row = adjudication_item(sample=sample, position=position)
     form = AdjudicationForm(request.POST)
     error = ""
     if form.is_valid():
@@ -356,16 +380,16 @@ def adjudication_resolve(request: HtmxHttpRequest, sample_uuid, position: int) -
     if not request.htmx:
         messages.success(request, f"Item {position + 1} resolved.")
         return redirect(reverse("calibration:adjudication", args=[sample.uuid]) + f"#item-{position}")
-    row = selectors.adjudication_item(sample=sample, position=position)
+    row = adjudication_item(sample=sample, position=position)
     context = {"sample": sample, "row": row, "form": AdjudicationForm(), "just_resolved": True,
-               "open": selectors.adjudication_open_count(sample=sample)}
+               "open": adjudication_open_count(sample=sample)}
     return render(request, "calibration/adjudication.html#row", context)
 
 
 @require_POST
 @role_required(Role.LEAD)
 def adjudication_margin(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
-    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    sample = sample_get(sample_uuid=sample_uuid)
     form = MarginForm(request.POST)
     if form.is_valid():
         try:
@@ -406,7 +430,7 @@ def lock_unlock(request: HtmxHttpRequest, judge_name: str, judge_version: str) -
         "prompt_version": form.cleaned_data.get("prompt_version", ""),
         "rubric_version": form.cleaned_data.get("rubric_version", ""),
     }
-    lock = selectors.lock_get(judge_name=judge_name, judge_version=judge_version, **scope)
+    lock = lock_get(judge_name=judge_name, judge_version=judge_version, **scope)
     named = f"Judge {judge_name} ({judge_version}) with prompt {lock.prompt_version or '—'}, rubric {lock.rubric_version or '—'}"
     if form.errors:
         messages.error(request, "Say why the judge may be trusted without a recalibration.")
@@ -443,15 +467,15 @@ def policy_set(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(*READERS)
 def candidates(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
     """The current judge beside every candidate judged on the sample's labelled items."""
-    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    sample = sample_get(sample_uuid=sample_uuid)
     context = {
         "sample": sample,
         "run": sample.run,
-        "board": selectors.side_by_side(sample=sample),
+        "board": side_by_side(sample=sample),
         "metric_labels": METRIC_LABELS,
         "is_lead": has_role(request.user, Role.LEAD),
         "adopt_form": AdoptForm(),
-        "adopted": selectors.adopted_candidate(judge_name=selectors.primary_judge(run=sample.run) or ""),
+        "adopted": adopted_candidate(judge_name=primary_judge(run=sample.run) or ""),
     }
     template = "calibration/candidates.html#board" if request.htmx else "calibration/candidates.html"
     return render(request, template, context)
@@ -459,7 +483,7 @@ def candidates(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
 
 @role_required(*READERS)
 def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
-    sample = selectors.sample_get(sample_uuid=sample_uuid)
+    sample = sample_get(sample_uuid=sample_uuid)
     run = sample.run
     judge = run.judge
     rubric_name = run.rubric.source_path.rsplit("/", 1)[-1] if run.rubric_id and run.rubric.source_path else "rubric.toml"
@@ -469,7 +493,7 @@ def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
         "prompt_text": run.prompt.text if run.prompt_id else "",
         "rubric_text": run.rubric.raw if run.rubric_id else "",
     }
-    items = len(selectors.labelled_items(sample=sample))
+    items = len(labelled_items(sample=sample))
     def start(data: dict):
         candidate = candidate_services.candidate_create(
             sample=sample,
@@ -496,7 +520,7 @@ def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
 @require_POST
 @role_required(Role.LEAD)
 def candidate_adopt(request: HtmxHttpRequest, candidate_uuid) -> HttpResponse:
-    candidate = selectors.candidate_get(candidate_uuid=candidate_uuid)
+    candidate = candidate_get(candidate_uuid=candidate_uuid)
     form = AdoptForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from judgeapp.judging.client import JudgeUnavailable
 from judgeapp.judging.endpoints import client_for
+from judgeapp.judging.judge_errors import JudgeUnavailable
 from judgeapp.models import Judge
 from tests.conftest import InternetBlocked
 

@@ -34,7 +34,8 @@ from calibration.core.alt_test import judge_beside_people
 from calibration.core.labels import label_value
 from calibration.core.slices import agreement_slices
 from calibration.models import Adjudication, AgreementResult, Assignment, AssignmentState, Sample
-from calibration.selectors import judge_configurations, policy_current
+from calibration.selectors.policy import policy_current
+from calibration.selectors.run_judges import judge_configurations
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging import taskqueue
 

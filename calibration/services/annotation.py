@@ -20,7 +20,7 @@ from calibration.models import MAX_NOTE_LENGTH, Assignment, ItemNote, NoteKind, 
 from calibration.services.audit import calibration_audit
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.leakage import Kind, scan_texts
+from judgeapp.judging.leakage.scan import Kind, scan_texts
 from judgeapp.judging.markdown import markdown_check
 from judgeapp.judging.text import text_refuse
 from judgeapp.roles import Role, has_role
@@ -157,7 +157,7 @@ REVEALING = frozenset({Kind.KNOWN_NAME, Kind.PROVIDER, Kind.MODEL_NAME})
 def instructions_check(instructions: str, *, run) -> str:
     """The instructions (Markdown) as they can be stored, or InputError: too long, not text, or naming a
     configured system, judge, model or the run's versions (annotators score blind: the leakage scan of
-    judgeapp/judging/leakage.py, as their items get)."""
+    judgeapp/judging/leakage/, as their items get)."""
     instructions = markdown_check(instructions).strip()
     if instructions:
         names = judgeapp_selectors.leakage_known_names(run=run)

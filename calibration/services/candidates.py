@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from calibration.models import AgreementResult, Candidate, LabelKind, Sample
 from calibration.runkind import candidate_endpoint
-from calibration.selectors import judge_configurations, labelled_items, primary_judge
+from calibration.selectors.run_judges import judge_configurations, primary_judge
+from calibration.selectors.samples import labelled_items
 from calibration.services.audit import calibration_audit
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save
 from judgeapp.judging.errors import InputError

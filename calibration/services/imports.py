@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
@@ -62,7 +63,25 @@ def pairwise_run_import(
         data="\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode(), name=f"{testset_name}.jsonl"
     )
     run = run_create(kind=RunKind.PAIRWISE, run_id=run_id, executor=Executor.INLINE, title=title, judge=judge, testset=testset)
-    cases = {c.case_id: c for c in testset.cases.all()}
+    now = timezone.now()
+    _imported_units_store(run=run, judge=judge, cases={c.case_id: c for c in testset.cases.all()}, items=items, now=now)
+    judged = [item for item in items if item.verdict]
+    run.config = {
+        **run.config,
+        "imported": {"source": source, "judge": judge.name, "label_kind": "pairwise", "instruction": instruction},
+    }
+    run.status = RunStatus.DONE
+    run.started_at = run.finished_at = now
+    run.total_units = len(items)
+    run.done_units = len(judged)
+    run.failed_units = len(items) - len(judged)
+    run.report = _imported_report(run=run, items=items, source=source)
+    run.save()
+    return run
+
+
+def _imported_units_store(*, run: Run, judge: Judge, cases: dict, items: list[ImportedPair], now: datetime) -> None:
+    """Both replies of every pair as the run's outputs, and the judge's one verdict on each as a finished unit."""
     Output.objects.bulk_create(
         [
             Output(run=run, case=cases[item.case_id], slot=slot, text=text, source=Output.Source.FILE)
@@ -71,7 +90,6 @@ def pairwise_run_import(
         ],
         batch_size=1000,
     )
-    now = timezone.now()
     Judgment.objects.bulk_create(
         [
             Judgment(
@@ -92,12 +110,16 @@ def pairwise_run_import(
         ],
         batch_size=1000,
     )
+
+
+def _imported_report(*, run: Run, items: list[ImportedPair], source: str) -> dict:
+    """The report of an imported run, with the keys a pairwise run's report has."""
     judged = [item for item in items if item.verdict]
     wins_a = sum(item.verdict == "A" for item in judged)
     wins_b = sum(item.verdict == "B" for item in judged)
     ties = sum(item.verdict == "tie" for item in judged)
     test = sign_test(wins_a, wins_b)
-    report = {
+    return {
         "run_id": run.run_id,
         "kind": run.kind,
         "wins_a": wins_a,
@@ -121,15 +143,3 @@ def pairwise_run_import(
             "not judged in both orders as this app's pairwise runs are"
         ],
     }
-    run.config = {
-        **run.config,
-        "imported": {"source": source, "judge": judge.name, "label_kind": "pairwise", "instruction": instruction},
-    }
-    run.status = RunStatus.DONE
-    run.started_at = run.finished_at = now
-    run.total_units = len(items)
-    run.done_units = len(judged)
-    run.failed_units = len(items) - len(judged)
-    run.report = report
-    run.save()
-    return run

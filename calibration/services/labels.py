@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from calibration.core.labels import PAIRWISE, SCORE, pairwise_label_from_shown, parse_label
 from calibration.models import Assignment, AssignmentState, LabelSource, Sample, SampleItem
-from calibration.selectors import primary_judge
+from calibration.selectors.run_judges import primary_judge
 from calibration.services.agreement import agreement_enqueue
 from calibration.services.samples import case_tags, run_items
 from judgeapp.judging import selectors as judgeapp_selectors

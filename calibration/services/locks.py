@@ -36,7 +36,8 @@ from calibration.models import (
     Sample,
     TieHandling,
 )
-from calibration.selectors import decisive_result, level_current, policy_current
+from calibration.selectors.evidence import decisive_result
+from calibration.selectors.policy import level_current, policy_current
 from calibration.services.audit import calibration_audit
 from judgeapp.judging import taskqueue
 from judgeapp.judging.audit import SYSTEM, audit_log_create

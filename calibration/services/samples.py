@@ -10,11 +10,11 @@ from django.db import IntegrityError, transaction
 from calibration.core.labels import PAIRWISE, parse_label
 from calibration.core.sampling import assign, queue_order, reply_order_swapped, stratified_sample
 from calibration.models import Assignment, Sample, SampleItem
-from calibration.selectors import POOLED_JURY, judge_configurations, primary_judge
+from calibration.selectors.run_judges import POOLED_JURY, judge_configurations, primary_judge
 from calibration.services.annotation import instructions_check
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.leakage import Collector, Scanner
+from judgeapp.judging.leakage.scan import Collector, Scanner
 from judgeapp.models import Run, RunStatus
 from judgeapp.roles import Role, has_role
 
@@ -60,7 +60,7 @@ def case_tags(case) -> list[str]:
 
 def items_leakage(*, run: Run, case_ids) -> dict[str, list[dict]]:
     """The leakage flags of each case as an annotator would see it: its input and the reply (or both
-    replies) they score, scanned like a blind comparator's inputs (judgeapp/judging/leakage.py) against
+    replies) they score, scanned like a blind comparator's inputs (judgeapp/judging/leakage/) against
     every configured system, judge and model name and the run's own versions. {case_id: [flag, …]}."""
     wanted = set(case_ids)
     texts: dict[str, list[tuple[str, str]]] = {}

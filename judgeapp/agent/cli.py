@@ -5,7 +5,7 @@ import re
 import sys
 from pathlib import Path
 
-from calibration.selectors import run_preflight
+from calibration.selectors.status import run_preflight
 from judgeapp.agent.core.agreement import AgreementCounts, compare
 from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_write
 from judgeapp.judging.accounting import counts_line

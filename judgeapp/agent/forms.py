@@ -3,7 +3,7 @@
 from django import forms
 from django.conf import settings
 
-from calibration.selectors import run_preflight
+from calibration.selectors.status import run_preflight
 from judgeapp.agent.core import parse_requirements, parse_task, parse_trace
 from judgeapp.agent.core.loop import MAX_TOOL_CALLS
 from judgeapp.judging.errors import InputError

@@ -21,7 +21,7 @@ from judgeapp.agent.core import (
     summarize,
 )
 from judgeapp.judging.accounting import counts_reason, unit_category, unit_counts
-from judgeapp.judging.client import messages_hash
+from judgeapp.judging.judge_calls import messages_hash
 from judgeapp.judging.outcomes import outcome, share_words
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, register
 from judgeapp.models import Purpose, Run, RunKind, RunStatus, UnitStatus

@@ -9,7 +9,7 @@ from dataclasses import replace
 from django.db.models import QuerySet
 from django.http import Http404
 
-from calibration.selectors import agreement_reads
+from calibration.selectors.agreement import agreement_reads
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.selectors import report_without_verdict
 from judgeapp.models import ApiToken, Rubric, Run, RunKind, RunStatus, System, TestSet

@@ -3,14 +3,14 @@
 import sys
 from pathlib import Path
 
-from calibration.selectors import run_preflight
+from calibration.selectors.status import run_preflight
 from judgeapp.blind.core.inputs import parse_eval_prompt, parse_expectations, split_version_argument
-from judgeapp.blind.core.leakage import format_flag
 from judgeapp.blind.services import blind_run_create, version_from_directory
 from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, budget_argument, usage_write
 from judgeapp.judging.content import read_input_file
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.leakage.scan import format_flag
 from judgeapp.judging.runs import run_execute_inline, run_id_check
 from judgeapp.models import BlindComparison, Executor, RunStatus
 

@@ -20,12 +20,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from judgeapp.blind.core.inputs import LABELS, VersionContent, read_version_dir, read_version_zip, version_from_files
-from judgeapp.blind.core.leakage import KnownName, LeakageFlag, scan_inputs, version_names
+from judgeapp.blind.core.leakage import scan_inputs
 from judgeapp.judging.audit import audit_log_create
 from judgeapp.judging.content import prompt_register, source_path_fit
 from judgeapp.judging.costs import budget_check
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.files import text_check
+from judgeapp.judging.leakage.names import KnownName, version_names
+from judgeapp.judging.leakage.scan import LeakageFlag
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.judging.selectors import leakage_known_names
 from judgeapp.models import AuditLog, BlindComparison, BlindRunOutput, BlindVersion, Executor, Judge, Run, RunKind, content_hash

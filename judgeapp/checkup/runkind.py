@@ -209,7 +209,7 @@ class CheckupHandler(RunHandler):
         }
         # The verdict against the lead's floors as they are now; the gate and the judges page judge the
         # figures again against the floors in force when they are asked.
-        from calibration.selectors import checkup_report_verdict
+        from calibration.selectors.checkups import checkup_report_verdict
 
         report["verdict"] = checkup_report_verdict(report=report)
         return (RunStatus.INVALID if invalid_reasons else RunStatus.DONE), report

@@ -8,26 +8,45 @@ Retry-After, 408, 5xx, timeouts, dropped connections) are retried with exponenti
 URL, model, messages, parameters) makes re-running a judgment free.
 
 No Django here: the cache and the limiter are passed in (the app gives database-backed ones).
-"""
+
+What a call is given and gives back, the cache and the limiter are in `judge_calls.py`; the errors a call
+raises in `judge_errors.py`."""
 
 from __future__ import annotations
 
 import email.utils
 import functools
-import hashlib
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import tenacity
 
 from judgeapp.judging.errors import ServiceUnavailable
+from judgeapp.judging.judge_calls import (
+    DEFAULT_MAX_TOKENS,
+    TRUNCATED,
+    CallResult,
+    EndpointConfig,
+    JudgeOutcome,
+    Limiter,
+    ResponseCache,
+    ThreadLimiter,
+    cache_key,
+    correction_message,
+    reply_excerpt,
+)
+from judgeapp.judging.judge_errors import (
+    JudgeError,
+    JudgeRejected,
+    JudgeUnavailable,
+    JudgeUnreachable,
+    StructuredOutputUnsupported,
+)
 from judgeapp.judging.lazy import LazyModule
 from judgeapp.judging.parsing import ParseError, ReplySpec
 
@@ -57,149 +76,15 @@ def openai_preload() -> None:
     openai.OpenAI  # noqa: B018 - the proxy imports the module
     from openai.resources.chat import Chat  # noqa: F401
 
+
 RETRY_AFTER_CAP_SECONDS = 120.0
 # The wait before a retry without Retry-After: this, doubling each time, never above the cap.
 BACKOFF_INITIAL_SECONDS = 0.5
 BACKOFF_MAX_SECONDS = 30.0
-# Sent when neither the call nor the endpoint names a limit: a runaway reply must not fill the model's context.
-DEFAULT_MAX_TOKENS = 1024
-TRUNCATED = "length"  # the finish_reason of a reply cut at max_tokens
-# How much of an unusable reply the parse retry shows the judge: enough to recognise it, never all of it
-# (a runaway reply resent whole overflows the context and the retry fails with HTTP 400).
-RETRY_EXCERPT_CHARS = 200
+
+
 # Words in an error body that mean the server refused the structured-output request, not the call.
 _FORMAT_REJECTION_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "structured")
-
-
-@dataclass(frozen=True)
-class EndpointConfig:
-    """Where and how a judge (or a system under test) is called. Holds the key's variable name only."""
-
-    name: str
-    model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    structured_output: str = "none"  # none | json_object | json_schema
-    timeout: float = 60.0
-    max_concurrency: int = 8
-    max_attempts: int = 5
-    temperature: float = 0.0
-    # The longest reply asked for; sent on every call (a call may ask for its own). None: DEFAULT_MAX_TOKENS.
-    max_tokens: int | None = None
-
-
-@dataclass
-class CallResult:
-    text: str
-    tool_calls: list[dict] = field(default_factory=list)
-    finish_reason: str = ""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_ms: int = 0
-    attempts: int = 0
-    cached: bool = False
-
-    def assistant_message(self) -> dict:
-        """The reply as a message to append to the conversation (tool calls included)."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.text}
-        if self.tool_calls:
-            message["tool_calls"] = self.tool_calls
-        return message
-
-
-@dataclass
-class JudgeOutcome:
-    """A judge call through parsing: the parsed fields, or the parse error after the one retry."""
-
-    parsed: dict | None
-    raw_reply: str
-    messages: list[dict]
-    parse_error: str = ""
-    parse_attempts: int = 0
-    attempts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_ms: int = 0
-    cached: bool = False
-    # The last call's finish_reason: "length" means the reply was cut at the token limit (truncated).
-    finish_reason: str = ""
-    # No usable verdict because the reply was cut at max_tokens (the last reply, or the first one when the
-    # retry got no reply at all).
-    truncated: bool = False
-    # With --trials K > 1: each trial's verdict and cost (judging/trials.py); None for a single trial.
-    trials: list[dict] | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.parsed is not None
-
-
-class JudgeError(Exception):
-    """A judge call that did not produce a reply. `str()` is one line a user can act on."""
-
-    attempts: int = 0  # HTTP requests made before giving up (set where the error is raised)
-
-
-class JudgeUnavailable(JudgeError):
-    """Transient failures (429, 5xx, timeouts) until the attempts ran out."""
-
-
-class JudgeUnreachable(JudgeUnavailable):
-    """No connection to the server at all (refused, no route, an unknown host) until the attempts ran out."""
-
-
-class JudgeRejected(JudgeError):
-    """The server refused the request (a 4xx): retrying the same request cannot help."""
-
-    def __init__(self, message: str, status: int | None = None):
-        super().__init__(message)
-        self.status = status
-
-
-class StructuredOutputUnsupported(JudgeRejected):
-    """The server refuses the judge's structured-output setting; the judge's setting must change."""
-
-
-class ResponseCache(Protocol):
-    def get(self, key: str) -> dict | None: ...
-
-    def set(self, key: str, value: dict) -> None: ...
-
-
-class MemoryCache:
-    def __init__(self):
-        self._data: dict[str, dict] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> dict | None:
-        with self._lock:
-            return self._data.get(key)
-
-    def set(self, key: str, value: dict) -> None:
-        with self._lock:
-            self._data[key] = value
-
-
-# (judge name, max concurrency, seconds= the longest the call holds its slot) -> context manager. A limiter
-# whose own service fails raises ServiceUnavailable, which the client passes on untouched: not the judge's.
-Limiter = Callable[..., Any]
-
-
-class ThreadLimiter:
-    """Bounds concurrent calls per judge within one process."""
-
-    def __init__(self):
-        self._semaphores: dict[tuple[str, int], threading.BoundedSemaphore] = {}
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def __call__(self, name: str, max_concurrency: int, *, seconds: float | None = None) -> Iterator[None]:
-        with self._lock:
-            semaphore = self._semaphores.setdefault(
-                (name, max_concurrency), threading.BoundedSemaphore(max(1, max_concurrency))
-            )
-        with semaphore:
-            yield
 
 
 _process_limiter = ThreadLimiter()
@@ -344,27 +229,6 @@ def _field(part: Any, name: str) -> Any:
 def _count(value: Any) -> int:
     """A token count from a reply: a non-negative int, else 0 (a hostile server's "many" is not stored)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else 0
-
-
-def cache_key(base_url: str | None, model: str, messages: list[dict], params: dict, *, trial: int = 1) -> str:
-    """The response cache's key. Trial 1 is the key every judgment had before trials (caches made then keep
-    answering); trial t > 1 (`--trials K`) adds its index, so it is a call of its own, and asking the same
-    trial again is answered from the cache. The request sent is the same for every trial."""
-    keyed = {"base_url": (base_url or "").rstrip("/"), "model": model, "messages": messages, "params": params}
-    if trial > 1:
-        keyed["trial"] = trial
-    canonical = json.dumps(
-        keyed,
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def messages_hash(messages: list[dict]) -> str:
-    canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _status_of(exc: BaseException) -> int | None:
@@ -659,15 +523,3 @@ class JudgeClient:
                 ]
                 outcome.messages = conversation
         return outcome
-
-
-def reply_excerpt(text: str, limit: int = RETRY_EXCERPT_CHARS) -> str:
-    """The start of an unusable reply, as the parse retry shows it to the judge."""
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + " [… cut here]"
-
-
-def correction_message(error: str, form: str, *, truncated: bool = False) -> str:
-    if truncated:
-        return f"Your reply could not be used: {error}. Answer again, briefly, with only {form}."
-    return f"Your reply could not be used: {error}. Answer again with only {form}."

@@ -7,7 +7,8 @@ import threading
 from django.conf import settings
 from django.db.models import F
 
-from judgeapp.judging.client import EndpointConfig, JudgeClient
+from judgeapp.judging.client import JudgeClient
+from judgeapp.judging.judge_calls import EndpointConfig
 from judgeapp.judging.limiters import limiter_for_settings
 from judgeapp.judging.outages import through_outage
 from judgeapp.judging.text import storable

@@ -150,7 +150,7 @@ class LargeRunForm(forms.Form):
 class PreflightForm(LargeRunForm):
     """A form that starts a run: it shows what the app already knows (judging/preflight.py) as its fields
     change (htmx, `templates/judgeapp/_preflight.html`), and a warning that matters needs "start anyway".
-    The mode's `clean()` calls `preflight(warnings)` with `calibration.selectors.run_preflight`'s answer."""
+    The mode's `clean()` calls `preflight(warnings)` with `calibration.selectors.status.run_preflight`'s answer."""
 
     confirm = forms.BooleanField(required=False, label="Start anyway: I have read the warnings above")
     # The warnings region's id (`_preflight.html`): a page with two such forms (the ranker's) names each.

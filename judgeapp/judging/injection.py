@@ -15,7 +15,7 @@ should know that a case tried. The shapes, each a rule of its own:
 - `verdict_json`: a verdict-shaped object (`{"score": 5}`, `"winner": "A"`, `'verdict': 'pass'`).
 
 The text is read as a person (or a judge) reads it: HTML entities and percent-encoding decoded, homoglyphs
-and zero-width characters folded (judging/leakage.py: fold_text), white space collapsed. Every pattern runs
+and zero-width characters folded (judging/leakage/normalize.py: fold_text), white space collapsed. Every pattern runs
 on RE2 (judging/regexes.py): linear in the text, whatever the text.
 """
 
@@ -25,7 +25,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from judgeapp.judging.leakage import fold_text
+from judgeapp.judging.leakage.normalize import fold_text
 from judgeapp.judging.regexes import linear_regex
 
 KIND = "injection"

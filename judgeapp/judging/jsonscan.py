@@ -73,12 +73,7 @@ def _read(text: str, start: int, found: list, opened: set) -> int:
     """Read one JSON value from the `{` at `start` (where `_START` matched), recording every object it closes;
     return how far it read."""
     match_token = _TOKEN.match
-    outer: list[tuple] = []  # the containers open around the current one: (value, is_object, key, opened at)
-    # The current container, opened by the `{` at `start`.
-    container: dict | list = {}
-    is_object, key, opened_at = True, None, start
-    opened.add(start)
-    state = _KEY_OR_CLOSE
+    reading = _Reading(start, found, opened)
     position = start + 1
     while True:
         match = match_token(text, position)
@@ -92,62 +87,100 @@ def _read(text: str, start: int, found: list, opened: set) -> int:
             except JSONDecodeError as exc:
                 # An unterminated string was searched to the end of the text; another error stops where it is.
                 return len(text) if exc.msg.startswith("Unterminated") else max(position, exc.pos + 1)
-            if state <= _KEY:  # _KEY_OR_CLOSE or _KEY
-                key = value
-                state = _COLON
-                continue
-            if state != _VALUE and state != _VALUE_OR_CLOSE:
-                return position
+            going = reading.string(value)
         elif kind == _PUNCT:
-            char = match.group(1)
-            if char == ",":
-                if state != _COMMA_OR_CLOSE:
-                    return position
-                state = _KEY if is_object else _VALUE
-                continue
-            if char == ":":
-                if state != _COLON:
-                    return position
-                state = _VALUE
-                continue
-            if char == "{" or char == "[":
-                if (state != _VALUE and state != _VALUE_OR_CLOSE) or len(outer) >= MAX_DEPTH - 1:
-                    return position
-                outer.append((container, is_object, key, opened_at))
-                opened_at = position - 1
-                if char == "{":
-                    opened.add(opened_at)
-                    container, is_object, key, state = {}, True, None, _KEY_OR_CLOSE
-                else:
-                    container, is_object, key, state = [], False, None, _VALUE_OR_CLOSE
-                continue
-            # `}` or `]`: closes the current container when it is of that kind and may close here
-            if is_object != (char == "}") or not (
-                state == _COMMA_OR_CLOSE or state == (_KEY_OR_CLOSE if is_object else _VALUE_OR_CLOSE)
-            ):
-                return position
-            value = container
-            if is_object:
-                found.append(FoundObject(opened_at, position, value))
-            if not outer:
-                return position
-            container, is_object, key, opened_at = outer.pop()
+            going = reading.punctuation(match.group(1), position)
         else:
-            if state != _VALUE and state != _VALUE_OR_CLOSE:
-                return position
-            token = match.group(kind)
-            if kind == _LITERAL:
-                value = _LITERALS[token]
-            elif "." in token or "e" in token or "E" in token:
-                value = float(token)
+            going = reading.scalar(kind, match.group(kind))
+        if not going:
+            return position
+
+
+class _Reading:
+    """The containers one reading has open and what it expects next. Each step takes one token and says
+    whether the reading goes on: it stops at a token that cannot come next, past MAX_DEPTH, or when the
+    container it began with closes."""
+
+    __slots__ = ("found", "opened", "outer", "container", "is_object", "key", "opened_at", "state")
+
+    def __init__(self, start: int, found: list, opened: set) -> None:
+        self.found, self.opened = found, opened
+        self.outer: list[tuple] = []  # the containers open around the current one: (value, is_object, key, opened at)
+        # The current container, opened by the `{` at `start`.
+        self.container: dict | list = {}
+        self.is_object, self.key, self.opened_at = True, None, start
+        opened.add(start)
+        self.state = _KEY_OR_CLOSE
+
+    def string(self, value: str) -> bool:
+        if self.state <= _KEY:  # _KEY_OR_CLOSE or _KEY
+            self.key = value
+            self.state = _COLON
+            return True
+        if self.state != _VALUE and self.state != _VALUE_OR_CLOSE:
+            return False
+        return self._complete(value)
+
+    def scalar(self, kind: int, token: str) -> bool:
+        if self.state != _VALUE and self.state != _VALUE_OR_CLOSE:
+            return False
+        if kind == _LITERAL:
+            value = _LITERALS[token]
+        elif "." in token or "e" in token or "E" in token:
+            value = float(token)
+        else:
+            try:
+                value = int(token)
+            except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+                return False
+        return self._complete(value)
+
+    def punctuation(self, char: str, position: int) -> bool:
+        """`position` is just after the character."""
+        state = self.state
+        if char == ",":
+            if state != _COMMA_OR_CLOSE:
+                return False
+            self.state = _KEY if self.is_object else _VALUE
+            return True
+        if char == ":":
+            if state != _COLON:
+                return False
+            self.state = _VALUE
+            return True
+        if char == "{" or char == "[":
+            if (state != _VALUE and state != _VALUE_OR_CLOSE) or len(self.outer) >= MAX_DEPTH - 1:
+                return False
+            self.outer.append((self.container, self.is_object, self.key, self.opened_at))
+            self.opened_at = position - 1
+            if char == "{":
+                self.opened.add(self.opened_at)
+                self.container, self.is_object, self.key, self.state = {}, True, None, _KEY_OR_CLOSE
             else:
-                try:
-                    value = int(token)
-                except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
-                    return position
-        # A value is complete: it belongs to the current container.
+                self.container, self.is_object, self.key, self.state = [], False, None, _VALUE_OR_CLOSE
+            return True
+        return self._close(char == "}", position)
+
+    def _close(self, by_brace: bool, position: int) -> bool:
+        """`}` or `]`: closes the current container when it is of that kind and may close here."""
+        is_object = self.is_object
+        if is_object != by_brace or not (
+            self.state == _COMMA_OR_CLOSE or self.state == (_KEY_OR_CLOSE if is_object else _VALUE_OR_CLOSE)
+        ):
+            return False
+        value = self.container
         if is_object:
-            container[key] = value
+            self.found.append(FoundObject(self.opened_at, position, value))
+        if not self.outer:
+            return False  # the value the reading began with is whole
+        self.container, self.is_object, self.key, self.opened_at = self.outer.pop()
+        return self._complete(value)
+
+    def _complete(self, value: object) -> bool:
+        """A value is complete: it belongs to the current container."""
+        if self.is_object:
+            self.container[self.key] = value
         else:
-            container.append(value)
-        state = _COMMA_OR_CLOSE
+            self.container.append(value)
+        self.state = _COMMA_OR_CLOSE
+        return True

@@ -1,5 +1,5 @@
 """Model, model-family and assistant names in a text: the list in judgeapp/judging/data/model_names.toml and where
-a text holds one (judgeapp/judging/leakage.py flags them). Plain Python, no Django.
+a text holds one (judgeapp/judging/leakage/ flags them). Plain Python, no Django.
 
 RE2 (linear in the text, whatever it holds) finds the candidates: each name as a whole word, also with a
 separator between every letter (`C-l-a-u-d-e`, `G P T - 4 o`), with a version or a suffix after it

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from django.utils.module_loading import import_string
 
-from judgeapp.judging.client import JudgeOutcome, messages_hash
+from judgeapp.judging.judge_calls import JudgeOutcome, messages_hash
 
 if TYPE_CHECKING:
     from judgeapp.models import Judgment, Run

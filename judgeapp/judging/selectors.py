@@ -10,7 +10,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.leakage import KnownName, version_names
+from judgeapp.judging.leakage.names import KnownName, version_names
 from judgeapp.models import AuditLog, Case, Criterion, Judge, Judgment, Output, Run, RunKind, RunStatus, RunTag, System, TestSet
 
 

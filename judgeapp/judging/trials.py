@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from judgeapp.judging.client import JudgeClient, JudgeError, JudgeOutcome
+from judgeapp.judging.client import JudgeClient
+from judgeapp.judging.judge_calls import JudgeOutcome
+from judgeapp.judging.judge_errors import JudgeError
 from judgeapp.judging.noise import MAJORITY, MEAN, verdict_used
 from judgeapp.judging.parsing import ReplySpec
 

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from calibration.selectors import run_preflight
+from calibration.selectors.status import run_preflight
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import (
     EndpointChoiceField,

@@ -136,7 +136,7 @@ class JuryHandler(RunHandler):
         generated_output_record(unit, result)
 
     def finalize(self, run):
-        from calibration.selectors import agreement_reads
+        from calibration.selectors.agreement import agreement_reads
 
         people = agreement_reads(run=run)  # the statuses and the corrected rate from one agreement snapshot
 

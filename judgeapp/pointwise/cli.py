@@ -5,7 +5,7 @@ and exit 0 when the release gate passes, 1 when it is blocked or the run is inva
 import json
 import sys
 
-from calibration.selectors import run_preflight
+from calibration.selectors.status import run_preflight
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.cli import (
     EXIT_FAILED,

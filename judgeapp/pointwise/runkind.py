@@ -243,7 +243,7 @@ def report_context(*, run) -> dict:
 
 def _people(run) -> dict:
     """The report's keys that stand on people's labels, from one agreement snapshot (`agreement_snapshot`)."""
-    from calibration.selectors import agreement_reads
+    from calibration.selectors.agreement import agreement_reads
 
     reads = agreement_reads(run=run)
     return {

@@ -379,7 +379,7 @@ def pointwise_estimate(
 
 def judge_prompt_adopted(*, judge: Judge):
     """The prompt a lead adopted for this judge (a PromptTemplate), or None for the seed's. Reads only."""
-    from calibration.selectors import adopted_prompt
+    from calibration.selectors.candidates import adopted_prompt
 
     return adopted_prompt(judge_name=judge.name)
 
@@ -393,7 +393,7 @@ def judge_prompt(*, judge: Judge):
 def report_current(*, run: Run) -> dict:
     """The run's report with its gate and agreement as they are now (a lock or a lead's block may have
     come after the run finished)."""
-    from calibration.selectors import agreement_reads, one_snapshot
+    from calibration.selectors.agreement import agreement_reads, one_snapshot
     from judgeapp.releases.selectors import gate_evaluate
 
     report = dict(run.report) if run.report else {**report_without_verdict(run=run), "mean": None}

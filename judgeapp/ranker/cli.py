@@ -3,12 +3,12 @@
 import sys
 from pathlib import Path
 
-from calibration.selectors import run_preflight
+from calibration.selectors.status import run_preflight
 from judgeapp.judging import shutdown
 from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, budget_argument, run_failure_write, usage_write
-from judgeapp.judging.client import JudgeError
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.judge_errors import JudgeError
 from judgeapp.judging.runs import run_execute_inline, run_id_check
 from judgeapp.models import Executor, Insertion, InsertionStatus, Run, RunStatus, Strategy
 from judgeapp.ranker.core import (

@@ -8,7 +8,7 @@ from pathlib import Path
 from django import forms
 from django.conf import settings
 
-from calibration.selectors import run_preflight
+from calibration.selectors.status import run_preflight
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import MultipleFileField, PreflightForm, budget_field, judges_callable
 from judgeapp.models import Strategy

@@ -12,7 +12,15 @@ from django.core.paginator import Paginator
 from django.db.models import Avg, Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from calibration import selectors as calibration_selectors
+from calibration.selectors.agreement import agreement_history, agreement_reads
+from calibration.selectors.alt_test import alt_test_of
+from calibration.selectors.candidates import adopted_candidate
+from calibration.selectors.checkups import checkup_for, checkups_for_judges
+from calibration.selectors.corrected import human_majority
+from calibration.selectors.locks import calibrated_versions, locks_of
+from calibration.selectors.policy import level_current
+from calibration.selectors.run_judges import run_scope
+from calibration.selectors.status import judge_status, status_for
 from judgeapp.judging import selectors as judging_selectors
 from judgeapp.judging.accounting import CATEGORIES
 from judgeapp.judging.noise import noise_line
@@ -29,12 +37,12 @@ LOCK_ACTIONS = (AuditLog.Action.JUDGE_LOCKED, AuditLog.Action.JUDGE_UNLOCKED, Au
 
 def judges_with_status(judges) -> dict[str, dict]:
     """{judge name: its calibration status in its current configuration}."""
-    return {judge.name: calibration_selectors.judge_status(judge=judge) for judge in judges}
+    return {judge.name: judge_status(judge=judge) for judge in judges}
 
 
 def judges_checkups(judges, records: dict | None = None) -> dict[str, dict]:
     """{judge name: its latest check-up with its verdict against the lead's floors, and whether it blocks}."""
-    return calibration_selectors.checkups_for_judges(judges=judges, records=records)
+    return checkups_for_judges(judges=judges, records=records)
 
 
 def runs_of_judge(*, name: str, version: str) -> list[Run]:
@@ -46,7 +54,7 @@ def runs_of_judge(*, name: str, version: str) -> list[Run]:
 
 
 def judge_versions(*, name: str) -> list[str]:
-    versions = calibration_selectors.calibrated_versions(judge_name=name)
+    versions = calibrated_versions(judge_name=name)
     for run in Run.objects.only("config").order_by("-created_at")[:RUNS_SCANNED]:
         version = (run.config.get("judges") or {}).get(name, {}).get("version")
         if version:
@@ -222,14 +230,14 @@ def scorecard_known(*, name: str, version: str) -> bool:
     return (
         Judge.objects.filter(name=name).exists()
         or version in judge_versions(name=name)
-        or bool(calibration_selectors.agreement_history(judge_name=name, judge_version=version))
+        or bool(agreement_history(judge_name=name, judge_version=version))
     )
 
 
 def scorecard(*, name: str, version: str) -> dict:
     """Everything the scorecard page of one judge configuration shows."""
-    level = calibration_selectors.level_current()
-    history = calibration_selectors.agreement_history(judge_name=name, judge_version=version)
+    level = level_current()
+    history = agreement_history(judge_name=name, judge_version=version)
     runs = runs_of_judge(name=name, version=version)
     shown = []
     for run in runs[:RUNS_SHOWN]:
@@ -242,8 +250,8 @@ def scorecard(*, name: str, version: str) -> dict:
         "name": name,
         "version": version,
         "judge": Judge.objects.filter(name=name).first(),
-        "status": calibration_selectors.status_for(judge_name=name, judge_version=version),
-        "checkup": calibration_selectors.checkup_for(judge_name=name, judge_version=version),
+        "status": status_for(judge_name=name, judge_version=version),
+        "checkup": checkup_for(judge_name=name, judge_version=version),
         "history": history,
         "trend": _trend(history, level.threshold) if history else None,
         "level": level,
@@ -252,13 +260,13 @@ def scorecard(*, name: str, version: str) -> dict:
         "noise": _noise_latest(name=name, runs=runs),
         "runs": shown,
         "runs_total": len(runs),
-        "locks": calibration_selectors.locks_of(judge_name=name, judge_version=version),
+        "locks": locks_of(judge_name=name, judge_version=version),
         "lock_history": list(locks[:50]),
         "versions": judge_versions(name=name),
-        "adopted": calibration_selectors.adopted_candidate(judge_name=name),
+        "adopted": adopted_candidate(judge_name=name),
         # The latest evidence beside the people: a pass/fail judge's TPR/TNR, the alternative annotator test.
         "latest_result": history[-1]["result"] if history else None,
-        "latest_alt_test": calibration_selectors.alt_test_of(history[-1]["result"]) if history else None,
+        "latest_alt_test": alt_test_of(history[-1]["result"]) if history else None,
     }
 
 
@@ -295,10 +303,10 @@ def _run_judge_status(run: Run, cache: dict) -> dict | None:
     version = (judges.get(name) or {}).get("version")
     if not version:
         return None
-    prompt, rubric = calibration_selectors.run_scope(run=run)
+    prompt, rubric = run_scope(run=run)
     key = (name, version, prompt, rubric)
     if key not in cache:
-        cache[key] = calibration_selectors.status_for(
+        cache[key] = status_for(
             judge_name=name, judge_version=version, prompt_version=prompt, rubric_version=rubric
         )
     return cache[key]
@@ -423,7 +431,7 @@ def imported_pairwise(*, run: Run, page: str | None) -> dict:
     the judgment that holds both replies."""
     report = run.report or {}
     cases = report.get("cases") or []
-    majority = calibration_selectors.human_majority(run=run)
+    majority = human_majority(run=run)
     counts: dict[tuple, int] = {}
     for case in cases:
         if case["case_id"] in majority:
@@ -475,7 +483,7 @@ def run_people(*, run: Run) -> dict:
     if not (run.config.get("judges") or {}):
         return {"calibration": [], "agreement_now": None, "corrected_now": None, "agreement_snapshot": None}
     finished = run.status in (RunStatus.DONE, RunStatus.INVALID)
-    reads = calibration_selectors.agreement_reads(run=run, corrected=finished)
+    reads = agreement_reads(run=run, corrected=finished)
     return {
         "calibration": reads["calibration"],
         "agreement_now": reads["agreement"] if run.is_finished else None,

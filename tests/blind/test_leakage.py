@@ -5,7 +5,9 @@ from pathlib import Path
 import pytest
 
 from judgeapp.blind.core.inputs import version_from_files
-from judgeapp.blind.core.leakage import Kind, KnownName, mapping_names, scan_inputs
+from judgeapp.blind.core.leakage import scan_inputs
+from judgeapp.judging.leakage.names import KnownName, mapping_names
+from judgeapp.judging.leakage.scan import Kind
 
 EVALS = Path(__file__).resolve().parents[2] / "evals" / "blind" / "runbook"
 

@@ -5,10 +5,11 @@ version and the agreement task, roles, the audit log, and the page (htmx, bad in
 import pytest
 from django.urls import reverse
 
-from calibration import selectors
 from calibration.core import handling as handling_rules
 from calibration.core.adjudication import disagrees
 from calibration.models import Adjudication, AgreementResult, Assignment, CalibrationPolicy, Sample
+from calibration.selectors.adjudication import adjudication_items, adjudication_open_count
+from calibration.selectors.corrected import corrected_for_run, human_majority
 from calibration.services.adjudication import adjudication_record, sample_margin_set
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import label_record
@@ -76,12 +77,12 @@ def labelled(planted_run, annotator, bob, lead, sent):
 
 def test_only_items_apart_by_more_than_the_margin_are_to_resolve(labelled, lead):
     first = labelled.items.get(position=0)
-    assert selectors.adjudication_open_count(sample=labelled) == 1
-    assert [row["item"] for row in selectors.adjudication_items(sample=labelled)] == [first]
+    assert adjudication_open_count(sample=labelled) == 1
+    assert [row["item"] for row in adjudication_items(sample=labelled)] == [first]
     sample_margin_set(sample=labelled, margin=0, actor=lead)
-    assert selectors.adjudication_open_count(sample=labelled) == 2
+    assert adjudication_open_count(sample=labelled) == 2
     sample_margin_set(sample=labelled, margin=4, actor=lead)
-    assert selectors.adjudication_open_count(sample=labelled) == 0
+    assert adjudication_open_count(sample=labelled) == 0
     with pytest.raises(InputError, match="nothing to resolve"):
         adjudication_record(item=first, answer="3", actor=lead)
     assert not Adjudication.objects.exists()
@@ -113,7 +114,7 @@ def test_the_resolved_label_is_kept_beside_the_labels_bumps_the_version_and_is_a
     assert entry.detail == {
         "sample": str(labelled.uuid), "item": 0, "value": "4", "previous": None, "labels": {"ann": "1", "bob": "5"},
     }
-    assert selectors.adjudication_open_count(sample=labelled) == 0
+    assert adjudication_open_count(sample=labelled) == 0
 
     # The same label with another note changes no figure: audited, no new version, nothing enqueued.
     with django_capture_on_commit_callbacks(execute=True):
@@ -221,16 +222,16 @@ def test_a_pairwise_item_is_resolved_in_the_leads_own_reply_order(client, small_
     assert "Version-one reply" in html.split("Reply 1</h3>")[1].split("</pre>")[0]  # reply 1 is A's for the lead
     client.post(reverse("calibration:adjudication_resolve", args=[sample.uuid, item.position]), {"answer": "2"}, headers=HTMX)
     assert Adjudication.objects.get(item=item).value == "B"
-    assert selectors.human_majority(run=run)[item.case_key] == "B"  # the people's one label on the run's page
+    assert human_majority(run=run)[item.case_key] == "B"  # the people's one label on the run's page
 
 
 def test_the_human_corrected_mean_takes_the_resolved_label_as_the_items_score(labelled, lead):
     from calibration.services.agreement import agreement_compute
 
     agreement_compute(sample_pk=labelled.pk)  # the corrected mean reads the agreement's snapshot of the labels
-    before = selectors.corrected_for_run(run=labelled.run)
+    before = corrected_for_run(run=labelled.run)
     adjudication_record(item=labelled.items.get(position=0), answer="1", actor=lead)  # ann 1, bob 5: their mean was 3
     agreement_compute(sample_pk=labelled.pk)
-    after = selectors.corrected_for_run(run=labelled.run)
+    after = corrected_for_run(run=labelled.run)
     assert after["n_labelled"] == before["n_labelled"] == 6
     assert after["human_mean_labelled"] == pytest.approx(before["human_mean_labelled"] - 2 / 6)

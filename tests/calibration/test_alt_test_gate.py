@@ -6,9 +6,11 @@ import json
 import pytest
 from django.urls import reverse
 
-from calibration import selectors
 from calibration.core.agreement import METRIC_LABELS
 from calibration.models import AgreementResult, CalibrationPolicy
+from calibration.selectors.agreement import agreement_latest, result_rows_list, results_of_sample
+from calibration.selectors.alt_test import alt_test_for_run
+from calibration.selectors.policy import policy_current
 from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
@@ -24,7 +26,7 @@ N = 30
 
 
 def set_policy(lead, **changes):
-    return locks.policy_set(actor=lead, reason="test", **(selectors.policy_current().as_dict() | changes))
+    return locks.policy_set(actor=lead, reason="test", **(policy_current().as_dict() | changes))
 
 
 def label(run, people):
@@ -51,7 +53,7 @@ def test_a_judge_as_close_to_the_people_as_each_of_them_passes_and_the_gate_says
     run = planted_run(scores_for(N))
     label(run, {"ann": same, "bob": same, "cat": off_by_one})
     set_policy(lead, alt_test="block")
-    entry = selectors.alt_test_for_run(run=run)[0]
+    entry = alt_test_for_run(run=run)[0]
     assert entry["passed"] is True and not entry["blocks"] and entry["test"]["winning_rate"] == 1.0
     assert entry["line"].startswith("judge planted-judge: alternative annotator test passed: the judge beats 3 of 3")
     gate = gate_evaluate(run=run)
@@ -82,14 +84,14 @@ def test_too_few_annotators_is_said_in_words_and_blocks_when_required(planted_ru
     run = planted_run(scores_for(N))
     label(run, {"ann": same, "bob": same})
     set_policy(lead, alt_test="block")
-    entry = selectors.alt_test_for_run(run=run)[0]
+    entry = alt_test_for_run(run=run)[0]
     assert entry["passed"] is None and entry["blocks"]
     assert entry["line"] == (
         "judge planted-judge: alternative annotator test not decided: not enough annotators "
         "(2 annotator(s) share items with another person; the test needs 3)"
     )
     other = planted_run(scores_for(N), run_id="unlabelled", rubric=RUBRIC_TWO)  # another rubric: its own scope
-    assert selectors.alt_test_for_run(run=other)[0]["line"].endswith("not run: no sample with three or more annotators per item")
+    assert alt_test_for_run(run=other)[0]["line"].endswith("not run: no sample with three or more annotators per item")
 
 
 def test_a_lead_sets_the_requirement_and_epsilon_on_the_calibration_page_audited(client, lead, reviewer):
@@ -99,13 +101,13 @@ def test_a_lead_sets_the_requirement_and_epsilon_on_the_calibration_page_audited
     form = {**CalibrationPolicy().as_dict(), "alt_test": "block", "alt_test_epsilon": "0.1", "reason": "experts are scarce"}
     form = {k: v for k, v in form.items() if v is not False and v is not None}  # an unticked box, an empty field: not sent
     client.post(reverse("calibration:policy_set"), form)
-    policy = selectors.policy_current()
+    policy = policy_current()
     assert (policy.alt_test, policy.alt_test_epsilon) == ("block", 0.1)
     audit = AuditLog.objects.get(action=AuditLog.Action.POLICY_SET)
     assert audit.actor == lead and audit.detail["alt_test"] == "block" and audit.detail["previous"]["alt_test_epsilon"] == 0.2
     for bad in ({"alt_test_epsilon": "1.5"}, {"alt_test": "sometimes"}):
         client.post(reverse("calibration:policy_set"), {**form, **bad})
-        assert (selectors.policy_current().alt_test, selectors.policy_current().alt_test_epsilon) == ("block", 0.1)
+        assert (policy_current().alt_test, policy_current().alt_test_epsilon) == ("block", 0.1)
     assert "is <strong>required: block when not passed</strong>" in client.get(reverse("calibration:overview")).content.decode()
     with pytest.raises(Exception, match="ε of the alternative annotator test"):
         set_policy(lead, alt_test_epsilon=1.0)
@@ -130,10 +132,10 @@ def test_the_test_shows_on_the_calibration_page_the_sample_page_and_the_scorecar
         assert "What the alternative annotator test is</a>" in page, where  # its help link, below
         assert 'data-annotator="cat"' in page, where
     # Each page's view reads the test (at the lead's ε) and passes it in; the partials render it without a query.
-    results = list(selectors.results_of_sample(sample=sample))
+    results = list(results_of_sample(sample=sample))
     read = {
-        "calibration": {"r": result, "test": selectors.agreement_latest()[0].alt_test},
-        "sample": {"result_rows": selectors.result_rows_list(results=results), "metric_labels": METRIC_LABELS},
+        "calibration": {"r": result, "test": agreement_latest()[0].alt_test},
+        "sample": {"result_rows": result_rows_list(results=results), "metric_labels": METRIC_LABELS},
         "scorecard": {"r": result, "test": scorecard(name=result.judge_name, version=result.judge_version)["latest_alt_test"]},
     }
     for where, context in read.items():

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from calibration.models import Assignment, AssignmentState, ItemNote, NoteKind, Sample
-from calibration.selectors import item_notes_for_sample
+from calibration.selectors.samples import item_notes_for_sample
 from calibration.services.annotation import annotator_invite, item_note_create, sample_annotator_add, sample_instructions_set
 from calibration.services.samples import sample_draw
 from judgeapp.judging.errors import InputError

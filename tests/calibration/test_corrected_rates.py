@@ -7,8 +7,8 @@ import ppi_py
 import pytest
 from django.urls import reverse
 
-from calibration import selectors
 from calibration.models import AgreementResult, Assignment
+from calibration.selectors.corrected import corrected_rate_for_run
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import label_record, labels_import
 from calibration.services.samples import sample_draw
@@ -112,7 +112,7 @@ def test_a_drawn_sample_is_weighted_back_to_the_runs_mix_of_verdicts(finished_ju
     for assignment in Assignment.objects.filter(item__sample=sample).select_related("item").order_by("id"):
         label_record(assignment=assignment, answer=human[assignment.item.case_key])
     agreement_compute(sample_pk=sample.pk)
-    corrected = selectors.corrected_rate_for_run(run=run)
+    corrected = corrected_rate_for_run(run=run)
     strata = {key: jury[key] for key in keys}
     share_run = {v: sum(1 for x in jury.values() if x == v) / N for v in ("pass", "fail")}
     share_sample = {v: sum(1 for x in strata.values() if x == v) / len(keys) for v in ("pass", "fail")}
@@ -132,7 +132,7 @@ def test_a_pairwise_corrected_win_rate_counts_ties_half_and_equals_ppi_py(small_
     people = {i: ("tie" if i % 5 == 0 else "B") for i in range(12)}
     rows = [(run.run_id, f"p{i}", "", name, label) for i, label in people.items() for name in ("ann", "bob")]
     imported(rows)
-    corrected = selectors.corrected_rate_for_run(run=run)
+    corrected = corrected_rate_for_run(run=run)
     value = {"A": 0.0, "tie": 0.5, "B": 1.0}
     judge = {i: "A" if i % 2 == 0 else "B" for i in range(30)}
     rate, ci = ppi(
@@ -182,7 +182,7 @@ def test_the_api_report_carries_the_corrected_win_rate_from_the_labels_as_they_a
     rows = [(run.run_id, f"p{i}", "", name, "B") for i in range(6) for name in ("ann", "bob")]
     imported(rows)
     after = api.get(f"/api/v1/runs/{run.run_id}/report").json()
-    now = selectors.corrected_rate_for_run(run=run)
+    now = corrected_rate_for_run(run=run)
     assert (
         after["corrected_win_rate"]["rate"] == pytest.approx(now["rate"])
         and after["corrected_win_rate"]["ci95"] == pytest.approx(now["ci95"])
@@ -204,7 +204,7 @@ def test_a_pairwise_run_page_shows_its_corrected_win_rate_and_a_draw_link_withou
     assert "Human-corrected</a> win rate of B" in page and "No labelled sample for this judge configuration yet" in page
     rows = [(run.run_id, f"c{i:03d}", "", "ann", "tie" if i < 2 else "B") for i in range(5)]
     imported(rows)
-    corrected = selectors.corrected_rate_for_run(run=run)
+    corrected = corrected_rate_for_run(run=run)
     assert corrected["n_labelled"] == 5 and corrected["n_unlabelled"] == 5
     page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
     assert f'data-corrected-rate="{corrected["rate"]}"' in page and "counted as B = 1, tie = 0.5, A = 0" in page

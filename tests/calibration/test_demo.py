@@ -3,7 +3,10 @@
 import pytest
 
 from calibration.models import AgreementResult, Assignment, JudgeLock, Sample
-from calibration.selectors import gate_calibration, level_current, lock_reason_for, run_scope
+from calibration.selectors.locks import lock_reason_for
+from calibration.selectors.policy import level_current
+from calibration.selectors.run_judges import run_scope
+from calibration.selectors.status import gate_calibration
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import label_record
 from calibration.services.pandalm import RUN_ID

@@ -5,8 +5,9 @@ for the verdicts() interface, not the jury algorithm."""
 import pytest
 from django.urls import reverse
 
-from calibration import selectors
 from calibration.models import AgreementResult
+from calibration.selectors.agreement import agreement_for_run
+from calibration.selectors.locks import gate_lock_reasons
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from calibration.services.samples import sample_draw
@@ -78,9 +79,9 @@ def test_agreement_per_juror_and_for_the_pool_and_only_the_dissenting_juror_is_l
     assert results["jury"].kappa == pytest.approx(1.0) and results["juror-a"].agreement == 1.0
     assert results["juror-c"].agreement == pytest.approx(16 / 24) and results["juror-c"].kappa == pytest.approx(0.0)
     assert set(results["jury"].metrics) == {"percent", "kappa"}
-    reasons = selectors.gate_lock_reasons(run=jury_run)
+    reasons = gate_lock_reasons(run=jury_run)
     assert len(reasons) == 1 and reasons[0].startswith("judge locked: juror-c")
-    assert selectors.agreement_for_run(run=jury_run)["judge"] == "jury"
+    assert agreement_for_run(run=jury_run)["judge"] == "jury"
 
 
 def test_the_pooled_jury_has_a_scorecard_the_run_page_links_to(jury_run, client, reviewer):

@@ -5,8 +5,10 @@ import io
 import pytest
 from django.core.management import call_command
 
-from calibration import selectors
 from calibration.models import AgreementLevel, JudgeLock
+from calibration.selectors.agreement import agreement_for_run
+from calibration.selectors.locks import gate_lock_reasons
+from calibration.selectors.policy import level_current
 from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
@@ -73,17 +75,17 @@ def test_planted_labels_perfect_agreement_locks_nothing_disagreement_locks_a_fre
     first = with_tasks(run, agreeing(scores_for(N)))
     result = first.results.get(criterion="")
     assert result.kappa == pytest.approx(1.0) and result.n_items == N
-    assert selectors.gate_lock_reasons(run=run) == []
+    assert gate_lock_reasons(run=run) == []
 
     with_tasks(run, disagreeing(scores_for(N)), annotator="bob")
-    reasons = selectors.gate_lock_reasons(run=run)
+    reasons = gate_lock_reasons(run=run)
     assert len(reasons) == 1 and reasons[0].startswith("judge locked: planted-judge")
     assert "quadratic-weighted kappa -1.00 with people, level 0.60" in reasons[0]
     locked = AuditLog.objects.get(action=AuditLog.Action.JUDGE_LOCKED)
     assert locked.actor_label == "system" and locked.run == run and locked.detail["value"] == pytest.approx(-1.0)
 
     with_tasks(run, agreeing(scores_for(N)), annotator="cy")
-    assert selectors.gate_lock_reasons(run=run) == []
+    assert gate_lock_reasons(run=run) == []
     unlocked = AuditLog.objects.get(action=AuditLog.Action.JUDGE_UNLOCKED)
     assert unlocked.reason.startswith("recalibrated: quadratic-weighted kappa 1.00 with people, level 0.60")
 
@@ -91,8 +93,8 @@ def test_planted_labels_perfect_agreement_locks_nothing_disagreement_locks_a_fre
 def test_a_sample_below_the_minimum_size_decides_nothing(planted_run, with_tasks):
     run = planted_run(scores_for(N))
     with_tasks(run, disagreeing(scores_for(N))[:10])
-    assert selectors.gate_lock_reasons(run=run) == []
-    assert selectors.agreement_for_run(run=run)["status"] == "too few items"
+    assert gate_lock_reasons(run=run) == []
+    assert agreement_for_run(run=run)["status"] == "too few items"
 
 
 def test_every_gate_in_the_scope_is_blocked_and_a_new_prompt_version_that_reaches_the_level_unlocks_its_own_runs(
@@ -101,13 +103,13 @@ def test_every_gate_in_the_scope_is_blocked_and_a_new_prompt_version_that_reache
     old = planted_run(scores_for(N), run_id="old")
     other = planted_run(scores_for(N), run_id="other-testset-same-judge")
     with_tasks(old, disagreeing(scores_for(N)))
-    assert selectors.gate_lock_reasons(run=other)  # same judge configuration, prompt and rubric, another run: blocked too
+    assert gate_lock_reasons(run=other)  # same judge configuration, prompt and rubric, another run: blocked too
     recalibrated = planted_run(scores_for(N), run_id="new-prompt", prompt_text="prompt-v2")
     with_tasks(recalibrated, agreeing(scores_for(N)))
-    assert selectors.gate_lock_reasons(run=recalibrated) == []
+    assert gate_lock_reasons(run=recalibrated) == []
     # The new prompt's sample speaks for the new prompt only: runs judged with the old one stay locked.
-    assert selectors.gate_lock_reasons(run=old) and selectors.gate_lock_reasons(run=other)
-    assert selectors.agreement_for_run(run=recalibrated)["prompt_version"] == "prompt-v2"
+    assert gate_lock_reasons(run=old) and gate_lock_reasons(run=other)
+    assert agreement_for_run(run=recalibrated)["prompt_version"] == "prompt-v2"
 
 
 def test_a_new_judge_version_inherits_the_lock_until_its_own_sample_reaches_the_level(planted_run, with_tasks):
@@ -118,11 +120,11 @@ def test_a_new_judge_version_inherits_the_lock_until_its_own_sample_reaches_the_
     judge.save()
     changed = planted_run(scores_for(N), run_id="changed-config", judge=judge)
     assert changed.config["judges"]["planted-judge"]["version"] != run.config["judges"]["planted-judge"]["version"]
-    reasons = selectors.gate_lock_reasons(run=changed)
+    reasons = gate_lock_reasons(run=changed)
     assert reasons and "has no human-scored sample that reaches the level yet" in reasons[0]
     with_tasks(changed, agreeing(scores_for(N)))
-    assert selectors.gate_lock_reasons(run=changed) == []
-    assert selectors.gate_lock_reasons(run=run)  # the old configuration stays locked
+    assert gate_lock_reasons(run=changed) == []
+    assert gate_lock_reasons(run=run)  # the old configuration stays locked
 
 
 def test_a_stricter_level_locks_at_once_and_the_change_is_audited(planted_run, with_tasks, lead):
@@ -130,17 +132,17 @@ def test_a_stricter_level_locks_at_once_and_the_change_is_audited(planted_run, w
     labels = agreeing(scores_for(N))
     labels[:8] = [s + 1 if s < 5 else s - 1 for s in labels[:8]]  # mostly agreeing, off by one on a few
     with_tasks(run, labels)
-    figures = selectors.agreement_for_run(run=run)
+    figures = agreement_for_run(run=run)
     kappa, upper = figures["kappa"], figures["metrics"]["quadratic_kappa"]["ci"][1]
-    assert 0.6 < kappa < 0.95 and selectors.gate_lock_reasons(run=run) == []
+    assert 0.6 < kappa < 0.95 and gate_lock_reasons(run=run) == []
     # A level above the whole interval locks (a level inside it would leave the judge undecided, not locked).
     stricter = min(1.0, round(upper + 0.01, 2))
     locks.level_set(metric="kappa", threshold=stricter, min_items=20, actor=lead, reason="stricter for the launch")
-    assert selectors.gate_lock_reasons(run=run)
+    assert gate_lock_reasons(run=run)
     level_audit = AuditLog.objects.get(action=AuditLog.Action.LEVEL_SET)
     assert level_audit.actor == lead and level_audit.detail["previous"]["threshold"] == 0.6
     assert AuditLog.objects.filter(action=AuditLog.Action.JUDGE_LOCKED).count() == 1
-    assert AgreementLevel.objects.count() == 1 and selectors.level_current().threshold == stricter
+    assert AgreementLevel.objects.count() == 1 and level_current().threshold == stricter
 
 
 def test_a_leads_unlock_holds_until_new_labels_arrive(planted_run, with_tasks, lead):
@@ -148,23 +150,23 @@ def test_a_leads_unlock_holds_until_new_labels_arrive(planted_run, with_tasks, l
     sample = with_tasks(run, disagreeing(scores_for(N)))
     lock = JudgeLock.objects.get(locked=True)
     assert locks.lock_unlock(lock=lock, actor=lead, reason="the rubric was misread by the annotator") is True
-    assert selectors.gate_lock_reasons(run=run) == []
+    assert gate_lock_reasons(run=run) == []
     assert AuditLog.objects.get(action=AuditLog.Action.JUDGE_UNLOCKED).actor == lead
     # Re-evaluating on the same evidence (a level re-set, a repeated task) keeps the override.
     locks.locks_evaluate()
     agreement_compute(sample_pk=sample.pk, force=True)
-    assert selectors.gate_lock_reasons(run=run) == []
+    assert gate_lock_reasons(run=run) == []
     # New labels that still disagree lock it again.
     with_tasks(run, disagreeing(scores_for(N)), annotator="bob")
-    assert selectors.gate_lock_reasons(run=run)
+    assert gate_lock_reasons(run=run)
 
 
 def test_agreement_for_run_reports_the_judges_latest_human_sample(planted_run, with_tasks):
     run = planted_run(scores_for(N))
-    assert selectors.agreement_for_run(run=run) is None
+    assert agreement_for_run(run=run) is None
     with_tasks(run, agreeing(scores_for(N)))
     later = planted_run(scores_for(N), run_id="later")
-    report = selectors.agreement_for_run(run=later)
+    report = agreement_for_run(run=later)
     assert report["sample_run_id"] == run.run_id and report["judge"] == "planted-judge"
     assert report["status"] == "calibrated" and report["locked"] is False
     assert report["metrics"]["quadratic_kappa"]["value"] == pytest.approx(1.0)

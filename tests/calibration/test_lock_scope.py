@@ -9,9 +9,10 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from calibration import selectors
 from calibration.core.agreement import farthest_label
 from calibration.models import AgreementResult, JudgeLock
+from calibration.selectors.locks import gate_lock_reasons
+from calibration.selectors.status import calibration_for_run, gate_calibration
 from calibration.services import candidates as candidate_services
 from calibration.services import locks
 from calibration.services.labels import labels_import
@@ -74,15 +75,15 @@ def test_a_sample_on_rubric_a_locks_runs_on_rubric_a_and_not_a_run_on_rubric_b(p
     assert on_b.versions["rubric"] != on_a.versions["rubric"] and on_b.judge.version == on_a.judge.version
 
     # Rubric A: every run judged with it is blocked.
-    assert selectors.gate_lock_reasons(run=other_on_a)
-    gate_a = selectors.gate_calibration(run=other_on_a)
+    assert gate_lock_reasons(run=other_on_a)
+    gate_a = gate_calibration(run=other_on_a)
     assert gate_a["status"]["status"] == LOCKED and gate_a["reasons"]
     assert gate_json(other_on_a.run_id)[0] == 1
     # Rubric B: no calibration lock reason; the judge is not calibrated for it, and the other rubric is said.
-    assert selectors.gate_lock_reasons(run=on_b) == []
+    assert gate_lock_reasons(run=on_b) == []
     lock = JudgeLock.objects.get()
     assert lock.locked and (lock.prompt_version, lock.rubric_version) == (on_a.versions["prompt"], on_a.versions["rubric"])
-    gate_b = selectors.gate_calibration(run=on_b)
+    gate_b = gate_calibration(run=on_b)
     assert gate_b["reasons"] == [] and gate_b["status"]["status"] == "not calibrated" and gate_b["status"]["changed"] == []
     assert f"below the level on rubric {on_a.versions['rubric']}, not this one" in gate_b["status"]["summary"]
     code, gate = gate_json(on_b.run_id)
@@ -92,14 +93,14 @@ def test_a_sample_on_rubric_a_locks_runs_on_rubric_a_and_not_a_run_on_rubric_b(p
 def test_a_calibrated_sample_on_rubric_a_neither_calibrates_nor_stales_a_run_on_rubric_b(planted_run, arrive):
     on_a = planted_run(scores_for(N), run_id="on-a")
     arrive(on_a, scores_for(N))
-    assert selectors.calibration_for_run(run=on_a)[0]["status"] == "calibrated"
+    assert calibration_for_run(run=on_a)[0]["status"] == "calibrated"
     on_b = planted_run(scores_for(N), run_id="on-b", rubric=RUBRIC_B)
-    status = selectors.calibration_for_run(run=on_b)[0]
+    status = calibration_for_run(run=on_b)[0]
     assert status["status"] == "not calibrated" and status["evidence"] is None
     assert f"calibrated on rubric {on_a.versions['rubric']}, not this one" in status["summary"]
     # The prompt changed on the same rubric: that is still staleness.
     new_prompt = planted_run(scores_for(N), run_id="new-prompt", prompt_text="prompt-v2")
-    assert selectors.calibration_for_run(run=new_prompt)[0]["status"] == "stale"
+    assert calibration_for_run(run=new_prompt)[0]["status"] == "stale"
 
 
 def test_a_new_judge_version_inherits_the_lock_within_its_scope_only_and_its_own_sample_lifts_it_audited(planted_run, arrive):
@@ -110,12 +111,12 @@ def test_a_new_judge_version_inherits_the_lock_within_its_scope_only_and_its_own
     judge.save()
     changed_on_a = planted_run(scores_for(N), run_id="changed-on-a", judge=judge)
     changed_on_b = planted_run(scores_for(N), run_id="changed-on-b", judge=judge, rubric=RUBRIC_B)
-    reasons = selectors.gate_lock_reasons(run=changed_on_a)
+    reasons = gate_lock_reasons(run=changed_on_a)
     assert reasons and "has no human-scored sample that reaches the level yet" in reasons[0]
-    assert selectors.gate_lock_reasons(run=changed_on_b) == []  # a lock on rubric A is inherited on rubric A only
+    assert gate_lock_reasons(run=changed_on_b) == []  # a lock on rubric A is inherited on rubric A only
 
     arrive(changed_on_a, scores_for(N))
-    assert selectors.gate_lock_reasons(run=changed_on_a) == [] and selectors.gate_lock_reasons(run=on_a)
+    assert gate_lock_reasons(run=changed_on_a) == [] and gate_lock_reasons(run=on_a)
     unlocked = AuditLog.objects.get(action=AuditLog.Action.JUDGE_UNLOCKED)
     assert unlocked.detail["judge_version"] == judge.version and unlocked.detail["rubric_version"] == on_a.versions["rubric"]
 
@@ -128,7 +129,7 @@ def test_a_leads_unlock_lifts_one_scope(planted_run, arrive, lead):
     assert JudgeLock.objects.filter(locked=True).count() == 2
     lock_b = JudgeLock.objects.get(rubric_version=on_b.versions["rubric"])
     assert locks.lock_unlock(lock=lock_b, actor=lead, reason="rubric B's annotators misread the scale")
-    assert selectors.gate_lock_reasons(run=on_b) == [] and selectors.gate_lock_reasons(run=on_a)
+    assert gate_lock_reasons(run=on_b) == [] and gate_lock_reasons(run=on_a)
     assert AuditLog.objects.get(action=AuditLog.Action.JUDGE_UNLOCKED).detail["rubric_version"] == on_b.versions["rubric"]
 
 
@@ -161,7 +162,7 @@ def test_a_judge_with_5_unreadable_replies_among_20_labelled_items_is_locked_not
     assert run.report["counts"]["parse_failures"] == 5
     sample = arrive(run, reversed_(scores))
 
-    status = selectors.calibration_for_run(run=run)[0]
+    status = calibration_for_run(run=run)[0]
     assert status["status"] == LOCKED and status["blocks"] is True
     assert UNREADABLE_SENTENCE in status["summary"] and status["evidence"]["n_unreadable"] == 5
     pooled = AgreementResult.objects.get(sample=sample, criterion="")
@@ -194,7 +195,7 @@ def test_unreadable_replies_that_would_have_been_matches_cannot_lift_a_judge_to_
     sample = arrive(run, scores)
     # Counted as disagreements the non-answers pull the kappa below the level; on 30 items its interval
     # still reaches across the level, so the judge is undecided — not calibrated, as it would be without them.
-    status = selectors.calibration_for_run(run=run)[0]
+    status = calibration_for_run(run=run)[0]
     assert status["status"] == UNDECIDED and status["planning"]["more_items"] > 0
     pooled = AgreementResult.objects.get(sample=sample, criterion="")
     assert (pooled.n_items, pooled.n_unreadable) == (N, N // 3)
@@ -257,6 +258,6 @@ def test_a_scope_without_its_lock_row_gets_one_at_the_next_refresh(planted_run, 
     on_a = planted_run(scores_for(N), run_id="on-a")
     arrive(on_a, reversed_(scores_for(N)))
     JudgeLock.objects.all().delete()  # as if the scope's lock had never been written
-    assert not selectors.gate_lock_reasons(run=on_a)
+    assert not gate_lock_reasons(run=on_a)
     agreements_refresh()
-    assert JudgeLock.objects.get().locked and selectors.gate_lock_reasons(run=on_a)
+    assert JudgeLock.objects.get().locked and gate_lock_reasons(run=on_a)

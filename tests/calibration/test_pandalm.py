@@ -8,7 +8,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from calibration.selectors import agreement_for_run, judge_configurations
+from calibration.selectors.agreement import agreement_for_run
+from calibration.selectors.run_judges import judge_configurations
 from calibration.services.agreement import agreement_compute
 from calibration.services.pandalm import DEFAULT_DIR, RUN_ID, pandalm_import
 from judgeapp.judging import selectors as judgeapp_selectors

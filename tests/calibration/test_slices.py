@@ -8,8 +8,12 @@ import ppi_py
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from calibration import selectors
 from calibration.models import AgreementResult, SampleItem
+from calibration.selectors.agreement import agreement_for_run, agreement_latest, result_rows_list, results_of_sample
+from calibration.selectors.corrected import corrected_for_run
+from calibration.selectors.policy import policy_current
+from calibration.selectors.slices import slice_floor_for_run
+from calibration.selectors.status import gate_calibration
 from calibration.services.locks import level_set, policy_set
 from judgeapp.judging import content
 from judgeapp.judging.errors import InputError
@@ -71,7 +75,7 @@ def test_agreement_per_tag_equals_scikit_learn_on_the_tags_items_with_intervals_
         agreed = sum(human_label(i, scores[i]) == scores[i] for i in range(LABELLED) if tag in tags_of(i))
         assert entry["agreement"]["value"] == pytest.approx(agreed / n)
 
-    shown = selectors.agreement_for_run(run=run)["slices"]  # the report's `agreement.slices`, the worst first
+    shown = agreement_for_run(run=run)["slices"]  # the report's `agreement.slices`, the worst first
     values = [entry["kappa"]["value"] for entry in shown]
     assert values == sorted(values) and shown[0]["tag"] == "billing" and shown[0]["kappa"]["value"] < 0
     # The level's minimum is 20 items: only shipping (22 labelled items) may decide.
@@ -80,7 +84,7 @@ def test_agreement_per_tag_equals_scikit_learn_on_the_tags_items_with_intervals_
 
 def test_corrected_mean_per_tag_equals_ppi_py_called_directly(sliced):
     run, _sample, scores = sliced
-    corrected = selectors.corrected_for_run(run=run)
+    corrected = corrected_for_run(run=run)
     by_tag = {entry["tag"]: entry for entry in corrected["slices"]}
     for tag in ("billing", "shipping", "vip"):
         labelled = [i for i in range(LABELLED) if tag in tags_of(i)]
@@ -111,22 +115,22 @@ def test_a_tag_whose_corrected_mean_is_undefined_is_shown_without_a_figure_never
 def test_the_lead_s_floor_for_the_worst_slice_warns_by_default_blocks_when_told_and_names_the_slice(sliced, lead, capsys):
     run, _sample, _scores = sliced
     level_set(metric="kappa", threshold=0.2, min_items=20, actor=lead)
-    assert selectors.slice_floor_for_run(run=run) is None  # no floor: off by default
+    assert slice_floor_for_run(run=run) is None  # no floor: off by default
     policy = {
         "not_calibrated": "warn", "stale": "warn", "alpha_floor": 0.667, "single_annotator_locks": False, "corrected_gate": False,
     }
     policy_set(actor=lead, slice_floor=0.5, **policy)
     # Billing is the worst slice but has 8 items, under the minimum of 20: it never decides; shipping passes.
-    assert selectors.slice_floor_for_run(run=run) is None
+    assert slice_floor_for_run(run=run) is None
 
     level_set(metric="kappa", threshold=0.2, min_items=5, actor=lead)
-    gate = selectors.gate_calibration(run=run)
+    gate = gate_calibration(run=run)
     line = next(w for w in gate["warnings"] if w.startswith("worst slice below its floor"))
     assert "on tag 'billing': quadratic-weighted kappa -" in line and "on 8 items, below the slice floor 0.50" in line
     assert not any("worst slice" in r for r in gate["reasons"])
 
     policy_set(actor=lead, slice_floor=0.5, slice_floor_action="block", **policy)
-    gate = selectors.gate_calibration(run=run)
+    gate = gate_calibration(run=run)
     assert any(r.startswith("worst slice below its floor: planted-judge on tag 'billing'") for r in gate["reasons"])
     code, output = run_gate(run.run_id, capsys)
     assert code == 1 and "tag 'billing'" in output
@@ -175,22 +179,22 @@ def test_the_pages_show_each_tag_worst_first_and_mark_the_ones_too_small_to_deci
 
     run, sample, _scores = sliced
     client.force_login(lead)
-    worst_first = [entry["tag"] for entry in selectors.agreement_for_run(run=run)["slices"]]
+    worst_first = [entry["tag"] for entry in agreement_for_run(run=run)["slices"]]
     assert worst_first[0] == "billing"
 
     overview = client.get(reverse("calibration:overview")).content.decode()
     assert tag_order(overview, 'class="slices"')[:3] == worst_first and "worst: billing" in overview
     page = client.get(reverse("calibration:sample_detail", args=[sample.uuid])).content.decode()
     assert tag_order(page, 'class="slices"')[:3] == worst_first and "too few items to decide" in page
-    # Both pages' views read the slices (the overview's rows, selectors.result_rows_list); rendering makes no query.
-    assert [s["tag"] for s in selectors.agreement_latest()[0].slices][:3] == worst_first
-    rows = selectors.result_rows_list(results=list(selectors.results_of_sample(sample=sample)))
+    # Both pages' views read the slices (the overview's rows, result_rows_list); rendering makes no query.
+    assert [s["tag"] for s in agreement_latest()[0].slices][:3] == worst_first
+    rows = result_rows_list(results=list(results_of_sample(sample=sample)))
     html = rendered_without_queries("calibration/_result_rows.html", {"result_rows": rows, "metric_labels": {}})
     assert tag_order(html, 'class="slices"')[:3] == worst_first
 
     run_page = client.get(reverse("run_detail", args=[run.run_id])).content.decode()
     assert tag_order(run_page, 'id="run-agreement"')[:3] == worst_first
-    corrected = [entry["tag"] for entry in selectors.corrected_for_run(run=run)["slices"]]
+    corrected = [entry["tag"] for entry in corrected_for_run(run=run)["slices"]]
     assert tag_order(run_page, 'id="corrected-slices"')[:3] == corrected
 
 
@@ -206,11 +210,11 @@ def test_a_lead_sets_the_slice_floor_on_the_calibration_page_audited_and_a_bad_o
     assert 'name="slice_floor"' in page and 'name="slice_floor_action"' in page and "No floor for the worst slice." in page
     form = {k: v for k, v in CalibrationPolicy().as_dict().items() if v is not None and v is not False}
     html = client.post(reverse("calibration:policy_set"), {**form, "slice_floor": "1.5"}, follow=True).content.decode()
-    assert "Policy not changed: slice_floor:" in html and selectors.policy_current().pk is None
+    assert "Policy not changed: slice_floor:" in html and policy_current().pk is None
     client.post(
         reverse("calibration:policy_set"), {**form, "slice_floor": "0.4", "slice_floor_action": "block", "reason": "tags matter"},
     )
-    policy = selectors.policy_current()
+    policy = policy_current()
     assert (policy.slice_floor, policy.slice_floor_action) == (0.4, "block")
     entry = AuditLog.objects.filter(action=AuditLog.Action.POLICY_SET).latest("id")
     assert entry.detail["slice_floor"] == 0.4 and entry.detail["previous"]["slice_floor"] is None
@@ -235,7 +239,7 @@ def test_the_agreement_command_and_the_run_summary_name_the_worst_tag(sliced, ca
     call_command("agreement", "--json")
     rows = json.loads(capsys.readouterr().out)["judges"]
     assert rows[0]["slices"][0]["tag"] == "billing"
-    line = _agreement_line(selectors.agreement_for_run(run=run))
+    line = _agreement_line(agreement_for_run(run=run))
     assert line.endswith("; worst tag billing: kappa -0.99 on 8 items")
 
 

@@ -6,8 +6,9 @@ counted, and say which labels version and time they stand on."""
 import pytest
 from django.urls import reverse
 
-from calibration import selectors
 from calibration.models import Assignment, Sample
+from calibration.selectors.agreement import agreement_reads, one_snapshot
+from calibration.selectors.corrected import corrected_for_run
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import label_record
 from calibration.services.samples import sample_draw
@@ -71,12 +72,12 @@ def test_a_read_that_a_computation_overtook_is_read_again(half_computed):
     reads = []
 
     def read():
-        reads.append(selectors.agreement_reads(run=run))
+        reads.append(agreement_reads(run=run))
         if len(reads) == 1:
             agreement_compute(sample_pk=sample.pk)  # commits while the first read is under way
         return reads[-1]
 
-    answer = selectors.one_snapshot(read)
+    answer = one_snapshot(read)
     assert len(reads) == 2 and answer["snapshot"]["labels_version"] == N
     assert answer["corrected"]["snapshot"]["labels_version"] == answer["agreement"]["snapshot"]["labels_version"] == N
 
@@ -87,6 +88,6 @@ def test_a_sample_whose_agreement_was_never_computed_gives_no_corrected_mean(pla
     for assignment in Assignment.objects.filter(item__sample=sample).select_related("item", "item__sample"):
         label_record(assignment=assignment, answer="3")
     assert Sample.objects.get(pk=sample.pk).agreement_stale
-    assert selectors.corrected_for_run(run=run) is None  # until the agreement counts these labels
+    assert corrected_for_run(run=run) is None  # until the agreement counts these labels
     agreement_compute(sample_pk=sample.pk)
-    assert selectors.corrected_for_run(run=run)["n_labelled"] == N
+    assert corrected_for_run(run=run)["n_labelled"] == N

@@ -9,8 +9,13 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from calibration import selectors
 from calibration.models import AgreementResult, Candidate, JudgeLock
+from calibration.selectors.candidates import adopted_prompt, side_by_side
+from calibration.selectors.corrected import corrected_for_run
+from calibration.selectors.policy import policy_current
+from calibration.selectors.run_judges import judge_configurations
+from calibration.selectors.samples import annotator_panels
+from calibration.selectors.status import calibration_for_run, judge_status, status_for
 from calibration.services import candidates as candidate_services
 from calibration.services import locks
 from calibration.services.labels import labels_import
@@ -61,7 +66,7 @@ def gate_text(run_id) -> tuple[int, str]:
 
 
 def set_policy(lead, **changes):
-    policy = selectors.policy_current().as_dict() | changes
+    policy = policy_current().as_dict() | changes
     return locks.policy_set(actor=lead, reason="test", **policy)
 
 
@@ -96,7 +101,7 @@ def test_a_judge_with_no_sample_is_not_calibrated_on_the_gate_json_and_page_and_
 def test_too_few_labels_says_n_of_the_minimum_and_counts_as_not_calibrated_under_the_blocking_policy(planted_run, arrive, lead):
     run = planted_run(scores_for(N))
     arrive(two_annotators(rows_for(run, scores_for(N)[:12])))
-    status = selectors.calibration_for_run(run=run)[0]
+    status = calibration_for_run(run=run)[0]
     assert status["status"] == "too few labels" and "12 of the 20 labelled items" in status["summary"]
     set_policy(lead, not_calibrated="block")
     assert gate_json(run.run_id)[0] == 1  # a few labels are no way round the blocking policy
@@ -107,7 +112,7 @@ def test_a_calibrated_judge_shows_figure_interval_n_date_and_versions_and_goes_s
 ):
     run = planted_run(scores_for(N))
     arrive(two_annotators(rows_for(run, scores_for(N))))
-    status = selectors.calibration_for_run(run=run)[0]
+    status = calibration_for_run(run=run)[0]
     assert status["status"] == "calibrated" and status["blocks"] is False and status["warns"] is False
     evidence = status["evidence"]
     assert evidence["value"] == pytest.approx(1.0) and evidence["ci"] and evidence["n_items"] == N
@@ -115,7 +120,7 @@ def test_a_calibrated_judge_shows_figure_interval_n_date_and_versions_and_goes_s
     assert evidence["date"][:4].isdigit() and evidence["alpha"]["value"] == pytest.approx(1.0)
 
     other = planted_run(scores_for(N), run_id="new-prompt", prompt_text="prompt-v2")
-    stale = selectors.calibration_for_run(run=other)[0]
+    stale = calibration_for_run(run=other)[0]
     assert stale["status"] == "stale" and stale["changed"] == [
         {"what": "prompt", "calibrated": run.versions["prompt"], "now": "prompt-v2"}
     ]
@@ -149,7 +154,7 @@ def test_a_single_annotator_sample_warns_but_cannot_lock_under_the_default_polic
     run = planted_run(scores_for(N))
     arrive(rows_for(run, [6 - s for s in scores_for(N)]))  # one person, disagreeing with the judge everywhere
     assert not JudgeLock.objects.filter(locked=True).exists()
-    status = selectors.calibration_for_run(run=run)[0]
+    status = calibration_for_run(run=run)[0]
     assert status["status"] == "labels unreliable" and "single-annotator sample" in status["summary"]
     code, gate = gate_json(run.run_id)
     assert code == 0 and any("single-annotator sample" in w for w in gate["warnings"])
@@ -165,14 +170,14 @@ def test_a_sample_whose_alpha_is_below_the_floor_neither_locks_nor_unlocks(plant
     # The people disagree with each other (alpha far below 0.667): their labels cannot lock.
     arrive(rows_for(run, reversed_, annotator="ann") + rows_for(run, truth, annotator="bob"))
     assert not JudgeLock.objects.filter(locked=True).exists()
-    assert selectors.calibration_for_run(run=run)[0]["status"] == "labels unreliable"
+    assert calibration_for_run(run=run)[0]["status"] == "labels unreliable"
 
     # Reliable people lock it; then an unreliable sample that agrees with the judge does not unlock it.
     arrive(two_annotators(rows_for(run, reversed_, annotator="cy")))
     assert JudgeLock.objects.get().locked is True
     arrive(rows_for(run, truth, annotator="dee") + rows_for(run, reversed_, annotator="eve"))
     assert JudgeLock.objects.get().locked is True
-    assert selectors.calibration_for_run(run=run)[0]["status"] == "below level — locked"
+    assert calibration_for_run(run=run)[0]["status"] == "below level — locked"
 
 
 def test_the_calibration_page_shows_each_annotators_agreement_with_the_others(planted_run, arrive, client, reviewer):
@@ -182,7 +187,7 @@ def test_the_calibration_page_shows_each_annotators_agreement_with_the_others(pl
     arrive(
         rows_for(run, truth, annotator="ann") + rows_for(run, truth, annotator="bob") + rows_for(run, careless, annotator="zed")
     )
-    panel = selectors.annotator_panels()[0]
+    panel = annotator_panels()[0]
     by = {row["annotator"]: row for row in panel["rows"]}
     assert by["ann"]["kappa"] > by["zed"]["kappa"] and by["zed"]["stands_out"] and not by["ann"]["stands_out"]
     assert by["zed"]["alpha_without"] == pytest.approx(1.0)
@@ -232,15 +237,15 @@ def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlo
     pooled = AgreementResult.objects.get(candidate=candidate, criterion="")
     assert pooled.kappa == pytest.approx(1.0) and pooled.n_items == N and pooled.details["confusion"]["total"] == 2 * N
     # Side by side: the current judge's figure beside the candidate's; a candidate speaks for nobody yet.
-    board = selectors.side_by_side(sample=sample)
+    board = side_by_side(sample=sample)
     assert [c["result"].kappa for c in board["columns"]] == [pytest.approx(-1.0), pytest.approx(1.0)]
     assert board["columns"][0]["disagreements"][0]["reasoning"]
     assert JudgeLock.objects.get().locked
 
     candidate_services.candidate_adopt(candidate=candidate, actor=lead, reason="literal scale agrees with people")
-    adopted_prompt = candidate.run.versions["prompt"]
-    assert adopted_prompt != run.versions["prompt"]
-    assert JudgeLock.objects.get(judge_version=candidate.config_version, prompt_version=adopted_prompt).locked is False
+    adopted_version = candidate.run.versions["prompt"]
+    assert adopted_version != run.versions["prompt"]
+    assert JudgeLock.objects.get(judge_version=candidate.config_version, prompt_version=adopted_version).locked is False
     adopted = AuditLog.objects.get(action=AuditLog.Action.CANDIDATE_ADOPTED)
     assert (
         adopted.actor == lead and adopted.detail["candidate"] == str(candidate.uuid)
@@ -252,8 +257,8 @@ def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlo
     code, gate = gate_json(run.run_id)
     assert code == 1 and gate["calibration"]["status"] == "below level — locked"
     # Later runs of the judge use the adopted prompt, and are calibrated.
-    assert selectors.adopted_prompt(judge_name="planted-judge").text == candidate_prompt(run)
-    later = planted_run(scores_for(N), run_id="adopted-prompt", prompt_text=adopted_prompt)
+    assert adopted_prompt(judge_name="planted-judge").text == candidate_prompt(run)
+    later = planted_run(scores_for(N), run_id="adopted-prompt", prompt_text=adopted_version)
     code, gate = gate_json(later.run_id)
     assert (
         code == 0 and gate["calibration"]["status"] == "calibrated"
@@ -276,7 +281,7 @@ def test_adopting_a_model_change_makes_the_judge_row_admin_owned_and_leaves_the_
     candidate_services.candidate_adopt(candidate=Candidate.objects.get(pk=candidate.pk), actor=lead)
     judge.refresh_from_db()
     assert judge.model == "judge-model-xxl" and judge.source == "admin" and judge.version == candidate.config_version
-    assert selectors.judge_status(judge=judge)["status"] == "calibrated"
+    assert judge_status(judge=judge)["status"] == "calibrated"
     assert gate_json(run.run_id)[0] == 1  # scores from the locked configuration still do not ship
 
 
@@ -382,7 +387,7 @@ def test_ppi_on_a_biased_judge_covers_the_human_mean_where_the_judge_only_interv
     arrive(two_annotators([(run.run_id, f"c{i:03d}", "helpfulness", "ann", human[i]) for i in labelled]))
     run.refresh_from_db()
 
-    corrected = selectors.corrected_for_run(run=run)
+    corrected = corrected_for_run(run=run)
     truth = float(np.mean(human))
     assert corrected["n_labelled"] == len(labelled) and corrected["n_unlabelled"] == n - len(labelled)
     assert corrected["ci95"][0] <= truth <= corrected["ci95"][1]
@@ -434,8 +439,8 @@ def test_the_pandalm_scorecard_shows_kappa_0478_and_locked(settings, eager_tasks
     settings.CALIBRATION_BOOTSTRAP_RESAMPLES = 1000  # the published figure's interval
     run, sample = pandalm_import()
     agreement_compute(sample_pk=sample.pk)
-    version = selectors.judge_configurations(run=run)["gpt-3.5-turbo"]["version"]
-    status = selectors.status_for(judge_name="gpt-3.5-turbo", judge_version=version)
+    version = judge_configurations(run=run)["gpt-3.5-turbo"]["version"]
+    status = status_for(judge_name="gpt-3.5-turbo", judge_version=version)
     assert status["status"] == "below level — locked"
     client.force_login(reviewer)
     page = client.get(reverse("judge_scorecard_version", args=["gpt-3.5-turbo", version])).content.decode()

@@ -18,8 +18,9 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from fakejudge import DemoBrain, FakeJudgeServer
-from judgeapp.judging.client import EndpointConfig, JudgeClient
+from judgeapp.judging.client import JudgeClient
 from judgeapp.judging.errors import ServiceUnavailable
+from judgeapp.judging.judge_calls import EndpointConfig
 from judgeapp.judging.limiters import DatabaseSlotLimiter, RedisSlotLimiter, limiter_kind
 from judgeapp.judging.outages import through_outage
 from judgeapp.judging.workers import worker_identity
@@ -102,7 +103,8 @@ import os, sys, threading
 import django
 django.setup()
 from django.db import connections
-from judgeapp.judging.client import EndpointConfig, JudgeClient
+from judgeapp.judging.client import JudgeClient
+from judgeapp.judging.judge_calls import EndpointConfig
 from judgeapp.judging.limiters import limiter_for_settings
 name, url, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
 client = JudgeClient(EndpointConfig(name=name, model="m", base_url=url, max_concurrency=2), limiter=limiter_for_settings())

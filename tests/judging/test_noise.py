@@ -10,8 +10,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from judgeapp.judging.client import JudgeOutcome, cache_key
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.judge_calls import JudgeOutcome, cache_key
 from judgeapp.judging.noise import (
     MEAN,
     TIE_PASS_FAIL,
@@ -149,7 +149,9 @@ def test_combined_trials_use_the_majority_and_keep_every_trial():
 
 def test_a_unit_taken_over_half_way_pays_only_for_the_trials_not_yet_in_the_cache():
     from fakejudge import FakeJudgeServer, Flip, ReplyJSON, Status, When
-    from judgeapp.judging.client import EndpointConfig, JudgeClient, JudgeRejected, MemoryCache
+    from judgeapp.judging.client import JudgeClient
+    from judgeapp.judging.judge_calls import EndpointConfig, MemoryCache
+    from judgeapp.judging.judge_errors import JudgeRejected
     from judgeapp.judging.parsing import PAIRWISE_SPEC
     from judgeapp.judging.trials import judge_trials
 

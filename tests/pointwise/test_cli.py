@@ -216,10 +216,10 @@ def test_gate_is_computed_fresh_so_a_later_calibration_lock_blocks(cli, judge, f
     testset, rubric = files(n=3)
     evaluate(cli, judge, testset, rubric, "--threshold", "1", "--run-id", "r1")
     assert cli("gate", "r1").code == 0
-    import calibration.selectors
+    import calibration.selectors.status
 
     monkeypatch.setattr(
-        calibration.selectors, "lock_reason_for", lambda **_: "judge locked: agreement 0.41 with people, level 0.70",
+        calibration.selectors.status, "lock_reason_for", lambda **_: "judge locked: agreement 0.41 with people, level 0.70",
     )
     result = cli("gate", "r1")
     assert result.code == 1

@@ -7,7 +7,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from calibration.selectors import gate_lock_reasons, run_scope
+from calibration.selectors.locks import gate_lock_reasons
+from calibration.selectors.run_judges import run_scope
 from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.library import prompt_template_save
 from judgeapp.judging.prompts import library_prompt

@@ -55,10 +55,10 @@ def test_an_approval_cannot_open_a_gate_the_scores_keep_closed(judge, system, le
 
 
 def test_an_approval_cannot_open_a_gate_locked_by_calibration(judge, system, lead, monkeypatch):
-    import calibration.selectors
+    import calibration.selectors.status
 
     run = finished(judge, system=system)
-    monkeypatch.setattr(calibration.selectors, "lock_reason_for", lambda **_: "judge locked: no human sample")
+    monkeypatch.setattr(calibration.selectors.status, "lock_reason_for", lambda **_: "judge locked: no human sample")
     with pytest.raises(InputError, match="judge locked"):
         gate_decide(run=run, actor=lead, verdict="approved", reason="trust me")
 

@@ -7,8 +7,9 @@ place; no clean output is. The figures are printed (`-s`) and asserted:
 import pytest
 
 from judgeapp.blind.core.inputs import version_from_files
-from judgeapp.blind.core.leakage import Kind, KnownName, scan_inputs, version_names
-from judgeapp.judging.leakage import format_flag
+from judgeapp.blind.core.leakage import scan_inputs
+from judgeapp.judging.leakage.names import KnownName, version_names
+from judgeapp.judging.leakage.scan import Kind, format_flag
 from tests.security.leakage_corpus import CLEAN, JUDGES, LEAKY, SYSTEMS, TASK, VERSIONS
 
 

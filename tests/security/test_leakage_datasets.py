@@ -9,7 +9,8 @@ configured system and a judge as the known names. The figure is printed (`-s`) a
 import json
 from pathlib import Path
 
-from judgeapp.judging.leakage import KnownName, format_flag, scan_texts, version_names
+from judgeapp.judging.leakage.names import KnownName, version_names
+from judgeapp.judging.leakage.scan import format_flag, scan_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 LEAKY_EXAMPLE = ROOT / "evals" / "blind" / "runbook" / "leaky"

@@ -4,8 +4,8 @@ each name found where it is a leak and not where it is an ordinary word."""
 import pytest
 
 from judgeapp.blind.core.inputs import version_from_files
-from judgeapp.blind.core.leakage import Kind, scan_inputs
-from judgeapp.judging.leakage import scan_texts
+from judgeapp.blind.core.leakage import scan_inputs
+from judgeapp.judging.leakage.scan import Kind, scan_texts
 from judgeapp.judging.model_names import MODEL_NAME, PROVIDER_NAME, ModelName, ModelNameFinder, _as_entry, default_finder
 
 

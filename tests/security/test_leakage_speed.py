@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from judgeapp.judging.leakage import KnownName, scan_texts, version_names
+from judgeapp.judging.leakage.names import KnownName, version_names
+from judgeapp.judging.leakage.scan import scan_texts
 
 SECONDS = 5.0
 MEGABYTE = 1_000_000

@@ -8,7 +8,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from calibration.models import CalibrationPolicy
-from calibration.selectors import policy_current, status_for
+from calibration.selectors.policy import policy_current
+from calibration.selectors.status import status_for
 from judgeapp.judging import runs
 from judgeapp.judging.memo import reads_shared
 from tests.factories import pointwise_run

@@ -66,7 +66,7 @@ def ranklist_state_of(run):
     return Run.objects.filter(pk=run.pk)
 
 def alt_test(result):
-    from calibration.selectors import alt_test_of
+    from calibration.selectors.alt_test import alt_test_of
     return alt_test_of(result)
 '''
     found = database_reads(old_tags)

@@ -116,6 +116,36 @@ def render_prompt(task: str, requirement: Requirement) -> str:
     return load_prompt("agent").render(task=task, requirement=requirement.text)
 
 
+@dataclass
+class _Conversation:
+    """One requirement's conversation with the judge: what it was sent, the transcript, the outcome so far."""
+
+    toolbox: ToolBox
+    messages: list[dict]
+    transcript: list[dict]
+    outcome: RequirementOutcome
+    corrections: int = 0
+
+    @classmethod
+    def start(cls, task: str, requirement: Requirement, toolbox: ToolBox) -> _Conversation:
+        prompt = render_prompt(task, requirement)
+        messages: list[dict] = [{"role": "user", "content": prompt}]
+        transcript: list[dict] = [{"role": "prompt", "content": prompt, "tools": toolbox.names}]
+        outcome = RequirementOutcome(requirement=requirement, verdict=UNVERIFIED, transcript=transcript, messages=messages)
+        return cls(toolbox=toolbox, messages=messages, transcript=transcript, outcome=outcome)
+
+    def stop(self, reason: str) -> RequirementOutcome:
+        self.outcome.verdict, self.outcome.reason = UNVERIFIED, reason
+        self.outcome.tool_calls = [r.as_dict() for r in self.toolbox.records]
+        self.transcript.append({"role": "stopped", "reason": reason})
+        return self.outcome
+
+    def correct(self, why: str, text: str, **extra) -> None:
+        self.corrections += 1
+        self.messages.append({"role": "user", "content": text})
+        self.transcript.append({"role": "correction", "why": why, "content": text, **extra})
+
+
 def judge_requirement(
     *,
     chat: Chat,
@@ -124,92 +154,103 @@ def judge_requirement(
     toolbox: ToolBox,
     max_tool_calls: int = MAX_TOOL_CALLS,
 ) -> RequirementOutcome:
-    prompt = render_prompt(task, requirement)
-    messages: list[dict] = [{"role": "user", "content": prompt}]
-    transcript: list[dict] = [{"role": "prompt", "content": prompt, "tools": toolbox.names}]
-    outcome = RequirementOutcome(requirement=requirement, verdict=UNVERIFIED, transcript=transcript, messages=messages)
-    corrections = 0
-
-    def stop(reason: str) -> RequirementOutcome:
-        outcome.verdict, outcome.reason = UNVERIFIED, reason
-        outcome.tool_calls = [r.as_dict() for r in toolbox.records]
-        transcript.append({"role": "stopped", "reason": reason})
-        return outcome
-
-    def correct(why: str, text: str, **extra) -> None:
-        messages.append({"role": "user", "content": text})
-        transcript.append({"role": "correction", "why": why, "content": text, **extra})
-
+    talk = _Conversation.start(task, requirement, toolbox)
     while True:
-        reply = chat(messages, toolbox.schemas)
-        outcome.judge_turns += 1
-        calls = list(reply.tool_calls or [])
+        reply = chat(talk.messages, toolbox.schemas)
+        talk.outcome.judge_turns += 1
         # A reply cut at max_tokens is not read: its tool calls may be cut too, and the judge is asked again
         # with the start of it only (a runaway reply resent whole fills the model's context).
         if getattr(reply, "finish_reason", "") == TRUNCATED:
-            text = (reply.text or "").strip()
-            excerpt = text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + " [… cut here]"
-            messages.append({"role": "assistant", "content": excerpt})
-            transcript.append({"role": "judge", "content": excerpt, "tool_calls": [], "usage": _usage(reply), "truncated": True})
-            if corrections >= MAX_CORRECTIONS:
-                outcome.reply_problem = "truncated"
-                return stop("the judge's reply was cut off at the token limit before it finished")
-            corrections += 1
-            correct("truncated", "Your reply was cut off at the token limit before it finished. Call a tool, or answer "
-                                 'briefly with only the JSON object {"verdict": "met" | "not_met", "evidence": "..."}.')
-            continue
-        messages.append(reply.assistant_message())
-        transcript.append({
-            "role": "judge",
-            "content": reply.text or "",
-            "tool_calls": [_call_summary(c) for c in calls],
-            "usage": _usage(reply),
-        })
-        if calls:
-            for call in calls:
-                if len(toolbox.records) >= max_tool_calls:
-                    return stop(f"the judge used all {max_tool_calls} tool calls without reaching a verdict")
-                function = call.get("function") or {}
-                record = toolbox.call(str(function.get("name", "")), function.get("arguments") or "{}", str(call.get("id", "")))
-                left = max_tool_calls - len(toolbox.records)
-                note = (
-                    f"\n[{left} tool call{'s' if left != 1 else ''} left for this requirement; when none are left it "
-                    "is recorded as unverified]" if 0 < left <= BUDGET_NOTE_FROM else ""
-                )
-                messages.append({"role": "tool", "tool_call_id": record.call_id, "content": record.output + note})
-                transcript.append({"role": "tool", **record.as_dict(), **({"note": note.strip()} if note else {})})
-            if len(toolbox.records) >= max_tool_calls:
-                return stop(f"the judge used all {max_tool_calls} tool calls without reaching a verdict")
-            continue
+            done = _truncated_reply(talk, reply)
+        else:
+            done = _reply_read(talk, reply, task, requirement, max_tool_calls)
+        if done is not None:
+            return done
 
-        try:
-            judged = (task, requirement.text, *(record.output for record in toolbox.records))
-            answer = read_verdict(reply.text or "", judged=judged)
-        except ParseError as exc:
-            if corrections >= MAX_CORRECTIONS:
-                outcome.reply_problem = "unparsable"
-                return stop(f"the judge's reply could not be read as a verdict: {exc}")
-            corrections += 1
-            correct("parse", f"Your reply could not be used: {exc}. Answer again with only the JSON object "
-                             '{"verdict": "met" | "not_met", "evidence": "..."}.', error=str(exc))
-            continue
 
-        check = _check(answer["evidence"], toolbox, task, requirement)
-        transcript.append({"role": "verdict", **answer, "evidence_check": check.as_dict()})
-        if check.ok:
-            outcome.verdict, outcome.evidence = answer["verdict"], answer["evidence"]
-            outcome.evidence_check = check.as_dict()
-            outcome.tool_calls = [r.as_dict() for r in toolbox.records]
-            return outcome
-        if corrections >= MAX_CORRECTIONS:
-            outcome.evidence = answer["evidence"]
-            outcome.evidence_check = check.as_dict()
-            problems = "; ".join(check.problems) or "no citation of what the tools returned"
-            return stop(
-                f"the judge said {answer['verdict']}, but its evidence does not hold against the tool results: {problems}"
-            )
-        corrections += 1
-        correct("evidence", check.message(), problems=check.problems)
+def _truncated_reply(talk: _Conversation, reply: ChatReplyLike) -> RequirementOutcome | None:
+    """Show the judge the start of its cut reply and ask again; stop once the corrections are used up."""
+    text = (reply.text or "").strip()
+    excerpt = text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + " [… cut here]"
+    talk.messages.append({"role": "assistant", "content": excerpt})
+    talk.transcript.append({"role": "judge", "content": excerpt, "tool_calls": [], "usage": _usage(reply), "truncated": True})
+    if talk.corrections >= MAX_CORRECTIONS:
+        talk.outcome.reply_problem = "truncated"
+        return talk.stop("the judge's reply was cut off at the token limit before it finished")
+    talk.correct("truncated", "Your reply was cut off at the token limit before it finished. Call a tool, or answer "
+                              'briefly with only the JSON object {"verdict": "met" | "not_met", "evidence": "..."}.')
+    return None
+
+
+def _reply_read(
+    talk: _Conversation, reply: ChatReplyLike, task: str, requirement: Requirement, max_tool_calls: int
+) -> RequirementOutcome | None:
+    """Record a whole reply and act on it: run its tool calls, or read its verdict. The outcome when the
+    requirement is settled, None while the conversation goes on."""
+    calls = list(reply.tool_calls or [])
+    talk.messages.append(reply.assistant_message())
+    talk.transcript.append({
+        "role": "judge",
+        "content": reply.text or "",
+        "tool_calls": [_call_summary(c) for c in calls],
+        "usage": _usage(reply),
+    })
+    if calls:
+        return _tool_calls_run(talk, calls, max_tool_calls)
+    try:
+        judged = (task, requirement.text, *(record.output for record in talk.toolbox.records))
+        answer = read_verdict(reply.text or "", judged=judged)
+    except ParseError as exc:
+        if talk.corrections >= MAX_CORRECTIONS:
+            talk.outcome.reply_problem = "unparsable"
+            return talk.stop(f"the judge's reply could not be read as a verdict: {exc}")
+        talk.correct("parse", f"Your reply could not be used: {exc}. Answer again with only the JSON object "
+                              '{"verdict": "met" | "not_met", "evidence": "..."}.', error=str(exc))
+        return None
+    return _verdict_checked(talk, answer, task, requirement)
+
+
+def _tool_calls_run(talk: _Conversation, calls: list[dict], max_tool_calls: int) -> RequirementOutcome | None:
+    """Run the reply's tool calls and send their results back, each telling how many calls are left once
+    few are; stop when the budget is used up."""
+    toolbox = talk.toolbox
+    for call in calls:
+        if len(toolbox.records) >= max_tool_calls:
+            return talk.stop(f"the judge used all {max_tool_calls} tool calls without reaching a verdict")
+        function = call.get("function") or {}
+        record = toolbox.call(str(function.get("name", "")), function.get("arguments") or "{}", str(call.get("id", "")))
+        left = max_tool_calls - len(toolbox.records)
+        note = (
+            f"\n[{left} tool call{'s' if left != 1 else ''} left for this requirement; when none are left it "
+            "is recorded as unverified]" if 0 < left <= BUDGET_NOTE_FROM else ""
+        )
+        talk.messages.append({"role": "tool", "tool_call_id": record.call_id, "content": record.output + note})
+        talk.transcript.append({"role": "tool", **record.as_dict(), **({"note": note.strip()} if note else {})})
+    if len(toolbox.records) >= max_tool_calls:
+        return talk.stop(f"the judge used all {max_tool_calls} tool calls without reaching a verdict")
+    return None
+
+
+def _verdict_checked(talk: _Conversation, answer: dict, task: str, requirement: Requirement) -> RequirementOutcome | None:
+    """Accept a verdict whose evidence holds against the tool results; otherwise correct the judge, or stop
+    once the corrections are used up."""
+    outcome = talk.outcome
+    check = _check(answer["evidence"], talk.toolbox, task, requirement)
+    talk.transcript.append({"role": "verdict", **answer, "evidence_check": check.as_dict()})
+    if check.ok:
+        outcome.verdict, outcome.evidence = answer["verdict"], answer["evidence"]
+        outcome.evidence_check = check.as_dict()
+        outcome.tool_calls = [r.as_dict() for r in talk.toolbox.records]
+        return outcome
+    if talk.corrections >= MAX_CORRECTIONS:
+        outcome.evidence = answer["evidence"]
+        outcome.evidence_check = check.as_dict()
+        problems = "; ".join(check.problems) or "no citation of what the tools returned"
+        return talk.stop(
+            f"the judge said {answer['verdict']}, but its evidence does not hold against the tool results: {problems}"
+        )
+    talk.correct("evidence", check.message(), problems=check.problems)
+    return None
 
 
 def _check(evidence: str, toolbox: ToolBox, task: str, requirement: Requirement) -> EvidenceCheck:

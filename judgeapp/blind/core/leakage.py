@@ -5,7 +5,7 @@ If any input reveals an identity, record the leakage and stop the blind comparis
 sanitized." Every input is scanned: each version's files (their contents and their paths), the eval
 prompt, the expectations, and the labels themselves.
 
-The scanner is shared with calibration (judgeapp/judging/leakage.py: normalisation, names, providers,
+The scanner is shared with calibration (judgeapp/judging/leakage/: normalisation, names, providers,
 models, paths, label keys, transcripts in every common shape, tool calls, raw API responses); this
 module applies it to the comparator's inputs. Plain Python.
 """
@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from judgeapp.blind.core.inputs import LABEL, VersionContent
-from judgeapp.judging.leakage import Collector, Kind, KnownName, LeakageFlag, Scanner, format_flag, mapping_names, version_names  # noqa: F401  (the blind comparator's names for them)
+from judgeapp.judging.leakage.names import KnownName
+from judgeapp.judging.leakage.scan import Collector, Kind, LeakageFlag, Scanner
 
 
 def scan_labels(labels: Iterable[str]) -> list[LeakageFlag]:

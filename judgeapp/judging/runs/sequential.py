@@ -7,8 +7,8 @@ import logging
 
 from django.conf import settings
 
-from judgeapp.judging.client import JudgeError
 from judgeapp.judging.errors import InputError
+from judgeapp.judging.judge_errors import JudgeError
 from judgeapp.judging.leases import UNIT, Heartbeat
 from judgeapp.judging.runkind import RunFailed, handler_for
 from judgeapp.judging.runs.lifecycle import Progress, run_fail

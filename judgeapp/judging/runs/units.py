@@ -14,9 +14,9 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from judgeapp.judging.client import JudgeError, JudgeRejected, JudgeUnreachable, StructuredOutputUnsupported
 from judgeapp.judging.costs import budget_reached, unit_cost
 from judgeapp.judging.errors import ServiceUnavailable
+from judgeapp.judging.judge_errors import JudgeError, JudgeRejected, JudgeUnreachable, StructuredOutputUnsupported
 from judgeapp.judging.leases import UNIT, Heartbeat
 from judgeapp.judging.limiters import before_waiting_for_a_slot
 from judgeapp.judging.outages import is_service_error, through_outage

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from judgeapp.judging.client import JudgeRejected, JudgeUnavailable, JudgeUnreachable, StructuredOutputUnsupported
+from judgeapp.judging.judge_errors import JudgeRejected, JudgeUnavailable, JudgeUnreachable, StructuredOutputUnsupported
 from judgeapp.judging.parsing import WINNER_SPEC
 from judgeapp.judging.prompts import Prompt, user_message
 from judgeapp.judging.runkind import UnitResult

@@ -18,7 +18,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from judgeapp.judging.accounting import counts_of
-from judgeapp.judging.client import JudgeUnavailable
+from judgeapp.judging.judge_errors import JudgeUnavailable
 from judgeapp.judging.leases import UNIT, Heartbeat
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS
 from judgeapp.judging.workers import worker_identity

@@ -79,7 +79,9 @@ def gate_evaluate(
     `report` and `status` default to the run's own; the run handler passes the ones it is about to write
     (with its `corrected` and `baseline` keys; otherwise both are computed now).
     """
-    from calibration.selectors import corrected_for_run, gate_calibration, one_snapshot
+    from calibration.selectors.agreement import one_snapshot
+    from calibration.selectors.corrected import corrected_for_run
+    from calibration.selectors.status import gate_calibration
 
     if run.kind != RunKind.POINTWISE:
         raise ValueError(f"run {run.run_id} is a {run.kind} run; the release gate reads pointwise runs")

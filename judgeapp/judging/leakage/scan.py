@@ -1,44 +1,15 @@
-"""Leakage: what in a text would tell a reader which system, version or configuration produced it.
-
-Shared by the blind comparator (judgeapp/blind/core/leakage.py scans every version, the eval prompt and the
-expectations) and calibration (every item drawn into a sample is scanned before an annotator sees it).
-Plain Python, no Django.
-
-A person reading "Th&#105;s is v&#50;", "Сlaude" (a Cyrillic С) or "acme —\nstepwise" sees the name at
-once, so every text is normalised before matching:
-
-- HTML entities (`&#105;`, `&amp;`; numeric ones with or without their `;`: `&#67laude`) and percent-encoding
-  (`%43laude`) are decoded, twice (double encoding);
-- Unicode compatibility forms are folded (NFKC: fullwidth `ｖ２`, ligatures, superscripts), accents dropped,
-  format characters removed (zero-width space and joiners, soft hyphens, bidi controls);
-- common homoglyphs are folded to the Latin letter they imitate (Unicode's confusables, as shipped by the
-  `confusable-homoglyphs` package: Cyrillic `а`, Greek `ο`, mathematical `𝐚`…), and case is ignored;
-- for names, the separators `- _ / . \\ — * | · •` and every run of spaces and line breaks count as one space, so
-  `support-bot-v2`, `Support_Bot_V2`, `acme/stepwise`, `acme—stepwise` and a name broken over two lines
-  are the same name, and a name spelt with a separator between every letter (`s-t-e-p-w-i-s-e`, `V_2`) is found.
-
-Model, model-family and assistant names come from one list, judgeapp/judging/data/model_names.toml
-(judgeapp/judging/model_names.py matches them). Every pattern that reads a text either runs on RE2 or cannot
-backtrack (literals, bounded classes), and no step compares a match with every other: a scan is linear in
-the text (tests/security/test_leakage_speed.py).
-
-Every match is mapped back to the original text: a flag names its rule, its place (the line of the
-original text where the match starts) and the original line as its snippet.
-"""
+"""The scan: what a text must not hold (names, model names, paths, labels, transcripts, tool calls, version
+words) and the flags that say where."""
 
 from __future__ import annotations
 
-import html
-import json
 import re
-import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from functools import lru_cache
-from importlib import resources
-from itertools import permutations
 
+from judgeapp.judging.leakage.names import KnownName, NameMatcher, usable_name
+from judgeapp.judging.leakage.normalize import Normalized, compact, compact_text, fold_text, name_key
 from judgeapp.judging.model_names import MODEL_NAME, PROVIDER_NAME, default_finder
 from judgeapp.judging.regexes import linear_regex
 
@@ -68,16 +39,6 @@ class Kind:
 
 
 @dataclass(frozen=True)
-class KnownName:
-    """A name that identifies a configuration: `what` says where it comes from ("configured system"),
-    `rule` how it was derived ("version name", "parent directory", "partial name")."""
-
-    text: str
-    what: str
-    rule: str = "known name"
-
-
-@dataclass(frozen=True)
 class LeakageFlag:
     input: str  # "version A (outputs/a)", "eval prompt", "expectations", "version labels", "output"
     location: str  # "run-2/notes.md line 4", "file name run-2/SKILL.md", "line 3", "expectation 2"
@@ -97,365 +58,8 @@ def format_flag(flag: LeakageFlag | dict) -> str:
     return f"LEAKAGE [{Kind.LABELS.get(f['kind'], f['kind'])}] {f['input']}, {f['location']}: {f['detail']}{rule}: {f['snippet']}"
 
 
-# --- Normalisation ---------------------------------------------------------------------------------------
-
-# `&#105;`, `&#x69;`, `&amp;`. Numeric entities with or without their `;` (a browser shows `&#67laude` as
-# "Claude"); named ones only when closed by `;` (a bare `&not` inside "R&notice" is prose).
-_ENCODED = re.compile(r"&(?:#\d{1,7};?|#[xX][0-9A-Fa-f]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)|(?:%[0-9A-Fa-f]{2})+")
-# `*`, `|`, `·` and `•` as well: `s*t*e*p*w*i*s*e`, a name spelt with a separator between every letter.
-_SEPARATORS = "-_/.\\*|\u00b7\u2022\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-# Every separator and white-space character becomes a space (same length: no shift); runs of spaces then
-# collapse to one, the only step that moves text.
-_TO_SPACE = {
-    ord(c): " "
-    for c in _SEPARATORS + "\t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u202f\u205f\x1c\x1d\x1e\x1f\x85"
-}
-_SPACE_RUN = re.compile(" {2,}")
-
-
-@lru_cache(maxsize=1)
-def _homoglyphs() -> dict[str, str]:
-    """Non-ASCII character -> the ASCII letter or digit it imitates (Unicode confusables.txt, as packaged
-    by confusable-homoglyphs). Letters win over digits (`О` is an O before it is a 0)."""
-    data = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text(encoding="utf-8"))
-    table: dict[str, str] = {}
-    ascii_letters = [c for c in data if len(c) == 1 and c.isascii() and c.isalpha()]
-    ascii_digits = [c for c in data if len(c) == 1 and c.isascii() and c.isdigit()]
-    for target in ascii_letters + ascii_digits:
-        for glyph in data[target]:
-            char = glyph["c"]
-            if len(char) == 1 and not char.isascii():
-                table.setdefault(char, target)
-    return table
-
-
-@lru_cache(maxsize=4096)
-def _fold_char(char: str) -> str:
-    """One non-ASCII character as a reader sees it: compatibility form, no accent, no format character,
-    homoglyphs as the Latin letter they imitate."""
-    if unicodedata.category(char) == "Cf":
-        return ""  # zero-width space, joiners, soft hyphen, bidi controls
-    homoglyph = _homoglyphs().get(char)
-    if homoglyph:
-        return homoglyph
-    out = []
-    for part in unicodedata.normalize("NFKD", char):
-        if unicodedata.category(part) in ("Mn", "Me", "Cf"):
-            continue  # accents and other combining marks
-        out.append(_homoglyphs().get(part, part))
-    return "".join(out)
-
-
-@dataclass(frozen=True)
-class Normalized:
-    """A normalised text and the way back to the original: `origin`, for each character, the index of the
-    original character it came from (None: the same indexes), or `segments`, (new start, old start) pairs of
-    stretches that were copied unchanged (cheap for long texts where only white space shrank); `parent`, the
-    text this one was made from."""
-
-    text: str
-    origin: list[int] | None = None
-    segments: tuple[list[int], list[int]] | None = None
-    parent: Normalized | None = None
-
-    def at(self, index: int) -> int:
-        if self.segments is not None:
-            new_starts, old_starts = self.segments
-            k = max(0, bisect_right(new_starts, index) - 1)
-            index = old_starts[k] + (index - new_starts[k]) if new_starts else index
-        elif self.origin is not None:
-            index = self.origin[min(index, len(self.origin) - 1)] if self.origin else 0
-        return self.parent.at(index) if self.parent is not None else index
-
-
-def _compose(outer: list[int] | None, inner: list[int] | None) -> list[int] | None:
-    if inner is None:
-        return outer
-    if outer is None:
-        return inner
-    return [outer[i] for i in inner]
-
-
-def _decode_once(text: str) -> Normalized:
-    if "&" not in text and "%" not in text:
-        return Normalized(text)
-    pieces: list[str] = []
-    origin: list[int] = []
-    last = 0
-    changed = False
-    for match in _ENCODED.finditer(text):
-        raw = match.group(0)
-        if raw.startswith("&"):
-            decoded = html.unescape(raw)
-        else:
-            try:
-                decoded = bytes.fromhex(raw.replace("%", "")).decode("utf-8")
-            except UnicodeDecodeError:
-                decoded = raw
-        if decoded == raw:
-            continue
-        changed = True
-        pieces.append(text[last : match.start()])
-        origin.extend(range(last, match.start()))
-        pieces.append(decoded)
-        origin.extend([match.start()] * len(decoded))
-        last = match.end()
-    if not changed:
-        return Normalized(text)
-    pieces.append(text[last:])
-    origin.extend(range(last, len(text)))
-    return Normalized("".join(pieces), origin)
-
-
-def _fold(text: str) -> Normalized:
-    if text.isascii():
-        return Normalized(text)
-    pieces: list[str] = []
-    origin: list[int] = []
-    for index, char in enumerate(text):
-        if char.isascii():
-            pieces.append(char)
-            origin.append(index)
-            continue
-        folded = _fold_char(char)
-        pieces.append(folded)
-        origin.extend([index] * len(folded))
-    return Normalized("".join(pieces), origin)
-
-
-def fold_text(text: str) -> Normalized:
-    """Decoded and folded, case and punctuation kept: what the structural checks read."""
-    first = _decode_once(text)
-    second = _decode_once(first.text)
-    folded = _fold(second.text)
-    return Normalized(folded.text, _compose(_compose(first.origin, second.origin), folded.origin))
-
-
-def compact_text(folded: Normalized) -> Normalized:
-    """Lower case, every run of separators and white space one space: what names are matched in."""
-    text = folded.text.lower()
-    if len(text) != len(folded.text):  # a few characters lower to two; keep the map exact
-        text = "".join(c.lower() if len(c.lower()) == 1 else c for c in folded.text)
-    text = text.translate(_TO_SPACE)
-    pieces: list[str] = []
-    new_starts: list[int] = [0]
-    old_starts: list[int] = [0]
-    last = 0
-    size = 0
-    for match in _SPACE_RUN.finditer(text):
-        pieces.append(text[last : match.start()])
-        size += match.start() - last
-        # The run becomes one space that maps to the run's start; the text after it maps on from its end.
-        new_starts.append(size)
-        old_starts.append(match.start())
-        pieces.append(" ")
-        size += 1
-        new_starts.append(size)
-        old_starts.append(match.end())
-        last = match.end()
-    pieces.append(text[last:])
-    return Normalized("".join(pieces), segments=(new_starts, old_starts), parent=folded)
-
-
-def compact(text: str) -> str:
-    return compact_text(fold_text(text)).text.strip()
-
-
-@lru_cache(maxsize=1024)
-def _name_key(name: str) -> str:
-    """A known name's key for its flag: worked out once, not once a match."""
-    return compact(name)
-
-
-# --- Names -----------------------------------------------------------------------------------------------
-
-# Names too generic to mean an identity: matching them would stop every comparison.
-GENERIC_NAMES = {
-    "default", "baseline", "judge", "judges", "system", "systems", "model", "models", "test", "tests", "demo",
-    "main", "output", "outputs", "result", "results", "run", "runs", "version", "versions", "data", "final",
-    "draft", "new", "old", "current", "latest", "candidate", "candidates", "control", "treatment", "temp", "tmp",
-    "inbox", "blind", "blinded", "sanitized", "eval", "evals", "files", "file", "work", "workspace", "home",
-    "users", "user", "out", "src", "root", "var", "opt", "usr", "srv", "mnt", "private", "dir", "docs", "the",
-    "and", "for", "with", "without", "from", "into", "this", "that", "answer", "answers", "reply", "replies",
-    "text", "texts", "notes", "report", "reports", "example", "examples", "sample", "samples", "copy",
-}
-MIN_NAME_LENGTH = 2  # `v2` is a name; a single letter (`a`, `b`) is not
-MIN_SQUEEZED_LENGTH = 8  # a name matched with its separators dropped (`support-bot-\nv2` hyphenated apart)
-MIN_REVERSED_LENGTH = 6
-MIN_PARTIAL_LENGTH = 4
-MIN_SPACED_LENGTH = 3  # `s t e p w i s e`; two letters spaced (`a b`) are too common, but `v 2` counts
 SNIPPET_CHARS = 160
 
-
-def name_tokens(name: str) -> list[str]:
-    return [t for t in compact(name).split(" ") if t]
-
-
-def usable_name(name: str) -> bool:
-    """A name worth searching: two characters or more, not a number, not only generic words or letters."""
-    tokens = name_tokens(name)
-    squeezed = "".join(tokens)
-    if len(squeezed) < MIN_NAME_LENGTH or squeezed.isdigit():
-        return False
-    return not all(t in GENERIC_NAMES or len(t) < 2 or t.isdigit() for t in tokens)
-
-
-def _partial_ok(token: str, excluded: set[str]) -> bool:
-    if token in GENERIC_NAMES or token in excluded or token.isdigit():
-        return False
-    has_digit = any(c.isdigit() for c in token)
-    return len(token) >= MIN_PARTIAL_LENGTH or (has_digit and len(token) >= 2)
-
-
-def _path_parts(real_name: str) -> list[str]:
-    parts = [p for p in re.split(r"[\\/]+", real_name.strip()) if p and p not in (".", "..")]
-    if parts and re.fullmatch(r"[A-Za-z]:", parts[0]):
-        parts = parts[1:]
-    return parts
-
-
-def version_names(real_names: Iterable[str], *, context: Iterable[str] = ()) -> list[KnownName]:
-    """The names each version's real name contributes: the name as given, its trailing paths
-    (`out/acme/stepwise` gives `acme/stepwise` and `stepwise`), its parent directories, and its
-    distinctive words (partial names: `stepwise` of `runbook-stepwise`).
-
-    A parent or a word that every version shares (`out`, `runbook`), or that the task itself uses (the
-    `context`: the eval prompt, the expectations), names no version and is not searched."""
-    real_names = [n for n in real_names if n and n.strip()]
-    context_words = set(compact(" ".join(context)).split(" ")) if context else set()
-    derived: dict[str, list[tuple[str, str]]] = {}
-    for real_name in real_names:
-        parts = _path_parts(real_name)
-        entries = [(real_name.strip(), "version name")]
-        tail = parts[-3:]
-        for start in range(1, len(tail)):
-            entries.append(("/".join(tail[start:]), "version directory" if start == len(tail) - 1 else "version path"))
-        if len(parts) == 1:
-            entries.append((parts[0], "version directory"))
-        for parent in parts[-3:-1]:
-            entries.append((parent, "parent directory"))
-        for component in parts[-3:]:
-            for token in name_tokens(component):
-                entries.append((token, "partial name"))
-        derived[real_name] = entries
-    # What every version has in common identifies none of them.
-    def keys(name: str) -> set[str]:
-        return {compact(text) for text, _ in derived[name]}
-
-    shared = set.intersection(*(keys(n) for n in real_names)) if len(real_names) > 1 else set()
-    names: list[KnownName] = []
-    for real_name, entries in derived.items():
-        for text, rule in entries:
-            key = compact(text)
-            if rule == "partial name":
-                if not _partial_ok(key, shared | context_words):
-                    continue
-            elif rule != "version name" and (key in shared or not usable_name(text)):
-                continue
-            elif rule == "version name" and not usable_name(text):
-                continue
-            what = {"parent directory": "parent directory of a version", "partial name": "part of a version's name"}.get(
-                rule, "version name (the mapping)")
-            names.append(KnownName(text, what, rule))
-    return names
-
-
-def mapping_names(real_name: str) -> list[str]:
-    """The names one version's real name contributes (see version_names)."""
-    return list(dict.fromkeys(n.text for n in version_names([real_name])))
-
-
-@dataclass
-class _NameRule:
-    name: KnownName
-    rule: str
-    regex: re.Pattern | None = None  # on the compact text
-    squeezed: str = ""  # on the compact text without its spaces
-    spaced: str = ""  # on the compact text, as it is
-    needles: tuple[str, ...] = ()  # words the text must hold for the regex to run
-
-
-class NameMatcher:
-    """Every known name in a text, and which one matched, by four rules:
-
-    - whole token: the name's words in order, any separators between them, not inside a longer word;
-    - squeezed: for names of 8 letters or more, the name with its separators dropped, found in the text
-      with its separators dropped (`sup-\\nport bot v2`), starting and ending on a word's edge;
-    - reordered: the words of a name of two or three words in another order (`stepwise acme`);
-    - reversed: a name of 6 letters or more spelt backwards (`2v-tob-troppus`);
-    - letters spaced: a separator between every letter (`s-t-e-p-w-i-s-e`, `A.C.M.E.`, and for `v2`: `v 2`, `V_2`,
-      `v.2`, `V-2`), for names of 3 characters or more, or of 2 with a digit.
-    """
-
-    def __init__(self, names: Iterable[KnownName]):
-        unique: dict[str, KnownName] = {}
-        for name in names:
-            key = " ".join(name_tokens(name.text))
-            if key and (usable_name(name.text) or name.rule == "partial name"):
-                unique.setdefault(key, name)
-        # Longest first, so that `support-bot-v2` is reported rather than `support-bot` inside it.
-        self.rules: list[_NameRule] = []
-        for key, name in sorted(unique.items(), key=lambda kv: -len(kv[0])):
-            tokens = key.split(" ")
-            squeezed = key.replace(" ", "")
-            self.rules.append(_NameRule(name, "whole token", regex=_token_regex(tokens), needles=tuple(tokens)))
-            if len(squeezed) >= MIN_SQUEEZED_LENGTH and len(tokens) > 1:
-                self.rules.append(_NameRule(name, "separators dropped", squeezed=squeezed))
-            if 2 <= len(tokens) <= 3 and all(len(t) >= 3 and t not in GENERIC_NAMES for t in tokens):
-                orders = [list(p) for p in permutations(tokens) if list(p) != tokens]
-                self.rules.append(_NameRule(name, "words reordered",
-                                            regex=re.compile("|".join(_token_regex(o).pattern for o in orders)),
-                                            needles=tuple(tokens)))
-            if len(squeezed) >= MIN_REVERSED_LENGTH and squeezed[::-1] != squeezed:
-                self.rules.append(_NameRule(name, "spelt backwards", squeezed=squeezed[::-1]))
-            if len(squeezed) >= MIN_SPACED_LENGTH or (len(squeezed) >= 2 and any(c.isdigit() for c in squeezed)):
-                self.rules.append(_NameRule(name, "letters spaced", spaced=" ".join(squeezed)))
-
-    def finditer(self, compact_view: Normalized):
-        """(start, end, KnownName, rule) in the compact text, longest names first, no overlaps."""
-        text = compact_view.text
-        squeezed_text = text.replace(" ", "")
-        squeezed_origin = None
-        # The characters already inside a reported name: a mask, so that checking a match costs its length, not the
-        # number of names found before it (a long text full of one name would make that quadratic).
-        taken = bytearray(len(text))
-        for rule in self.rules:
-            spans: list[tuple[int, int]] = []
-            if rule.regex is not None:
-                # A cheap substring test first: most texts hold none of a name's words.
-                if all(token in text for token in rule.needles):
-                    spans = [m.span() for m in rule.regex.finditer(text)]
-            elif rule.squeezed and rule.squeezed in squeezed_text:
-                if squeezed_origin is None:
-                    squeezed_origin = [i for i, c in enumerate(text) if c != " "]
-                start = squeezed_text.find(rule.squeezed)
-                while start >= 0:
-                    first, last = squeezed_origin[start], squeezed_origin[start + len(rule.squeezed) - 1]
-                    before = text[first - 1] if first > 0 else " "
-                    after = text[last + 1] if last + 1 < len(text) else " "
-                    if not before.isalnum() and not after.isalnum():
-                        spans.append((first, last + 1))
-                    start = squeezed_text.find(rule.squeezed, start + 1)
-            elif rule.spaced:
-                start = text.find(rule.spaced)
-                while start >= 0:
-                    end = start + len(rule.spaced)
-                    if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
-                        spans.append((start, end))
-                    start = text.find(rule.spaced, end)
-            for start, end in spans:
-                if 1 in taken[start:end]:
-                    continue  # inside a longer name already reported
-                taken[start:end] = b"\x01" * (end - start)
-                yield start, end, rule.name, rule.rule
-
-
-def _token_regex(tokens: list[str]) -> re.Pattern:
-    return re.compile(r"(?<![^\W_])" + " ?".join(re.escape(t) for t in tokens) + r"(?![^\W_])")
-
-
-# --- What a text must not hold ---------------------------------------------------------------------------
 
 # Provider, model-family, model and assistant names: the list and its rules are in
 # judgeapp/judging/data/model_names.toml, read by judgeapp/judging/model_names.py.
@@ -624,7 +228,6 @@ _RAW_OUTPUT = re.compile(
     r"|\bchatcmpl-[A-Za-z0-9]{6,}|\bmsg_[A-Za-z0-9]{12,}\b|\bChatCompletion(?:Message)?\("
 )
 TRANSCRIPT_FILE = re.compile(r"(?:^|/)[^/]*(?:transcript|chat[-_]?log|conversation)[^/]*$|(?:^|/)messages\.jsonl?$", re.I)
-
 # (regex, kind, describe, key, rule, needles): a text must contain one of the needles (lower case) for
 # the regex to run, a cheap test that spares most texts most regexes.
 _CHECKS = (
@@ -727,7 +330,7 @@ class Scanner:
         squashed = compact_text(folded)
         for start, end, known, rule in self.names.finditer(squashed):
             add(start, end, squashed, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
-                key=_name_key(known.text), rule=f"{known.rule}, {rule}")
+                key=name_key(known.text), rule=f"{known.rule}, {rule}")
         body = folded.text
         lower = body.lower()
         if self.version_numbers and "version" in lower:
@@ -738,7 +341,7 @@ class Scanner:
                 if known is None or decimals or decimals2 or of:
                     continue  # another version, `version 2.1`, `version 2 of the API`
                 add(*match.span(), folded, kind=Kind.KNOWN_NAME, detail=f"names the {known.what} {known.text!r}",
-                    key=_name_key(known.text), rule=f"{known.rule}, version word")
+                    key=name_key(known.text), rule=f"{known.rule}, version word")
         for regex, kind, describe, key, rule, needles in _CHECKS:
             if not any(needle in lower for needle in needles):
                 continue
@@ -783,7 +386,7 @@ class Scanner:
         for _start, _end, known, rule in self.names.finditer(squashed):
             collector.add(input=input, place=where, line_no=None, kind=Kind.KNOWN_NAME,
                           detail=f"names the {known.what} {known.text!r}",
-                          snippet=path, key=_name_key(known.text), rule=f"{known.rule}, {rule}")
+                          snippet=path, key=name_key(known.text), rule=f"{known.rule}, {rule}")
         folded = fold_text(path).text
         for hit in self.model_names.finditer(folded):
             kind = _MODEL_NAME_KINDS[hit.kind]
