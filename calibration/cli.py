@@ -6,8 +6,8 @@ from pathlib import Path
 from calibration.core.agreement import METRIC_LABELS, format_figure
 from calibration.core.alt_test import alt_test_line
 from calibration.core.status import unreadable_text
-from calibration.selectors.agreement import agreement_latest
-from calibration.selectors.policy import level_current, policy_current
+from calibration.selectors.agreement import latest_agreement_for_judge
+from calibration.selectors.policy import level_get, policy_get
 from calibration.selectors.run_judges import POOLED_JURY
 from calibration.services.agreement import agreement_compute, agreements_refresh
 from calibration.services.labels import LABEL_COLUMNS, labels_import
@@ -46,9 +46,9 @@ class AgreementCommand(JudgeCommand):
             raise InputError(f"--epsilon {epsilon:g}: ε is from 0 up to (not including) 1")
         # Labels whose task has not run yet (no worker, say) are computed here, the same way a worker would.
         refreshed = agreements_refresh()
-        rows = agreement_latest(judge=judge)
-        level = level_current()
-        self.epsilon = policy_current().alt_test_epsilon if epsilon is None else epsilon
+        rows = latest_agreement_for_judge(judge=judge)
+        level = level_get()
+        self.epsilon = policy_get().alt_test_epsilon if epsilon is None else epsilon
         if options["json"]:
             judges = [{**_row(r), **_judge_beside_people(r.pooled, self.epsilon)} for r in rows]
             self.stdout.write(json.dumps({"level": _level(level), "judges": judges}, indent=2))
@@ -100,7 +100,7 @@ class AgreementCommand(JudgeCommand):
                 self.stdout.write(f"    {pair['annotators'][0]} / {pair['annotators'][1]}: Cohen's kappa {kappa} (n {pair['n']})")
         for line in beside_people_lines(r, self.epsilon):
             self.stdout.write(f"  {line}")
-        for entry in row.slices:  # worst first, as agreement_latest read them
+        for entry in row.slices:  # worst first, as latest_agreement_for_judge read them
             self.stdout.write(
                 f"  tag {entry['tag']} ({entry['n_items']} items{'' if entry['decides'] else ', too few to decide'}): "
                 f"kappa {format_figure(entry['kappa'])}, agreement {format_figure(entry['agreement'])}"

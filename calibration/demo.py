@@ -4,7 +4,7 @@ run that two demo annotators can label to the end and so decide the demo judge's
 from django.contrib.auth import get_user_model
 
 from calibration.models import Sample
-from calibration.selectors.policy import level_current
+from calibration.selectors.policy import level_get
 from calibration.services.agreement import agreement_compute
 from calibration.services.pandalm import pandalm_ensure
 from calibration.services.samples import sample_draw, sample_drawn
@@ -22,7 +22,7 @@ DEMO_SEED = 7
 
 def calibration_demo_size() -> int:
     """Items in the demo's sample: enough for the level in force to decide a lock."""
-    return max(DEMO_SAMPLE_SIZE, level_current().min_items + 4)
+    return max(DEMO_SAMPLE_SIZE, level_get().min_items + 4)
 
 
 def calibration_demo(*, lead=None, pointwise_run_id: str = "demo-pointwise") -> str:
@@ -60,7 +60,7 @@ def calibration_demo_next_steps() -> list[str]:
     )
     if sample is None:
         return []
-    level = level_current()
+    level = level_get()
     return [
         f"see the calibration loop: log in as {' and then as '.join(DEMO_ANNOTATORS)}, and score every item of "
         f"My queue with the keys 1–5 ({sample.size} items each, about two minutes)",

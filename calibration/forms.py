@@ -28,8 +28,8 @@ User = get_user_model()
 
 def calibratable_runs() -> list[tuple[str, str]]:
     choices = []
-    for run in judgeapp_selectors.runs_finished():
-        kind = judgeapp_selectors.run_label_kind(run=run)
+    for run in judgeapp_selectors.finished_run_list():
+        kind = judgeapp_selectors.label_kind_for_run(run=run)
         if kind is None:
             continue
         label = f"{run.run_id} · {run.get_kind_display()}"

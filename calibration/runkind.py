@@ -21,7 +21,7 @@ from judgeapp.judging.parsing import score_spec
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import criterion_spec, run_prompt
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register, score_verdict
-from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.selectors import noise_for_run
 from judgeapp.judging.trials import MEAN, judge_trials
 from judgeapp.models import Judge, Output, Purpose, RunKind, RunStatus, UnitStatus
 
@@ -127,7 +127,7 @@ class CandidateHandler(RunHandler):
             "kappa": pooled.kappa if pooled else None,
             "agreement": pooled.agreement if pooled else None,
             "versions": {k: run.versions.get(k) for k in ("testset", "rubric", "prompt", "judge")},
-            "noise": run_noise(run=run, rule=MEAN),
+            "noise": noise_for_run(run=run, rule=MEAN),
         }
         return (RunStatus.DONE if judged else RunStatus.INVALID), report
 

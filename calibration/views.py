@@ -24,31 +24,41 @@ from calibration.forms import (
     SampleForm,
     UnlockForm,
 )
-from calibration.selectors.adjudication import adjudication_item, adjudication_items, adjudication_open_count
-from calibration.selectors.agreement import agreement_latest, result_rows_list, result_sensitivity, results_of_sample
+from calibration.selectors.adjudication import adjudication_item_get, adjudication_items_for_sample, open_adjudications_for_sample
+from calibration.selectors.agreement import (
+    latest_agreement_for_judge,
+    result_rows_list,
+    results_for_sample,
+    sensitivity_for_result,
+)
 from calibration.selectors.annotation import (
     assignment_get,
-    item_display,
-    item_notes_of,
-    queue_cues,
-    queue_last_action,
-    queue_next,
-    queue_progress,
+    cues_for_assignment,
+    display_for_assignment,
+    item_notes_for_assignment,
+    last_action_for_annotator,
+    next_item_for_annotator,
+    queue_progress_for_annotator,
 )
-from calibration.selectors.candidates import adopted_candidate, candidate_get, candidates_of, side_by_side
-from calibration.selectors.locks import lock_get, locks_all
-from calibration.selectors.policy import level_current, policy_current
-from calibration.selectors.run_judges import primary_judge
+from calibration.selectors.candidates import (
+    adopted_candidate_for_judge,
+    candidate_get,
+    candidates_for_sample,
+    side_by_side_for_sample,
+)
+from calibration.selectors.locks import lock_get, lock_list
+from calibration.selectors.policy import level_get, policy_get
+from calibration.selectors.run_judges import primary_judge_for_run
 from calibration.selectors.samples import (
-    annotator_panels,
+    annotator_panel_list,
+    held_back_for_sample,
     item_notes_for_sample,
-    labelled_items,
+    labelled_items_for_sample,
+    progress_for_sample,
     sample_get,
-    sample_held_back,
-    sample_progress,
-    samples_recent,
+    sample_list,
 )
-from calibration.selectors.status import judges_statuses
+from calibration.selectors.status import judge_status_list
 from calibration.services import adjudication as adjudication_services
 from calibration.services import annotation as annotation_services
 from calibration.services import candidates as candidate_services
@@ -66,14 +76,14 @@ from judgeapp.roles import READERS, Role, has_role, role_required
 def _queue_page(
     request: HtmxHttpRequest, assignment, *, error: str = "", status: int = 200, skipped_view: bool = False
 ) -> HttpResponse:
-    last = queue_last_action(annotator=request.user)
+    last = last_action_for_annotator(annotator=request.user)
     context = {
         "assignment": assignment,
-        "display": item_display(assignment=assignment) if assignment else None,
-        "progress": queue_progress(annotator=request.user),
+        "display": display_for_assignment(assignment=assignment) if assignment else None,
+        "progress": queue_progress_for_annotator(annotator=request.user),
         "can_undo": last is not None,
-        "cues": queue_cues(assignment=assignment, last=last),
-        "notes": item_notes_of(assignment=assignment) if assignment else [],
+        "cues": cues_for_assignment(assignment=assignment, last=last),
+        "notes": item_notes_for_assignment(assignment=assignment) if assignment else [],
         "skipped_view": skipped_view,
         "error": error,
     }
@@ -90,7 +100,7 @@ def _own(request, assignment_uuid):
 def _next(request: HtmxHttpRequest) -> HttpResponse:
     if request.htmx:
         skipped = request.POST.get("skipped_view") == "1"
-        assignment = queue_next(annotator=request.user, skipped=skipped)
+        assignment = next_item_for_annotator(annotator=request.user, skipped=skipped)
         return _queue_page(request, assignment, skipped_view=skipped and assignment is not None)
     return redirect("calibration:queue")
 
@@ -98,7 +108,7 @@ def _next(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(Role.ANNOTATOR)
 def queue(request: HtmxHttpRequest) -> HttpResponse:
     skipped = request.GET.get("skipped") == "1"
-    return _queue_page(request, queue_next(annotator=request.user, skipped=skipped), skipped_view=skipped)
+    return _queue_page(request, next_item_for_annotator(annotator=request.user, skipped=skipped), skipped_view=skipped)
 
 
 @role_required(Role.ANNOTATOR)
@@ -130,7 +140,7 @@ def queue_undo(request: HtmxHttpRequest) -> HttpResponse:
     assignment = label_services.label_undo(annotator=request.user)
     if assignment is None:
         if request.htmx:
-            return _queue_page(request, queue_next(annotator=request.user), error="Nothing to undo.")
+            return _queue_page(request, next_item_for_annotator(annotator=request.user), error="Nothing to undo.")
         messages.info(request, "Nothing to undo.")
         return redirect("calibration:queue")
     if request.htmx:
@@ -157,7 +167,7 @@ def queue_note(request: HtmxHttpRequest, assignment_uuid) -> HttpResponse:
         return redirect("calibration:queue_item", assignment_uuid=assignment.uuid)
     context = {
         "assignment": assignment,
-        "notes": item_notes_of(assignment=assignment),
+        "notes": item_notes_for_assignment(assignment=assignment),
         "note_error": error,
         "note_saved": "" if error else note.kind,
         "note_text": request.POST.get("text", "")[:2000] if error else "",
@@ -174,21 +184,21 @@ def overview(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def _overview_context(request: HtmxHttpRequest, **forms) -> dict:
-    level = level_current()
-    policy = policy_current()
+    level = level_get()
+    policy = policy_get()
     is_lead = has_role(request.user, Role.LEAD)
     return {
         "level": level,
         "level_form": LevelForm(initial={"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items}),
         "policy": policy,
         "policy_form": PolicyForm(initial=policy.as_dict()),
-        "judges": judges_statuses(),
-        "annotator_panels": annotator_panels(),
-        "agreements": agreement_latest(),
-        "locks": locks_all(),
-        "samples": samples_recent(),
+        "judges": judge_status_list(),
+        "annotator_panels": annotator_panel_list(),
+        "agreements": latest_agreement_for_judge(),
+        "locks": lock_list(),
+        "samples": sample_list(),
         "metric_labels": METRIC_LABELS,
-        "audit": judgeapp_selectors.audit_recent(action_prefix="calibration."),
+        "audit": judgeapp_selectors.audit_list(action_prefix="calibration."),
         "unlock_form": UnlockForm(),
         "is_lead": is_lead,
         **(_annotators_context(**forms) if is_lead else {}),
@@ -297,7 +307,7 @@ def sample_new(request: HtmxHttpRequest) -> HttpResponse:
                     "here it is, with its annotators. Another draw number draws another sample.",
                 )
                 return redirect("calibration:sample_detail", sample_uuid=sample.uuid)
-            held = len(sample_held_back(sample=sample))
+            held = len(held_back_for_sample(sample=sample))
             note = f"; {held} held back on leakage (see below)" if held else ""
             messages.success(
                 request, f"Sample {sample.short_id} drawn: {sample.size - held} items in the annotators' queues{note}."
@@ -312,26 +322,26 @@ def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
     strata: dict[str, int] = {}
     for stratum in sample.items.values_list("stratum", flat=True):
         strata[stratum or "—"] = strata.get(stratum or "—", 0) + 1
-    results = list(results_of_sample(sample=sample))
-    level = level_current()
+    results = list(results_for_sample(sample=sample))
+    level = level_get()
     context = {
         "sample": sample,
         "run": sample.run,
-        "progress": sample_progress(sample=sample),
+        "progress": progress_for_sample(sample=sample),
         "results": results,
         # Each result's alternative annotator test and slices, and the annotators' notes: read here, not by a tag.
         "result_rows": result_rows_list(results=results, level=level),
         "item_notes": item_notes_for_sample(sample=sample),
         "strata": sorted(strata.items()),
-        "held_back": sample_held_back(sample=sample),
+        "held_back": held_back_for_sample(sample=sample),
         "metric_labels": METRIC_LABELS,
-        "candidates": candidates_of(sample=sample),
+        "candidates": candidates_for_sample(sample=sample),
         "level": level,
         "sensitivities": [
-            {"result": r, "sens": result_sensitivity(r, level)} for r in results if r.criterion == ""
+            {"result": r, "sens": sensitivity_for_result(r, level)} for r in results if r.criterion == ""
         ],
-        "panels": [p for p in annotator_panels(limit=1000) if p["sample"].pk == sample.pk],
-        "to_resolve": adjudication_open_count(sample=sample),
+        "panels": [p for p in annotator_panel_list(limit=1000) if p["sample"].pk == sample.pk],
+        "to_resolve": open_adjudications_for_sample(sample=sample),
         "is_lead": has_role(request.user, Role.LEAD),
     }
     return render(request, "calibration/sample_detail.html", context)
@@ -343,7 +353,7 @@ def sample_detail(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
 @role_required(Role.LEAD)
 def adjudication(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
     sample = sample_get(sample_uuid=sample_uuid)
-    rows = adjudication_items(sample=sample)
+    rows = adjudication_items_for_sample(sample=sample)
     context = {
         "sample": sample,
         "rows": rows,
@@ -358,7 +368,7 @@ def adjudication(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
 @role_required(Role.LEAD)
 def adjudication_resolve(request: HtmxHttpRequest, sample_uuid, position: int) -> HttpResponse:
     sample = sample_get(sample_uuid=sample_uuid)
-    row = adjudication_item(sample=sample, position=position)
+    row = adjudication_item_get(sample=sample, position=position)
     form = AdjudicationForm(request.POST)
     error = ""
     if form.is_valid():
@@ -380,9 +390,9 @@ def adjudication_resolve(request: HtmxHttpRequest, sample_uuid, position: int) -
     if not request.htmx:
         messages.success(request, f"Item {position + 1} resolved.")
         return redirect(reverse("calibration:adjudication", args=[sample.uuid]) + f"#item-{position}")
-    row = adjudication_item(sample=sample, position=position)
+    row = adjudication_item_get(sample=sample, position=position)
     context = {"sample": sample, "row": row, "form": AdjudicationForm(), "just_resolved": True,
-               "open": adjudication_open_count(sample=sample)}
+               "open": open_adjudications_for_sample(sample=sample)}
     return render(request, "calibration/adjudication.html#row", context)
 
 
@@ -471,11 +481,11 @@ def candidates(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
     context = {
         "sample": sample,
         "run": sample.run,
-        "board": side_by_side(sample=sample),
+        "board": side_by_side_for_sample(sample=sample),
         "metric_labels": METRIC_LABELS,
         "is_lead": has_role(request.user, Role.LEAD),
         "adopt_form": AdoptForm(),
-        "adopted": adopted_candidate(judge_name=primary_judge(run=sample.run) or ""),
+        "adopted": adopted_candidate_for_judge(judge_name=primary_judge_for_run(run=sample.run) or ""),
     }
     template = "calibration/candidates.html#board" if request.htmx else "calibration/candidates.html"
     return render(request, template, context)
@@ -493,7 +503,7 @@ def candidate_new(request: HtmxHttpRequest, sample_uuid) -> HttpResponse:
         "prompt_text": run.prompt.text if run.prompt_id else "",
         "rubric_text": run.rubric.raw if run.rubric_id else "",
     }
-    items = len(labelled_items(sample=sample))
+    items = len(labelled_items_for_sample(sample=sample))
     def start(data: dict):
         candidate = candidate_services.candidate_create(
             sample=sample,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from calibration.core import adjudication as adjudication_rules
 from calibration.models import Adjudication, Assignment, AssignmentState, LabelKind, Sample, SampleItem
-from calibration.selectors.annotation import item_view
+from calibration.selectors.annotation import view_for_item
 
 
 def _labels_by_item(sample: Sample) -> dict[int, list[tuple[str, str]]]:
@@ -25,7 +25,7 @@ def _needs_resolving(sample: Sample, labels: list[tuple[str, str]]) -> bool:
     )
 
 
-def adjudication_open_count(*, sample: Sample) -> int:
+def open_adjudications_for_sample(*, sample: Sample) -> int:
     """Items whose annotators disagree by more than the sample's margin and that no lead resolved yet."""
     resolved = set(Adjudication.objects.filter(item__sample=sample).values_list("item_id", flat=True))
     return sum(
@@ -42,7 +42,7 @@ def _shown_label(value: str, *, label_kind: str) -> str:
     return value
 
 
-def adjudication_items(*, sample: Sample) -> list[dict]:
+def adjudication_items_for_sample(*, sample: Sample) -> list[dict]:
     """The items to resolve (annotators disagree by more than the margin), open first, then those already
     resolved; each as the annotators saw it (replies of a pair in A, B order, shown as 1 and 2), with each
     annotator's label and the resolved one: [{item, labels [{annotator, shown}], adjudication, resolved_shown,
@@ -58,8 +58,8 @@ def adjudication_items(*, sample: Sample) -> list[dict]:
     return rows
 
 
-def adjudication_item(*, sample: Sample, position: int) -> dict:
-    """One item of `adjudication_items` (404 when the sample has no item at that position)."""
+def adjudication_item_get(*, sample: Sample, position: int) -> dict:
+    """One item of `adjudication_items_for_sample` (404 when the sample has no item at that position)."""
     from django.shortcuts import get_object_or_404
 
     item = get_object_or_404(SampleItem.objects.select_related("sample", "sample__run", "case"), sample=sample, position=position)
@@ -74,5 +74,5 @@ def _adjudication_row(item: SampleItem, labels: list[tuple[str, str]], adjudicat
         "labels": [{"annotator": annotator, "shown": _shown_label(value, label_kind=kind)} for annotator, value in labels],
         "adjudication": adjudication,
         "resolved_shown": _shown_label(adjudication.value, label_kind=kind) if adjudication else "",
-        "display": item_view(item=item, swapped=False),
+        "display": view_for_item(item=item, swapped=False),
     }

@@ -11,13 +11,13 @@ from django.db.models import Max, QuerySet, Sum
 
 from calibration.core import status as status_rules
 from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, JudgeLock, Sample
-from calibration.selectors.alt_test import alt_test_of
+from calibration.selectors.alt_test import alt_test_for_result
 from calibration.selectors.corrected import corrected_for_run, corrected_rate_for_run
-from calibration.selectors.evidence import evidence_of, pooled_counting
-from calibration.selectors.locks import lock_reason_for
-from calibration.selectors.policy import level_current, policy_current, rules_current
-from calibration.selectors.run_judges import judge_configurations, primary_judge, run_scope
-from calibration.selectors.slices import slices_shown
+from calibration.selectors.evidence import evidence_for_result, pooled_counting
+from calibration.selectors.locks import lock_reason_for_scope
+from calibration.selectors.policy import level_get, policy_get, rules_get
+from calibration.selectors.run_judges import judge_configurations_for_run, primary_judge_for_run, scope_for_run
+from calibration.selectors.slices import slices_for_result
 from calibration.selectors.status import calibration_for_run
 from judgeapp.judging.memo import reads_are_shared, reads_shared
 from judgeapp.models import Run, RunKind
@@ -25,7 +25,7 @@ from judgeapp.models import Run, RunKind
 T = TypeVar("T")
 
 
-def agreement_fingerprint() -> tuple:
+def agreement_fingerprint_get() -> tuple:
     """Changes whenever an agreement computation commits: each one raises its sample's agreement_version (the
     labels version it computed, above the last) and stamps agreement_computed_at, with its results, in one
     transaction."""
@@ -42,10 +42,10 @@ def one_snapshot(read: Callable[[], T], *, attempts: int = 3) -> T:
     if reads_are_shared():
         return read()
     for _ in range(attempts):
-        before = agreement_fingerprint()
+        before = agreement_fingerprint_get()
         with reads_shared():
             answer = read()
-        if agreement_fingerprint() == before:
+        if agreement_fingerprint_get() == before:
             break
     return answer
 
@@ -66,7 +66,7 @@ def _level_figure(result: AgreementResult, level: AgreementLevel) -> dict:
     return (result.kappa_figure if level.metric == AgreementMetric.KAPPA else result.agreement_figure) or {}
 
 
-def result_status(result: AgreementResult, level: AgreementLevel) -> str:
+def status_for_result(result: AgreementResult, level: AgreementLevel) -> str:
     """A sample's figure against the level, on its interval: `calibrated` (lower bound at or above),
     `below level` (upper bound below), `undecided` (across it), `too few items`, `undefined`."""
     value = result.metric_value(level.metric)
@@ -78,9 +78,9 @@ def result_status(result: AgreementResult, level: AgreementLevel) -> str:
     return {status_rules.ABOVE: "calibrated", status_rules.BELOW: "below level"}.get(position, status_rules.UNDECIDED)
 
 
-def result_planning(result: AgreementResult, level: AgreementLevel) -> dict | None:
+def planning_for_result(result: AgreementResult, level: AgreementLevel) -> dict | None:
     """An undecided result's planning figure (calibration.core.status.planning), None otherwise."""
-    if result_status(result, level) != status_rules.UNDECIDED:
+    if status_for_result(result, level) != status_rules.UNDECIDED:
         return None
     name = "kappa" if level.metric == AgreementMetric.KAPPA else "agreement"
     return status_rules.planning(
@@ -92,7 +92,7 @@ def result_planning(result: AgreementResult, level: AgreementLevel) -> dict | No
 CROSSES = "this choice alone crosses the level"
 
 
-def result_sensitivity(result: AgreementResult, level: AgreementLevel) -> dict:
+def sensitivity_for_result(result: AgreementResult, level: AgreementLevel) -> dict:
     """The figure under the declared handling beside the same figure under every other handling (points),
     each alternative marked when it falls on the other side of the level from the declared one:
     {handling (words), value, alternatives: [{annotators, ties, non_answers, words, n_items, value, crosses}]}."""
@@ -110,11 +110,11 @@ def agreement_for_run(*, run: Run) -> dict | None:
     """The agreement of the run's judge with the latest human-scored sample — judged with the run's prompt and
     rubric if there is one, else with its rubric, else any — for the report's `agreement` key; None when
     people have not scored a sample for that judge configuration."""
-    name = primary_judge(run=run)
+    name = primary_judge_for_run(run=run)
     if name is None:
         return None
-    config = judge_configurations(run=run)[name]
-    prompt, rubric = run_scope(run=run)
+    config = judge_configurations_for_run(run=run)[name]
+    prompt, rubric = scope_for_run(run=run)
     results = pooled_counting(judge_name=name, judge_version=config["version"])
     pooled = (
         results.filter(prompt_version=prompt, rubric_version=rubric).first()
@@ -123,7 +123,7 @@ def agreement_for_run(*, run: Run) -> dict | None:
     )
     if pooled is None:
         return None
-    level = level_current()
+    level = level_get()
     sample = pooled.sample
     per_criterion = {
         r.criterion: _figures(r)
@@ -147,22 +147,22 @@ def agreement_for_run(*, run: Run) -> dict | None:
         "per_criterion": per_criterion,
         "inter_annotator_alpha": inter and inter.get("alpha"),
         "level": {"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items},
-        "status": result_status(pooled, level),
-        "planning": result_planning(pooled, level),
+        "status": status_for_result(pooled, level),
+        "planning": planning_for_result(pooled, level),
         "handling": {**(pooled.handling or {}), "words": pooled.handling_words},
-        "sensitivity": result_sensitivity(pooled, level)["alternatives"],
-        "locked": lock_reason_for(
+        "sensitivity": sensitivity_for_result(pooled, level)["alternatives"],
+        "locked": lock_reason_for_scope(
             judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric
         ) is not None,
         "pending_labels": sample.agreement_stale,
         # The labels these figures stand on: its labels_version is the results' own (read in one statement).
         "snapshot": {**sample.snapshot, "labels_version": pooled.labels_version},
         "scripted_demo": pooled.scripted_demo,
-        "slices": slices_shown(pooled, level),
+        "slices": slices_for_result(pooled, level),
     }
 
 
-def agreement_reads(*, run: Run, corrected: bool = True) -> dict:
+def agreement_reads_for_run(*, run: Run, corrected: bool = True) -> dict:
     """What a run's page and report show of people's labels, read from one snapshot (one_snapshot):
     {calibration (each judge's status), agreement (pointwise), corrected (a pointwise run's corrected mean, a
     jury's or pairwise comparison's corrected rate; None when `corrected` is False), snapshot (the labels
@@ -210,11 +210,11 @@ class ConfigurationAgreement:
         return self.pooled.rubric_version
 
 
-def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement]:
+def latest_agreement_for_judge(*, judge: str | None = None) -> list[ConfigurationAgreement]:
     """Per judge configuration and scope (prompt × rubric), its results on the latest sample it was
     compared on, beside the scope's lock."""
-    level = level_current()
-    policy = policy_current()
+    level = level_get()
+    policy = policy_get()
     results = AgreementResult.objects.counting().select_related("sample", "sample__run", "candidate").order_by(
         "judge_name", "judge_version", "-effective_at", "-sample_id", "candidate_id", "criterion"
     )
@@ -241,12 +241,12 @@ def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement
                 judge_version=key[1],
                 pooled=pooled,
                 per_criterion=[r for r in group if r.criterion],
-                status=result_status(pooled, level),
+                status=status_for_result(pooled, level),
                 lock=locks.get(key),
-                planning=result_planning(pooled, level),
-                sensitivity=result_sensitivity(pooled, level),
-                alt_test=alt_test_of(pooled, policy=policy),
-                slices=slices_shown(pooled, level),
+                planning=planning_for_result(pooled, level),
+                sensitivity=sensitivity_for_result(pooled, level),
+                alt_test=alt_test_for_result(pooled, policy=policy),
+                slices=slices_for_result(pooled, level),
             )
         )
     rows.sort(key=lambda row: (row.judge_name, -(row.pooled.effective_at or row.pooled.sample.created_at).timestamp()))
@@ -256,23 +256,25 @@ def agreement_latest(*, judge: str | None = None) -> list[ConfigurationAgreement
 def result_rows_list(*, results: list[AgreementResult], level: AgreementLevel | None = None) -> list[dict]:
     """Each result with what its row shows beside its figures: {result, alt_test (at the lead's ε, or None),
     slices (worst first by the level's metric)}; the level and the policy read once for all of them."""
-    level, policy = level or level_current(), policy_current()
-    return [{"result": r, "alt_test": alt_test_of(r, policy=policy), "slices": slices_shown(r, level)} for r in results]
+    level, policy = level or level_get(), policy_get()
+    return [
+        {"result": r, "alt_test": alt_test_for_result(r, policy=policy), "slices": slices_for_result(r, level)} for r in results
+    ]
 
 
-def results_of_sample(*, sample: Sample) -> QuerySet[AgreementResult]:
+def results_for_sample(*, sample: Sample) -> QuerySet[AgreementResult]:
     """The run's own judges' results on a sample (candidates' are beside them on the candidates page)."""
     return sample.results.filter(candidate__isnull=True).order_by("judge_name", "criterion")
 
 
-def agreement_history(*, judge_name: str, judge_version: str) -> list[dict]:
+def agreement_history_for_judge(*, judge_name: str, judge_version: str) -> list[dict]:
     """Every pooled result that speaks for one judge configuration, oldest first, with whether it counts
     (enough items, people reliable enough) and why."""
-    level = level_current()
-    rules = rules_current(level=level)
+    level = level_get()
+    rules = rules_get(level=level)
     rows = []
     for result in pooled_counting(judge_name=judge_name, judge_version=judge_version).order_by("effective_at", "id"):
-        evidence = evidence_of(result, level)
+        evidence = evidence_for_result(result, level)
         reliable, why = status_rules.reliability(evidence, rules)
         rows.append(
             {

@@ -17,7 +17,7 @@ def _queue(annotator) -> QuerySet[Assignment]:
     )
 
 
-def queue_next(*, annotator, skipped: bool = False) -> Assignment | None:
+def next_item_for_annotator(*, annotator, skipped: bool = False) -> Assignment | None:
     """The annotator's next item: the first pending one (oldest sample first, then their own order);
     with `skipped`, the one they skipped longest ago."""
     if skipped:
@@ -27,7 +27,7 @@ def queue_next(*, annotator, skipped: bool = False) -> Assignment | None:
     ).first()
 
 
-def queue_progress(*, annotator) -> dict:
+def queue_progress_for_annotator(*, annotator) -> dict:
     counts = Assignment.objects.filter(annotator=annotator).aggregate(
         total=Count("id"),
         labelled=Count("id", filter=Q(state=AssignmentState.LABELLED)),
@@ -38,7 +38,7 @@ def queue_progress(*, annotator) -> dict:
     return counts
 
 
-def queue_last_action(*, annotator) -> Assignment | None:
+def last_action_for_annotator(*, annotator) -> Assignment | None:
     return _queue(annotator).filter(acted_at__isnull=False).order_by("-acted_at", "-id").first()
 
 
@@ -51,12 +51,12 @@ def assignment_get(*, assignment_uuid) -> Assignment:
     )
 
 
-def item_notes_of(*, assignment: Assignment) -> list[ItemNote]:
+def item_notes_for_assignment(*, assignment: Assignment) -> list[ItemNote]:
     """The annotator's own comments and flags on the item of this assignment, oldest first."""
     return list(ItemNote.objects.filter(assignment=assignment).order_by("created_at", "id"))
 
 
-def queue_cues(*, assignment: Assignment | None, last: Assignment | None) -> dict:
+def cues_for_assignment(*, assignment: Assignment | None, last: Assignment | None) -> dict:
     """What changed since the annotator's last answered item: the criterion they score (`criterion_was`,
     the previous criterion's name, or ""), and the sample (`new_sample`: its instructions are shown open)."""
     if assignment is None:
@@ -70,19 +70,19 @@ def queue_cues(*, assignment: Assignment | None, last: Assignment | None) -> dic
     }
 
 
-def item_display(*, assignment: Assignment) -> dict:
+def display_for_assignment(*, assignment: Assignment) -> dict:
     """What an annotator sees of an item, and nothing else: the input, the reply (or both replies, as 1
     and 2 in this annotator's order), the rubric with its examples. No run, system, version, judge,
     model or verdict goes into it."""
-    return item_view(item=assignment.item, swapped=assignment.swapped)
+    return view_for_item(item=assignment.item, swapped=assignment.swapped)
 
 
-def item_view(*, item: SampleItem, swapped: bool) -> dict:
-    """An item as an annotator sees it (item_display), the replies of a pair in the order `swapped` says."""
+def view_for_item(*, item: SampleItem, swapped: bool) -> dict:
+    """An item as an annotator sees it (display_for_assignment), the replies of a pair in the order `swapped` says."""
     sample = item.sample
     run = sample.run
-    outputs = {o.slot: o.text for o in judgeapp_selectors.run_outputs(run=run).filter(case_id=item.case_id)}
-    criteria = judgeapp_selectors.run_criteria(run=run)
+    outputs = {o.slot: o.text for o in judgeapp_selectors.outputs_for_run(run=run).filter(case_id=item.case_id)}
+    criteria = judgeapp_selectors.criteria_for_run(run=run)
     if item.criterion:
         criteria = [c for c in criteria if c.name == item.criterion]
     rubric = [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from calibration.core import checkup as checkup_rules
 from calibration.models import CalibrationPolicy, PolicyAction
-from calibration.selectors.policy import policy_current
-from calibration.selectors.run_judges import POOLED_JURY, judge_configurations, primary_judge
+from calibration.selectors.policy import policy_get
+from calibration.selectors.run_judges import POOLED_JURY, judge_configurations_for_run, primary_judge_for_run
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.memo import shared_read
 from judgeapp.models import Run
@@ -15,7 +15,7 @@ def _when(record: judgeapp_selectors.CheckupRecord) -> str:
     return f" on {record.finished_at:%Y-%m-%d}" if record.finished_at else ""
 
 
-def checkup_entry(
+def checkup_entry_for_judge(
     *, judge_name: str, judge_version: str, record: judgeapp_selectors.CheckupRecord | None, policy: CalibrationPolicy
 ) -> dict:
     """What a judge configuration's check-up says, in words, under the lead's policy: {judge, judge_version,
@@ -62,10 +62,10 @@ def checkup_entry(
     return entry
 
 
-def checkup_report_verdict(*, report: dict) -> dict:
+def checkup_verdict_for_report(*, report: dict) -> dict:
     """A check-up report's verdict against the lead's floors in force (the report's `verdict`, which
     `judge-checkup` prints): {passed, text ("passed" or "failed: …"), failures, notes, floors}."""
-    policy = policy_current()
+    policy = policy_get()
     verdict = checkup_rules.checkup_verdict(
         {name: report["sets"][name] for name in report.get("set_order") or report.get("sets") or {}},
         floors=policy.checkup_floors,
@@ -83,25 +83,27 @@ def checkup_report_verdict(*, report: dict) -> dict:
 
 
 @shared_read
-def checkup_for(*, judge_name: str, judge_version: str) -> dict:
-    """The check-up of one judge configuration, judged against the lead's floors (see checkup_entry)."""
-    return checkup_entry(
+def checkup_for_judge(*, judge_name: str, judge_version: str) -> dict:
+    """The check-up of one judge configuration, judged against the lead's floors (see checkup_entry_for_judge)."""
+    return checkup_entry_for_judge(
         judge_name=judge_name,
         judge_version=judge_version,
-        record=judgeapp_selectors.checkup_latest(judge_name, judge_version),
-        policy=policy_current(),
+        record=judgeapp_selectors.latest_checkup_for_judge(judge_name, judge_version),
+        policy=policy_get(),
     )
 
 
 def checkups_for_judges(*, judges, records: dict | None = None) -> dict[str, dict]:
-    """{judge name: its check-up in its configuration now (see checkup_entry)}, for a page of judges;
-    `records` are the judges' check-ups if the page read them already (judging.selectors.checkups_latest)."""
+    """{judge name: its check-up in its configuration now (see checkup_entry_for_judge)}, for a page of judges;
+    `records` are the judges' check-ups if the page read them already (judging.selectors.latest_checkups_for_judges)."""
     judges = list(judges)
     if records is None:
-        records = judgeapp_selectors.checkups_latest(judges=judges)
-    policy = policy_current()
+        records = judgeapp_selectors.latest_checkups_for_judges(judges=judges)
+    policy = policy_get()
     return {
-        judge.name: checkup_entry(judge_name=judge.name, judge_version=judge.version, record=records[judge.name], policy=policy)
+        judge.name: checkup_entry_for_judge(
+            judge_name=judge.name, judge_version=judge.version, record=records[judge.name], policy=policy
+        )
         for judge in judges
     }
 
@@ -109,7 +111,7 @@ def checkups_for_judges(*, judges, records: dict | None = None) -> dict[str, dic
 def checkups_for_run(*, run: Run) -> list[dict]:
     """The check-up of every judge a run relied on, in the configuration it used, the one its report
     stands on first. A jury's pooled verdict is no judge of its own to check up."""
-    configs = judge_configurations(run=run)
-    primary = primary_judge(run=run)
+    configs = judge_configurations_for_run(run=run)
+    primary = primary_judge_for_run(run=run)
     names = sorted((name for name in configs if name != POOLED_JURY), key=lambda name: (name != primary, name))
-    return [checkup_for(judge_name=name, judge_version=configs[name]["version"]) for name in names]
+    return [checkup_for_judge(judge_name=name, judge_version=configs[name]["version"]) for name in names]

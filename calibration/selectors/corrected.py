@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from calibration.models import Adjudication, Assignment, AssignmentState, LabelKind, Sample
-from calibration.selectors.run_judges import judge_configurations, primary_judge
+from calibration.selectors.run_judges import judge_configurations_for_run, primary_judge_for_run
 from calibration.selectors.slices import corrected_slices_for
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.models import Run, RunKind
@@ -43,7 +43,7 @@ CORRECTED_LABEL_KINDS = {
 }
 
 
-def corrected_sample_for(*, run: Run) -> Sample | None:
+def corrected_sample_for_run(*, run: Run) -> Sample | None:
     """The labelled sample a run's corrected mean (pointwise) or rate (jury, pairwise) stands on: a sample of
     the run itself, else the latest sample of a run of its kind with the same judge configuration, prompt and
     rubric versions (the judge's error measured there carries over only to the same judge, prompt and rubric)."""
@@ -56,12 +56,12 @@ def corrected_sample_for(*, run: Run) -> Sample | None:
     own = labelled.filter(run=run).order_by("-created_at", "-id").first()
     if own is not None:
         return own
-    name = primary_judge(run=run)
+    name = primary_judge_for_run(run=run)
     if name is None:
         return None
-    version = judge_configurations(run=run)[name]["version"]
+    version = judge_configurations_for_run(run=run)[name]["version"]
     for sample in labelled.exclude(run=run).filter(run__kind=run.kind).select_related("run").order_by("-created_at", "-id")[:50]:
-        other = judge_configurations(run=sample.run).get(name)
+        other = judge_configurations_for_run(run=sample.run).get(name)
         if (
             other
             and other["version"] == version
@@ -77,19 +77,19 @@ def corrected_for_run(*, run: Run) -> dict | None:
     95% interval, from its judge configuration's labelled sample; None without one."""
     from calibration.core.ppi import corrected_mean, stratum_weights
 
-    sample = corrected_sample_for(run=run)
+    sample = corrected_sample_for_run(run=run)
     if sample is None:
         return None
-    name = primary_judge(run=run)
+    name = primary_judge_for_run(run=run)
     scores = {
         (v.case_id, v.criterion): float(v.value)
-        for v in judgeapp_selectors.run_verdicts(run=run)
+        for v in judgeapp_selectors.verdicts_for_run(run=run)
         if v.judge == name and isinstance(v.value, (int, float))
     }
     same_run = sample.run_id == run.pk
     sample_scores = scores if same_run else {
         (v.case_id, v.criterion): float(v.value)
-        for v in judgeapp_selectors.run_verdicts(run=sample.run)
+        for v in judgeapp_selectors.verdicts_for_run(run=sample.run)
         if v.judge == name and isinstance(v.value, (int, float))
     }
     humans = _human_means(sample)
@@ -130,7 +130,7 @@ def corrected_for_run(*, run: Run) -> dict | None:
 
 
 def _verdicts_of(run: Run, judge: str | None) -> dict[str, str]:
-    return {v.case_id: str(v.value) for v in judgeapp_selectors.run_verdicts(run=run) if v.judge == judge and not v.criterion}
+    return {v.case_id: str(v.value) for v in judgeapp_selectors.verdicts_for_run(run=run) if v.judge == judge and not v.criterion}
 
 
 def corrected_rate_for_run(*, run: Run) -> dict | None:
@@ -143,11 +143,11 @@ def corrected_rate_for_run(*, run: Run) -> dict | None:
 
     if run.kind not in (RunKind.JURY, RunKind.PAIRWISE):
         return None
-    sample = corrected_sample_for(run=run)
+    sample = corrected_sample_for_run(run=run)
     if sample is None:
         return None
     values = PASS_VALUES if run.kind == RunKind.JURY else WIN_VALUES
-    name = primary_judge(run=run)
+    name = primary_judge_for_run(run=run)
     verdicts = {case: v for case, v in _verdicts_of(run, name).items() if v in values}
     same_run = sample.run_id == run.pk
     sample_verdicts = verdicts if same_run else {case: v for case, v in _verdicts_of(sample.run, name).items() if v in values}
@@ -192,7 +192,7 @@ def corrected_rate_for_run(*, run: Run) -> dict | None:
     return result
 
 
-def human_majority(*, run: Run) -> dict[str, str | None]:
+def human_majority_for_run(*, run: Run) -> dict[str, str | None]:
     """{case id: the label most of its annotators gave ("A", "B", "tie"), None when they split evenly; a lead's
     resolved label where there is one} over the labelled items of the run's samples: what an imported pairwise
     run's verdicts are set against."""

@@ -6,10 +6,10 @@ from django.db.models import QuerySet
 
 from calibration.core import status as status_rules
 from calibration.models import AgreementLevel, AgreementMetric, AgreementResult, CalibrationPolicy
-from calibration.selectors.policy import level_current, metric_label, rules_current
+from calibration.selectors.policy import level_get, metric_label, rules_get
 
 
-def evidence_of(result: AgreementResult, level: AgreementLevel) -> status_rules.Evidence:
+def evidence_for_result(result: AgreementResult, level: AgreementLevel) -> status_rules.Evidence:
     """A pooled result as the status rules read it."""
     figure = result.kappa_figure if level.metric == AgreementMetric.KAPPA else result.agreement_figure
     inter = result.inter_annotator or {}
@@ -46,7 +46,7 @@ def pooled_counting(**filters) -> QuerySet[AgreementResult]:
     )
 
 
-def decisive_result(
+def decisive_result_for_scope(
     *,
     judge_name: str,
     judge_version: str,
@@ -59,18 +59,18 @@ def decisive_result(
     the newest evidence (a sample, or an adopted candidate) judged in that scope with enough labelled items,
     a defined figure and people whose own agreement reaches the floor (see calibration.core.status.counts),
     all criteria pooled."""
-    rules = rules_current(level=level, policy=policy)
+    rules = rules_get(level=level, policy=policy)
     scoped = pooled_counting(
         judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version or "",
         rubric_version=rubric_version or "", n_items__gte=level.min_items,
     )
     for result in scoped:
-        if status_rules.counts(evidence_of(result, level), rules):
+        if status_rules.counts(evidence_for_result(result, level), rules):
             return result
     return None
 
 
-def judge_evidence(*, judge_name: str, level: AgreementLevel | None = None) -> list[status_rules.Evidence]:
+def evidence_for_judge(*, judge_name: str, level: AgreementLevel | None = None) -> list[status_rules.Evidence]:
     """Every pooled result that speaks for the judge, under any configuration, prompt and rubric, newest first."""
-    level = level or level_current()
-    return [evidence_of(r, level) for r in pooled_counting(judge_name=judge_name)]
+    level = level or level_get()
+    return [evidence_for_result(r, level) for r in pooled_counting(judge_name=judge_name)]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from calibration.models import AgreementResult, JudgeLock
-from calibration.selectors.run_judges import judge_configurations, run_scope
+from calibration.selectors.run_judges import judge_configurations_for_run, scope_for_run
 from judgeapp.models import Run
 
 
-def locks_all() -> QuerySet[JudgeLock]:
+def lock_list() -> QuerySet[JudgeLock]:
     return JudgeLock.objects.select_related("result", "result__sample", "result__sample__run").order_by(
         "judge_name", "-changed_at", "-id"
     )
@@ -19,7 +19,7 @@ def _scope_words(prompt_version: str, rubric_version: str) -> str:
     return f"prompt {prompt_version or '—'}, rubric {rubric_version or '—'}"
 
 
-def lock_reason_for(*, judge_name: str, judge_version: str, prompt_version: str, rubric_version: str) -> str | None:
+def lock_reason_for_scope(*, judge_name: str, judge_version: str, prompt_version: str, rubric_version: str) -> str | None:
     """Why a judge configuration may not back the gate of a run judged with this prompt and rubric, or None.
 
     Only locks of the same prompt × rubric scope apply: a lock measured on rubric A never blocks a run on
@@ -44,23 +44,25 @@ def lock_reason_for(*, judge_name: str, judge_version: str, prompt_version: str,
     return None
 
 
-def gate_lock_reasons(*, run: Run) -> list[str]:
+def lock_reasons_for_run(*, run: Run) -> list[str]:
     """Reasons the release gate of `run` is locked by calibration, e.g. ["judge locked: …"]: the
     locks of the run's judge configurations with the run's prompt and rubric versions.
 
     Empty while no agreement level applies to the run's judge configurations in that scope: a judge no
     person has scored is not locked (unless the same judge, under an earlier configuration, is there).
     """
-    prompt, rubric = run_scope(run=run)
+    prompt, rubric = scope_for_run(run=run)
     reasons = []
-    for name, config in judge_configurations(run=run).items():
-        reason = lock_reason_for(judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric)
+    for name, config in judge_configurations_for_run(run=run).items():
+        reason = lock_reason_for_scope(
+            judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric
+        )
         if reason:
             reasons.append(reason)
     return reasons
 
 
-def locks_of(*, judge_name: str, judge_version: str) -> list[JudgeLock]:
+def locks_for_judge(*, judge_name: str, judge_version: str) -> list[JudgeLock]:
     """A judge configuration's locks, one per prompt × rubric scope it was measured in, latest change first."""
     return list(
         JudgeLock.objects.filter(judge_name=judge_name, judge_version=judge_version).select_related("result").order_by(
@@ -79,5 +81,5 @@ def lock_get(*, judge_name: str, judge_version: str, prompt_version: str, rubric
     )
 
 
-def calibrated_versions(*, judge_name: str) -> set[str]:
+def calibrated_versions_for_judge(*, judge_name: str) -> set[str]:
     return set(AgreementResult.objects.filter(judge_name=judge_name).values_list("judge_version", flat=True))

@@ -8,20 +8,20 @@ from judgeapp.judging.memo import shared_read
 
 
 @shared_read
-def level_current() -> AgreementLevel:
+def level_get() -> AgreementLevel:
     """The level in force: the latest a lead set, or the default (kappa 0.6, 20 items) if none was."""
     return AgreementLevel.objects.select_related("set_by").first() or AgreementLevel()
 
 
 @shared_read
-def policy_current() -> CalibrationPolicy:
+def policy_get() -> CalibrationPolicy:
     """The policy in force: the latest a lead set, or the default (warn, alpha floor 0.667)."""
     return CalibrationPolicy.objects.select_related("set_by").first() or CalibrationPolicy()
 
 
-def rules_current(*, level: AgreementLevel | None = None, policy: CalibrationPolicy | None = None) -> status_rules.Rules:
-    level = level or level_current()
-    policy = policy or policy_current()
+def rules_get(*, level: AgreementLevel | None = None, policy: CalibrationPolicy | None = None) -> status_rules.Rules:
+    level = level or level_get()
+    policy = policy or policy_get()
     return status_rules.Rules(
         threshold=level.threshold,
         min_items=level.min_items,

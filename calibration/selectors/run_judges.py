@@ -8,7 +8,7 @@ from judgeapp.models import Run, RunKind, content_hash, short_version
 POOLED_JURY = "jury"
 
 
-def judge_configurations(*, run: Run) -> dict[str, dict]:
+def judge_configurations_for_run(*, run: Run) -> dict[str, dict]:
     """{judge name: {"version": configuration hash, "scripted_demo": bool}} of every judge a run used.
 
     A jury's pooled verdict is a judge of its own, "jury", whose configuration is its panel's.
@@ -28,9 +28,9 @@ def judge_configurations(*, run: Run) -> dict[str, dict]:
     return configs
 
 
-def primary_judge(*, run: Run) -> str | None:
+def primary_judge_for_run(*, run: Run) -> str | None:
     """The judge whose verdict a run's report stands on: the pooled one for a jury, else the run's judge."""
-    configs = judge_configurations(run=run)
+    configs = judge_configurations_for_run(run=run)
     if POOLED_JURY in configs:
         return POOLED_JURY
     if run.judge_id and run.judge.name in configs:
@@ -38,6 +38,6 @@ def primary_judge(*, run: Run) -> str | None:
     return next(iter(configs), None)
 
 
-def run_scope(*, run: Run) -> tuple[str, str]:
+def scope_for_run(*, run: Run) -> tuple[str, str]:
     """(prompt version, rubric version) a run was judged with: the scope its judges' evidence and locks are read in."""
     return run.versions.get("prompt") or "", run.versions.get("rubric") or ""

@@ -11,7 +11,7 @@ from calibration.core import adjudication as adjudication_rules
 from calibration.models import AgreementResult, Assignment, AssignmentState, ItemNote, NoteKind, Sample
 
 
-def samples_recent(*, limit: int = 50) -> QuerySet[Sample]:
+def sample_list(*, limit: int = 50) -> QuerySet[Sample]:
     # The flags counted in a subquery: a second join (items → notes) would multiply the assignments counted.
     flags = (
         ItemNote.objects.filter(item__sample=OuterRef("pk"), kind=NoteKind.FLAG)
@@ -55,7 +55,7 @@ class AnnotatorProgress:
         return adjudication_rules.duration_words(self.seconds_per_item)
 
 
-def sample_progress(*, sample: Sample) -> list[AnnotatorProgress]:
+def progress_for_sample(*, sample: Sample) -> list[AnnotatorProgress]:
     """Per annotator, over the items in the queues (not those held back on leakage): done (labelled),
     skipped, remaining, and the time per item (calibration/core/adjudication.py: seconds_per_item)."""
     rows: dict[str, dict] = {}
@@ -84,12 +84,12 @@ def sample_progress(*, sample: Sample) -> list[AnnotatorProgress]:
     ]
 
 
-def sample_held_back(*, sample: Sample) -> list:
+def held_back_for_sample(*, sample: Sample) -> list:
     """The sample's items held back from annotators on leakage, with their flags, for the reviewer."""
     return [item for item in sample.items.select_related("case").order_by("position") if item.held_back]
 
 
-def sample_notes(*, sample: Sample, limit: int = 200) -> list[ItemNote]:
+def notes_for_sample(*, sample: Sample, limit: int = 200) -> list[ItemNote]:
     """The annotators' comments and flags on the sample's items, newest first."""
     return list(
         ItemNote.objects.filter(item__sample=sample)
@@ -98,18 +98,18 @@ def sample_notes(*, sample: Sample, limit: int = 200) -> list[ItemNote]:
     )
 
 
-def sample_flag_count(*, sample: Sample) -> int:
+def flag_count_for_sample(*, sample: Sample) -> int:
     return ItemNote.objects.filter(item__sample=sample, kind=NoteKind.FLAG).count()
 
 
 def item_notes_for_sample(*, sample: Sample, limit: int = 200) -> dict:
     """The annotators' comments and flags on a sample's items as its page shows them: {rows (the newest
     `limit`), more (older ones left out), flags (how many flags in all)}."""
-    rows = sample_notes(sample=sample, limit=limit + 1)
-    return {"rows": rows[:limit], "more": len(rows) > limit, "flags": sample_flag_count(sample=sample)}
+    rows = notes_for_sample(sample=sample, limit=limit + 1)
+    return {"rows": rows[:limit], "more": len(rows) > limit, "flags": flag_count_for_sample(sample=sample)}
 
 
-def labelled_items(*, sample: Sample) -> list[dict]:
+def labelled_items_for_sample(*, sample: Sample) -> list[dict]:
     """The items of a sample at least one person labelled: what a candidate judges."""
     rows = (
         sample.items.filter(assignments__state=AssignmentState.LABELLED)
@@ -120,7 +120,7 @@ def labelled_items(*, sample: Sample) -> list[dict]:
     return [{"case": r["case_id"], "case_key": r["case_key"], "criterion": r["criterion"]} for r in rows]
 
 
-def annotator_panels(*, limit: int = 5) -> list[dict]:
+def annotator_panel_list(*, limit: int = 5) -> list[dict]:
     """The latest samples with overlap and each annotator's agreement with the others there."""
     panels = []
     results = (

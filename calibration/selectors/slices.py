@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from calibration.core import slices as slice_rules
 from calibration.models import AgreementLevel, AgreementResult, PolicyAction, Sample
-from calibration.selectors.evidence import decisive_result
-from calibration.selectors.policy import level_current, metric_label, policy_current
-from calibration.selectors.run_judges import judge_configurations, primary_judge, run_scope
+from calibration.selectors.evidence import decisive_result_for_scope
+from calibration.selectors.policy import level_get, metric_label, policy_get
+from calibration.selectors.run_judges import judge_configurations_for_run, primary_judge_for_run, scope_for_run
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.models import Run
 
 
-def slices_shown(result: AgreementResult | None, level: AgreementLevel | None = None) -> list[dict]:
+def slices_for_result(result: AgreementResult | None, level: AgreementLevel | None = None) -> list[dict]:
     """A result's per-tag agreement, the worst first by the level's metric, each marked `decides` (it has the
     level's minimum of items; a smaller slice is shown and never decides)."""
     if result is None or not result.slices:
         return []
-    level = level or level_current()
+    level = level or level_get()
     return slice_rules.worst_first(result.slices, figure=level.metric, min_items=level.min_items)
 
 
@@ -26,8 +26,8 @@ def corrected_slices_for(
     """The corrected mean per tag (the report's `corrected.slices`), lowest first; the labelled items' tags as
     their sample kept them, the unlabelled ones' from the run's test set."""
     item_tags = {(k, c): tags for k, c, tags in sample.items.values_list("case_key", "criterion", "tags")}
-    run_tags = judgeapp_selectors.run_case_tags(run=run)
-    sample_tags = run_tags if sample.run_id == run.pk else judgeapp_selectors.run_case_tags(run=sample.run)
+    run_tags = judgeapp_selectors.case_tags_for_run(run=run)
+    sample_tags = run_tags if sample.run_id == run.pk else judgeapp_selectors.case_tags_for_run(run=sample.run)
     tags_of = {key: item_tags.get(key) or [] for key in keys}
     tags_of.update({key: run_tags.get(key[0], []) for key in unlabelled})
 
@@ -40,7 +40,7 @@ def corrected_slices_for(
 
     return slice_rules.corrected_slices(
         keys, human, judge_labelled, unlabelled, tags_of, strata=strata, population_of=population_of if strata else None,
-        min_items=level_current().min_items,
+        min_items=level_get().min_items,
     )
 
 
@@ -48,14 +48,14 @@ def slice_floor_for_run(*, run: Run) -> dict | None:
     """The lead's floor for the worst slice, read against the primary judge's deciding evidence in the run's
     scope: {line, blocks} when the worst slice with enough items is below it; None otherwise (no floor, no
     deciding evidence, no tags)."""
-    policy = policy_current()
-    name = primary_judge(run=run)
+    policy = policy_get()
+    name = primary_judge_for_run(run=run)
     if policy.slice_floor is None or name is None:
         return None
-    level = level_current()
-    prompt, rubric = run_scope(run=run)
-    result = decisive_result(
-        judge_name=name, judge_version=judge_configurations(run=run)[name]["version"], prompt_version=prompt,
+    level = level_get()
+    prompt, rubric = scope_for_run(run=run)
+    result = decisive_result_for_scope(
+        judge_name=name, judge_version=judge_configurations_for_run(run=run)[name]["version"], prompt_version=prompt,
         rubric_version=rubric, level=level, policy=policy,
     )
     if result is None:

@@ -6,10 +6,10 @@ from calibration.core import status as status_rules
 from calibration.models import AgreementResult, JudgeLock
 from calibration.selectors.alt_test import alt_test_for_run
 from calibration.selectors.checkups import checkups_for_run
-from calibration.selectors.evidence import judge_evidence
-from calibration.selectors.locks import lock_reason_for
-from calibration.selectors.policy import level_current, policy_current, rules_current
-from calibration.selectors.run_judges import judge_configurations, primary_judge, run_scope
+from calibration.selectors.evidence import evidence_for_judge
+from calibration.selectors.locks import lock_reason_for_scope
+from calibration.selectors.policy import level_get, policy_get, rules_get
+from calibration.selectors.run_judges import judge_configurations_for_run, primary_judge_for_run, scope_for_run
 from calibration.selectors.slices import slice_floor_for_run
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.memo import shared_read
@@ -28,15 +28,15 @@ def _latest_scope(evidence: list[status_rules.Evidence], judge_version: str, rul
 
 
 @shared_read
-def status_for(
+def status_for_scope(
     *, judge_name: str, judge_version: str, prompt_version: str | None = None, rubric_version: str | None = None
 ) -> dict:
     """The calibration status of one judge configuration as a run used it: with its prompt and rubric
     versions (its scope; "" for a run without one). None for both: the scope it was last measured in (a
     judge's page, where no run says which prompt and rubric)."""
-    level = level_current()
-    rules = rules_current(level=level)
-    evidence = judge_evidence(judge_name=judge_name, level=level)
+    level = level_get()
+    rules = rules_get(level=level)
+    evidence = evidence_for_judge(judge_name=judge_name, level=level)
     if prompt_version is None and rubric_version is None:
         prompt_version, rubric_version = _latest_scope(evidence, judge_version, rules)
     prompt_version, rubric_version = prompt_version or "", rubric_version or ""
@@ -48,7 +48,7 @@ def status_for(
         judge_version=judge_version,
         evidence=evidence,
         rules=rules,
-        lock_reason=lock_reason_for(
+        lock_reason=lock_reason_for_scope(
             judge_name=judge_name, judge_version=judge_version, prompt_version=prompt_version, rubric_version=rubric_version
         ),
         unlocked_by_hand=lock.reason if lock is not None and lock.overridden and not lock.locked else None,
@@ -62,19 +62,19 @@ def status_for(
 
 def calibration_for_run(*, run: Run) -> list[dict]:
     """The calibration status of every judge a run relied on, the one its report stands on first."""
-    configs = judge_configurations(run=run)
-    primary = primary_judge(run=run)
+    configs = judge_configurations_for_run(run=run)
+    primary = primary_judge_for_run(run=run)
     names = sorted(configs, key=lambda name: (name != primary, name))
-    prompt, rubric = run_scope(run=run)
+    prompt, rubric = scope_for_run(run=run)
     return [
-        status_for(judge_name=name, judge_version=configs[name]["version"], prompt_version=prompt, rubric_version=rubric)
+        status_for_scope(judge_name=name, judge_version=configs[name]["version"], prompt_version=prompt, rubric_version=rubric)
         for name in names
     ]
 
 
-def gate_calibration(*, run: Run) -> dict:
+def calibration_for_gate(*, run: Run) -> dict:
     """What calibration says to a run's release gate: {status (of the primary judge), statuses, checkup
-    (each judge's check-up, see checkup_for), alt_test (each judge's alternative annotator test, see
+    (each judge's check-up, see checkup_for_judge), alt_test (each judge's alternative annotator test, see
     alt_test_for_run), reasons, warnings, policy}. Reasons block; warnings are shown ("warning: judge not
     calibrated: …")."""
     statuses = calibration_for_run(run=run)
@@ -90,23 +90,23 @@ def gate_calibration(*, run: Run) -> dict:
         "alt_test": alt_tests,
         "reasons": [e["line"] for e in entries if e["blocks"]],
         "warnings": [e["line"] for e in entries if e["warns"]],
-        "policy": policy_current().as_dict(),
+        "policy": policy_get().as_dict(),
     }
 
 
-def judge_status(*, judge) -> dict:
+def status_for_judge(*, judge) -> dict:
     """A judge's status in its current configuration, in the prompt and rubric scope it was last measured in."""
-    return status_for(judge_name=judge.name, judge_version=judge.version)
+    return status_for_scope(judge_name=judge.name, judge_version=judge.version)
 
 
-def judges_statuses() -> list[dict]:
+def judge_status_list() -> list[dict]:
     """Every configured judge's status in its current configuration, and any judge people compared but no
     longer configured (a jury's pool, an imported judge): the calibration page lists them all."""
-    judges, _ = judgeapp_selectors.endpoints_all()
+    judges, _ = judgeapp_selectors.endpoint_list()
     rows = []
     seen = set()
     for judge in judges:
-        rows.append({"judge": judge, "status": judge_status(judge=judge)})
+        rows.append({"judge": judge, "status": status_for_judge(judge=judge)})
         seen.add(judge.name)
     for name, version in (
         AgreementResult.objects.counting().filter(criterion="").exclude(judge_name__in=seen)
@@ -114,13 +114,13 @@ def judges_statuses() -> list[dict]:
     ):
         if name not in seen:
             seen.add(name)
-            rows.append({"judge": None, "status": status_for(judge_name=name, judge_version=version)})
+            rows.append({"judge": None, "status": status_for_scope(judge_name=name, judge_version=version)})
     return rows
 
 
-def run_preflight(*, judges, systems=(), pair: tuple | None = None) -> list:
+def preflight_for_run(*, judges, systems=(), pair: tuple | None = None) -> list:
     """The warnings a form shows and a command prints before a run starts (judging/preflight.py), with each
     judge's calibration status in its current configuration."""
     from judgeapp.judging.preflight import run_warnings
 
-    return run_warnings(judges=judges, systems=systems, pair=pair, status_of=lambda judge: judge_status(judge=judge))
+    return run_warnings(judges=judges, systems=systems, pair=pair, status_of=lambda judge: status_for_judge(judge=judge))

@@ -25,7 +25,7 @@ MAX_NOTE = 2000
 
 def _scale_of(item: SampleItem) -> tuple[int, int]:
     if item.sample.label_kind == SCORE:
-        for criterion in judgeapp_selectors.run_criteria(run=item.sample.run):
+        for criterion in judgeapp_selectors.criteria_for_run(run=item.sample.run):
             if criterion.name == item.criterion:
                 return criterion.scale_bounds
     return (1, 5)

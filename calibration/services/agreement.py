@@ -34,8 +34,8 @@ from calibration.core.alt_test import judge_beside_people
 from calibration.core.labels import label_value
 from calibration.core.slices import agreement_slices
 from calibration.models import Adjudication, AgreementResult, Assignment, AssignmentState, Sample
-from calibration.selectors.policy import policy_current
-from calibration.selectors.run_judges import judge_configurations
+from calibration.selectors.policy import policy_get
+from calibration.selectors.run_judges import judge_configurations_for_run
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging import taskqueue
 
@@ -170,9 +170,9 @@ def agreement_compute(*, sample_pk: int, force: bool = False) -> bool:
     run = sample.run
     items = run_items(run=run)
     imported = bool(run.config.get("imported"))
-    unusable = set(judgeapp_selectors.run_unusable(run=run)) | set(judgeapp_selectors.run_imported_unanswered(run=run))
-    declared = handling_rules.effective(policy_current().declared_handling, label_kind=sample.label_kind, imported=imported)
-    configs = judge_configurations(run=run)
+    unusable = set(judgeapp_selectors.unusable_for_run(run=run)) | set(judgeapp_selectors.unanswered_for_run(run=run))
+    declared = handling_rules.effective(policy_get().declared_handling, label_kind=sample.label_kind, imported=imported)
+    configs = judge_configurations_for_run(run=run)
     criteria, labels, label_rows = _groups(sample)
     resolved = _resolved(sample)
     judges = sorted(({judge for (_, _, judge) in items.verdicts} | {judge for (_, _, judge) in unusable}) & set(configs))

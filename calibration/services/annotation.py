@@ -160,7 +160,7 @@ def instructions_check(instructions: str, *, run) -> str:
     judgeapp/judging/leakage/, as their items get)."""
     instructions = markdown_check(instructions).strip()
     if instructions:
-        names = judgeapp_selectors.leakage_known_names(run=run)
+        names = judgeapp_selectors.known_names_for_run(run=run)
         for flag in scan_texts([("the instructions", instructions)], names=names):
             if flag.kind in REVEALING:
                 raise InputError(

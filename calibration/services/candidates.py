@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from calibration.models import AgreementResult, Candidate, LabelKind, Sample
 from calibration.runkind import candidate_endpoint
-from calibration.selectors.run_judges import judge_configurations, primary_judge
-from calibration.selectors.samples import labelled_items
+from calibration.selectors.run_judges import judge_configurations_for_run, primary_judge_for_run
+from calibration.selectors.samples import labelled_items_for_sample
 from calibration.services.audit import calibration_audit
 from judgeapp.judging.content import InputFile, prompt_register, rubric_save
 from judgeapp.judging.errors import InputError
@@ -121,7 +121,7 @@ def candidate_check(
     trials = trials_check(trials)
     judge = _sample_judge(sample)
     run = sample.run
-    items = labelled_items(sample=sample)
+    items = labelled_items_for_sample(sample=sample)
     if not items:
         raise InputError("no item of this sample is labelled yet: a candidate is measured against people's labels")
     model = (model or judge.model).strip()
@@ -131,7 +131,7 @@ def candidate_check(
     prompt = _candidate_prompt(run, prompt_text)
     rubric = _candidate_rubric(run.rubric, rubric, needed={item["criterion"] for item in items})
     rubric_version = rubric.version if isinstance(rubric, Rubric) else short_version(content_hash(rubric.data))
-    base_version = judge_configurations(run=run)[judge.name]["version"]
+    base_version = judge_configurations_for_run(run=run)[judge.name]["version"]
     config = {"model": model, "structured_output": structured_output}
     endpoint = candidate_endpoint(judge, config)
     changes = [
@@ -155,7 +155,7 @@ def _sample_judge(sample: Sample) -> Judge:
     run = sample.run
     if sample.label_kind != LabelKind.SCORE or run.kind != RunKind.POINTWISE or run.config.get("imported"):
         raise InputError("candidates are judged on samples of pointwise runs (1–5 scores); this sample is not one")
-    name = primary_judge(run=run)
+    name = primary_judge_for_run(run=run)
     judge = Judge.objects.filter(name=name).first() if name else None
     if judge is None:
         raise InputError(f"the judge of run {run.run_id} is no longer configured")

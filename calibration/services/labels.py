@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from calibration.core.labels import PAIRWISE, SCORE, pairwise_label_from_shown, parse_label
 from calibration.models import Assignment, AssignmentState, LabelSource, Sample, SampleItem
-from calibration.selectors.run_judges import primary_judge
+from calibration.selectors.run_judges import primary_judge_for_run
 from calibration.services.agreement import agreement_enqueue
 from calibration.services.samples import case_tags, run_items
 from judgeapp.judging import selectors as judgeapp_selectors
@@ -40,7 +40,7 @@ def sample_labels_changed(*, sample_id: int) -> None:
 def _scale_of(assignment: Assignment) -> tuple[int, int]:
     if assignment.item.sample.label_kind != SCORE:
         return (1, 5)
-    for criterion in judgeapp_selectors.run_criteria(run=assignment.item.sample.run):
+    for criterion in judgeapp_selectors.criteria_for_run(run=assignment.item.sample.run):
         if criterion.name == assignment.item.criterion:
             return criterion.scale_bounds
     return (1, 5)
@@ -158,7 +158,7 @@ def labels_import(*, data: bytes, name: str) -> ImportSummary:
         if not run_id:
             raise InputError(f"{where}: empty run_id")
         if run_id not in runs:
-            run = judgeapp_selectors.run_find(run_id=run_id)
+            run = judgeapp_selectors.run_get_for_id(run_id=run_id)
             if run is None:
                 raise InputError(f"{where}: no run {run_id!r}")
             try:
@@ -222,7 +222,7 @@ def labels_store(*, rows: list[tuple], runs: dict, items_of_run: dict, source: s
             per_item = defaultdict(int)
             for _, case_id, criterion, _, _ in run_rows:
                 per_item[(case_id, criterion)] += 1
-            stratifier = primary_judge(run=run)
+            stratifier = primary_judge_for_run(run=run)
             sample = Sample.objects.create(
                 run=run,
                 label_kind=items.label_kind,

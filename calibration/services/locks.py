@@ -9,7 +9,7 @@ whose interval straddles the level (undecided) neither locks nor unlocks: the sc
 decided result left it (no lock at all if there was none; an inherited lock still applies). A run with a
 new prompt or rubric version is judged in a new scope, decided by its own samples. A new judge version is
 a new configuration: it is unlocked by its own sample reaching the level
-(until then it inherits its judge's lock in the same scope, see selectors.lock_reason_for). A lead may also
+(until then it inherits its judge's lock in the same scope, see selectors.lock_reason_for_scope). A lead may also
 unlock a scope by hand; that holds until new labels change its decisive result. Every lock, unlock and
 level change goes into the audit log.
 """
@@ -36,8 +36,8 @@ from calibration.models import (
     Sample,
     TieHandling,
 )
-from calibration.selectors.evidence import decisive_result
-from calibration.selectors.policy import level_current, policy_current
+from calibration.selectors.evidence import decisive_result_for_scope
+from calibration.selectors.policy import level_get, policy_get
 from calibration.services.audit import calibration_audit
 from judgeapp.judging import taskqueue
 from judgeapp.judging.audit import SYSTEM, audit_log_create
@@ -111,12 +111,12 @@ def lock_evaluate(
 ) -> str | None:
     """Bring one scope's lock (a configuration with one prompt and one rubric version) in line with its
     decisive result. Returns "locked", "unlocked" or None."""
-    level = level or level_current()
+    level = level or level_get()
     scope = {
         "judge_name": judge_name, "judge_version": judge_version, "prompt_version": prompt_version or "",
         "rubric_version": rubric_version or ""
     }
-    result = decisive_result(**scope, level=level)
+    result = decisive_result_for_scope(**scope, level=level)
     if result is None:
         return None  # no sample large enough yet: nothing to decide on
     lock = JudgeLock.objects.select_for_update().filter(**scope).first()
@@ -132,7 +132,7 @@ def lock_evaluate(
     change = None
     if lock is None:
         # A configuration's first decision in a scope where its judge is locked under another configuration
-        # lifts the lock it inherited (selectors.lock_reason_for): that is an unlock, audited as one.
+        # lifts the lock it inherited (selectors.lock_reason_for_scope): that is an unlock, audited as one.
         inherited = (
             JudgeLock.objects.filter(
                 judge_name=judge_name, prompt_version=scope["prompt_version"], rubric_version=scope["rubric_version"]
@@ -188,7 +188,7 @@ def _lock_notify(lock: JudgeLock, *, locked: bool, subject: str) -> None:
 def locks_evaluate(*, configs=None) -> dict[tuple[str, str, str, str], str]:
     """Evaluate the lock of every scope (prompt × rubric) the given (judge name, version) configurations
     were measured in, or of every scope with a result. {(name, version, prompt, rubric): change}."""
-    level = level_current()
+    level = level_get()
     scopes = AgreementResult.objects.counting().filter(criterion="")
     if configs is not None:
         configs = set(configs)
@@ -220,7 +220,7 @@ def level_set(*, metric: str, threshold: float, min_items: int, actor, reason: s
     if min_items < 1:
         raise InputError("the minimum sample size must be at least 1 item")
     with transaction.atomic():
-        previous = level_current()
+        previous = level_get()
         level = AgreementLevel.objects.create(metric=metric, threshold=threshold, min_items=min_items, set_by=actor)
         audit_log_create(
             action=AuditLog.Action.LEVEL_SET,
@@ -306,7 +306,7 @@ def policy_set(
         slice_floor_action=slice_floor_action,
     )
     with transaction.atomic():
-        previous = policy_current()
+        previous = policy_get()
         checkup = {
             "checkup_failed": checkup_failed,
             "checkup_position_floor": checkup_position_floor,

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from calibration.core.labels import PAIRWISE, parse_label
 from calibration.core.sampling import assign, queue_order, reply_order_swapped, stratified_sample
 from calibration.models import Assignment, Sample, SampleItem
-from calibration.selectors.run_judges import POOLED_JURY, judge_configurations, primary_judge
+from calibration.selectors.run_judges import POOLED_JURY, judge_configurations_for_run, primary_judge_for_run
 from calibration.services.annotation import instructions_check
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.judging.errors import InputError
@@ -35,15 +35,15 @@ class RunItems:
 
 
 def run_items(*, run: Run) -> RunItems:
-    label_kind = judgeapp_selectors.run_label_kind(run=run)
+    label_kind = judgeapp_selectors.label_kind_for_run(run=run)
     if label_kind is None:
         raise InputError(f"run {run.run_id}: a {run.get_kind_display()} run has no verdicts people can label")
     if run.status not in (RunStatus.DONE, RunStatus.INVALID):
         raise InputError(f"run {run.run_id} is {run.status}; draw a sample from a finished run")
-    scales = {c.name: c.scale_bounds for c in judgeapp_selectors.run_criteria(run=run)}
-    cases = {o.case.case_id: o.case for o in judgeapp_selectors.run_outputs(run=run)}
+    scales = {c.name: c.scale_bounds for c in judgeapp_selectors.criteria_for_run(run=run)}
+    cases = {o.case.case_id: o.case for o in judgeapp_selectors.outputs_for_run(run=run)}
     verdicts = {}
-    for verdict in judgeapp_selectors.run_verdicts(run=run):
+    for verdict in judgeapp_selectors.verdicts_for_run(run=run):
         try:
             value = parse_label(verdict.value, label_kind=label_kind, scale=scales.get(verdict.criterion, (1, 5)))
         except ValueError:
@@ -64,13 +64,13 @@ def items_leakage(*, run: Run, case_ids) -> dict[str, list[dict]]:
     every configured system, judge and model name and the run's own versions. {case_id: [flag, …]}."""
     wanted = set(case_ids)
     texts: dict[str, list[tuple[str, str]]] = {}
-    for output in judgeapp_selectors.run_outputs(run=run):
+    for output in judgeapp_selectors.outputs_for_run(run=run):
         case_id = output.case.case_id
         if case_id not in wanted:
             continue
         shown = texts.setdefault(case_id, [("input", output.case.input)])
         shown.append((f"reply {output.slot}" if output.slot else "output", output.text or ""))
-    scanner = Scanner(judgeapp_selectors.leakage_known_names(run=run))
+    scanner = Scanner(judgeapp_selectors.known_names_for_run(run=run))
     flags = {}
     for case_id, shown in texts.items():
         collector = Collector()
@@ -121,8 +121,8 @@ def sample_draw(
     if not 1 <= overlap <= len(annotators):
         raise InputError(f"overlap {overlap}: each item can go to at most the {len(annotators)} annotator(s) chosen")
     items = run_items(run=run)
-    stratifier = primary_judge(run=run)
-    if stratifier not in judge_configurations(run=run) and stratifier != POOLED_JURY:
+    stratifier = primary_judge_for_run(run=run)
+    if stratifier not in judge_configurations_for_run(run=run) and stratifier != POOLED_JURY:
         raise InputError(f"run {run.run_id} has no judge")
     candidates = sorted(
         ((case_id, criterion), value)

@@ -5,7 +5,7 @@ import re
 import sys
 from pathlib import Path
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.agent.core.agreement import AgreementCounts, compare
 from judgeapp.agent.services import agent_inputs_read, agent_run_create, report_write
 from judgeapp.judging.accounting import counts_line
@@ -72,7 +72,7 @@ class AgentJudgeCommand(JudgeCommand):
             title=options["title"],
             budget=options.get("budget"),
         )
-        self.warnings_print(run_preflight(judges=[judge]))
+        self.warnings_print(preflight_for_run(judges=[judge]))
         self.current_run = run
         with self.progress_bar(total=len(inputs.requirements), desc="requirements") as bar:
             run = run_execute_inline(run=run, concurrency=options["concurrency"], progress=self.progress_callback(bar))
@@ -180,7 +180,7 @@ class DevaiAgreementCommand(JudgeCommand):
         tasks = _devai_tasks(instances, workspaces, humans, wanted=wanted, limit=options["limit"])
         if not tasks:
             raise InputError(f"no DevAI task has both a workspace under {workspaces} and human verdicts under {humans}")
-        self.warnings_print(run_preflight(judges=[judge]))
+        self.warnings_print(preflight_for_run(judges=[judge]))
 
         total = AgreementCounts()
         per_task = []

@@ -3,7 +3,7 @@
 from django import forms
 from django.conf import settings
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.agent.core import parse_requirements, parse_task, parse_trace
 from judgeapp.agent.core.loop import MAX_TOOL_CALLS
 from judgeapp.judging.errors import InputError
@@ -79,7 +79,7 @@ class AgentRunForm(PreflightForm):
                 "workspace", f"{workspace.name} is {workspace.size:,} bytes, over the limit of {settings.UPLOAD_MAX_BYTES:,}."
             )
 
-        self.preflight(run_preflight(judges=[cleaned.get("judge")]))
+        self.preflight(preflight_for_run(judges=[cleaned.get("judge")]))
         # Each requirement is a conversation of at most MAX_TOOL_CALLS tool calls and a verdict: the most it asks.
         if cleaned.get("requirement_list"):
             self.calls_check(len(cleaned["requirement_list"]) * (MAX_TOOL_CALLS + 1))

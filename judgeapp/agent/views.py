@@ -39,7 +39,7 @@ def agent_home(request: HtmxHttpRequest) -> HttpResponse:
         )
 
     form = AgentRunForm(request.POST or None, request.FILES or None)
-    context = {"runs": selectors.runs_recent(kind=RunKind.AGENT, limit=20), "sandbox": sandbox_summary()}
+    context = {"runs": selectors.run_list(kind=RunKind.AGENT, limit=20), "sandbox": sandbox_summary()}
     return run_form_answer(request, form, start=start, template="judgeapp/agent/home.html", context=context,
                            refused_field=lambda exc: (
                                "run_id" if "run id" in str(exc) else "budget" if "budget" in str(exc) else "workspace"
@@ -58,7 +58,7 @@ def agent_requirements(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The requirements table, polled by htmx while the run goes on."""
     run = _agent_run(run_id)
     response = render(
-        request, "judgeapp/agent/run.html#agent-requirements", {"run": run, "judgments": selectors.judgments_of(run=run)}
+        request, "judgeapp/agent/run.html#agent-requirements", {"run": run, "judgments": selectors.judgments_for_run(run=run)}
     )
 
     if run.is_finished and request.htmx:

@@ -43,7 +43,7 @@ class ApiTokenCommand(JudgeCommand):
             )
 
     def _list(self, options):
-        tokens = selectors.tokens_all(username=options.get("username"))
+        tokens = selectors.token_list(username=options.get("username"))
         for token in tokens:
             used = token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never"
             state = f"revoked {token.revoked_at:%Y-%m-%d %H:%M}" if token.revoked_at else "active"
@@ -54,7 +54,7 @@ class ApiTokenCommand(JudgeCommand):
         self.stderr.write(f"{len(tokens)} token(s)")
 
     def _revoke(self, options):
-        token = selectors.tokens_find(prefix=options["prefix"])
+        token = selectors.token_for_prefix(prefix=options["prefix"])
         if token is None:
             raise InputError(f"no token with prefix {options['prefix']!r} (see `manage.py api-token list`)")
         if services.api_token_revoke(token=token):

@@ -35,10 +35,10 @@ def uploads_read(**uploads) -> dict[str, InputFile]:
 def testset_input(file: InputFile | None, version: str | None) -> TestSet | InputFile:
     if (file is None) == (not version):
         raise InputError("give the test set as a file (testset) or a stored version (testset_version), one of them")
-    return file if file is not None else selectors.testset_by_version(reference=version)
+    return file if file is not None else selectors.testset_for_reference(reference=version)
 
 
 def rubric_input(file: InputFile | None, version: str | None) -> Rubric | InputFile:
     if (file is None) == (not version):
         raise InputError("give the rubric as a file (rubric) or a stored version (rubric_version), one of them")
-    return file if file is not None else selectors.rubric_by_version(reference=version)
+    return file if file is not None else selectors.rubric_for_reference(reference=version)

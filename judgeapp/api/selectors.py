@@ -9,37 +9,37 @@ from dataclasses import replace
 from django.db.models import QuerySet
 from django.http import Http404
 
-from calibration.selectors.agreement import agreement_reads
+from calibration.selectors.agreement import agreement_reads_for_run
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.selectors import report_without_verdict
+from judgeapp.judging.selectors import report_for_unfinished_run
 from judgeapp.models import ApiToken, Rubric, Run, RunKind, RunStatus, System, TestSet
 from judgeapp.pointwise.services import report_current
-from judgeapp.releases.selectors import gate_as_decided
-from judgeapp.web.selectors import RunFilters, runs_matching
+from judgeapp.releases.selectors import decided_gate_for_run
+from judgeapp.web.selectors import RunFilters, runs_for_filters
 
 RUNS_LIMIT_MAX = 200
 OFFSET_MAX = 1_000_000
 VERSION_PATTERN = re.compile(r"^(?:(?P<name>.+)@)?(?P<hash>[0-9a-f]{6,64})$")
 
 
-def tokens_of(*, user) -> QuerySet[ApiToken]:
+def token_list_for_user(*, user) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
 
 
-def token_of_user(*, user, uuid) -> ApiToken:
+def token_for_user(*, user, uuid) -> ApiToken:
     token = ApiToken.objects.select_related("user").filter(user=user, uuid=uuid).first()
     if token is None:
         raise Http404("no such token")
     return token
 
 
-def tokens_find(*, prefix: str) -> ApiToken | None:
+def token_for_prefix(*, prefix: str) -> ApiToken | None:
     """A token by its public prefix, as `api-token list` shows it (`ja_<prefix>_…` or the bare prefix)."""
     prefix = prefix.strip().removeprefix("ja_").removesuffix("_…").removesuffix("_")
     return ApiToken.objects.select_related("user").filter(prefix=prefix).first()
 
 
-def tokens_all(*, username: str | None = None) -> QuerySet[ApiToken]:
+def token_list(*, username: str | None = None) -> QuerySet[ApiToken]:
     tokens = ApiToken.objects.select_related("user")
     if username:
         tokens = tokens.filter(user__username=username)
@@ -70,10 +70,10 @@ def system_get(*, name: str) -> System:
     return system
 
 
-def runs_filtered(
+def run_list_for_filters(
     *, system: System | None = None, kind: str | None = None, status: str | None = None, filters: RunFilters | None = None
 ):
-    """Runs newest first, matching the runs page's filters (`web/selectors.py: runs_matching`, the same
+    """Runs newest first, matching the runs page's filters (`web/selectors.py: runs_for_filters`, the same
     search, outcome and tag) and, besides, one system's runs and a status. A query, or a list when the outcome
     is one a report or a gate decides."""
     filters = filters or RunFilters()
@@ -81,7 +81,7 @@ def runs_filtered(
         filters = replace(filters, system=system.name)
     if kind:
         filters = replace(filters, kind=kind)
-    runs = runs_matching(filters=filters)
+    runs = runs_for_filters(filters=filters)
     if status:
         runs = runs.filter(status=status) if hasattr(runs, "filter") else [run for run in runs if run.status == status]
     return runs
@@ -96,13 +96,13 @@ def report_get(*, run: Run) -> dict:
     if run.kind == RunKind.POINTWISE:
         return report_current(run=run)
     if not run.report:
-        return report_without_verdict(run=run)
+        return report_for_unfinished_run(run=run)
     report = dict(run.report)
     corrected_key = CORRECTED_RATE_KEYS.get(run.kind)
     if corrected_key and run.report and run.status in (RunStatus.DONE, RunStatus.INVALID):
         # As the run page: from the agreement as it is now (a sample is drawn from a finished run), the
         # statuses beside it from the same snapshot.
-        reads = agreement_reads(run=run)
+        reads = agreement_reads_for_run(run=run)
         report[corrected_key] = reads["corrected"]
         report["calibration"] = reads["calibration"]
         report["agreement_snapshot"] = reads["snapshot"]
@@ -114,8 +114,8 @@ def report_get(*, run: Run) -> dict:
 
 def gate_get(*, run: Run) -> dict:
     """The release gate, with the run it is about: `passed`, the reasons, the calibration lock. For a released
-    run, the gate as it was decided when it was released, with `now` apart (releases.selectors.gate_as_decided)."""
-    gate = gate_as_decided(run=run)
+    run, the gate as it was decided when it was released, with `now` apart (releases.selectors.decided_gate_for_run)."""
+    gate = decided_gate_for_run(run=run)
     return {
         "run_id": run.run_id,
         "status": run.status,
@@ -152,17 +152,17 @@ def _stored_version(model, reference: str, what: str):
     return found[0]
 
 
-def testset_by_version(*, reference: str) -> TestSet:
+def testset_for_reference(*, reference: str) -> TestSet:
     return _stored_version(TestSet, reference, "test set")
 
 
-def rubric_by_version(*, reference: str) -> Rubric:
+def rubric_for_reference(*, reference: str) -> Rubric:
     return _stored_version(Rubric, reference, "rubric")
 
 
-def testsets_recent(*, limit: int = 100, offset: int = 0) -> QuerySet[TestSet]:
+def testset_list(*, limit: int = 100, offset: int = 0) -> QuerySet[TestSet]:
     return TestSet.objects.order_by("-created_at", "-id")[offset : offset + limit]
 
 
-def rubrics_recent(*, limit: int = 100, offset: int = 0) -> QuerySet[Rubric]:
+def rubric_list(*, limit: int = 100, offset: int = 0) -> QuerySet[Rubric]:
     return Rubric.objects.order_by("-created_at", "-id")[offset : offset + limit]

@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.blind.core.inputs import parse_eval_prompt, parse_expectations, split_version_argument
 from judgeapp.blind.services import blind_run_create, version_from_directory
 from judgeapp.judging.accounting import counts_line
@@ -87,7 +87,7 @@ class BlindCompareCommand(JudgeCommand):
             sys.exit(1)
 
         run = outcome.run
-        self.warnings_print(run_preflight(judges=[judge]))
+        self.warnings_print(preflight_for_run(judges=[judge]))
         self.current_run = run
         bar = self.progress_bar(total=0, desc=f"blind {run.run_id}")
         try:

@@ -3,7 +3,7 @@ the task and the expectations."""
 
 from django import forms
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.blind import services as blind_services
 from judgeapp.blind.core.inputs import expectations_from_lines
 from judgeapp.judging.errors import InputError
@@ -61,7 +61,7 @@ class BlindCompareForm(PreflightForm):
                 self.versions.append(blind_services.version_from_upload(name=name, files=files))
             except InputError as exc:
                 self.add_error(f"upload_files_{i}" if name else f"upload_name_{i}", str(exc))
-        self.preflight(run_preflight(judges=[cleaned.get("judge")]))
+        self.preflight(preflight_for_run(judges=[cleaned.get("judge")]))
         if not self.errors and len(self.versions) < 2:
             raise forms.ValidationError("Pick or upload at least two versions.")
         cleaned["expectation_list"] = expectations_from_lines(cleaned.get("expectations") or "")

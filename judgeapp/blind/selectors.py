@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404
 from judgeapp.models import BlindComparison, BlindVersion, Judgment, Run
 
 
-def blind_comparisons_recent(*, limit: int = 50) -> QuerySet[BlindComparison]:
+def blind_comparison_list(*, limit: int = 50) -> QuerySet[BlindComparison]:
     return (
         BlindComparison.objects.select_related("run", "created_by").prefetch_related("versions").order_by("-created_at")[:limit]
     )
@@ -22,7 +22,7 @@ def blind_comparison_get(*, uuid) -> BlindComparison:
     return get_object_or_404(BlindComparison.objects.prefetch_related("versions"), uuid=uuid)
 
 
-def blind_comparison_of_run(*, run_id: str) -> BlindComparison:
+def blind_comparison_for_run(*, run_id: str) -> BlindComparison:
     return get_object_or_404(BlindComparison.objects.select_related("run"), run__run_id=run_id)
 
 
@@ -67,7 +67,7 @@ class BlindRunView:
         return run is not None and run.is_finished and not self.comparison.is_revealed
 
 
-def blind_run_view(*, run: Run) -> BlindRunView | None:
+def blind_view_for_run(*, run: Run) -> BlindRunView | None:
     """Everything the run page shows, side by side per version, in label order."""
     # The versions (with their runs) read once: the columns and, once revealed, the mapping table use them.
     versions = Prefetch("versions", queryset=BlindVersion.objects.order_by("label", "real_name").prefetch_related("runs"))
@@ -136,4 +136,4 @@ def blind_run_view(*, run: Run) -> BlindRunView | None:
 
 def page_context_for_run(*, run: Run) -> dict:
     """What a blind run's page shows (BlindHandler.page_reads): the comparison side by side, or None."""
-    return {"blind_view": blind_run_view(run=run)}
+    return {"blind_view": blind_view_for_run(run=run)}

@@ -29,7 +29,7 @@ from judgeapp.judging.files import text_check
 from judgeapp.judging.leakage.names import KnownName, version_names
 from judgeapp.judging.leakage.scan import LeakageFlag
 from judgeapp.judging.runs import run_create, run_enqueue
-from judgeapp.judging.selectors import leakage_known_names
+from judgeapp.judging.selectors import known_names_for_run
 from judgeapp.models import AuditLog, BlindComparison, BlindRunOutput, BlindVersion, Executor, Judge, Run, RunKind, content_hash
 
 MAX_BROWSE_DEPTH = 3
@@ -167,7 +167,7 @@ def known_names(real_names: list[str], *, context: list[str] = ()) -> list[Known
     """Every name that identifies a configuration: the configured systems and judges (names and models)
     and the mapping's own real names, with their directories, parents and distinctive words (`context`,
     the task's own words, are not distinctive)."""
-    return version_names(real_names, context=context) + leakage_known_names()
+    return version_names(real_names, context=context) + known_names_for_run()
 
 
 def _input_name(version: VersionInput) -> str:

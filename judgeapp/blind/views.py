@@ -42,7 +42,7 @@ def _prefill(uuid) -> dict:
 
 @role_required(*READERS)
 def blind_index(request: HtmxHttpRequest) -> HttpResponse:
-    return render(request, "judgeapp/blind/index.html", {"comparisons": selectors_blind.blind_comparisons_recent()})
+    return render(request, "judgeapp/blind/index.html", {"comparisons": selectors_blind.blind_comparison_list()})
 
 
 @role_required(*READERS)
@@ -100,7 +100,7 @@ def blind_leakage(request: HtmxHttpRequest, uuid) -> HttpResponse:
 @require_POST
 @role_required(*READERS)
 def blind_reveal(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    comparison = selectors_blind.blind_comparison_of_run(run_id=run_id)
+    comparison = selectors_blind.blind_comparison_for_run(run_id=run_id)
     try:
         if blind_services.blind_mapping_reveal(comparison=comparison, actor=request.user):
             messages.success(request, "Mapping revealed; the reveal is in the audit log.")
@@ -111,7 +111,7 @@ def blind_reveal(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 @role_required(*READERS)
 def blind_comparison_json(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    comparison = selectors_blind.blind_comparison_of_run(run_id=run_id)
+    comparison = selectors_blind.blind_comparison_for_run(run_id=run_id)
     doc = (comparison.run.report or {}).get("comparison")
     if not doc:
         raise Http404("this comparison has no result")

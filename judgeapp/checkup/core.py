@@ -564,7 +564,7 @@ def pandalm_gpt35_reference(datasets_dir: Path, pairs: list[Pair] | list[Checkup
     return [r.as_report() for r in refs]
 
 
-def unit_counts(*, units: int, parsed: int, parse_failures: int, truncated: int, no_reply: int, unusable: int) -> dict:
+def unit_counts_for_run(*, units: int, parsed: int, parse_failures: int, truncated: int, no_reply: int, unusable: int) -> dict:
     """The counts every report carries (CONTRACT), and whether unusable replies make the run invalid."""
     share = unusable / units if units else 0.0
     return {

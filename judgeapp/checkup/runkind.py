@@ -25,7 +25,7 @@ from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import rubric_text, run_prompt
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, register
-from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.selectors import noise_for_run
 from judgeapp.judging.trials import judge_trials
 from judgeapp.models import Judgment, Purpose, RunKind, RunStatus, UnitStatus
 
@@ -205,13 +205,13 @@ class CheckupHandler(RunHandler):
             "versions": {k: run.versions.get(k) for k in ("testset", "rubric", "prompt", "judge")},
             "datasets": options.get("datasets", {}),
             "warnings": warnings,
-            "noise": run_noise(run=run, tie=TIE_PAIRWISE, positive="A", mapped=map_back),
+            "noise": noise_for_run(run=run, tie=TIE_PAIRWISE, positive="A", mapped=map_back),
         }
         # The verdict against the lead's floors as they are now; the gate and the judges page judge the
         # figures again against the floors in force when they are asked.
-        from calibration.selectors.checkups import checkup_report_verdict
+        from calibration.selectors.checkups import checkup_verdict_for_report
 
-        report["verdict"] = checkup_report_verdict(report=report)
+        report["verdict"] = checkup_verdict_for_report(report=report)
         return (RunStatus.INVALID if invalid_reasons else RunStatus.DONE), report
 
 

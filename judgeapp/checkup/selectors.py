@@ -1,5 +1,5 @@
 """Reads for the check-up pages. A judge's latest check-up lives in judgeapp/judging/selectors.py
-(`checkup_latest`, `checkups_latest`), because the judges page and the judge's scorecard show it too."""
+(`latest_checkup_for_judge`, `latest_checkups_for_judges`), because the judges page and the judge's scorecard show it too."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from judgeapp.checkup.core import DEFAULT_SETS, SETS, load_pairs
 from judgeapp.checkup.services import DATASETS_DIR
 from judgeapp.judging.accounting import money_text
 from judgeapp.judging.pairs import ORDERS
-from judgeapp.judging.selectors import checkup_latest, checkups_in_progress, checkups_latest  # noqa: F401
+from judgeapp.judging.selectors import checkups_in_progress_for_judges, latest_checkup_for_judge, latest_checkups_for_judges  # noqa: F401
 from judgeapp.models import Judge
 
 if TYPE_CHECKING:
     from judgeapp.judging.costs import TokenProfile
 
 
-def checkup_judge_find(*, name: str) -> Judge | None:
+def checkup_judge_get(*, name: str) -> Judge | None:
     return Judge.objects.filter(name=name).first()
 
 
@@ -40,19 +40,19 @@ def _prompt_chars_default(datasets_dir: Path) -> float:
     return chars / len(pairs) if pairs else 0.0
 
 
-def checkup_cost_default(*, judge: Judge, datasets_dir: Path = DATASETS_DIR, profile: TokenProfile | None = None):
+def checkup_cost_for_judge(*, judge: Judge, datasets_dir: Path = DATASETS_DIR, profile: TokenProfile | None = None):
     """What a check-up with the button's defaults would cost at the judge's prices (None: unpriced); `profile`:
     the judge's token profile when it is read already (judging/costs.py: judge_token_profiles)."""
     from judgeapp.judging.costs import estimate_from_chars, prices_of
 
     if prices_of(judge) is None:
         return None
-    calls, _sets = checkup_calls_default(datasets_dir=datasets_dir)
+    calls, _sets = checkup_calls_for_defaults(datasets_dir=datasets_dir)
     chars = _prompt_chars_default(Path(datasets_dir))
     return estimate_from_chars(judge=judge, mode="checkup", chars_per_call=chars, calls=calls, profile=profile).cost
 
 
-def checkup_calls_default(*, datasets_dir: Path = DATASETS_DIR) -> tuple[int, list[str]]:
+def checkup_calls_for_defaults(*, datasets_dir: Path = DATASETS_DIR) -> tuple[int, list[str]]:
     """The judge calls a check-up asks for with the button's defaults (every pair of every shipped set, both
     orders, one trial), and the sets' short titles: what the "Check up" confirmation names."""
     pairs = sum(_pairs_in_set(name, Path(datasets_dir)) for name in DEFAULT_SETS)
@@ -65,11 +65,11 @@ def checkup_confirms_for_judges(*, judges: list[Judge]) -> dict:
     judges' histories read in two queries for all of them."""
     from judgeapp.judging.costs import judge_token_profiles, prices_of
 
-    calls, sets = checkup_calls_default()
+    calls, sets = checkup_calls_for_defaults()
     profiles = judge_token_profiles(judges=[judge for judge in judges if prices_of(judge)], mode="checkup")
     confirms = {}
     for judge in judges:
-        cost = checkup_cost_default(judge=judge, profile=profiles.get(judge.pk))
+        cost = checkup_cost_for_judge(judge=judge, profile=profiles.get(judge.pk))
         priced = f", about {money_text(cost)} at its prices" if cost is not None else ""
         confirms[judge.name] = (
             f"Check up {judge.name}? About {calls:,} calls to its endpoint{priced} ({', '.join(sets)}; both orders, one trial "

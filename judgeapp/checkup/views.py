@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from judgeapp.checkup.forms import CheckupForm
-from judgeapp.checkup.selectors import checkup_judge_find
+from judgeapp.checkup.selectors import checkup_judge_get
 from judgeapp.checkup.services import checkup_run_create
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.pages import HtmxHttpRequest, page_redirect, run_started_response
@@ -17,7 +17,7 @@ from judgeapp.roles import READERS, role_required
 @require_POST
 @role_required(*READERS)
 def checkup_start(request: HtmxHttpRequest, judge_name: str) -> HttpResponse:
-    judge = checkup_judge_find(name=judge_name)
+    judge = checkup_judge_get(name=judge_name)
     if judge is None:
         raise Http404(f"no judge {judge_name!r}")
     form = CheckupForm(request.POST, request.FILES)

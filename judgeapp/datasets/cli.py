@@ -7,7 +7,7 @@ from judgeapp.judging.cli import JudgeCommand
 from judgeapp.judging.content import InputFile, testset_named
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.outputs import output_set_save
-from judgeapp.judging.selectors import output_sets_recent
+from judgeapp.judging.selectors import output_set_list
 
 
 class OutputsCommand(JudgeCommand):
@@ -49,7 +49,7 @@ class OutputsCommand(JudgeCommand):
 
     def _list(self, options):
         system = self.system_get(name=options["system"]) if options.get("system") else None
-        rows = list(output_sets_recent(system=system))
+        rows = list(output_set_list(system=system))
         for row in rows:
             self.stdout.write(
                 f"{row.system.name}  {row.version_label}  test set {row.testset.name}  {row.row_count} outputs  "
@@ -83,9 +83,9 @@ class DatasetsCommand(JudgeCommand):
         getattr(self, f"_{options['action']}")(options)
 
     def _list(self, options):
-        from judgeapp.datasets.selectors import datasets_overview
+        from judgeapp.datasets.selectors import dataset_list
 
-        overview = datasets_overview()
+        overview = dataset_list()
         kind = options.get("kind")
         count = 0
         if kind in (None, "testsets"):
@@ -141,22 +141,22 @@ class DatasetsCommand(JudgeCommand):
             )
 
     def _show_testset(self, options):
-        from judgeapp.datasets.selectors import testset_versions
+        from judgeapp.datasets.selectors import testset_versions_for_name
         from judgeapp.judging.content import stored_by_name
         from judgeapp.models import TestSet
 
         shown = stored_by_name(TestSet, options["name"], "test set")
-        versions = testset_versions(testset=shown)
+        versions = testset_versions_for_name(testset=shown)
         self._versions_write("test set", shown, versions, lambda row: f"{row.case_count} cases")
         self.stderr.write(f"{len(versions)} version(s); * the one shown")
 
     def _show_rubric(self, options):
-        from judgeapp.datasets.selectors import rubric_versions
+        from judgeapp.datasets.selectors import rubric_versions_for_name
         from judgeapp.judging.content import stored_by_name
         from judgeapp.models import Rubric
 
         shown = stored_by_name(Rubric, options["name"], "rubric")
-        versions = rubric_versions(rubric=shown)
+        versions = rubric_versions_for_name(rubric=shown)
         self._versions_write("rubric", shown, versions, lambda row: f"{row.criterion_count} criteria")
         for criterion in shown.criteria.order_by("position"):
             low, high = criterion.scale_bounds
@@ -164,11 +164,11 @@ class DatasetsCommand(JudgeCommand):
         self.stderr.write(f"{len(versions)} version(s); * the one shown, its criteria below it")
 
     def _show_outputs(self, options):
-        from judgeapp.judging.selectors import output_sets_recent
+        from judgeapp.judging.selectors import output_set_list
 
         system = self.system_get(name=options["name"])
         label = options.get("label")
-        rows = [row for row in output_sets_recent(system=system) if not label or row.version_label == label]
+        rows = [row for row in output_set_list(system=system) if not label or row.version_label == label]
         if not rows:
             which = f"{system.name} {label}" if label else system.name
             raise InputError(f"{which}: no stored outputs (manage.py outputs add, or the Datasets page)")
@@ -181,10 +181,10 @@ class DatasetsCommand(JudgeCommand):
         self.stderr.write(f"{len(rows)} stored output version(s)")
 
     def _show_artifacts(self, options):
-        from judgeapp.datasets.selectors import artifact_set_named, artifact_set_versions
+        from judgeapp.datasets.selectors import artifact_set_for_name, artifact_set_versions_for_name
 
-        shown = artifact_set_named(name=options["name"])
-        versions = artifact_set_versions(artifact_set=shown)
+        shown = artifact_set_for_name(name=options["name"])
+        versions = artifact_set_versions_for_name(artifact_set=shown)
         self.stdout.write(f"artifact set {shown.name}")
         for v in versions:
             mark = "*" if v.row.pk == shown.pk else " "

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count
 
 from judgeapp.judging.batches import ROWS_AT_ONCE
-from judgeapp.judging.selectors import testsets_for_runs, version_numbers
+from judgeapp.judging.selectors import testsets_for_runs, version_numbers_for_model
 from judgeapp.models import Artifact, ArtifactSet, OutputSet, Rubric, Run, RunKind, TestSet, content_hash
 
 DIFF_IDS_SHOWN = 100
@@ -19,9 +19,9 @@ class Version:
     number: int
 
 
-def versions_by_name(model, queryset=None) -> dict[str, list[Version]]:
+def versions_for_names(model, queryset=None) -> dict[str, list[Version]]:
     """{name: [its versions, newest first]} with each version's number (v1 the first stored)."""
-    numbers = version_numbers(model)
+    numbers = version_numbers_for_model(model)
     rows = (queryset if queryset is not None else model.objects.all()).order_by("name", "-created_at", "-pk")
     grouped: dict[str, list[Version]] = {}
     for row in rows.select_related("created_by") if model in (TestSet, Rubric) else rows:
@@ -29,19 +29,19 @@ def versions_by_name(model, queryset=None) -> dict[str, list[Version]]:
     return grouped
 
 
-def checkup_testsets():
+def checkup_testset_list():
     return TestSet.objects.filter(pk__in=Run.objects.filter(kind=RunKind.CHECKUP, testset__isnull=False).values("testset_id"))
 
 
-def datasets_overview() -> dict:
+def dataset_list() -> dict:
     """What the Datasets page lists: test sets and rubrics by name, system outputs, the check-up's pair sets."""
-    checkup = checkup_testsets()
+    checkup = checkup_testset_list()
     return {
-        "testsets": versions_by_name(TestSet, testsets_for_runs()),  # what the run forms offer
-        "rubrics": versions_by_name(Rubric),
+        "testsets": versions_for_names(TestSet, testsets_for_runs()),  # what the run forms offer
+        "rubrics": versions_for_names(Rubric),
         "output_sets": OutputSet.objects.select_related("system", "testset").order_by("system__name", "-created_at")[:500],
         "checkup_sets": checkup.order_by("name", "-created_at"),
-        "artifact_sets": artifact_sets_by_name(),
+        "artifact_sets": artifact_set_list(),
     }
 
 
@@ -49,8 +49,8 @@ def testset_get(*, uuid) -> TestSet | None:
     return TestSet.objects.filter(uuid=uuid).first()
 
 
-def testset_versions(*, testset: TestSet) -> list[Version]:
-    return versions_by_name(TestSet, TestSet.objects.filter(name=testset.name)).get(testset.name, [])
+def testset_versions_for_name(*, testset: TestSet) -> list[Version]:
+    return versions_for_names(TestSet, TestSet.objects.filter(name=testset.name)).get(testset.name, [])
 
 
 @dataclass
@@ -104,10 +104,10 @@ def rubric_get(*, uuid) -> Rubric | None:
     return Rubric.objects.filter(uuid=uuid).first()
 
 
-def rubric_versions(*, rubric: Rubric) -> list[Version]:
+def rubric_versions_for_name(*, rubric: Rubric) -> list[Version]:
     """The rubric's name's versions, newest first, each row with its `criterion_count` (one query for all)."""
     rows = Rubric.objects.filter(name=rubric.name).annotate(criterion_count=Count("criteria"))
-    return versions_by_name(Rubric, rows).get(rubric.name, [])
+    return versions_for_names(Rubric, rows).get(rubric.name, [])
 
 
 def rubric_diff(*, old: Rubric, new: Rubric) -> Diff:
@@ -150,7 +150,7 @@ def _artifact_versions(sets: list[ArtifactSet]) -> dict[str, list[ArtifactSetVer
     return {name: versions[::-1] for name, versions in sorted(grouped.items())}
 
 
-def artifact_sets_by_name() -> dict[str, list[ArtifactSetVersion]]:
+def artifact_set_list() -> dict[str, list[ArtifactSetVersion]]:
     """The ranker's artifact sets by name, newest first: each run's set is a version of its name, numbered
     by its content (the same artifacts in a later run are the same version), v1 the first stored."""
     newest = ArtifactSet.objects.select_related("run", "run__created_by").order_by("-created_at", "-pk")[:ARTIFACT_SETS_LISTED]
@@ -161,7 +161,7 @@ def artifact_set_get(*, uuid) -> ArtifactSet | None:
     return ArtifactSet.objects.select_related("run").filter(uuid=uuid).first()
 
 
-def artifact_set_named(*, name: str) -> ArtifactSet:
+def artifact_set_for_name(*, name: str) -> ArtifactSet:
     """The newest artifact set of this name; InputError when there is none."""
     from judgeapp.judging.errors import InputError
 
@@ -171,7 +171,7 @@ def artifact_set_named(*, name: str) -> ArtifactSet:
     return found
 
 
-def artifact_set_versions(*, artifact_set: ArtifactSet) -> list[ArtifactSetVersion]:
+def artifact_set_versions_for_name(*, artifact_set: ArtifactSet) -> list[ArtifactSetVersion]:
     """Every run's set of this name (the newest ARTIFACT_SETS_LISTED), newest first, numbered as on the list."""
     rows = ArtifactSet.objects.filter(name=artifact_set.name).select_related("run", "run__created_by")
     newest = rows.order_by("-created_at", "-pk")[:ARTIFACT_SETS_LISTED]
@@ -231,7 +231,7 @@ def output_set_get(*, uuid) -> OutputSet | None:
     return OutputSet.objects.select_related("system", "testset", "created_by").filter(uuid=uuid).first()
 
 
-def output_set_first_rows(*, output_set: OutputSet, limit: int = OUTPUT_ROWS_SHOWN) -> list[tuple[str, str, str]]:
+def output_rows_for_set(*, output_set: OutputSet, limit: int = OUTPUT_ROWS_SHOWN) -> list[tuple[str, str, str]]:
     """The first outputs (case id, the case's input, the output), in the order uploaded."""
     rows = list(output_set.rows.order_by("position").values_list("case_id", "text")[:limit])
     inputs = dict(output_set.testset.cases.filter(case_id__in=[case_id for case_id, _ in rows]).values_list("case_id", "input"))

@@ -154,7 +154,7 @@ def _version_stored(model, name: str, store, created_by) -> tuple:
     """`store()`, which stores a test set or a rubric under `name` (or finds the same content there), in one
     transaction: (the row, its version number within the name, whether it is new). A new version records who
     saved it when a person did."""
-    from judgeapp.judging.selectors import version_numbers
+    from judgeapp.judging.selectors import version_numbers_for_model
 
     with transaction.atomic():
         known = set(model.objects.filter(name=name).values_list("pk", flat=True))
@@ -163,7 +163,7 @@ def _version_stored(model, name: str, store, created_by) -> tuple:
         if created and getattr(created_by, "is_authenticated", False):
             row.created_by = created_by
             row.save(update_fields=["created_by", "updated_at"])
-    return row, version_numbers(model).get(row.pk, 1), created
+    return row, version_numbers_for_model(model).get(row.pk, 1), created
 
 
 @dataclass

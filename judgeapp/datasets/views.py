@@ -31,7 +31,7 @@ from judgeapp.roles import READERS, role_required
 
 def _index(request, *, upload_form=None, outputs_form=None, rubric_form=None, status=200) -> HttpResponse:
     context = {
-        **selectors.datasets_overview(),
+        **selectors.dataset_list(),
         "upload_form": upload_form or TestSetUploadForm(),
         "outputs_form": outputs_form or OutputsUploadForm(),
         "rubric_form": rubric_form or RubricUploadForm(),
@@ -120,7 +120,7 @@ def testset_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
     testset = selectors.testset_get(uuid=uuid)
     if testset is None:
         raise Http404("no such test set")
-    versions = selectors.testset_versions(testset=testset)
+    versions = selectors.testset_versions_for_name(testset=testset)
     context = {"testset": testset, "versions": versions, **_diff_asked(request, versions, selectors.testset_diff)}
     return render(request, "judgeapp/datasets/testset.html", context)
 
@@ -131,7 +131,7 @@ def rubric_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
     rubric = selectors.rubric_get(uuid=uuid)
     if rubric is None:
         raise Http404("no such rubric")
-    versions = selectors.rubric_versions(rubric=rubric)
+    versions = selectors.rubric_versions_for_name(rubric=rubric)
     shown = next((v for v in versions if v.row.uuid == rubric.uuid), None)
     context = {"rubric": rubric, "shown": shown, "versions": versions, **_diff_asked(request, versions, selectors.rubric_diff),
                "criteria": rubric.criteria.order_by("position")}
@@ -155,7 +155,7 @@ def rubric_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
     rubric = selectors.rubric_get(uuid=uuid)
     if rubric is None:
         raise Http404("no such rubric")
-    number = _number(selectors.rubric_versions(rubric=rubric), rubric)
+    number = _number(selectors.rubric_versions_for_name(rubric=rubric), rubric)
     suffix, kind = (".json", "application/json") if rubric.raw.lstrip().startswith("{") else (".toml", "application/toml")
     response = HttpResponse(rubric.raw, content_type=f"{kind}; charset=utf-8")
     return _attachment(response, rubric.name, "rubric", f"-v{number}{suffix}")
@@ -195,7 +195,7 @@ def outputs_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
     output_set = selectors.output_set_get(uuid=uuid)
     if output_set is None:
         raise Http404("no such outputs")
-    context = {"output_set": output_set, "rows": selectors.output_set_first_rows(output_set=output_set)}
+    context = {"output_set": output_set, "rows": selectors.output_rows_for_set(output_set=output_set)}
     return render(request, "judgeapp/datasets/outputs.html", context)
 
 
@@ -216,7 +216,7 @@ def artifact_set_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
     artifact_set = selectors.artifact_set_get(uuid=uuid)
     if artifact_set is None:
         raise Http404("no such artifact set")
-    versions = selectors.artifact_set_versions(artifact_set=artifact_set)
+    versions = selectors.artifact_set_versions_for_name(artifact_set=artifact_set)
     context = {"artifact_set": artifact_set, "versions": versions, **_diff_asked(request, versions, selectors.artifact_set_diff),
                "artifacts": artifact_set.artifacts.order_by("artifact_id").only("artifact_id", "size", "content_hash")}
     return render(request, "judgeapp/datasets/artifact_set.html", context)
@@ -232,7 +232,7 @@ def artifact_set_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
         data = selectors.artifact_set_zip(artifact_set=artifact_set)
     except InputError as exc:
         return HttpResponse(f"{exc}\n", status=413, content_type="text/plain; charset=utf-8")
-    number = _number(selectors.artifact_set_versions(artifact_set=artifact_set), artifact_set)
+    number = _number(selectors.artifact_set_versions_for_name(artifact_set=artifact_set), artifact_set)
     return _attachment(HttpResponse(data, content_type="application/zip"), artifact_set.name, "artifacts", f"-v{number}.zip")
 
 
@@ -241,7 +241,7 @@ def testset_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
     testset = selectors.testset_get(uuid=uuid)
     if testset is None:
         raise Http404("no such test set")
-    number = _number(selectors.testset_versions(testset=testset), testset)
+    number = _number(selectors.testset_versions_for_name(testset=testset), testset)
     response = StreamingHttpResponse(
         selectors.testset_jsonl_chunks(testset=testset), content_type="application/x-ndjson; charset=utf-8"
     )

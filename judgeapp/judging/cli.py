@@ -297,9 +297,9 @@ def run_ended_without_verdict(command, run: Run, *, reason: str = "") -> bool:
 def report_of(run: Run) -> dict:
     if run.report is not None:
         return run.report
-    from judgeapp.judging.selectors import report_without_verdict
+    from judgeapp.judging.selectors import report_for_unfinished_run
 
-    return report_without_verdict(run=run)
+    return report_for_unfinished_run(run=run)
 
 
 def write_report(run: Run, path: Path | None) -> None:

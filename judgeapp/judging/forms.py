@@ -150,7 +150,7 @@ class LargeRunForm(forms.Form):
 class PreflightForm(LargeRunForm):
     """A form that starts a run: it shows what the app already knows (judging/preflight.py) as its fields
     change (htmx, `templates/judgeapp/_preflight.html`), and a warning that matters needs "start anyway".
-    The mode's `clean()` calls `preflight(warnings)` with `calibration.selectors.status.run_preflight`'s answer."""
+    The mode's `clean()` calls `preflight(warnings)` with `calibration.selectors.status.preflight_for_run`'s answer."""
 
     confirm = forms.BooleanField(required=False, label="Start anyway: I have read the warnings above")
     # The warnings region's id (`_preflight.html`): a page with two such forms (the ranker's) names each.
@@ -200,10 +200,10 @@ class VersionedChoiceField(forms.ModelChoiceField):
     """A stored test set or rubric by name and version number: "support (v3, 24 cases)"."""
 
     def label_from_instance(self, obj):
-        from judgeapp.judging.selectors import version_numbers
+        from judgeapp.judging.selectors import version_numbers_for_model
 
         if getattr(self, "_numbers", None) is None:
-            self._numbers = version_numbers(type(obj))
+            self._numbers = version_numbers_for_model(type(obj))
         count = f", {obj.case_count} cases" if isinstance(obj, TestSet) else ""
         return f"{obj.name} (v{self._numbers.get(obj.pk, '?')}{count})"
 

@@ -12,7 +12,7 @@ from judgeapp.judging.batches import batched
 from judgeapp.judging.content import InputFile, source_path_fit
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import ids_shown, parse_outputs, unknown_ids_refuse
-from judgeapp.judging.selectors import output_set_find
+from judgeapp.judging.selectors import output_set_for_system
 from judgeapp.models import Output, OutputSet, System, TestSet, content_hash, short_version
 
 
@@ -101,7 +101,7 @@ def system_replies(
     if outputs_version and output_set is None and system is None:
         raise InputError("a version label picks a system's stored outputs: name the system (--system) and give no outputs file")
     if output_set is None and outputs is None and system is not None and not generate:
-        output_set = output_set_find(system=system, testset=testset, version_label=outputs_version)
+        output_set = output_set_for_system(system=system, testset=testset, version_label=outputs_version)
         if output_set is None:
             raise InputError(no_system_outputs(system, outputs_version))
     if output_set is not None:

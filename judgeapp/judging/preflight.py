@@ -2,7 +2,7 @@
 on the command line (one line each on stderr), and the one problem that refuses the run outright.
 
 `endpoint_warnings` reads only the endpoint and the environment; the calibration status of each judge comes
-from `calibration/selectors/status.py: run_preflight`, which every mode's form and command call.
+from `calibration/selectors/status.py: preflight_for_run`, which every mode's form and command call.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def run_warnings(
     calibrated is said, not asked about: on a new install every judge is.
 
     `pair`: the two sides of a comparison (systems) when the kind compares two;
-    `status_of(judge)`: the judge's calibration status (calibration.selectors.status.judge_status).
+    `status_of(judge)`: the judge's calibration status (calibration.selectors.status.status_for_judge).
     """
     judges = [j for j in judges if j is not None]
     systems = [s for s in systems if s is not None]

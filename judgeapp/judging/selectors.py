@@ -35,14 +35,14 @@ def large_run_limits_get() -> LargeRunLimits:
     )
 
 
-def runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:
+def run_list(*, kind: str | None = None, limit: int = 50) -> QuerySet[Run]:
     runs = Run.objects.select_related("judge", "system", "created_by")
     if kind:
         runs = runs.filter(kind=kind)
     return runs.order_by("-created_at")[:limit]
 
 
-def runs_search(
+def run_list_for_search(
     *,
     q: str = "",
     kind: str | None = None,
@@ -83,12 +83,12 @@ def runs_search(
     return runs.order_by("-created_at", "-id")
 
 
-def testset_names() -> list[str]:
+def testset_names_list() -> list[str]:
     """The test sets' names, for a filter's choices."""
     return list(TestSet.objects.order_by("name").values_list("name", flat=True).distinct())
 
 
-def tag_names(*, limit: int = 500) -> list[str]:
+def tag_names_list(*, limit: int = 500) -> list[str]:
     """The tags in use, for a filter's choices."""
     return list(RunTag.objects.order_by("name").values_list("name", flat=True).distinct()[:limit])
 
@@ -97,24 +97,24 @@ def run_get(*, run_id: str) -> Run:
     return get_object_or_404(Run.objects.select_related("judge", "system", "testset", "rubric", "prompt"), run_id=run_id)
 
 
-def run_find(*, run_id: str) -> Run | None:
+def run_get_for_id(*, run_id: str) -> Run | None:
     return Run.objects.select_related("judge", "system", "testset", "rubric", "prompt").filter(run_id=run_id).first()
 
 
-def judgments_of(*, run: Run) -> QuerySet[Judgment]:
+def judgments_for_run(*, run: Run) -> QuerySet[Judgment]:
     return run.judgments.select_related("case", "criterion", "judge", "system").order_by("stage", "id")
 
 
-def endpoints_all() -> tuple[QuerySet[Judge], QuerySet[System]]:
+def endpoint_list() -> tuple[QuerySet[Judge], QuerySet[System]]:
     return Judge.objects.order_by("name"), System.objects.order_by("name")
 
 
-def run_outputs(*, run: Run) -> QuerySet[Output]:
+def outputs_for_run(*, run: Run) -> QuerySet[Output]:
     """The replies a run judged, beside their inputs: slot '' (pointwise, jury) or 'A'/'B' (pairwise)."""
     return run.outputs.select_related("case").order_by("case__position", "slot")
 
 
-def run_verdicts(*, run: Run):
+def verdicts_for_run(*, run: Run):
     """Every judge verdict of a finished run (judgeapp.judging.runkind.Verdict), for calibration."""
     from judgeapp.judging.runkind import Verdict, handler_for
 
@@ -129,7 +129,7 @@ def run_verdicts(*, run: Run):
     return handler_for(run.kind).verdicts(run)
 
 
-def run_unusable(*, run: Run) -> list[tuple[str, str, str]]:
+def unusable_for_run(*, run: Run) -> list[tuple[str, str, str]]:
     """The (case id, criterion, judge) of a finished run on which a judge gave no usable verdict (see
     RunHandler.unusable), for calibration. A run judged elsewhere and imported (PandaLM) has none: its
     verdicts are those it was published with."""
@@ -140,7 +140,7 @@ def run_unusable(*, run: Run) -> list[tuple[str, str, str]]:
     return handler_for(run.kind).unusable(run)
 
 
-def run_imported_unanswered(*, run: Run) -> list[tuple[str, str, str]]:
+def unanswered_for_run(*, run: Run) -> list[tuple[str, str, str]]:
     """The (case id, criterion, judge) of a run judged elsewhere and imported (PandaLM) whose published reply
     gave no usable verdict: what calibration's handling alternatives count (its own figure leaves them out)."""
     imported = run.config.get("imported")
@@ -149,7 +149,7 @@ def run_imported_unanswered(*, run: Run) -> list[tuple[str, str, str]]:
     return [(c["case_id"], "", imported["judge"]) for c in (run.report or {}).get("cases", []) if c.get("verdict") is None]
 
 
-def run_label_kind(*, run: Run) -> str | None:
+def label_kind_for_run(*, run: Run) -> str | None:
     from judgeapp.judging.runkind import handler_for
 
     imported = run.config.get("imported")
@@ -161,12 +161,12 @@ def run_label_kind(*, run: Run) -> str | None:
         return None
 
 
-def run_criteria(*, run: Run) -> list[Criterion]:
+def criteria_for_run(*, run: Run) -> list[Criterion]:
     """The rubric criteria a run judged on, in rubric order (empty for a run without a rubric)."""
     return list(run.rubric.criteria.order_by("position")) if run.rubric_id else []
 
 
-def runs_finished(*, kinds: list[str] | None = None, limit: int = 200) -> QuerySet[Run]:
+def finished_run_list(*, kinds: list[str] | None = None, limit: int = 200) -> QuerySet[Run]:
     """Finished runs with a report, newest first (the runs a calibration sample can be drawn from)."""
     runs = Run.objects.filter(status__in=[RunStatus.DONE, RunStatus.INVALID]).select_related("judge", "system")
     if kinds is not None:
@@ -174,7 +174,7 @@ def runs_finished(*, kinds: list[str] | None = None, limit: int = 200) -> QueryS
     return runs.order_by("-created_at")[:limit]
 
 
-def audit_recent(*, action_prefix: str = "", limit: int = 20) -> QuerySet[AuditLog]:
+def audit_list(*, action_prefix: str = "", limit: int = 20) -> QuerySet[AuditLog]:
     """The latest audit entries, optionally of one family of actions ("calibration.")."""
     entries = AuditLog.objects.select_related("actor", "run")
     if action_prefix:
@@ -190,7 +190,7 @@ def case_for_run(run: Run, case_id: str) -> Case:
     return case
 
 
-def report_neighbours(report: dict | None, case_id: str) -> tuple[str | None, str | None]:
+def neighbours_for_case(report: dict | None, case_id: str) -> tuple[str | None, str | None]:
     """The case ids before and after `case_id` in the report's case list (the page's previous / next)."""
     ids = [c["case_id"] for c in (report or {}).get("cases", [])]
     if case_id not in ids:
@@ -199,7 +199,7 @@ def report_neighbours(report: dict | None, case_id: str) -> tuple[str | None, st
     return (ids[i - 1] if i > 0 else None), (ids[i + 1] if i + 1 < len(ids) else None)
 
 
-def leakage_known_names(*, run: Run | None = None) -> list[KnownName]:
+def known_names_for_run(*, run: Run | None = None) -> list[KnownName]:
     """Every name whose mention would tell a reader which configuration produced a text: the configured
     systems and judges (names and models), those of the judges file as it is now (read, not loaded: a
     system named only there is known too, and a read writes nothing), and, for a run, its own versions (a
@@ -287,7 +287,7 @@ def _checkup_record(run: Run, current_version: str | None) -> CheckupRecord:
     )
 
 
-def checkups_of_configurations(configurations: dict[str, str | None]) -> dict[str, CheckupRecord | None]:
+def checkups_for_configurations(configurations: dict[str, str | None]) -> dict[str, CheckupRecord | None]:
     """{judge name: configuration version} -> the latest finished check-up of that configuration of the
     judge; where it has none, the judge's latest under any configuration (stale); None when the judge was
     never checked up. Two queries: the check-ups' versions, then the reports of those chosen."""
@@ -310,13 +310,13 @@ def checkups_of_configurations(configurations: dict[str, str | None]) -> dict[st
     return latest
 
 
-def checkups_latest(*, judges) -> dict[str, CheckupRecord | None]:
+def latest_checkups_for_judges(*, judges) -> dict[str, CheckupRecord | None]:
     """The latest finished check-up of each judge in its configuration now, by name (stale: of an earlier
     configuration, where the current one has none; None: never checked up)."""
-    return checkups_of_configurations({j.name: j.version for j in judges})
+    return checkups_for_configurations({j.name: j.version for j in judges})
 
 
-def checkup_latest(judge_name: str, judge_version: str | None = None) -> CheckupRecord | None:
+def latest_checkup_for_judge(judge_name: str, judge_version: str | None = None) -> CheckupRecord | None:
     """The latest finished check-up of the judge `judge_name` in the configuration `judge_version` (default:
     the judge's version now); where that configuration has none, the judge's latest under another one,
     stale. None when it was never checked up."""
@@ -325,10 +325,10 @@ def checkup_latest(judge_name: str, judge_version: str | None = None) -> Checkup
         if judge is None:
             return None
         judge_version = judge.version
-    return checkups_of_configurations({judge_name: judge_version})[judge_name]
+    return checkups_for_configurations({judge_name: judge_version})[judge_name]
 
 
-def checkups_in_progress(*, judges) -> dict[str, str]:
+def checkups_in_progress_for_judges(*, judges) -> dict[str, str]:
     """Judge name -> the run id of its check-up still queued or running (the newest)."""
     running = {}
     for judge_name, run_id in (
@@ -340,13 +340,13 @@ def checkups_in_progress(*, judges) -> dict[str, str]:
     ):
         running[judge_name] = run_id
     return running
-def run_reasonings(*, run: Run) -> dict[tuple[str, str], str]:
+def reasonings_for_run(*, run: Run) -> dict[tuple[str, str], str]:
     """{(case id, criterion name or ""): the judge's reasoning} of a run's scored judgments."""
     rows = run.judgments.filter(purpose="judge", status="done").values_list("case__case_id", "criterion__name", "parsed")
     return {(case_id, criterion or ""): (parsed or {}).get("reasoning", "") for case_id, criterion, parsed in rows}
 
 
-def run_noise(*, run: Run, rule: str = "majority", positive=None, tie=None, mapped=None) -> dict | None:
+def noise_for_run(*, run: Run, rule: str = "majority", positive=None, tie=None, mapped=None) -> dict | None:
     """The report's `noise` key (judging/noise.py): None when the run asked each judgment once. `mapped(order,
     verdict)` reads an order's verdict as the version it names (both-order kinds), so that the band is A's share."""
     from judgeapp.judging.noise import NoiseItem, noise_report
@@ -365,10 +365,10 @@ def run_noise(*, run: Run, rule: str = "majority", positive=None, tie=None, mapp
             if isinstance(number, int) and 1 <= number <= trials and verdict is not None:
                 verdicts[number - 1] = mapped(order, verdict) if mapped and order else verdict
         items.append(NoiseItem(case_id=case_id or "", criterion=criterion or "", verdicts=verdicts, judge=judge or ""))
-    return noise_report(items, trials=trials, rule=rule, positive=positive, tie=tie, tags=run_case_tags(run=run))
+    return noise_report(items, trials=trials, rule=rule, positive=positive, tie=tie, tags=case_tags_for_run(run=run))
 
 
-def run_case_tags(*, run: Run) -> dict[str, list[str]]:
+def case_tags_for_run(*, run: Run) -> dict[str, list[str]]:
     """{case id: its tags} of the cases of a run's test set that carry tags (calibration's slices)."""
     if not run.testset_id:
         return {}
@@ -380,7 +380,7 @@ def run_case_tags(*, run: Run) -> dict[str, list[str]]:
     }
 
 
-def output_sets_recent(*, system: System | None = None, limit: int = 200):
+def output_set_list(*, system: System | None = None, limit: int = 200):
     from judgeapp.models import OutputSet
 
     found = OutputSet.objects.select_related("system", "testset", "created_by")
@@ -389,7 +389,7 @@ def output_sets_recent(*, system: System | None = None, limit: int = 200):
     return found.order_by("-created_at", "-pk")[:limit]
 
 
-def version_numbers(model) -> dict[int, int]:
+def version_numbers_for_model(model) -> dict[int, int]:
     """Each stored version's number within its name (v1, v2… by when it was stored): {pk: number}. One query
     of two columns (a form's picker and the datasets page read it once)."""
     numbers, seen = {}, {}
@@ -407,7 +407,7 @@ def testsets_for_runs():
     return TestSet.objects.exclude(pk__in=checkup_sets).order_by("name", "-created_at")
 
 
-def output_set_find(*, system: System, testset, version_label: str | None = None):
+def output_set_for_system(*, system: System, testset, version_label: str | None = None):
     """The outputs stored for a system on this test set's content (a stored TestSet or a file given, by its
     hash): the version labelled `version_label`, else the newest. None when there is none."""
     from judgeapp.models import OutputSet, TestSet, content_hash
@@ -421,7 +421,7 @@ def output_set_find(*, system: System, testset, version_label: str | None = None
     return found.order_by("-created_at", "-pk").first()
 
 
-def report_without_verdict(*, run: Run) -> dict:
+def report_for_unfinished_run(*, run: Run) -> dict:
     """The report of a run that has none (not finished yet, failed, cancelled): its id, kind, status and
     reason, and the counts of the judge units it made (CONTRACT §6), which add up as a finished report's do.
     Every judge call counts (a derived rubric's too; a system's generated output is no judge call); units

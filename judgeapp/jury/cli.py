@@ -6,7 +6,7 @@ import json
 
 from django.conf import settings
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import (
     EXIT_FAILED,
@@ -114,7 +114,7 @@ def handle(command, options) -> int:
         budget=options.get("budget"),
     )
     run_tags_put(run, options)
-    command.warnings_print(run_preflight(judges=judges))
+    command.warnings_print(preflight_for_run(judges=judges))
     run = execute(command, run, concurrency=concurrency)
     write_report(run, report_path)
     if options.get("json"):

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import (
     EndpointChoiceField,
@@ -62,7 +62,7 @@ class JuryForm(InputsForm):
         except forms.ValidationError as exc:
             self.add_error("outputs_file", exc)
         # A juror of the system's family is the service's refusal (the seed's rule), not a warning.
-        self.preflight(run_preflight(judges=list(cleaned.get("judges") or [])))
+        self.preflight(preflight_for_run(judges=list(cleaned.get("judges") or [])))
         # Every juror judges every case, each asked `trials` times.
         jurors = len(cleaned.get("judges") or []) or None
         self.estimate = self._estimate(cleaned)

@@ -26,7 +26,7 @@ from judgeapp.judging.replies import (
     run_prompt,
 )
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
-from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.selectors import noise_for_run
 from judgeapp.judging.trials import judge_trials
 from judgeapp.jury.core import UNJUDGED, PooledCase, pool_replies, render_juror_prompt, summarize
 from judgeapp.models import Judge, Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
@@ -136,9 +136,9 @@ class JuryHandler(RunHandler):
         generated_output_record(unit, result)
 
     def finalize(self, run):
-        from calibration.selectors.agreement import agreement_reads
+        from calibration.selectors.agreement import agreement_reads_for_run
 
-        people = agreement_reads(run=run)  # the statuses and the corrected rate from one agreement snapshot
+        people = agreement_reads_for_run(run=run)  # the statuses and the corrected rate from one agreement snapshot
 
         panel = panel_of(run)
         names = [j.name for j in panel]
@@ -195,7 +195,7 @@ class JuryHandler(RunHandler):
             "prompt": prompt_entry(run.prompt),
             "warnings": warnings,
             "calibration": people["calibration"],
-            "noise": run_noise(run=run, tie=TIE_PASS_FAIL, positive="pass"),
+            "noise": noise_for_run(run=run, tie=TIE_PASS_FAIL, positive="pass"),
             "corrected_pass_rate": people["corrected"],  # PPI++ from a labelled sample (CONTRACT §6); null without one
             **flags_of(run),
         }

@@ -1,6 +1,6 @@
 """Reads for the jury pages: one output with each juror's verdict and reasoning, in panel order."""
 
-from judgeapp.judging.selectors import case_for_run, report_neighbours
+from judgeapp.judging.selectors import case_for_run, neighbours_for_case
 from judgeapp.jury.runkind import panel_of
 from judgeapp.models import Judgment, Output, Purpose, Run
 
@@ -24,5 +24,5 @@ def jury_case_get(*, run: Run, case_id: str) -> dict:
                 "dissent": bool(entry and judge.name in entry.get("dissent", [])),
             }
         )
-    previous, following = report_neighbours(run.report, case_id)
+    previous, following = neighbours_for_case(run.report, case_id)
     return {"case": case, "output": output, "jurors": jurors, "entry": entry, "previous": previous, "next": following}

@@ -32,7 +32,7 @@ def jury_new(request: HtmxHttpRequest) -> HttpResponse:
         )
 
     form = JuryForm(request.POST or None, request.FILES or None)
-    context = {"recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)}
+    context = {"recent": selectors.run_list(kind=RunKind.JURY, limit=10)}
     return run_form_answer(request, form, start=start, template="judgeapp/jury/new.html", context=context, partial="run-form",
                            refused_field=lambda exc: "judges" if str(exc).startswith("jury:") else None)
 
@@ -42,7 +42,7 @@ def jury_new(request: HtmxHttpRequest) -> HttpResponse:
 def run_estimate(request: HtmxHttpRequest) -> HttpResponse:
     """The "Estimate" button: every juror's calls, tokens and cost from the form's inputs, no juror asked and
     nothing stored (the form's own checks say what is missing)."""
-    context = {"recent": selectors.runs_recent(kind=RunKind.JURY, limit=10)}
+    context = {"recent": selectors.run_list(kind=RunKind.JURY, limit=10)}
     form = JuryForm(request.POST, request.FILES or None)
     return estimate_answer(request, form, template="judgeapp/jury/new.html", context=context)
 

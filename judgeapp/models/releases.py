@@ -13,10 +13,10 @@ from .base import TimeStampedModel
 class Release(TimeStampedModel):
     """A run a lead marked as released, kept as it was decided: what its mean was measured on and the gate
     as it stood when the lead marked it. Neither is ever recomputed: a lock or a release that comes later is a
-    dated note beside it (releases.selectors.release_notes), not a rewrite.
+    dated note beside it (releases.selectors.release_notes_for_release), not a rewrite.
 
     It is the baseline of the system's runs created after it: they are compared with it like for like, on
-    the cases both test sets share (releases.selectors.baseline_plan).
+    the cases both test sets share (releases.selectors.baseline_plan_for_run).
     """
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)

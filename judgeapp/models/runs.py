@@ -250,7 +250,7 @@ class Judgment(TimeStampedModel):
 
     class Meta:
         # No default ordering: this is the busiest table (claimed, recorded and counted for every unit);
-        # a read that lists units says its order (`judgments_of`: stage, then creation).
+        # a read that lists units says its order (`judgments_for_run`: stage, then creation).
         constraints = [
             models.UniqueConstraint(fields=["run", "key"], name="judgment_unique_unit_per_run"),
             # A claim is its token: the record and the recovery both match on it, so a claimed unit

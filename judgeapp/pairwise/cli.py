@@ -6,7 +6,7 @@ import json
 
 from django.conf import settings
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import (
     EXIT_FAILED,
@@ -78,7 +78,7 @@ def handle(command, options) -> int:
     report_path = report_path_check(options.get("report"))
     judge = command.judge_get(name=options.get("judge"))
     from judgeapp.judging.errors import InputError
-    from judgeapp.judging.selectors import output_set_find
+    from judgeapp.judging.selectors import output_set_for_system
 
     testset = InputFile.from_path(options["testset"])
     versions = {}
@@ -90,7 +90,7 @@ def handle(command, options) -> int:
             versions[slot] = VersionSource(outputs=InputFile.from_path(options[slot]))
             continue
         system = command.system_get(name=options[f"system_{slot}"])
-        stored = output_set_find(system=system, testset=testset, version_label=label) if label else None
+        stored = output_set_for_system(system=system, testset=testset, version_label=label) if label else None
         if label and stored is None:
             raise InputError(f"{system.name} has no outputs labelled {label!r} for this test set (version {slot.upper()})")
         versions[slot] = VersionSource(system=system, output_set=stored)
@@ -123,7 +123,7 @@ def handle(command, options) -> int:
         budget=options.get("budget"),
     )
     run_tags_put(run, options)
-    command.warnings_print(run_preflight(judges=[judge], systems=[s for s in systems if s], pair=pair))
+    command.warnings_print(preflight_for_run(judges=[judge], systems=[s for s in systems if s], pair=pair))
     run = execute(command, run, concurrency=concurrency)
     write_report(run, report_path)
     if options.get("json"):

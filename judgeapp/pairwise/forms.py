@@ -2,7 +2,7 @@
 
 from django import forms
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import (
     EndpointChoiceField,
@@ -82,7 +82,7 @@ class PairwiseForm(InputsForm):
         if cleaned.get("sample") is None:
             cleaned["seed"] = None
         system_a, system_b = cleaned.get("system_a"), cleaned.get("system_b")
-        self.preflight(run_preflight(
+        self.preflight(preflight_for_run(
             judges=[cleaned.get("judge")], systems=[system_a, system_b],
             pair=(system_a.name, system_b.name) if system_a and system_b else None,
         ))

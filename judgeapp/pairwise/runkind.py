@@ -17,7 +17,7 @@ from judgeapp.judging.parsing import PAIRWISE_SPEC
 from judgeapp.judging.prompts import user_message
 from judgeapp.judging.replies import flags_of, generate_output, generated_output_record, judged_flags, rubric_text, run_prompt
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunHandler, UnitResult, UnitSpec, Verdict, register
-from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.selectors import noise_for_run
 from judgeapp.judging.stats import sign_test
 from judgeapp.judging.trials import judge_trials
 from judgeapp.models import Judgment, Output, Purpose, RunKind, RunStatus, UnitStatus
@@ -163,9 +163,9 @@ class PairwiseHandler(RunHandler):
         generated_output_record(unit, result, slot=unit.payload.get("slot", ""))
 
     def finalize(self, run):
-        from calibration.selectors.agreement import agreement_reads
+        from calibration.selectors.agreement import agreement_reads_for_run
 
-        people = agreement_reads(run=run)  # the statuses and the corrected rate from one agreement snapshot
+        people = agreement_reads_for_run(run=run)  # the statuses and the corrected rate from one agreement snapshot
 
         cases = compared_cases(run)
         units = _judge_units_by_case(run)
@@ -216,7 +216,7 @@ class PairwiseHandler(RunHandler):
             },
             "warnings": warnings,
             "calibration": people["calibration"],
-            "noise": run_noise(run=run, tie=TIE_PAIRWISE, positive="A", mapped=map_back),
+            "noise": noise_for_run(run=run, tie=TIE_PAIRWISE, positive="A", mapped=map_back),
             "corrected_win_rate": people["corrected"],  # PPI++ from a labelled sample (CONTRACT §6); null without one
             **flags_of(run),
         }

@@ -1,6 +1,6 @@
 """Reads for the pairwise pages: one case of a run with both replies and both orders' verdicts."""
 
-from judgeapp.judging.selectors import case_for_run, report_neighbours
+from judgeapp.judging.selectors import case_for_run, neighbours_for_case
 from judgeapp.models import Judgment, Output, Purpose, Run
 
 
@@ -13,7 +13,7 @@ def pairwise_case_get(*, run: Run, case_id: str) -> dict:
         for u in Judgment.objects.filter(run=run, case=case, purpose=Purpose.JUDGE).select_related("judge")
     }
     entry = next((c for c in (run.report or {}).get("cases", []) if c["case_id"] == case_id), None)
-    previous, following = report_neighbours(run.report, case_id)
+    previous, following = neighbours_for_case(run.report, case_id)
     return {
         "case": case,
         "reply_a": outputs.get("A"),

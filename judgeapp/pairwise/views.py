@@ -30,7 +30,7 @@ def pairwise_new(request: HtmxHttpRequest) -> HttpResponse:
         )
 
     form = PairwiseForm(request.POST or None, request.FILES or None)
-    context = {"recent": selectors.runs_recent(kind=RunKind.PAIRWISE, limit=10)}
+    context = {"recent": selectors.run_list(kind=RunKind.PAIRWISE, limit=10)}
     return run_form_answer(request, form, start=start, template="judgeapp/pairwise/new.html", context=context, partial="run-form")
 
 
@@ -39,7 +39,7 @@ def pairwise_new(request: HtmxHttpRequest) -> HttpResponse:
 def run_estimate(request: HtmxHttpRequest) -> HttpResponse:
     """The "Estimate" button: the comparison's judge calls, tokens and cost from the form's inputs, no judge
     asked and nothing stored (the form's own checks say what is missing)."""
-    context = {"recent": selectors.runs_recent(kind=RunKind.PAIRWISE, limit=10)}
+    context = {"recent": selectors.run_list(kind=RunKind.PAIRWISE, limit=10)}
     return estimate_answer(request, PairwiseForm(request.POST, request.FILES or None), template="judgeapp/pairwise/new.html",
                            context=context)
 

@@ -5,7 +5,7 @@ and exit 0 when the release gate passes, 1 when it is blocked or the run is inva
 import json
 import sys
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.cli import (
     EXIT_FAILED,
@@ -27,7 +27,7 @@ from judgeapp.pointwise import services as pointwise_services
 from judgeapp.pointwise.core import baseline_line, one_line
 from judgeapp.pointwise.services import output_path_check, report_current
 from judgeapp.releases.core import DEFAULT_THRESHOLD
-from judgeapp.releases.selectors import gate_as_decided, runs_comparison
+from judgeapp.releases.selectors import comparison_for_runs, decided_gate_for_run
 
 help = (
     "Score every case of a test set on every criterion of a rubric with one judge (seed: LLM-as-Judge, "
@@ -118,7 +118,7 @@ def handle(command, options) -> int:
     run = _run_create(options, judge=judge, system=system)
     run_tags_put(run, options)
     # After the inputs are checked (bad input is one line), before the first judge call.
-    command.warnings_print(run_preflight(judges=[judge], systems=[system]))
+    command.warnings_print(preflight_for_run(judges=[judge], systems=[system]))
     command.current_run = run
     bar = command.progress_bar(total=run.testset.case_count * run.rubric.criteria.count(), desc=f"pointwise {run.run_id}")
     try:
@@ -213,7 +213,7 @@ class GateCommand(JudgeCommand):
     def handle(self, *args, **options):
         report_path = output_path_check(options["report"], "--report") if options.get("report") else None
         run = _pointwise_run(options["run_id"], what="the release gate reads pointwise runs")
-        gate = gate_as_decided(run=run)
+        gate = decided_gate_for_run(run=run)
         if report_path:
             write_text_atomic(report_path, json_text({**report_current(run=run), "gate": gate}))
         if options["json"]:
@@ -285,7 +285,7 @@ class CompareRunsCommand(JudgeCommand):
             raise InputError("--limit must be 0 (all rows) or more")
         what = "only pointwise runs are compared case by case"
         run, baseline = (_pointwise_run(options[key], what=what) for key in ("run_id", "baseline_id"))
-        comparison = runs_comparison(run=run, other=baseline, criterion=options.get("criterion"))
+        comparison = comparison_for_runs(run=run, other=baseline, criterion=options.get("criterion"))
         if options.get("criterion") and options["criterion"] not in comparison["criteria"]:
             raise InputError(
                 f"no criterion {options['criterion']!r} in either run (they have: {', '.join(comparison['criteria']) or 'none'})"
@@ -334,9 +334,9 @@ def comparison_markdown(comparison: dict, *, limit: int | None = None) -> str:
         ]
     rows = comparison["rows"][:limit] if limit else comparison["rows"]
     if rows:
-        from judgeapp.releases.selectors import reasonings_of
+        from judgeapp.releases.selectors import reasonings_for_judgments
 
-        reasons = reasonings_of(judgment_ids=[j for row in rows for j in (row["judgment"], row["other_judgment"])])
+        reasons = reasonings_for_judgments(judgment_ids=[j for row in rows for j in (row["judgment"], row["other_judgment"])])
         lines += [
             f"| case | criterion | {run.run_id} | {other.run_id} | difference | reasoning ({run.run_id}) "
             f"| reasoning ({other.run_id}) |",

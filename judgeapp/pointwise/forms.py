@@ -2,7 +2,7 @@
 
 from django import forms
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.judging.content import InputFile
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import MAX_SKELETON_CRITERION, parse_rubric
@@ -117,7 +117,7 @@ class PointwiseForm(InputsForm):
             self.add_error("baseline_run", "Give a baseline mean or a baseline run, not both.")
         # The checks across fields (outputs or a system to generate them, the threshold on the scale) are
         # pointwise_run_create's; the view shows its refusal on this form.
-        self.preflight(run_preflight(judges=[data.get("judge")], systems=[data.get("system")]))
+        self.preflight(preflight_for_run(judges=[data.get("judge")], systems=[data.get("system")]))
         # One call per case and criterion, each asked `trials` times (a baseline judged again adds its own).
         self.estimate = self._estimate(data)
         calls = product(cases_in(data["testset_input"]), criteria_in(data["rubric_input"]), data.get("trials") or 1)

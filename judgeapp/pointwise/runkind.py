@@ -23,7 +23,7 @@ from judgeapp.judging.replies import (
     run_prompt,
 )
 from judgeapp.judging.runkind import RunHandler, UnitResult, UnitSpec, Verdict, register, score_verdict
-from judgeapp.judging.selectors import run_noise
+from judgeapp.judging.selectors import noise_for_run
 from judgeapp.judging.trials import MEAN, judge_trials
 from judgeapp.models import Output, Purpose, RunKind, RunStatus, UnitStatus
 from judgeapp.pointwise.core import ScoredItem, summarize
@@ -83,16 +83,16 @@ class PointwiseHandler(RunHandler):
         """The baseline stage: when the run's baseline was judged another way (another rubric, prompt or
         judge), its replies to the shared cases are judged again this run's way, so that the gate compares
         like with like (judgeapp/releases/selectors/baseline.py). Empty when there is nothing to judge again."""
-        from judgeapp.releases.selectors import baseline_plan, baseline_replies
+        from judgeapp.releases.selectors import baseline_plan_for_run, baseline_replies_for_run
 
-        plan = baseline_plan(run=run)
+        plan = baseline_plan_for_run(run=run)
         criteria = list(run.rubric.criteria.all())
         return (
             UnitSpec(
                 key=f"baseline/{pk}/{cr.pk}", purpose=Purpose.BASELINE, case_id=pk, criterion_id=cr.pk, judge_id=run.judge_id,
                 payload={"output": reply, "baseline_run": plan.run.run_id},
             )
-            for pk, _case_id, reply in baseline_replies(run=run, plan=plan)
+            for pk, _case_id, reply in baseline_replies_for_run(run=run, plan=plan)
             for cr in criteria
         )
 
@@ -119,7 +119,7 @@ class PointwiseHandler(RunHandler):
         generated_output_record(unit, result)
 
     def finalize(self, run):
-        from judgeapp.releases.selectors import baseline_compare, gate_evaluate
+        from judgeapp.releases.selectors import baseline_for_run, gate_evaluate
 
         criteria = list(run.rubric.criteria.all())
         # Only the fields the report reads (not each unit's messages and raw reply): this runs as the last
@@ -157,12 +157,12 @@ class PointwiseHandler(RunHandler):
         status = RunStatus.INVALID if summary["invalid"] else RunStatus.DONE
         report = {"run_id": run.run_id, "kind": run.kind, **summary, **report_context(run=run)}
         report.update(flags_of(run))
-        report["noise"] = run_noise(run=run, rule=MEAN)
+        report["noise"] = noise_for_run(run=run, rule=MEAN)
         if report["noise"] and report["noise"]["interval"]:
             # The trials' spread folded into the mean's interval (judging/noise.py: two_level_interval).
             report["mean_ci95"] = report["noise"]["interval"]
             report["ci_method"] = f"{report['ci_method']}; the overall mean's: {report['noise']['interval_method']}"
-        report["baseline"] = baseline_compare(run=run, mean=summary["mean"])
+        report["baseline"] = baseline_for_run(run=run, mean=summary["mean"])
         report["gate"] = gate_evaluate(run=run, report=report, status=status)
         return status, report
 
@@ -243,9 +243,9 @@ def report_context(*, run) -> dict:
 
 def _people(run) -> dict:
     """The report's keys that stand on people's labels, from one agreement snapshot (`agreement_snapshot`)."""
-    from calibration.selectors.agreement import agreement_reads
+    from calibration.selectors.agreement import agreement_reads_for_run
 
-    reads = agreement_reads(run=run)
+    reads = agreement_reads_for_run(run=run)
     return {
         "agreement": reads["agreement"],
         "calibration": reads["calibration"],

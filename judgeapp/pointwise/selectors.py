@@ -5,7 +5,7 @@ from django.db.models import QuerySet
 from judgeapp.models import Judgment, Purpose, Run, UnitStatus
 
 
-def judgments_filtered(*, run: Run, criterion: str = "", score: int | str = "", status: str = "") -> QuerySet[Judgment]:
+def judgments_for_filters(*, run: Run, criterion: str = "", score: int | str = "", status: str = "") -> QuerySet[Judgment]:
     """A run's judge verdicts in report order (case, then criterion), of one criterion, one score (judged
     units only) or one status when given."""
     units = (

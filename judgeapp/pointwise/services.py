@@ -22,7 +22,7 @@ from judgeapp.judging.noise import trials_check
 from judgeapp.judging.outputs import no_system_outputs, output_set_replies, outputs_file_check, outputs_origin, run_outputs_store
 from judgeapp.judging.prompts import Prompt, load_prompt, user_message
 from judgeapp.judging.runs import run_create, run_enqueue
-from judgeapp.judging.selectors import output_set_find, report_without_verdict
+from judgeapp.judging.selectors import output_set_for_system, report_for_unfinished_run
 from judgeapp.models import (
     Executor,
     Judge,
@@ -178,7 +178,7 @@ def _outputs_resolve(
         system = output_set.system  # the run is labelled with the system whose outputs it judges
     judge_not_system_check(judge=judge, systems=[system])
     if output_set is None and outputs is None and system is not None and not generate:
-        output_set = output_set_find(system=system, testset=testset, version_label=outputs_version)
+        output_set = output_set_for_system(system=system, testset=testset, version_label=outputs_version)
         if output_set is None and outputs_version:
             raise InputError(no_system_outputs(system, outputs_version))
     elif outputs_version and output_set is None:
@@ -379,9 +379,9 @@ def pointwise_estimate(
 
 def judge_prompt_adopted(*, judge: Judge):
     """The prompt a lead adopted for this judge (a PromptTemplate), or None for the seed's. Reads only."""
-    from calibration.selectors.candidates import adopted_prompt
+    from calibration.selectors.candidates import adopted_prompt_for_judge
 
-    return adopted_prompt(judge_name=judge.name)
+    return adopted_prompt_for_judge(judge_name=judge.name)
 
 
 def judge_prompt(*, judge: Judge):
@@ -393,16 +393,16 @@ def judge_prompt(*, judge: Judge):
 def report_current(*, run: Run) -> dict:
     """The run's report with its gate and agreement as they are now (a lock or a lead's block may have
     come after the run finished)."""
-    from calibration.selectors.agreement import agreement_reads, one_snapshot
+    from calibration.selectors.agreement import agreement_reads_for_run, one_snapshot
     from judgeapp.releases.selectors import gate_evaluate
 
-    report = dict(run.report) if run.report else {**report_without_verdict(run=run), "mean": None}
+    report = dict(run.report) if run.report else {**report_for_unfinished_run(run=run), "mean": None}
     report["status"] = run.status
     if run.error:
         report["error"] = run.error
     finished = run.status in (RunStatus.DONE, RunStatus.INVALID)
     # The gate, the agreement, the statuses and the corrected mean from one agreement snapshot, never two.
-    gate, reads = one_snapshot(lambda: (gate_evaluate(run=run), agreement_reads(run=run, corrected=finished)))
+    gate, reads = one_snapshot(lambda: (gate_evaluate(run=run), agreement_reads_for_run(run=run, corrected=finished)))
     report["gate"] = gate
     report["agreement"] = reads["agreement"]
     report["calibration"] = reads["calibration"]

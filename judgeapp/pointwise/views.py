@@ -20,7 +20,7 @@ from judgeapp.judging.pages import HtmxHttpRequest, estimate_answer, preflight_p
 from judgeapp.models import Run, RunKind
 from judgeapp.pointwise import services as pointwise_services
 from judgeapp.pointwise.forms import JudgmentFilterForm, PointwiseForm
-from judgeapp.pointwise.selectors import judgments_filtered
+from judgeapp.pointwise.selectors import judgments_for_filters
 from judgeapp.roles import READERS, role_required
 
 JUDGMENTS_PER_PAGE = 50
@@ -89,7 +89,7 @@ def judgments(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Every judge verdict of a run, filtered by criterion, score or status, a page at a time."""
     run = _pointwise_run(run_id)
     filters = JudgmentFilterForm(request.GET).filters
-    units = judgments_filtered(run=run, **filters)
+    units = judgments_for_filters(run=run, **filters)
     page = Paginator(units, JUDGMENTS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "run": run,

@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.judging import shutdown
 from judgeapp.judging.accounting import counts_line
 from judgeapp.judging.cli import EXIT_FAILED, JudgeCommand, budget_argument, run_failure_write, usage_write
@@ -58,7 +58,7 @@ class CompareCommand(JudgeCommand):
         b = candidate_read(options["file_b"])
         judge = self.judge_get(name=options["judge"])
         run_id = run_id_check(options["run_id"]) if options["run_id"] else None
-        self.warnings_print(run_preflight(judges=[judge]))
+        self.warnings_print(preflight_for_run(judges=[judge]))
         existing = Run.objects.filter(run_id=run_id).first() if run_id else None
         try:
             if existing is not None:
@@ -187,7 +187,7 @@ class RankCommand(JudgeCommand):
             run_id=options["run_id"],
             executor=Executor.INLINE,
         )
-        self.warnings_print(run_preflight(judges=[judge]))
+        self.warnings_print(preflight_for_run(judges=[judge]))
         self.current_run = run
         bar = self.progress_bar(total=len(candidates), desc="ranking")
         bar.unit = "candidate"

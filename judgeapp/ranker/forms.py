@@ -8,7 +8,7 @@ from pathlib import Path
 from django import forms
 from django.conf import settings
 
-from calibration.selectors.status import run_preflight
+from calibration.selectors.status import preflight_for_run
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.forms import MultipleFileField, PreflightForm, budget_field, judges_callable
 from judgeapp.models import Strategy
@@ -141,7 +141,7 @@ class RankForm(PreflightForm):
     def clean(self):
         cleaned = super().clean()
         # What is known of the judge is said whatever else is wrong: the form shows it as the fields change.
-        self.preflight(run_preflight(judges=[cleaned.get("judge")]))
+        self.preflight(preflight_for_run(judges=[cleaned.get("judge")]))
         if "files" in self.errors or "directory" in self.errors:
             return cleaned  # the field's own error says what is wrong
         uploads, directory = cleaned.get("files") or [], cleaned.get("directory")
@@ -200,7 +200,7 @@ class CompareForm(PreflightForm):
 
     def clean(self):
         cleaned = super().clean()
-        self.preflight(run_preflight(judges=[cleaned.get("judge")]))
+        self.preflight(preflight_for_run(judges=[cleaned.get("judge")]))
         return cleaned
 
     def clean_file_a(self):

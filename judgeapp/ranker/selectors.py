@@ -22,7 +22,7 @@ from judgeapp.ranker.runkind.lease import ranklist_lease_held
 from judgeapp.ranker.services import ranklist_summary
 
 
-def ranklists_recent(*, limit: int = 20) -> QuerySet[Ranklist]:
+def ranklist_list(*, limit: int = 20) -> QuerySet[Ranklist]:
     return Ranklist.objects.select_related("run", "artifact_set", "goal", "judge").order_by("-created_at")[:limit]
 
 

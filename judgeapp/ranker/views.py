@@ -20,7 +20,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
     return render(
         request,
         "judgeapp/ranker/index.html",
-        {"rank_form": RankForm(), "compare_form": CompareForm(), "ranklists": selectors_ranker.ranklists_recent()},
+        {"rank_form": RankForm(), "compare_form": CompareForm(), "ranklists": selectors_ranker.ranklist_list()},
     )
 
 

@@ -5,7 +5,7 @@ from decimal import Decimal
 from django import forms
 from django.conf import settings
 
-from judgeapp.judging.selectors import run_find
+from judgeapp.judging.selectors import run_get_for_id
 from judgeapp.models import BaselineRule, GateAction, GateDecision, RunKind
 
 
@@ -57,7 +57,7 @@ class CompareForm(forms.Form):
 
     def _pointwise(self, field: str):
         run_id = self.cleaned_data[field].strip()
-        run = run_find(run_id=run_id)
+        run = run_get_for_id(run_id=run_id)
         if run is None:
             raise forms.ValidationError(f"No run {run_id!r}.")
         if run.kind != RunKind.POINTWISE:

@@ -11,7 +11,7 @@ from django.utils import timezone
 from judgeapp.judging.audit import audit_actor_label, audit_log_create
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, BaselineRule, GateAction, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus
-from judgeapp.releases.selectors import gate_decision_in_force, gate_evaluate, release_measured_on, release_policy_current
+from judgeapp.releases.selectors import gate_decision_for_run, gate_evaluate, measured_on_for_run, release_policy_get
 from judgeapp.roles import Role, has_role
 
 
@@ -96,7 +96,7 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
         with transaction.atomic():
             _decisions_queue(run)
             # The gate above was read before the lock: a block written since then closes it.
-            decision = gate_decision_in_force(run=run)
+            decision = gate_decision_for_run(run=run)
             if decision is not None and decision.verdict == GateDecision.Verdict.BLOCKED:
                 raise InputError(
                     f"the gate does not pass, so the run cannot be released: blocked by {decision.actor_label} "
@@ -104,7 +104,7 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
                 )
             release = Release.objects.create(
                 system=run.system, run=run, mean=run.report["mean"], label=label, note=note.strip(), released_by=actor,
-                measured_on=release_measured_on(run=run), gate=decided,
+                measured_on=measured_on_for_run(run=run), gate=decided,
             )
             audit_log_create(
                 actor=actor,
@@ -136,7 +136,7 @@ def release_policy_set(
         raise PermissionDenied("only a lead sets the release policy")
     if baseline_rule not in BaselineRule.values:
         raise InputError(f"baseline rule: must be one of {', '.join(BaselineRule.values)}")
-    previous = release_policy_current()
+    previous = release_policy_get()
     injection_flags = previous.injection_flags if injection_flags is None else injection_flags
     flaky = previous.flaky if not flaky else flaky
     large_run_calls = previous.large_run_calls if large_run_calls is UNCHANGED else large_run_calls

@@ -28,10 +28,10 @@ def _gate_run(run_id: str) -> Run:
 def _gate_context(request, run: Run, **forms) -> dict:
     return {
         "run": run,
-        "gate": selectors.gate_as_decided(run=run),
-        "release": selectors.release_of_run(run=run),
-        "decisions": selectors.gate_decisions_of(run=run),
-        "audit": selectors.audit_release_entries(run=run),
+        "gate": selectors.decided_gate_for_run(run=run),
+        "release": selectors.release_for_run(run=run),
+        "decisions": selectors.gate_decisions_for_run(run=run),
+        "audit": selectors.release_audit_for_run(run=run),
         "can_decide": has_role(request.user, Role.LEAD),
         "decision_form": forms.get("decision_form") or GateDecisionForm(),
         "release_form": forms.get("release_form") or ReleaseForm(),
@@ -85,13 +85,13 @@ def release_mark(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 
 def _releases_context(policy_form=None) -> dict:
-    rows = selectors.releases_overview()
-    policy = selectors.release_policy_current()
+    rows = selectors.release_overview_list()
+    policy = selectors.release_policy_get()
     return {
         "releases": rows,
         "trend": selectors.releases_trend(rows),
-        "audit": selectors.audit_release_entries(),
-        "runs": selectors.runs_with_gate(runs=judging_selectors.runs_recent(kind=RunKind.POINTWISE, limit=20)),
+        "audit": selectors.release_audit_for_run(),
+        "runs": selectors.gates_for_runs(runs=judging_selectors.run_list(kind=RunKind.POINTWISE, limit=20)),
         "policy": policy,
         "large_run": judging_selectors.large_run_limits_get(),
         "policy_form": policy_form or ReleasePolicyForm(initial={**policy.as_dict()}),
@@ -130,12 +130,13 @@ def runs_compare(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         return render(request, "judgeapp/releases/compare.html", {"form": form}, status=400)
     run, other, criterion = form.cleaned_data["run"], form.cleaned_data["baseline"], form.cleaned_data["criterion"]
-    comparison = selectors.runs_comparison(run=run, other=other, criterion=criterion or None)
+    comparison = selectors.comparison_for_runs(run=run, other=other, criterion=criterion or None)
     if criterion and criterion not in comparison["criteria"]:
         form.add_error("criterion", f"Neither run has a criterion {criterion!r}.")
         return render(request, "judgeapp/releases/compare.html", {"form": form}, status=400)
     page = Paginator(comparison["rows"], COMPARED_PER_PAGE).get_page(request.GET.get("page"))
-    reasons = selectors.reasonings_of(judgment_ids=[j for row in page for j in (row["judgment"], row["other_judgment"])])
+    shown = [judgment for row in page for judgment in (row["judgment"], row["other_judgment"])]
+    reasons = selectors.reasonings_for_judgments(judgment_ids=shown)
     rows = [
         {**row, "reason": reasons.get(row["judgment"] or "", ""), "other_reason": reasons.get(row["other_judgment"] or "", "")}
         for row in page

@@ -12,15 +12,15 @@ from django.core.paginator import Paginator
 from django.db.models import Avg, Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from calibration.selectors.agreement import agreement_history, agreement_reads
-from calibration.selectors.alt_test import alt_test_of
-from calibration.selectors.candidates import adopted_candidate
-from calibration.selectors.checkups import checkup_for, checkups_for_judges
-from calibration.selectors.corrected import human_majority
-from calibration.selectors.locks import calibrated_versions, locks_of
-from calibration.selectors.policy import level_current
-from calibration.selectors.run_judges import run_scope
-from calibration.selectors.status import judge_status, status_for
+from calibration.selectors.agreement import agreement_history_for_judge, agreement_reads_for_run
+from calibration.selectors.alt_test import alt_test_for_result
+from calibration.selectors.candidates import adopted_candidate_for_judge
+from calibration.selectors.checkups import checkup_for_judge, checkups_for_judges
+from calibration.selectors.corrected import human_majority_for_run
+from calibration.selectors.locks import calibrated_versions_for_judge, locks_for_judge
+from calibration.selectors.policy import level_get
+from calibration.selectors.run_judges import scope_for_run
+from calibration.selectors.status import status_for_judge, status_for_scope
 from judgeapp.judging import selectors as judging_selectors
 from judgeapp.judging.accounting import CATEGORIES
 from judgeapp.judging.noise import noise_line
@@ -35,17 +35,17 @@ RUNS_SHOWN = 25
 LOCK_ACTIONS = (AuditLog.Action.JUDGE_LOCKED, AuditLog.Action.JUDGE_UNLOCKED, AuditLog.Action.CANDIDATE_ADOPTED)
 
 
-def judges_with_status(judges) -> dict[str, dict]:
+def statuses_for_judges(judges) -> dict[str, dict]:
     """{judge name: its calibration status in its current configuration}."""
-    return {judge.name: judge_status(judge=judge) for judge in judges}
+    return {judge.name: status_for_judge(judge=judge) for judge in judges}
 
 
-def judges_checkups(judges, records: dict | None = None) -> dict[str, dict]:
+def checkup_rows_for_judges(judges, records: dict | None = None) -> dict[str, dict]:
     """{judge name: its latest check-up with its verdict against the lead's floors, and whether it blocks}."""
     return checkups_for_judges(judges=judges, records=records)
 
 
-def runs_of_judge(*, name: str, version: str) -> list[Run]:
+def runs_for_judge(*, name: str, version: str) -> list[Run]:
     """The runs that used this judge in this configuration (as a run's judge or a jury's juror), newest first."""
     runs = Run.objects.select_related("system").only(
         "run_id", "kind", "status", "config", "versions", "created_at", "report", "system__name", "title"
@@ -53,8 +53,8 @@ def runs_of_judge(*, name: str, version: str) -> list[Run]:
     return [run for run in runs if (run.config.get("judges") or {}).get(name, {}).get("version") == version]
 
 
-def judge_versions(*, name: str) -> list[str]:
-    versions = calibrated_versions(judge_name=name)
+def judge_versions_for_name(*, name: str) -> list[str]:
+    versions = calibrated_versions_for_judge(judge_name=name)
     for run in Run.objects.only("config").order_by("-created_at")[:RUNS_SCANNED]:
         version = (run.config.get("judges") or {}).get(name, {}).get("version")
         if version:
@@ -224,21 +224,21 @@ def _calls(*, name: str, runs: list[Run]) -> dict:
     }
 
 
-def scorecard_known(*, name: str, version: str) -> bool:
+def scorecard_exists_for_judge(*, name: str, version: str) -> bool:
     """A scorecard exists for a configured judge, a configuration some run used, or one people measured (a
     jury's pooled verdict, "jury", is measured but has no Judge row)."""
     return (
         Judge.objects.filter(name=name).exists()
-        or version in judge_versions(name=name)
-        or bool(agreement_history(judge_name=name, judge_version=version))
+        or version in judge_versions_for_name(name=name)
+        or bool(agreement_history_for_judge(judge_name=name, judge_version=version))
     )
 
 
 def scorecard(*, name: str, version: str) -> dict:
     """Everything the scorecard page of one judge configuration shows."""
-    level = level_current()
-    history = agreement_history(judge_name=name, judge_version=version)
-    runs = runs_of_judge(name=name, version=version)
+    level = level_get()
+    history = agreement_history_for_judge(judge_name=name, judge_version=version)
+    runs = runs_for_judge(name=name, version=version)
     shown = []
     for run in runs[:RUNS_SHOWN]:
         gate = gate_evaluate(run=run) if run.kind == RunKind.POINTWISE else None
@@ -250,8 +250,8 @@ def scorecard(*, name: str, version: str) -> dict:
         "name": name,
         "version": version,
         "judge": Judge.objects.filter(name=name).first(),
-        "status": status_for(judge_name=name, judge_version=version),
-        "checkup": checkup_for(judge_name=name, judge_version=version),
+        "status": status_for_scope(judge_name=name, judge_version=version),
+        "checkup": checkup_for_judge(judge_name=name, judge_version=version),
         "history": history,
         "trend": _trend(history, level.threshold) if history else None,
         "level": level,
@@ -260,13 +260,13 @@ def scorecard(*, name: str, version: str) -> dict:
         "noise": _noise_latest(name=name, runs=runs),
         "runs": shown,
         "runs_total": len(runs),
-        "locks": locks_of(judge_name=name, judge_version=version),
+        "locks": locks_for_judge(judge_name=name, judge_version=version),
         "lock_history": list(locks[:50]),
-        "versions": judge_versions(name=name),
-        "adopted": adopted_candidate(judge_name=name),
+        "versions": judge_versions_for_name(name=name),
+        "adopted": adopted_candidate_for_judge(judge_name=name),
         # The latest evidence beside the people: a pass/fail judge's TPR/TNR, the alternative annotator test.
         "latest_result": history[-1]["result"] if history else None,
-        "latest_alt_test": alt_test_of(history[-1]["result"]) if history else None,
+        "latest_alt_test": alt_test_for_result(history[-1]["result"]) if history else None,
     }
 
 
@@ -284,7 +284,7 @@ def _noise_latest(*, name: str, runs: list[Run]) -> dict | None:
 
 # --- The dashboard: each run's outcome in words ---------------------------------------------------------
 
-def run_systems(run: Run) -> list[str]:
+def systems_for_run(run: Run) -> list[str]:
     """The systems a run judged: its system under test, or both sides of a pairwise comparison."""
     names = [run.system.name] if run.system_id else []
     for version in (run.options.get("versions") or {}).values():
@@ -303,10 +303,10 @@ def _run_judge_status(run: Run, cache: dict) -> dict | None:
     version = (judges.get(name) or {}).get("version")
     if not version:
         return None
-    prompt, rubric = run_scope(run=run)
+    prompt, rubric = scope_for_run(run=run)
     key = (name, version, prompt, rubric)
     if key not in cache:
-        cache[key] = status_for(
+        cache[key] = status_for_scope(
             judge_name=name, judge_version=version, prompt_version=prompt, rubric_version=rubric
         )
     return cache[key]
@@ -360,10 +360,10 @@ def _day_start(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
 
 
-def runs_matching(*, filters: RunFilters) -> QuerySet[Run] | list[Run]:
+def runs_for_filters(*, filters: RunFilters) -> QuerySet[Run] | list[Run]:
     """The runs that match, newest first: a query when the stored fields decide, else a list read run by run
     from the newest RUNS_SCANNED that the stored fields let through (the outcomes a report or gate decides)."""
-    runs = judging_selectors.runs_search(
+    runs = judging_selectors.run_list_for_search(
         q=filters.q, kind=filters.kind, system=filters.system, testset=filters.testset, tag=filters.tag,
         since=_day_start(filters.since) if filters.since else None,
         until=_day_start(filters.until + timedelta(days=1)) if filters.until else None,
@@ -376,25 +376,25 @@ def runs_matching(*, filters: RunFilters) -> QuerySet[Run] | list[Run]:
     return runs
 
 
-def runs_rows(runs) -> list[dict]:
+def run_rows_for_runs(runs) -> list[dict]:
     """The runs page's rows: each run with its outcome, its judge's badge, its systems and its tags."""
     cache: dict = {}
     rows = []
     for run in runs:
         judges = run.config.get("judges") or {}
-        rows.append({"run": run, "outcome": run_outcome(run), "systems": run_systems(run),
+        rows.append({"run": run, "outcome": run_outcome(run), "systems": systems_for_run(run),
                      "judge_status": _run_judge_status(run, cache), "tags": [tag.name for tag in run.tags.all()],
                      "judge_names": sorted(judges) if not run.judge_id else [run.judge.name]})
     return rows
 
 
-def runs_page(*, filters: RunFilters, page: str | int | None = None, per_page: int = RUNS_PER_PAGE) -> dict:
+def run_page_get(*, filters: RunFilters, page: str | int | None = None, per_page: int = RUNS_PER_PAGE) -> dict:
     """One page of the matching runs (a page past the last is the last, a word the first), with its rows."""
-    page_obj = Paginator(runs_matching(filters=filters), per_page).get_page(page)
-    return {"page": page_obj, "rows": runs_rows(page_obj.object_list)}
+    page_obj = Paginator(runs_for_filters(filters=filters), per_page).get_page(page)
+    return {"page": page_obj, "rows": run_rows_for_runs(page_obj.object_list)}
 
 
-def judges_readiness(judges, statuses: dict[str, dict], *, checkups: dict[str, dict] | None = None) -> dict[str, dict]:
+def readiness_for_judges(judges, statuses: dict[str, dict], *, checkups: dict[str, dict] | None = None) -> dict[str, dict]:
     """{judge name: {word, tone, problems}}: whether each judge can judge a run now, in one word, and why not."""
     from judgeapp.judging.preflight import endpoint_warnings, is_imported
 
@@ -425,13 +425,13 @@ VERDICTS_PER_PAGE = 50
 VERDICT_LABELS = (("A", "A"), ("B", "B"), ("tie", "tie"), (None, "none"))
 
 
-def imported_pairwise(*, run: Run, page: str | None) -> dict:
+def imported_pairwise_for_run(*, run: Run, page: str | None) -> dict:
     """An imported pairwise run's page: the sign test on its wins, the judge x human-majority confusion
     matrix over the labelled cases, and one page of verdicts beside the people's majority, each a link to
     the judgment that holds both replies."""
     report = run.report or {}
     cases = report.get("cases") or []
-    majority = human_majority(run=run)
+    majority = human_majority_for_run(run=run)
     counts: dict[tuple, int] = {}
     for case in cases:
         if case["case_id"] in majority:
@@ -462,7 +462,7 @@ def imported_pairwise(*, run: Run, page: str | None) -> dict:
     }
 
 
-def unit_counts(*, run: Run) -> dict | None:
+def unit_counts_for_run(*, run: Run) -> dict | None:
     """A run's units by state, counted now (the run's own counters move only as units are recorded and its
     total is set when the worker plans it): what the run page shows while it is under way."""
     if run.is_finished:
@@ -476,14 +476,14 @@ def unit_counts(*, run: Run) -> dict | None:
     return units
 
 
-def run_people(*, run: Run) -> dict:
+def people_for_run(*, run: Run) -> dict:
     """What a run's page shows of people's labels as it is now (the report holds it at the run's end), from
     one agreement snapshot: {calibration, agreement_now (a finished pointwise run's), corrected_now (a finished
     run's corrected mean or rate), agreement_snapshot}."""
     if not (run.config.get("judges") or {}):
         return {"calibration": [], "agreement_now": None, "corrected_now": None, "agreement_snapshot": None}
     finished = run.status in (RunStatus.DONE, RunStatus.INVALID)
-    reads = agreement_reads(run=run, corrected=finished)
+    reads = agreement_reads_for_run(run=run, corrected=finished)
     return {
         "calibration": reads["calibration"],
         "agreement_now": reads["agreement"] if run.is_finished else None,

@@ -85,7 +85,7 @@ def runs_list(request: HtmxHttpRequest) -> HttpResponse:
     """The runs: a search, filters and real paging, all in the query string (a GET form; htmx swaps the list)."""
     form = RunFiltersForm(request.GET or None)
     filters = form.filters()
-    paged = web_selectors.runs_page(filters=filters, page=request.GET.get("page"))
+    paged = web_selectors.run_page_get(filters=filters, page=request.GET.get("page"))
     keep = request.GET.copy()
     keep.pop("page", None)
     context = {
@@ -97,8 +97,8 @@ def runs_list(request: HtmxHttpRequest) -> HttpResponse:
         "kind": filters.kind,
         "kinds": RunKind.choices,
         "systems": list(System.objects.order_by("name").values_list("name", flat=True)),
-        "testsets": selectors.testset_names(),
-        "tags": selectors.tag_names(),
+        "testsets": selectors.testset_names_list(),
+        "tags": selectors.tag_names_list(),
     }
     return render_partial(request, "judgeapp/web/dashboard.html", context, partial="runs-list")
 
@@ -110,7 +110,7 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     extra = {}
     if run.config.get("imported"):
         names = ["judgeapp/pairwise/run_imported.html"]
-        extra["imported_view"] = web_selectors.imported_pairwise(run=run, page=request.GET.get("page"))
+        extra["imported_view"] = web_selectors.imported_pairwise_for_run(run=run, page=request.GET.get("page"))
     else:
         try:
             names = [handler_for(run.kind).page_template]
@@ -125,12 +125,12 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         {
             "run": run,
             "kind_template": kind_template.template.name,
-            "judgments": selectors.judgments_of(run=run)[:200],
-            "units": web_selectors.unit_counts(run=run),
+            "judgments": selectors.judgments_for_run(run=run)[:200],
+            "units": web_selectors.unit_counts_for_run(run=run),
             "run_tags": tags.run_tag_names(run=run),
             # The judges' calibration status, agreement and corrected figures now, from one snapshot (the
             # report holds them at the run's end; people may label a sample after the run finished).
-            **web_selectors.run_people(run=run),
+            **web_selectors.people_for_run(run=run),
             **extra,
         },
     )
@@ -141,7 +141,7 @@ def run_progress(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The progress bar, polled by htmx every 2 s; the answer that shows a finished run stops the polling."""
     run = selectors.run_get(run_id=run_id)
     # Keep ?reload=1 in the swapped-in partial's own hx-get, or only the first poll could reload the page.
-    context = {"run": run, "reload": request.GET.get("reload"), "units": web_selectors.unit_counts(run=run)}
+    context = {"run": run, "reload": request.GET.get("reload"), "units": web_selectors.unit_counts_for_run(run=run)}
     response = render(request, "judgeapp/_run_progress.html", context)
     if run.is_finished and request.htmx:
         stop = HttpResponseStopPolling(response.content)
@@ -215,26 +215,26 @@ def glossary(request: HtmxHttpRequest) -> HttpResponse:
 @role_required(*READERS)
 def judges_list(request: HtmxHttpRequest) -> HttpResponse:
     judges_file_notice(request)
-    judges, systems = selectors.endpoints_all()
+    judges, systems = selectors.endpoint_list()
     # Only whether the key's variable is set, never its value.
     key_set = {name: bool(os.environ.get(name)) for name in {e.api_key_env for e in [*judges, *systems]}}
-    statuses = web_selectors.judges_with_status(judges)
-    records = selectors.checkups_latest(judges=judges)
-    checkups = web_selectors.judges_checkups(judges, records)
+    statuses = web_selectors.statuses_for_judges(judges)
+    records = selectors.latest_checkups_for_judges(judges=judges)
+    checkups = web_selectors.checkup_rows_for_judges(judges, records)
     context = {
         "judges": judges,
         "systems": systems,
         "key_set": key_set,
-        "loads": selectors.audit_recent(action_prefix=AuditLog.Action.JUDGES_LOADED, limit=10),
+        "loads": selectors.audit_list(action_prefix=AuditLog.Action.JUDGES_LOADED, limit=10),
         # Each judge's latest check-up on public human-labelled pairs (judgeapp/checkup/) with its verdict
         # against the lead's floors, and one under way.
         "checkups": records,
         "checkup_verdicts": checkups,
-        "checkups_running": selectors.checkups_in_progress(judges=judges),
+        "checkups_running": selectors.checkups_in_progress_for_judges(judges=judges),
         # The question each "Check up" button asks first (its cost at the judge's prices), read by the check-up.
         **page_read("checkup", "judges", judges=judges),
         "statuses": statuses,
-        "readiness": web_selectors.judges_readiness(judges, statuses, checkups=checkups),
+        "readiness": web_selectors.readiness_for_judges(judges, statuses, checkups=checkups),
     }
     return render(request, "judgeapp/web/judges.html", context)
 
@@ -262,7 +262,7 @@ def judge_scorecard(request: HtmxHttpRequest, name: str, version: str | None = N
     if version is None:
         judge = get_object_or_404(Judge, name=name)
         return redirect("judge_scorecard_version", name=name, version=judge.version)
-    if not web_selectors.scorecard_known(name=name, version=version):
+    if not web_selectors.scorecard_exists_for_judge(name=name, version=version):
         raise Http404(f"no judge {name!r} in configuration {version!r}")
     return render(request, "judgeapp/web/scorecard.html", {"card": web_selectors.scorecard(name=name, version=version)})
 

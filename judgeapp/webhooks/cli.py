@@ -29,7 +29,7 @@ class WebhooksCommand(JudgeCommand):
         getattr(self, f"_{options['action']}")(options)
 
     def _list(self, options):
-        hooks = list(selectors.webhooks_all())
+        hooks = list(selectors.webhook_list())
         for hook in hooks:
             state = "on" if hook.active else "off"
             self.stdout.write(f"{hook.name}  {hook.shown_url}  {','.join(hook.events)}  {state}")
@@ -46,7 +46,7 @@ class WebhooksCommand(JudgeCommand):
         )
 
     def _test(self, options):
-        hook = selectors.webhook_named(name=options["name"])
+        hook = selectors.webhook_for_name(name=options["name"])
         if hook is None:
             raise InputError(f"no webhook {options['name']!r} (see `manage.py webhooks list`)")
         delivery = services.webhook_test_send(webhook=hook, actor=cli_actor())

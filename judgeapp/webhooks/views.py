@@ -36,8 +36,8 @@ def webhooks(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "created": created,
-        "webhooks": selectors.webhooks_all(),
-        "deliveries": selectors.deliveries_recent(),
+        "webhooks": selectors.webhook_list(),
+        "deliveries": selectors.delivery_list(),
         "attempts": len(settings.WEBHOOK_RETRY_SECONDS) + 1,
     }
     return render(request, "judgeapp/webhooks/index.html", context, status=400 if form.errors else 200)
@@ -46,7 +46,7 @@ def webhooks(request: HtmxHttpRequest) -> HttpResponse:
 @require_POST
 @role_required(Role.LEAD)
 def webhook_test(request: HtmxHttpRequest, uuid) -> HttpResponse:
-    hook = selectors.webhook_of(uuid=uuid)
+    hook = selectors.webhook_get(uuid=uuid)
     delivery = services.webhook_test_send(webhook=hook, actor=request.user)
     if delivery.status == DeliveryStatus.DELIVERED:
         messages.success(request, f"Test message delivered to {hook.name}: the receiver answered {delivery.last_status_code}.")
@@ -60,7 +60,7 @@ def webhook_test(request: HtmxHttpRequest, uuid) -> HttpResponse:
 @require_POST
 @role_required(Role.LEAD)
 def webhook_active(request: HtmxHttpRequest, uuid) -> HttpResponse:
-    hook = selectors.webhook_of(uuid=uuid)
+    hook = selectors.webhook_get(uuid=uuid)
     active = request.POST.get("active") == "on"
     if services.webhook_active_set(webhook=hook, active=active, actor=request.user):
         messages.success(request, f"Webhook {hook.name} switched {'on' if active else 'off'}.")
@@ -70,7 +70,7 @@ def webhook_active(request: HtmxHttpRequest, uuid) -> HttpResponse:
 @require_POST
 @role_required(Role.LEAD)
 def webhook_delete(request: HtmxHttpRequest, uuid) -> HttpResponse:
-    hook = selectors.webhook_of(uuid=uuid)
+    hook = selectors.webhook_get(uuid=uuid)
     services.webhook_delete(webhook=hook, actor=request.user)
     messages.success(request, f"Webhook {hook.name} deleted, with its delivery log.")
     return page_redirect(request, reverse("webhooks:index"))

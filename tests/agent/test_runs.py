@@ -164,7 +164,7 @@ def test_verdicts_for_calibration_are_pass_or_fail_per_requirement(judge, tmp_pa
     run = agent_run(judge, make_workspace(tmp_path / "ws", with_plot=False))
     runs.run_execute_inline(run=run)
     from judgeapp.judging import selectors
-    verdicts = {(v.case_id, v.value) for v in selectors.run_verdicts(run=Run.objects.get(pk=run.pk))}
+    verdicts = {(v.case_id, v.value) for v in selectors.verdicts_for_run(run=Run.objects.get(pk=run.pk))}
     assert verdicts == {("1", "fail"), ("2", "pass"), ("3", "pass")}
     assert json.dumps(run.report)  # the whole report is JSON
 

@@ -8,8 +8,8 @@ from django.urls import reverse
 from calibration.core import handling as handling_rules
 from calibration.core.adjudication import disagrees
 from calibration.models import Adjudication, AgreementResult, Assignment, CalibrationPolicy, Sample
-from calibration.selectors.adjudication import adjudication_items, adjudication_open_count
-from calibration.selectors.corrected import corrected_for_run, human_majority
+from calibration.selectors.adjudication import adjudication_items_for_sample, open_adjudications_for_sample
+from calibration.selectors.corrected import corrected_for_run, human_majority_for_run
 from calibration.services.adjudication import adjudication_record, sample_margin_set
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import label_record
@@ -77,12 +77,12 @@ def labelled(planted_run, annotator, bob, lead, sent):
 
 def test_only_items_apart_by_more_than_the_margin_are_to_resolve(labelled, lead):
     first = labelled.items.get(position=0)
-    assert adjudication_open_count(sample=labelled) == 1
-    assert [row["item"] for row in adjudication_items(sample=labelled)] == [first]
+    assert open_adjudications_for_sample(sample=labelled) == 1
+    assert [row["item"] for row in adjudication_items_for_sample(sample=labelled)] == [first]
     sample_margin_set(sample=labelled, margin=0, actor=lead)
-    assert adjudication_open_count(sample=labelled) == 2
+    assert open_adjudications_for_sample(sample=labelled) == 2
     sample_margin_set(sample=labelled, margin=4, actor=lead)
-    assert adjudication_open_count(sample=labelled) == 0
+    assert open_adjudications_for_sample(sample=labelled) == 0
     with pytest.raises(InputError, match="nothing to resolve"):
         adjudication_record(item=first, answer="3", actor=lead)
     assert not Adjudication.objects.exists()
@@ -114,7 +114,7 @@ def test_the_resolved_label_is_kept_beside_the_labels_bumps_the_version_and_is_a
     assert entry.detail == {
         "sample": str(labelled.uuid), "item": 0, "value": "4", "previous": None, "labels": {"ann": "1", "bob": "5"},
     }
-    assert adjudication_open_count(sample=labelled) == 0
+    assert open_adjudications_for_sample(sample=labelled) == 0
 
     # The same label with another note changes no figure: audited, no new version, nothing enqueued.
     with django_capture_on_commit_callbacks(execute=True):
@@ -222,7 +222,7 @@ def test_a_pairwise_item_is_resolved_in_the_leads_own_reply_order(client, small_
     assert "Version-one reply" in html.split("Reply 1</h3>")[1].split("</pre>")[0]  # reply 1 is A's for the lead
     client.post(reverse("calibration:adjudication_resolve", args=[sample.uuid, item.position]), {"answer": "2"}, headers=HTMX)
     assert Adjudication.objects.get(item=item).value == "B"
-    assert human_majority(run=run)[item.case_key] == "B"  # the people's one label on the run's page
+    assert human_majority_for_run(run=run)[item.case_key] == "B"  # the people's one label on the run's page
 
 
 def test_the_human_corrected_mean_takes_the_resolved_label_as_the_items_score(labelled, lead):

@@ -8,9 +8,9 @@ from django.urls import reverse
 
 from calibration.core.agreement import METRIC_LABELS
 from calibration.models import AgreementResult, CalibrationPolicy
-from calibration.selectors.agreement import agreement_latest, result_rows_list, results_of_sample
+from calibration.selectors.agreement import latest_agreement_for_judge, result_rows_list, results_for_sample
 from calibration.selectors.alt_test import alt_test_for_run
-from calibration.selectors.policy import policy_current
+from calibration.selectors.policy import policy_get
 from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
@@ -26,7 +26,7 @@ N = 30
 
 
 def set_policy(lead, **changes):
-    return locks.policy_set(actor=lead, reason="test", **(policy_current().as_dict() | changes))
+    return locks.policy_set(actor=lead, reason="test", **(policy_get().as_dict() | changes))
 
 
 def label(run, people):
@@ -101,13 +101,13 @@ def test_a_lead_sets_the_requirement_and_epsilon_on_the_calibration_page_audited
     form = {**CalibrationPolicy().as_dict(), "alt_test": "block", "alt_test_epsilon": "0.1", "reason": "experts are scarce"}
     form = {k: v for k, v in form.items() if v is not False and v is not None}  # an unticked box, an empty field: not sent
     client.post(reverse("calibration:policy_set"), form)
-    policy = policy_current()
+    policy = policy_get()
     assert (policy.alt_test, policy.alt_test_epsilon) == ("block", 0.1)
     audit = AuditLog.objects.get(action=AuditLog.Action.POLICY_SET)
     assert audit.actor == lead and audit.detail["alt_test"] == "block" and audit.detail["previous"]["alt_test_epsilon"] == 0.2
     for bad in ({"alt_test_epsilon": "1.5"}, {"alt_test": "sometimes"}):
         client.post(reverse("calibration:policy_set"), {**form, **bad})
-        assert (policy_current().alt_test, policy_current().alt_test_epsilon) == ("block", 0.1)
+        assert (policy_get().alt_test, policy_get().alt_test_epsilon) == ("block", 0.1)
     assert "is <strong>required: block when not passed</strong>" in client.get(reverse("calibration:overview")).content.decode()
     with pytest.raises(Exception, match="ε of the alternative annotator test"):
         set_policy(lead, alt_test_epsilon=1.0)
@@ -132,9 +132,9 @@ def test_the_test_shows_on_the_calibration_page_the_sample_page_and_the_scorecar
         assert "What the alternative annotator test is</a>" in page, where  # its help link, below
         assert 'data-annotator="cat"' in page, where
     # Each page's view reads the test (at the lead's ε) and passes it in; the partials render it without a query.
-    results = list(results_of_sample(sample=sample))
+    results = list(results_for_sample(sample=sample))
     read = {
-        "calibration": {"r": result, "test": agreement_latest()[0].alt_test},
+        "calibration": {"r": result, "test": latest_agreement_for_judge()[0].alt_test},
         "sample": {"result_rows": result_rows_list(results=results), "metric_labels": METRIC_LABELS},
         "scorecard": {"r": result, "test": scorecard(name=result.judge_name, version=result.judge_version)["latest_alt_test"]},
     }

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from calibration.models import CalibrationPolicy
-from calibration.selectors.policy import policy_current
+from calibration.selectors.policy import policy_get
 from fakejudge import ReplyJSON
 from judgeapp.models import AuditLog, Judge
 from tests.calibration.conftest import scores_for
@@ -172,7 +172,7 @@ def test_a_lead_sets_the_check_up_floors_on_the_calibration_page(client, lead, r
             "checkup_accuracy_floor": "0.65", "checkup_kappa_floor": "0.5", "reason": "stricter check-ups"}
     form = {k: v for k, v in form.items() if v is not False and v is not None}  # an unticked box, an empty field: not sent
     client.post(reverse("calibration:policy_set"), form)
-    policy = policy_current()
+    policy = policy_get()
     assert (policy.checkup_failed, policy.checkup_position_floor, policy.checkup_accuracy_floor, policy.checkup_kappa_floor) == (
         "warn", 0.7, 0.65, 0.5
     )
@@ -181,6 +181,6 @@ def test_a_lead_sets_the_check_up_floors_on_the_calibration_page(client, lead, r
     assert audit.detail["previous"]["checkup_position_floor"] == 0.6
 
     client.post(reverse("calibration:policy_set"), {**form, "checkup_position_floor": "1.5"})
-    assert policy_current().checkup_position_floor == 0.7  # out of range: refused
+    assert policy_get().checkup_position_floor == 0.7  # out of range: refused
     client.force_login(reviewer)
     assert client.post(reverse("calibration:policy_set"), form).status_code == 403

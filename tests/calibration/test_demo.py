@@ -3,10 +3,10 @@
 import pytest
 
 from calibration.models import AgreementResult, Assignment, JudgeLock, Sample
-from calibration.selectors.locks import lock_reason_for
-from calibration.selectors.policy import level_current
-from calibration.selectors.run_judges import run_scope
-from calibration.selectors.status import gate_calibration
+from calibration.selectors.locks import lock_reason_for_scope
+from calibration.selectors.policy import level_get
+from calibration.selectors.run_judges import scope_for_run
+from calibration.selectors.status import calibration_for_gate
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import label_record
 from calibration.services.pandalm import RUN_ID
@@ -29,7 +29,7 @@ def test_demo_sample_reaches_the_minimum_for_two_annotators_and_labelling_it_unl
     real = AgreementResult.objects.get(sample__run__run_id=RUN_ID, criterion="")
     assert real.judge_name == "gpt-3.5-turbo" and not real.scripted_demo and 0.4 < real.kappa < 0.55
 
-    minimum = level_current().min_items
+    minimum = level_get().min_items
     demo = Sample.objects.get(run__run_id="demo-pointwise")
     shown = demo.items.filter(leakage_flags=[])  # an item held back by the leakage scan is in no queue
     assert shown.count() >= minimum and demo.overlap == 2
@@ -42,7 +42,7 @@ def test_demo_sample_reaches_the_minimum_for_two_annotators_and_labelling_it_unl
     run = demo.run
     verdicts = run_items(run=run).verdicts
     judge_name = demo.stratified_by
-    scope = {"judge_name": judge_name, **dict(zip(("prompt_version", "rubric_version"), run_scope(run=run), strict=True))}
+    scope = {"judge_name": judge_name, **dict(zip(("prompt_version", "rubric_version"), scope_for_run(run=run), strict=True))}
     queues = Assignment.objects.filter(item__sample=demo).select_related("item", "item__sample").order_by("id")
 
     def label_all(score_of):
@@ -57,13 +57,13 @@ def test_demo_sample_reaches_the_minimum_for_two_annotators_and_labelling_it_unl
     # Both annotators give the judge's own scores: its agreement reaches the level, and nothing locks it.
     lock = label_all(lambda score: score)
     assert not lock.locked and lock.result.n_items >= minimum
-    assert lock_reason_for(judge_version=lock.judge_version, **scope) is None
-    assert not gate_calibration(run=candidate)["reasons"]
+    assert lock_reason_for_scope(judge_version=lock.judge_version, **scope) is None
+    assert not calibration_for_gate(run=candidate)["reasons"]
     # Both give the opposite score (5 for its 1, 1 for its 5): the judge is locked, and the candidate's gate says so.
     lock = label_all(lambda score: 6 - score)
     assert lock.locked and lock.result.n_items >= minimum
-    assert lock_reason_for(judge_version=lock.judge_version, **scope)
-    assert any(judge_name in reason for reason in gate_calibration(run=candidate)["reasons"])
+    assert lock_reason_for_scope(judge_version=lock.judge_version, **scope)
+    assert any(judge_name in reason for reason in calibration_for_gate(run=candidate)["reasons"])
 
     # Loading the demo again adds nothing.
     demo_load(judge_url=fake_judge.url, log=lines.append)

@@ -14,10 +14,10 @@ from sklearn.metrics import cohen_kappa_score
 
 from calibration.core import status as status_rules
 from calibration.models import AgreementResult, CalibrationPolicy
-from calibration.selectors.agreement import agreement_for_run, result_sensitivity
-from calibration.selectors.locks import gate_lock_reasons
-from calibration.selectors.policy import level_current, policy_current
-from calibration.selectors.status import calibration_for_run, gate_calibration
+from calibration.selectors.agreement import agreement_for_run, sensitivity_for_result
+from calibration.selectors.locks import lock_reasons_for_run
+from calibration.selectors.policy import level_get, policy_get
+from calibration.selectors.status import calibration_for_gate, calibration_for_run
 from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
@@ -79,19 +79,19 @@ def test_planted_labels_give_calibrated_undecided_and_locked_at_the_three_interv
     )
     assert words in status["summary"] and words in status["line"]
     assert agreement_for_run(run=run)["status"] == "undecided"
-    assert gate_lock_reasons(run=run) == []  # an undecided result does not lock
+    assert lock_reasons_for_run(run=run) == []  # an undecided result does not lock
 
     below = pooled(arrive(run, reversed_on(scores, N)))
     assert below.kappa_figure["ci"][1] < LEVEL
     status = calibration_for_run(run=run)[0]
     assert status["status"] == "below level — locked" and status["blocks"]
-    assert "95% interval" in gate_lock_reasons(run=run)[0]
+    assert "95% interval" in lock_reasons_for_run(run=run)[0]
 
     # A newer undecided sample neither unlocks nor relocks: the scope stays as the last decided sample left it.
     arrive(run, reversed_on(scores, 5))
     status = calibration_for_run(run=run)[0]
     assert status["status"] == "below level — locked" and "the newest sample is undecided" in status["summary"]
-    assert gate_lock_reasons(run=run)
+    assert lock_reasons_for_run(run=run)
 
 
 def run_gate(run_id, capsys) -> tuple[int, str]:
@@ -109,7 +109,7 @@ def test_an_undecided_judge_warns_on_the_gate_by_default_and_blocks_when_the_pol
     scores = scores_for(N)
     run = planted_run(scores)
     arrive(run, reversed_on(scores, 5))
-    gate = gate_calibration(run=run)
+    gate = calibration_for_gate(run=run)
     assert gate["reasons"] == [] and any(w.startswith("judge calibration undecided:") for w in gate["warnings"])
     assert gate["policy"]["undecided"] == "warn"
     code, output = run_gate(run.run_id, capsys)
@@ -117,7 +117,7 @@ def test_an_undecided_judge_warns_on_the_gate_by_default_and_blocks_when_the_pol
 
     locks.policy_set(actor=lead, not_calibrated="warn", stale="warn", alpha_floor=0.667, single_annotator_locks=False,
                      corrected_gate=False, undecided="block", reason="no release on an undecided judge")
-    gate = gate_calibration(run=run)
+    gate = calibration_for_gate(run=run)
     assert len(gate["reasons"]) == 1 and gate["reasons"][0].startswith("judge calibration undecided:")
     assert "more labelled items would settle it" in gate["reasons"][0]
     code, output = run_gate(run.run_id, capsys)
@@ -204,7 +204,7 @@ def test_pandalm_figures_under_each_handling_equal_scikit_learn_on_the_raw_files
     assert alternatives[("majority", "human ties dropped", "tie")]["kappa"] == pytest.approx(0.5694, abs=5e-5)
 
     # 0.478 is below the level 0.6; 0.630 crosses it by the handling alone.
-    sensitivity = result_sensitivity(result, level_current())
+    sensitivity = sensitivity_for_result(result, level_get())
     crossing = {(a["annotators"], a["ties"], a["non_answers"]) for a in sensitivity["alternatives"] if a["crosses"]}
     assert ("majority", "dropped", "dropped") in crossing and ("majority", "kept", "dropped") not in crossing
     report = agreement_for_run(run=run)
@@ -259,7 +259,7 @@ def test_a_lead_declares_the_handling_and_the_undecided_rule_on_the_calibration_
             "non_answers": "tie", "reason": "majority labels, as the paper counts them"}
     form = {k: v for k, v in form.items() if v is not False and v is not None}  # an unticked box, an empty field: not sent
     client.post(reverse("calibration:policy_set"), form)
-    policy = policy_current()
+    policy = policy_get()
     assert (
         policy.undecided, policy.annotators, policy.ties, policy.non_answers,
     ) == ("block", "majority", "human ties dropped", "tie")
@@ -270,7 +270,7 @@ def test_a_lead_declares_the_handling_and_the_undecided_rule_on_the_calibration_
     assert "an <strong>undecided</strong> one <strong>block the release</strong>" in page
 
     client.post(reverse("calibration:policy_set"), {**form, "ties": "sometimes"})
-    assert policy_current().ties == "human ties dropped"  # not a choice: refused, the policy kept
+    assert policy_get().ties == "human ties dropped"  # not a choice: refused, the policy kept
 
 
 def test_the_handling_core_counts_majorities_ties_and_non_answers_as_declared():

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from calibration.models import AgreementResult
 from calibration.selectors.agreement import agreement_for_run
-from calibration.selectors.locks import gate_lock_reasons
+from calibration.selectors.locks import lock_reasons_for_run
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from calibration.services.samples import sample_draw
@@ -79,7 +79,7 @@ def test_agreement_per_juror_and_for_the_pool_and_only_the_dissenting_juror_is_l
     assert results["jury"].kappa == pytest.approx(1.0) and results["juror-a"].agreement == 1.0
     assert results["juror-c"].agreement == pytest.approx(16 / 24) and results["juror-c"].kappa == pytest.approx(0.0)
     assert set(results["jury"].metrics) == {"percent", "kappa"}
-    reasons = gate_lock_reasons(run=jury_run)
+    reasons = lock_reasons_for_run(run=jury_run)
     assert len(reasons) == 1 and reasons[0].startswith("judge locked: juror-c")
     assert agreement_for_run(run=jury_run)["judge"] == "jury"
 

@@ -7,8 +7,8 @@ from django.core.management import call_command
 
 from calibration.models import AgreementLevel, JudgeLock
 from calibration.selectors.agreement import agreement_for_run
-from calibration.selectors.locks import gate_lock_reasons
-from calibration.selectors.policy import level_current
+from calibration.selectors.locks import lock_reasons_for_run
+from calibration.selectors.policy import level_get
 from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
@@ -75,17 +75,17 @@ def test_planted_labels_perfect_agreement_locks_nothing_disagreement_locks_a_fre
     first = with_tasks(run, agreeing(scores_for(N)))
     result = first.results.get(criterion="")
     assert result.kappa == pytest.approx(1.0) and result.n_items == N
-    assert gate_lock_reasons(run=run) == []
+    assert lock_reasons_for_run(run=run) == []
 
     with_tasks(run, disagreeing(scores_for(N)), annotator="bob")
-    reasons = gate_lock_reasons(run=run)
+    reasons = lock_reasons_for_run(run=run)
     assert len(reasons) == 1 and reasons[0].startswith("judge locked: planted-judge")
     assert "quadratic-weighted kappa -1.00 with people, level 0.60" in reasons[0]
     locked = AuditLog.objects.get(action=AuditLog.Action.JUDGE_LOCKED)
     assert locked.actor_label == "system" and locked.run == run and locked.detail["value"] == pytest.approx(-1.0)
 
     with_tasks(run, agreeing(scores_for(N)), annotator="cy")
-    assert gate_lock_reasons(run=run) == []
+    assert lock_reasons_for_run(run=run) == []
     unlocked = AuditLog.objects.get(action=AuditLog.Action.JUDGE_UNLOCKED)
     assert unlocked.reason.startswith("recalibrated: quadratic-weighted kappa 1.00 with people, level 0.60")
 
@@ -93,7 +93,7 @@ def test_planted_labels_perfect_agreement_locks_nothing_disagreement_locks_a_fre
 def test_a_sample_below_the_minimum_size_decides_nothing(planted_run, with_tasks):
     run = planted_run(scores_for(N))
     with_tasks(run, disagreeing(scores_for(N))[:10])
-    assert gate_lock_reasons(run=run) == []
+    assert lock_reasons_for_run(run=run) == []
     assert agreement_for_run(run=run)["status"] == "too few items"
 
 
@@ -103,12 +103,12 @@ def test_every_gate_in_the_scope_is_blocked_and_a_new_prompt_version_that_reache
     old = planted_run(scores_for(N), run_id="old")
     other = planted_run(scores_for(N), run_id="other-testset-same-judge")
     with_tasks(old, disagreeing(scores_for(N)))
-    assert gate_lock_reasons(run=other)  # same judge configuration, prompt and rubric, another run: blocked too
+    assert lock_reasons_for_run(run=other)  # same judge configuration, prompt and rubric, another run: blocked too
     recalibrated = planted_run(scores_for(N), run_id="new-prompt", prompt_text="prompt-v2")
     with_tasks(recalibrated, agreeing(scores_for(N)))
-    assert gate_lock_reasons(run=recalibrated) == []
+    assert lock_reasons_for_run(run=recalibrated) == []
     # The new prompt's sample speaks for the new prompt only: runs judged with the old one stay locked.
-    assert gate_lock_reasons(run=old) and gate_lock_reasons(run=other)
+    assert lock_reasons_for_run(run=old) and lock_reasons_for_run(run=other)
     assert agreement_for_run(run=recalibrated)["prompt_version"] == "prompt-v2"
 
 
@@ -120,11 +120,11 @@ def test_a_new_judge_version_inherits_the_lock_until_its_own_sample_reaches_the_
     judge.save()
     changed = planted_run(scores_for(N), run_id="changed-config", judge=judge)
     assert changed.config["judges"]["planted-judge"]["version"] != run.config["judges"]["planted-judge"]["version"]
-    reasons = gate_lock_reasons(run=changed)
+    reasons = lock_reasons_for_run(run=changed)
     assert reasons and "has no human-scored sample that reaches the level yet" in reasons[0]
     with_tasks(changed, agreeing(scores_for(N)))
-    assert gate_lock_reasons(run=changed) == []
-    assert gate_lock_reasons(run=run)  # the old configuration stays locked
+    assert lock_reasons_for_run(run=changed) == []
+    assert lock_reasons_for_run(run=run)  # the old configuration stays locked
 
 
 def test_a_stricter_level_locks_at_once_and_the_change_is_audited(planted_run, with_tasks, lead):
@@ -134,15 +134,15 @@ def test_a_stricter_level_locks_at_once_and_the_change_is_audited(planted_run, w
     with_tasks(run, labels)
     figures = agreement_for_run(run=run)
     kappa, upper = figures["kappa"], figures["metrics"]["quadratic_kappa"]["ci"][1]
-    assert 0.6 < kappa < 0.95 and gate_lock_reasons(run=run) == []
+    assert 0.6 < kappa < 0.95 and lock_reasons_for_run(run=run) == []
     # A level above the whole interval locks (a level inside it would leave the judge undecided, not locked).
     stricter = min(1.0, round(upper + 0.01, 2))
     locks.level_set(metric="kappa", threshold=stricter, min_items=20, actor=lead, reason="stricter for the launch")
-    assert gate_lock_reasons(run=run)
+    assert lock_reasons_for_run(run=run)
     level_audit = AuditLog.objects.get(action=AuditLog.Action.LEVEL_SET)
     assert level_audit.actor == lead and level_audit.detail["previous"]["threshold"] == 0.6
     assert AuditLog.objects.filter(action=AuditLog.Action.JUDGE_LOCKED).count() == 1
-    assert AgreementLevel.objects.count() == 1 and level_current().threshold == stricter
+    assert AgreementLevel.objects.count() == 1 and level_get().threshold == stricter
 
 
 def test_a_leads_unlock_holds_until_new_labels_arrive(planted_run, with_tasks, lead):
@@ -150,15 +150,15 @@ def test_a_leads_unlock_holds_until_new_labels_arrive(planted_run, with_tasks, l
     sample = with_tasks(run, disagreeing(scores_for(N)))
     lock = JudgeLock.objects.get(locked=True)
     assert locks.lock_unlock(lock=lock, actor=lead, reason="the rubric was misread by the annotator") is True
-    assert gate_lock_reasons(run=run) == []
+    assert lock_reasons_for_run(run=run) == []
     assert AuditLog.objects.get(action=AuditLog.Action.JUDGE_UNLOCKED).actor == lead
     # Re-evaluating on the same evidence (a level re-set, a repeated task) keeps the override.
     locks.locks_evaluate()
     agreement_compute(sample_pk=sample.pk, force=True)
-    assert gate_lock_reasons(run=run) == []
+    assert lock_reasons_for_run(run=run) == []
     # New labels that still disagree lock it again.
     with_tasks(run, disagreeing(scores_for(N)), annotator="bob")
-    assert gate_lock_reasons(run=run)
+    assert lock_reasons_for_run(run=run)
 
 
 def test_agreement_for_run_reports_the_judges_latest_human_sample(planted_run, with_tasks):

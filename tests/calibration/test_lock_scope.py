@@ -11,15 +11,15 @@ from django.urls import reverse
 
 from calibration.core.agreement import farthest_label
 from calibration.models import AgreementResult, JudgeLock
-from calibration.selectors.locks import gate_lock_reasons
-from calibration.selectors.status import calibration_for_run, gate_calibration
+from calibration.selectors.locks import lock_reasons_for_run
+from calibration.selectors.status import calibration_for_gate, calibration_for_run
 from calibration.services import candidates as candidate_services
 from calibration.services import locks
 from calibration.services.labels import labels_import
 from fakejudge import DemoBrain
 from fakejudge.server import Reply, When
 from judgeapp.judging.runs import run_execute_inline
-from judgeapp.judging.selectors import run_unusable, run_verdicts
+from judgeapp.judging.selectors import unusable_for_run, verdicts_for_run
 from judgeapp.models import AuditLog, Executor
 from tests.calibration.conftest import RUBRIC_ONE, labels_csv, planted_grade, scores_for, two_annotators
 from tests.factories import BAD_REPLY, GOOD_REPLY
@@ -75,15 +75,15 @@ def test_a_sample_on_rubric_a_locks_runs_on_rubric_a_and_not_a_run_on_rubric_b(p
     assert on_b.versions["rubric"] != on_a.versions["rubric"] and on_b.judge.version == on_a.judge.version
 
     # Rubric A: every run judged with it is blocked.
-    assert gate_lock_reasons(run=other_on_a)
-    gate_a = gate_calibration(run=other_on_a)
+    assert lock_reasons_for_run(run=other_on_a)
+    gate_a = calibration_for_gate(run=other_on_a)
     assert gate_a["status"]["status"] == LOCKED and gate_a["reasons"]
     assert gate_json(other_on_a.run_id)[0] == 1
     # Rubric B: no calibration lock reason; the judge is not calibrated for it, and the other rubric is said.
-    assert gate_lock_reasons(run=on_b) == []
+    assert lock_reasons_for_run(run=on_b) == []
     lock = JudgeLock.objects.get()
     assert lock.locked and (lock.prompt_version, lock.rubric_version) == (on_a.versions["prompt"], on_a.versions["rubric"])
-    gate_b = gate_calibration(run=on_b)
+    gate_b = calibration_for_gate(run=on_b)
     assert gate_b["reasons"] == [] and gate_b["status"]["status"] == "not calibrated" and gate_b["status"]["changed"] == []
     assert f"below the level on rubric {on_a.versions['rubric']}, not this one" in gate_b["status"]["summary"]
     code, gate = gate_json(on_b.run_id)
@@ -111,12 +111,12 @@ def test_a_new_judge_version_inherits_the_lock_within_its_scope_only_and_its_own
     judge.save()
     changed_on_a = planted_run(scores_for(N), run_id="changed-on-a", judge=judge)
     changed_on_b = planted_run(scores_for(N), run_id="changed-on-b", judge=judge, rubric=RUBRIC_B)
-    reasons = gate_lock_reasons(run=changed_on_a)
+    reasons = lock_reasons_for_run(run=changed_on_a)
     assert reasons and "has no human-scored sample that reaches the level yet" in reasons[0]
-    assert gate_lock_reasons(run=changed_on_b) == []  # a lock on rubric A is inherited on rubric A only
+    assert lock_reasons_for_run(run=changed_on_b) == []  # a lock on rubric A is inherited on rubric A only
 
     arrive(changed_on_a, scores_for(N))
-    assert gate_lock_reasons(run=changed_on_a) == [] and gate_lock_reasons(run=on_a)
+    assert lock_reasons_for_run(run=changed_on_a) == [] and lock_reasons_for_run(run=on_a)
     unlocked = AuditLog.objects.get(action=AuditLog.Action.JUDGE_UNLOCKED)
     assert unlocked.detail["judge_version"] == judge.version and unlocked.detail["rubric_version"] == on_a.versions["rubric"]
 
@@ -129,7 +129,7 @@ def test_a_leads_unlock_lifts_one_scope(planted_run, arrive, lead):
     assert JudgeLock.objects.filter(locked=True).count() == 2
     lock_b = JudgeLock.objects.get(rubric_version=on_b.versions["rubric"])
     assert locks.lock_unlock(lock=lock_b, actor=lead, reason="rubric B's annotators misread the scale")
-    assert gate_lock_reasons(run=on_b) == [] and gate_lock_reasons(run=on_a)
+    assert lock_reasons_for_run(run=on_b) == [] and lock_reasons_for_run(run=on_a)
     assert AuditLog.objects.get(action=AuditLog.Action.JUDGE_UNLOCKED).detail["rubric_version"] == on_b.versions["rubric"]
 
 
@@ -233,8 +233,8 @@ def test_a_pairwise_case_with_an_unreadable_order_and_a_jurys_unjudged_case_coun
     fake_judge.action = When(a_first_on_case_1, Reply("Hard to say."), DemoBrain(quality=oracle))
     pairwise = pairwise_run(judge=judge, n=4)
     run_execute_inline(run=pairwise)
-    assert run_unusable(run=pairwise) == [("c001", "", "pair-judge")]
-    assert "c001" not in {v.case_id for v in run_verdicts(run=pairwise)}
+    assert unusable_for_run(run=pairwise) == [("c001", "", "pair-judge")]
+    assert "c001" not in {v.case_id for v in verdicts_for_run(run=pairwise)}
 
     jurors = [make_judge(name, model=model, family=family) for name, model, family in
               (
@@ -247,7 +247,7 @@ def test_a_pairwise_case_with_an_unreadable_order_and_a_jurys_unjudged_case_coun
     jury = jury_run(judges=jurors, n=4)
     run_execute_inline(run=jury)
     # Juror c gave no verdict on case 2; with two answers of three the pool has none either.
-    assert sorted(run_unusable(run=jury)) == [("c002", "", "juror-c"), ("c002", "", "jury")]
+    assert sorted(unusable_for_run(run=jury)) == [("c002", "", "juror-c"), ("c002", "", "jury")]
 
 
 def test_a_scope_without_its_lock_row_gets_one_at_the_next_refresh(planted_run, arrive):
@@ -258,6 +258,6 @@ def test_a_scope_without_its_lock_row_gets_one_at_the_next_refresh(planted_run, 
     on_a = planted_run(scores_for(N), run_id="on-a")
     arrive(on_a, reversed_(scores_for(N)))
     JudgeLock.objects.all().delete()  # as if the scope's lock had never been written
-    assert not gate_lock_reasons(run=on_a)
+    assert not lock_reasons_for_run(run=on_a)
     agreements_refresh()
-    assert JudgeLock.objects.get().locked and gate_lock_reasons(run=on_a)
+    assert JudgeLock.objects.get().locked and lock_reasons_for_run(run=on_a)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from calibration.selectors.agreement import agreement_for_run
-from calibration.selectors.run_judges import judge_configurations
+from calibration.selectors.run_judges import judge_configurations_for_run
 from calibration.services.agreement import agreement_compute
 from calibration.services.pandalm import DEFAULT_DIR, RUN_ID, pandalm_import
 from judgeapp.judging import selectors as judgeapp_selectors
@@ -63,14 +63,14 @@ def test_pandalm_is_a_finished_pairwise_run_judged_by_gpt35_not_the_scripted_jud
     run, sample = pandalm
     assert run.run_id == RUN_ID and run.kind == "pairwise" and run.status == "done"
     assert run.judge.name == "gpt-3.5-turbo" and run.judge.effective_family == "openai" and not run.uses_scripted_judge
-    assert judgeapp_selectors.run_outputs(run=run).count() == 2 * 999
-    verdicts = judgeapp_selectors.run_verdicts(run=run)
+    assert judgeapp_selectors.outputs_for_run(run=run).count() == 2 * 999
+    verdicts = judgeapp_selectors.verdicts_for_run(run=run)
     assert len(verdicts) == 974 and run.report["unjudged"] == 25  # 25 replies were neither 1, 2 nor Tie
     assert {v.value for v in verdicts} == {"A", "B", "tie"}
     assert run.report["wins_a"] + run.report["wins_b"] + run.report["ties"] == 974
     assert "single-order verdicts" in run.report["warnings"][0]
     assert sample.size == 999 and sample.items.count() == 999
-    assert judge_configurations(run=run)["gpt-3.5-turbo"]["scripted_demo"] is False
+    assert judge_configurations_for_run(run=run)["gpt-3.5-turbo"]["scripted_demo"] is False
     with pytest.raises(InputError):
         pandalm_import()  # once only
 

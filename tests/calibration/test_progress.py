@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from calibration.core.adjudication import duration_words, seconds_per_item
 from calibration.models import Assignment, AssignmentState
-from calibration.selectors.samples import sample_progress
+from calibration.selectors.samples import progress_for_sample
 from calibration.services.samples import sample_draw
 from tests.calibration.conftest import scores_for
 
@@ -60,7 +60,7 @@ def known_sample(planted_run, annotator, bob, lead):
 
 
 def test_each_annotator_done_skipped_remaining_and_time(known_sample):
-    rows = {row.annotator: row for row in sample_progress(sample=known_sample)}
+    rows = {row.annotator: row for row in progress_for_sample(sample=known_sample)}
     ann, bob = rows["ann"], rows["bob"]
     assert (ann.assigned, ann.done, ann.skipped, ann.remaining) == (6, 3, 1, 2)  # the held-back item is not counted
     assert ann.seconds_per_item == 45 and ann.time_per_item == "45 s"

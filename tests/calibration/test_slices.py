@@ -9,11 +9,11 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from calibration.models import AgreementResult, SampleItem
-from calibration.selectors.agreement import agreement_for_run, agreement_latest, result_rows_list, results_of_sample
+from calibration.selectors.agreement import agreement_for_run, latest_agreement_for_judge, result_rows_list, results_for_sample
 from calibration.selectors.corrected import corrected_for_run
-from calibration.selectors.policy import policy_current
+from calibration.selectors.policy import policy_get
 from calibration.selectors.slices import slice_floor_for_run
-from calibration.selectors.status import gate_calibration
+from calibration.selectors.status import calibration_for_gate
 from calibration.services.locks import level_set, policy_set
 from judgeapp.judging import content
 from judgeapp.judging.errors import InputError
@@ -124,13 +124,13 @@ def test_the_lead_s_floor_for_the_worst_slice_warns_by_default_blocks_when_told_
     assert slice_floor_for_run(run=run) is None
 
     level_set(metric="kappa", threshold=0.2, min_items=5, actor=lead)
-    gate = gate_calibration(run=run)
+    gate = calibration_for_gate(run=run)
     line = next(w for w in gate["warnings"] if w.startswith("worst slice below its floor"))
     assert "on tag 'billing': quadratic-weighted kappa -" in line and "on 8 items, below the slice floor 0.50" in line
     assert not any("worst slice" in r for r in gate["reasons"])
 
     policy_set(actor=lead, slice_floor=0.5, slice_floor_action="block", **policy)
-    gate = gate_calibration(run=run)
+    gate = calibration_for_gate(run=run)
     assert any(r.startswith("worst slice below its floor: planted-judge on tag 'billing'") for r in gate["reasons"])
     code, output = run_gate(run.run_id, capsys)
     assert code == 1 and "tag 'billing'" in output
@@ -187,8 +187,8 @@ def test_the_pages_show_each_tag_worst_first_and_mark_the_ones_too_small_to_deci
     page = client.get(reverse("calibration:sample_detail", args=[sample.uuid])).content.decode()
     assert tag_order(page, 'class="slices"')[:3] == worst_first and "too few items to decide" in page
     # Both pages' views read the slices (the overview's rows, result_rows_list); rendering makes no query.
-    assert [s["tag"] for s in agreement_latest()[0].slices][:3] == worst_first
-    rows = result_rows_list(results=list(results_of_sample(sample=sample)))
+    assert [s["tag"] for s in latest_agreement_for_judge()[0].slices][:3] == worst_first
+    rows = result_rows_list(results=list(results_for_sample(sample=sample)))
     html = rendered_without_queries("calibration/_result_rows.html", {"result_rows": rows, "metric_labels": {}})
     assert tag_order(html, 'class="slices"')[:3] == worst_first
 
@@ -210,11 +210,11 @@ def test_a_lead_sets_the_slice_floor_on_the_calibration_page_audited_and_a_bad_o
     assert 'name="slice_floor"' in page and 'name="slice_floor_action"' in page and "No floor for the worst slice." in page
     form = {k: v for k, v in CalibrationPolicy().as_dict().items() if v is not None and v is not False}
     html = client.post(reverse("calibration:policy_set"), {**form, "slice_floor": "1.5"}, follow=True).content.decode()
-    assert "Policy not changed: slice_floor:" in html and policy_current().pk is None
+    assert "Policy not changed: slice_floor:" in html and policy_get().pk is None
     client.post(
         reverse("calibration:policy_set"), {**form, "slice_floor": "0.4", "slice_floor_action": "block", "reason": "tags matter"},
     )
-    policy = policy_current()
+    policy = policy_get()
     assert (policy.slice_floor, policy.slice_floor_action) == (0.4, "block")
     entry = AuditLog.objects.filter(action=AuditLog.Action.POLICY_SET).latest("id")
     assert entry.detail["slice_floor"] == 0.4 and entry.detail["previous"]["slice_floor"] is None

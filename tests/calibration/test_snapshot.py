@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from calibration.models import Assignment, Sample
-from calibration.selectors.agreement import agreement_reads, one_snapshot
+from calibration.selectors.agreement import agreement_reads_for_run, one_snapshot
 from calibration.selectors.corrected import corrected_for_run
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import label_record
@@ -72,7 +72,7 @@ def test_a_read_that_a_computation_overtook_is_read_again(half_computed):
     reads = []
 
     def read():
-        reads.append(agreement_reads(run=run))
+        reads.append(agreement_reads_for_run(run=run))
         if len(reads) == 1:
             agreement_compute(sample_pk=sample.pk)  # commits while the first read is under way
         return reads[-1]

@@ -10,12 +10,12 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from calibration.models import AgreementResult, Candidate, JudgeLock
-from calibration.selectors.candidates import adopted_prompt, side_by_side
+from calibration.selectors.candidates import adopted_prompt_for_judge, side_by_side_for_sample
 from calibration.selectors.corrected import corrected_for_run
-from calibration.selectors.policy import policy_current
-from calibration.selectors.run_judges import judge_configurations
-from calibration.selectors.samples import annotator_panels
-from calibration.selectors.status import calibration_for_run, judge_status, status_for
+from calibration.selectors.policy import policy_get
+from calibration.selectors.run_judges import judge_configurations_for_run
+from calibration.selectors.samples import annotator_panel_list
+from calibration.selectors.status import calibration_for_run, status_for_judge, status_for_scope
 from calibration.services import candidates as candidate_services
 from calibration.services import locks
 from calibration.services.labels import labels_import
@@ -66,7 +66,7 @@ def gate_text(run_id) -> tuple[int, str]:
 
 
 def set_policy(lead, **changes):
-    policy = policy_current().as_dict() | changes
+    policy = policy_get().as_dict() | changes
     return locks.policy_set(actor=lead, reason="test", **policy)
 
 
@@ -187,7 +187,7 @@ def test_the_calibration_page_shows_each_annotators_agreement_with_the_others(pl
     arrive(
         rows_for(run, truth, annotator="ann") + rows_for(run, truth, annotator="bob") + rows_for(run, careless, annotator="zed")
     )
-    panel = annotator_panels()[0]
+    panel = annotator_panel_list()[0]
     by = {row["annotator"]: row for row in panel["rows"]}
     assert by["ann"]["kappa"] > by["zed"]["kappa"] and by["zed"]["stands_out"] and not by["ann"]["stands_out"]
     assert by["zed"]["alpha_without"] == pytest.approx(1.0)
@@ -237,7 +237,7 @@ def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlo
     pooled = AgreementResult.objects.get(candidate=candidate, criterion="")
     assert pooled.kappa == pytest.approx(1.0) and pooled.n_items == N and pooled.details["confusion"]["total"] == 2 * N
     # Side by side: the current judge's figure beside the candidate's; a candidate speaks for nobody yet.
-    board = side_by_side(sample=sample)
+    board = side_by_side_for_sample(sample=sample)
     assert [c["result"].kappa for c in board["columns"]] == [pytest.approx(-1.0), pytest.approx(1.0)]
     assert board["columns"][0]["disagreements"][0]["reasoning"]
     assert JudgeLock.objects.get().locked
@@ -257,7 +257,7 @@ def test_a_candidate_run_on_a_labelled_sample_reaches_the_level_and_adopted_unlo
     code, gate = gate_json(run.run_id)
     assert code == 1 and gate["calibration"]["status"] == "below level — locked"
     # Later runs of the judge use the adopted prompt, and are calibrated.
-    assert adopted_prompt(judge_name="planted-judge").text == candidate_prompt(run)
+    assert adopted_prompt_for_judge(judge_name="planted-judge").text == candidate_prompt(run)
     later = planted_run(scores_for(N), run_id="adopted-prompt", prompt_text=adopted_version)
     code, gate = gate_json(later.run_id)
     assert (
@@ -281,7 +281,7 @@ def test_adopting_a_model_change_makes_the_judge_row_admin_owned_and_leaves_the_
     candidate_services.candidate_adopt(candidate=Candidate.objects.get(pk=candidate.pk), actor=lead)
     judge.refresh_from_db()
     assert judge.model == "judge-model-xxl" and judge.source == "admin" and judge.version == candidate.config_version
-    assert judge_status(judge=judge)["status"] == "calibrated"
+    assert status_for_judge(judge=judge)["status"] == "calibrated"
     assert gate_json(run.run_id)[0] == 1  # scores from the locked configuration still do not ship
 
 
@@ -439,8 +439,8 @@ def test_the_pandalm_scorecard_shows_kappa_0478_and_locked(settings, eager_tasks
     settings.CALIBRATION_BOOTSTRAP_RESAMPLES = 1000  # the published figure's interval
     run, sample = pandalm_import()
     agreement_compute(sample_pk=sample.pk)
-    version = judge_configurations(run=run)["gpt-3.5-turbo"]["version"]
-    status = status_for(judge_name="gpt-3.5-turbo", judge_version=version)
+    version = judge_configurations_for_run(run=run)["gpt-3.5-turbo"]["version"]
+    status = status_for_scope(judge_name="gpt-3.5-turbo", judge_version=version)
     assert status["status"] == "below level — locked"
     client.force_login(reviewer)
     page = client.get(reverse("judge_scorecard_version", args=["gpt-3.5-turbo", version])).content.decode()

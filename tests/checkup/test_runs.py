@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from fakejudge import PerConversation, ReplyJSON, When
 from judgeapp.judging.pairs import map_back
-from judgeapp.judging.selectors import checkup_latest, checkups_latest
+from judgeapp.judging.selectors import latest_checkup_for_judge, latest_checkups_for_judges
 from judgeapp.models import Judgment, Run, RunKind, RunStatus, UnitStatus
 from tests.checkup.builders import checkup
 from tests.checkup.oracles import LabelOracle, prompt_parts, truncated_reply
@@ -171,20 +171,20 @@ def test_the_latest_check_up_is_part_of_the_judges_record_and_goes_stale_when_it
 ):
     fake_judge.action = LabelOracle()
     other = make_judge("judge-b")
-    assert checkup_latest("judge-a") is None and checkup_latest("no-such-judge") is None
+    assert latest_checkup_for_judge("judge-a") is None and latest_checkup_for_judge("no-such-judge") is None
     checkup(judge, sets="llmbar-natural", sample=3, run_id="checkup-1")
     checkup(judge, sets="llmbar-natural", sample=4, run_id="checkup-2")
-    latest = checkup_latest("judge-a")
+    latest = latest_checkup_for_judge("judge-a")
     assert latest.run_id == "checkup-2" and latest.state == "current" and not latest.stale
     assert latest.checked_version == judge.version and latest.sets["llmbar-natural"]["accuracy_all"]["value"] == 1.0
     assert latest.sets["llmbar-natural"]["pairs"] == 4
-    assert checkups_latest(judges=[judge, other]) == {"judge-a": latest, "judge-b": None}
+    assert latest_checkups_for_judges(judges=[judge, other]) == {"judge-a": latest, "judge-b": None}
 
     judge.model = "another-model"  # the judges file changed: a new configuration, a new version
     judge.save()
-    stale = checkup_latest("judge-a")
+    stale = latest_checkup_for_judge("judge-a")
     assert stale.stale and stale.state == "stale" and stale.current_version == judge.version != stale.checked_version
-    assert checkup_latest("judge-a", stale.checked_version).stale is False  # asked about the version it checked
+    assert latest_checkup_for_judge("judge-a", stale.checked_version).stale is False  # asked about the version it checked
 
 
 def test_the_judge_sees_only_the_two_outputs_as_replies_1_and_2(judge, fake_judge):

@@ -146,7 +146,7 @@ def test_the_check_up_button_names_its_cost_at_the_judge_s_prices(client, review
 def test_the_judges_page_reads_every_check_up_cost_at_once_each_from_its_own_judges_history(
     priced_judge, make_judge, django_assert_max_num_queries
 ):
-    from judgeapp.checkup.selectors import checkup_confirms_for_judges, checkup_cost_default
+    from judgeapp.checkup.selectors import checkup_confirms_for_judges, checkup_cost_for_judge
     from judgeapp.judging.accounting import money_text
     from judgeapp.judging.costs import judge_token_profile, judge_token_profiles
     from tests.factories import pointwise_run
@@ -162,7 +162,7 @@ def test_the_judges_page_reads_every_check_up_cost_at_once_each_from_its_own_jud
     assert [profiles[j.pk].learned_from for j in judges[:3]] == [4, 6, 0]
     for judge in judges[:3]:
         assert profiles[judge.pk] == judge_token_profile(judge=judge, mode="checkup")
-        assert f", about {money_text(checkup_cost_default(judge=judge))} at its prices" in confirms[judge.name]
+        assert f", about {money_text(checkup_cost_for_judge(judge=judge))} at its prices" in confirms[judge.name]
     assert confirms["unpriced"].startswith("Check up unpriced? About 2,388 calls to its endpoint (LLMBar")
     cell = rendered_without_queries("judgeapp/checkup/_judge_checkup.html", {"judge": other, "checkup_confirms": confirms})
     assert f'hx-confirm="{html_lib.escape(confirms["priced-b"])}"' in cell

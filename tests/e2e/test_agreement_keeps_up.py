@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from calibration.models import Assignment, Sample
-from calibration.selectors.locks import gate_lock_reasons
+from calibration.selectors.locks import lock_reasons_for_run
 from calibration.services.samples import sample_draw
 from judgeapp.judging import taskqueue
 from tests.calibration.conftest import planted_run, planted_server, scores_for  # noqa: F401  (the fixtures)
@@ -54,10 +54,10 @@ def test_the_lock_follows_the_last_label_of_a_sample_within_ten_seconds(
         response = client.post(reverse("calibration:queue_label", args=[assignment.uuid]), {"answer": answer})
         assert response.status_code in (200, 302), response.content[:300]
     labelled_at = time.monotonic()
-    assert gate_lock_reasons(run=run) == []  # not yet: too few items until the last label counts
+    assert lock_reasons_for_run(run=run) == []  # not yet: too few items until the last label counts
 
     reasons = wait_for(
-        lambda: gate_lock_reasons(run=run), timeout=60, interval=0.05, message="the lock",
+        lambda: lock_reasons_for_run(run=run), timeout=60, interval=0.05, message="the lock",
         explain=lambda: f"sample {Sample.objects.filter(pk=sample.pk).values().first()}\n{worker.log()[-3000:]}",
     )
     took = time.monotonic() - labelled_at

@@ -84,11 +84,11 @@ def test_the_jury_report_reads_no_prompt_or_input(make_judge, fake_judge):
 def test_a_pointwise_runs_verdicts_read_no_prompt_input_or_reply(judge, fake_judge):
     """What calibration reads of a run (its corrected mean, its agreement with people); the pointwise report
     itself reads its units' scores only (tests/pointwise/test_memory.py)."""
-    from judgeapp.judging.selectors import run_verdicts
+    from judgeapp.judging.selectors import verdicts_for_run
 
     run = finished(pointwise_run(judge=judge, n=6))
     with CaptureQueriesContext(connection) as queries:
-        verdicts = run_verdicts(run=run)
+        verdicts = verdicts_for_run(run=run)
     selected = [query["sql"] for query in queries.captured_queries]
     assert heavy_reads(queries.captured_queries) == []
     assert not any('"judgeapp_judgment"."payload"' in sql for sql in selected)  # a pointwise unit's reply

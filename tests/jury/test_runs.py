@@ -6,7 +6,7 @@ import pytest
 from fakejudge import DemoBrain, FakeJudgeServer, Reply, Status, When
 from judgeapp.judging import content, runs
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.selectors import run_label_kind, run_verdicts
+from judgeapp.judging.selectors import label_kind_for_run, verdicts_for_run
 from judgeapp.models import Executor, Run, RunKind, RunStatus, UnitStatus
 from judgeapp.models import TestSet as StoredTestSet
 from tests import factories
@@ -155,13 +155,13 @@ def test_verdicts_for_calibration_are_each_jurors_and_the_pooled_one(panel, fake
     run = jury_run(judges=judges, n=2)
     runs.run_execute_inline(run=run)
     run.refresh_from_db()
-    assert run_label_kind(run=run) == "pass_fail"
-    verdicts = {(v.case_id, v.judge): v.value for v in run_verdicts(run=run)}
+    assert label_kind_for_run(run=run) == "pass_fail"
+    verdicts = {(v.case_id, v.judge): v.value for v in verdicts_for_run(run=run)}
     assert verdicts == {
         **{("c000", j.name): "pass" for j in judges}, ("c000", "jury"): "pass",
         **{("c001", j.name): "fail" for j in judges}, ("c001", "jury"): "fail",
     }
-    assert all(v.criterion == "" for v in run_verdicts(run=run))
+    assert all(v.criterion == "" for v in verdicts_for_run(run=run))
 
 
 def test_unjudged_cases_have_no_pooled_verdict_for_calibration(panel, fake_judge):
@@ -170,7 +170,7 @@ def test_unjudged_cases_have_no_pooled_verdict_for_calibration(panel, fake_judge
     run = jury_run(judges=judges, n=1)
     runs.run_execute_inline(run=run)
     run.refresh_from_db()
-    assert {v.judge for v in run_verdicts(run=run)} == {judges[0].name, judges[1].name}
+    assert {v.judge for v in verdicts_for_run(run=run)} == {judges[0].name, judges[1].name}
 
 
 @pytest.mark.parametrize(

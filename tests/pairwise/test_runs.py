@@ -7,7 +7,7 @@ import pytest
 from fakejudge import DemoBrain, PerConversation, Reply, When
 from judgeapp.judging import runs
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.selectors import run_label_kind, run_outputs, run_verdicts
+from judgeapp.judging.selectors import label_kind_for_run, outputs_for_run, verdicts_for_run
 from judgeapp.models import Judgment, Output, Run, RunStatus, UnitStatus
 from judgeapp.models import TestSet as StoredTestSet
 from tests.factories import GOOD_REPLY
@@ -99,7 +99,7 @@ def test_systems_generate_both_versions_before_the_judge_compares_them(judge, ma
     runs.run_execute_inline(run=run)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE
-    outputs = list(run_outputs(run=run))
+    outputs = list(outputs_for_run(run=run))
     assert [(o.case.case_id, o.slot) for o in outputs] == [(c, s) for c in case_ids(3) for s in ("A", "B")]
     assert {o.system.name for o in outputs if o.slot == "A"} == {"bot-v1"}
     assert run.judgments.filter(purpose="generate").count() == 6
@@ -165,8 +165,8 @@ def test_verdicts_for_calibration_are_one_both_order_result_per_case(judge, fake
     )
     runs.run_execute_inline(run=run)
     run.refresh_from_db()
-    assert run_label_kind(run=run) == "pairwise"
-    verdicts = sorted(run_verdicts(run=run), key=lambda v: v.case_id)
+    assert label_kind_for_run(run=run) == "pairwise"
+    verdicts = sorted(verdicts_for_run(run=run), key=lambda v: v.case_id)
     assert [(v.case_id, v.criterion, v.judge, v.value) for v in verdicts] == [
         ("c000", "", judge.name, "A"), ("c001", "", judge.name, "A"), ("c002", "", judge.name, "A"),
         ("c003", "", judge.name, "B"),
@@ -174,7 +174,7 @@ def test_verdicts_for_calibration_are_one_both_order_result_per_case(judge, fake
     # A disagreement is a tie for calibration too; a case with one order only gives no verdict.
     Judgment.objects.filter(run=run, key="c000/ba").update(parsed={"reasoning": "x", "winner": "1"})
     Judgment.objects.filter(run=run, key="c001/ba").update(status=UnitStatus.FAILED, parsed=None)
-    values = {v.case_id: v.value for v in run_verdicts(run=run)}
+    values = {v.case_id: v.value for v in verdicts_for_run(run=run)}
     assert values["c000"] == "tie" and "c001" not in values
 
 

@@ -219,7 +219,7 @@ def test_gate_is_computed_fresh_so_a_later_calibration_lock_blocks(cli, judge, f
     import calibration.selectors.status
 
     monkeypatch.setattr(
-        calibration.selectors.status, "lock_reason_for", lambda **_: "judge locked: agreement 0.41 with people, level 0.70",
+        calibration.selectors.status, "lock_reason_for_scope", lambda **_: "judge locked: agreement 0.41 with people, level 0.70",
     )
     result = cli("gate", "r1")
     assert result.code == 1

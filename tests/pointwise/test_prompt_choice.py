@@ -7,8 +7,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from calibration.selectors.locks import gate_lock_reasons
-from calibration.selectors.run_judges import run_scope
+from calibration.selectors.locks import lock_reasons_for_run
+from calibration.selectors.run_judges import scope_for_run
 from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.library import prompt_template_save
 from judgeapp.judging.prompts import library_prompt
@@ -101,11 +101,11 @@ def test_calibration_scopes_by_the_custom_prompt_version(cli, judge, files, summ
     custom_run = Run.objects.get(
         run_id=json.loads(evaluate(cli, judge, files, "--prompt", "summaries", "--run-id", "with-summaries").out)["run_id"]
     )
-    assert run_scope(run=custom_run)[0] == summaries.version != run_scope(run=default_run)[0]
+    assert scope_for_run(run=custom_run)[0] == summaries.version != scope_for_run(run=default_run)[0]
     judge_locked(default_run)
-    assert gate_lock_reasons(run=default_run) and gate_lock_reasons(run=custom_run) == []
+    assert lock_reasons_for_run(run=default_run) and lock_reasons_for_run(run=custom_run) == []
     judge_locked(custom_run)
-    assert gate_lock_reasons(run=custom_run)
+    assert lock_reasons_for_run(run=custom_run)
 
 
 # --- The form (the API: tests/api/test_prompts.py) ------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from judgeapp.judging import content, runs
 from judgeapp.models import AuditLog, Purpose, Release, UnitStatus
 from judgeapp.releases.core import BASELINE_RESAMPLES, BASELINE_SEED, ScorePair, baseline_reasons, paired_difference
-from judgeapp.releases.selectors import gate_as_decided, gate_evaluate, release_notes
+from judgeapp.releases.selectors import decided_gate_for_run, gate_evaluate, release_notes_for_release
 from judgeapp.releases.services import release_mark, release_policy_set
 from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE, RUBRIC_TWO, judge_locked
 
@@ -111,7 +111,7 @@ def test_shared_cases_under_another_rubric_are_judged_again_once_and_a_second_ga
     # Asking the gate again, or a second run against the same release, costs no new call for the baseline.
     fake_judge.reset()
     gate_evaluate(run=run)
-    gate_as_decided(run=run)
+    decided_gate_for_run(run=run)
     assert fake_judge.chat_requests == []
     again = finished(judge, cases(range(2, 8), reply=lambda i: BAD_REPLY), system=system, rubric=RUBRIC_TWO, name="b.jsonl")
     assert fake_judge.chat_requests == [] and again.report["baseline"]["how"] == "rejudged"
@@ -261,10 +261,10 @@ def test_an_earlier_releases_decision_is_unchanged_by_a_later_release_and_a_lock
     judge_locked(first)
     stored.refresh_from_db()
     assert stored.gate == decided
-    as_decided = gate_as_decided(run=first)
+    as_decided = decided_gate_for_run(run=first)
     assert as_decided["passed"] is True and as_decided["released"]["label"] == "v1.0"
     assert as_decided["now"]["passed"] is False and "judge locked" in as_decided["now"]["reasons"][0]
-    texts = [note["text"] for note in release_notes(release=stored)]
+    texts = [note["text"] for note in release_notes_for_release(release=stored)]
     assert texts[0] == "superseded by v2.0"
     assert texts[1].startswith(f"judge {judge.name} locked: this release was gated by a judge now below level")
     assert texts[-1].startswith("asked today, the gate would block: judge locked")

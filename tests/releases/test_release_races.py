@@ -16,7 +16,7 @@ from django.db import connection
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release, Run
 from judgeapp.releases import services
-from judgeapp.releases.selectors import gate_decision_in_force, gate_evaluate
+from judgeapp.releases.selectors import gate_decision_for_run, gate_evaluate
 from tests.releases.test_releases import finished
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -85,7 +85,7 @@ def test_approve_and_block_at_the_same_moment_leave_the_last_audit_entry_in_forc
             services.gate_decide(run=Run.objects.get(pk=run.pk), actor=actor, verdict="blocked", reason=f"wait, round {n}")
 
         assert at_the_same_moment(approve, block) == []
-        in_force, entry = gate_decision_in_force(run=run), last_decision_entry(run)
+        in_force, entry = gate_decision_for_run(run=run), last_decision_entry(run)
         expected = (
             AuditLog.Action.RELEASE_APPROVED if in_force.verdict == GateDecision.Verdict.APPROVED
             else AuditLog.Action.RELEASE_BLOCKED
@@ -115,7 +115,7 @@ def test_a_block_that_comes_in_while_a_release_is_marked_refuses_the_release(jud
     with pytest.raises(InputError, match="cannot be released: blocked by lena .*a regression was just reported"):
         services.release_mark(run=run, actor=lead, label="v2")
     assert not Release.objects.exists()
-    assert gate_decision_in_force(run=run).verdict == GateDecision.Verdict.BLOCKED
+    assert gate_decision_for_run(run=run).verdict == GateDecision.Verdict.BLOCKED
 
 
 def test_a_block_after_a_release_is_recorded_beside_it(judge, make_system, lead):
@@ -124,7 +124,7 @@ def test_a_block_after_a_release_is_recorded_beside_it(judge, make_system, lead)
     services.gate_decide(run=run, actor=lead, verdict="blocked", reason="found a regression after shipping")
     release.refresh_from_db()
     assert release.gate["passed"] is True  # the release stands as it was decided
-    assert gate_decision_in_force(run=run).verdict == GateDecision.Verdict.BLOCKED
+    assert gate_decision_for_run(run=run).verdict == GateDecision.Verdict.BLOCKED
     assert last_decision_entry(run).action == AuditLog.Action.RELEASE_BLOCKED
 
 

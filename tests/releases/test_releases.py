@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from judgeapp.judging import runs
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release
-from judgeapp.releases.selectors import gate_evaluate, release_baseline
+from judgeapp.releases.selectors import baseline_release_for_run, gate_evaluate
 from judgeapp.releases.services import gate_decide, release_mark
 from tests.factories import BAD_REPLY, GOOD_REPLY, pointwise_run
 
@@ -58,7 +58,7 @@ def test_an_approval_cannot_open_a_gate_locked_by_calibration(judge, system, lea
     import calibration.selectors.status
 
     run = finished(judge, system=system)
-    monkeypatch.setattr(calibration.selectors.status, "lock_reason_for", lambda **_: "judge locked: no human sample")
+    monkeypatch.setattr(calibration.selectors.status, "lock_reason_for_scope", lambda **_: "judge locked: no human sample")
     with pytest.raises(InputError, match="judge locked"):
         gate_decide(run=run, actor=lead, verdict="approved", reason="trust me")
 
@@ -109,9 +109,9 @@ def test_the_baseline_is_the_last_release_marked_before_the_run_was_created(judg
     third = finished(judge, system=system)
     release_mark(run=second, actor=lead, label="v2")
     # `third` was created before v2 was marked: v1 stays its baseline; a run created now compares with v2.
-    assert release_baseline(run=third).label == "v1"
-    assert release_baseline(run=second).label == "v1"
-    assert release_baseline(run=finished(judge, system=system)).label == "v2"
+    assert baseline_release_for_run(run=third).label == "v1"
+    assert baseline_release_for_run(run=second).label == "v1"
+    assert baseline_release_for_run(run=finished(judge, system=system)).label == "v2"
 
 
 def test_a_run_is_released_once(judge, system, lead):

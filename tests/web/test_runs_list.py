@@ -11,7 +11,7 @@ from judgeapp import models
 from judgeapp.judging import runs, tags
 from judgeapp.judging.errors import InputError
 from judgeapp.models import Run, RunKind, RunStatus, RunTag
-from judgeapp.web.selectors import RunFilters, run_outcome, runs_matching, runs_page
+from judgeapp.web.selectors import RunFilters, run_outcome, run_page_get, runs_for_filters
 from tests.factories import pointwise_run
 
 pytestmark = pytest.mark.django_db
@@ -66,26 +66,26 @@ def fleet(make_judge, make_system):
     ("no such thing", set()),
 ])
 def test_search_finds_a_run_by_each_field(fleet, q, found):
-    assert set(ids(runs_matching(filters=RunFilters(q=q)))) == found
+    assert set(ids(runs_for_filters(filters=RunFilters(q=q)))) == found
 
 
 def test_each_stored_filter_narrows_the_runs(fleet):
-    assert ids(runs_matching(filters=RunFilters(kind=RunKind.PAIRWISE))) == ["r-pair"]
-    assert set(ids(runs_matching(filters=RunFilters(system="mail-bot")))) == {"r-system", "r-pair"}
-    assert ids(runs_matching(filters=RunFilters(testset="faq-questions"))) == ["r-judge"]
-    assert ids(runs_matching(filters=RunFilters(outcome="running"))) == ["r-pair"]
-    assert ids(runs_matching(filters=RunFilters(outcome="failed"))) == ["r-failed"]
-    assert set(ids(runs_matching(filters=RunFilters(outcome="result")))) == {
+    assert ids(runs_for_filters(filters=RunFilters(kind=RunKind.PAIRWISE))) == ["r-pair"]
+    assert set(ids(runs_for_filters(filters=RunFilters(system="mail-bot")))) == {"r-system", "r-pair"}
+    assert ids(runs_for_filters(filters=RunFilters(testset="faq-questions"))) == ["r-judge"]
+    assert ids(runs_for_filters(filters=RunFilters(outcome="running"))) == ["r-pair"]
+    assert ids(runs_for_filters(filters=RunFilters(outcome="failed"))) == ["r-failed"]
+    assert set(ids(runs_for_filters(filters=RunFilters(outcome="result")))) == {
         "r-title", "r-system", "r-testset", "r-judge", "r-jury",
     }
     # Dates are days, both ends included.
     assert ids(
-        runs_matching(filters=RunFilters(since=dt.date(2026, 11, 2), until=dt.date(2026, 11, 3)))
+        runs_for_filters(filters=RunFilters(since=dt.date(2026, 11, 2), until=dt.date(2026, 11, 3)))
     ) == ["r-testset", "r-system"]
-    assert ids(runs_matching(filters=RunFilters(until=dt.date(2026, 11, 1)))) == ["r-title"]
+    assert ids(runs_for_filters(filters=RunFilters(until=dt.date(2026, 11, 1)))) == ["r-title"]
     tags.run_tag_add(run=fleet["r-judge"], name="Nightly")
-    assert ids(runs_matching(filters=RunFilters(tag="nightly"))) == ["r-judge"]
-    assert ids(runs_matching(filters=RunFilters(tag="nightly", kind=RunKind.PAIRWISE))) == []
+    assert ids(runs_for_filters(filters=RunFilters(tag="nightly"))) == ["r-judge"]
+    assert ids(runs_for_filters(filters=RunFilters(tag="nightly", kind=RunKind.PAIRWISE))) == []
 
 
 def test_an_outcome_the_gate_decides_is_read_run_by_run(judge):
@@ -94,9 +94,9 @@ def test_an_outcome_the_gate_decides_is_read_run_by_run(judge):
     key = run_outcome(Run.objects.get(pk=run.pk))["key"]
     assert key in ("passed", "blocked")
     other = "blocked" if key == "passed" else "passed"
-    assert ids(runs_matching(filters=RunFilters(outcome=key))) == ["r-gated"]
-    assert ids(runs_matching(filters=RunFilters(outcome=other))) == []
-    page = runs_page(filters=RunFilters(outcome=key))
+    assert ids(runs_for_filters(filters=RunFilters(outcome=key))) == ["r-gated"]
+    assert ids(runs_for_filters(filters=RunFilters(outcome=other))) == []
+    page = run_page_get(filters=RunFilters(outcome=key))
     assert page["page"].paginator.count == 1 and page["rows"][0]["outcome"]["key"] == key
 
 
@@ -235,7 +235,7 @@ def test_every_kind_says_its_own_outcome_and_the_filter_finds_it(make_judge):
                 continue  # its gate needs a judged run (test_an_outcome_the_gate_decides_is_read_run_by_run)
             shown = run_outcome(run)
             assert shown["key"] in (handler.outcomes or ("result", "failed")), (handler.kind, status, shown)
-            assert run.run_id in ids(runs_matching(filters=RunFilters(outcome=shown["key"]))), (handler.kind, status, shown)
+            assert run.run_id in ids(runs_for_filters(filters=RunFilters(outcome=shown["key"]))), (handler.kind, status, shown)
     assert run_outcome(Run.objects.get(run_id="pairwise-done"))["word"] == "winner A"
     assert run_outcome(Run.objects.get(run_id="checkup-invalid")) == {
         "key": "failed", "word": "invalid", "tone": "bad", "detail": "a reason",

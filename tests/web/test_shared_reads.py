@@ -8,8 +8,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from calibration.models import CalibrationPolicy
-from calibration.selectors.policy import policy_current
-from calibration.selectors.status import status_for
+from calibration.selectors.policy import policy_get
+from calibration.selectors.status import status_for_scope
 from judgeapp.judging import runs
 from judgeapp.judging.memo import reads_shared
 from tests.factories import pointwise_run
@@ -39,13 +39,13 @@ def test_the_dashboard_reads_a_judges_calibration_once_not_per_run(client, revie
 
 def test_reads_are_shared_only_inside_the_scope_and_each_caller_gets_its_own_copy(judge):
     with reads_shared():
-        first = status_for(judge_name=judge.name, judge_version=judge.version)
+        first = status_for_scope(judge_name=judge.name, judge_version=judge.version)
         first["line"] = "changed by a caller"
         with CaptureQueriesContext(connection) as queries:
-            again = status_for(judge_name=judge.name, judge_version=judge.version)
+            again = status_for_scope(judge_name=judge.name, judge_version=judge.version)
         assert queries.captured_queries == [] and again["line"] != "changed by a caller"
     CalibrationPolicy.objects.create(not_calibrated="block")
-    assert policy_current().not_calibrated == "block"  # outside the scope: read now
+    assert policy_get().not_calibrated == "block"  # outside the scope: read now
 
 
 def test_a_post_is_not_served_shared_reads(rf):

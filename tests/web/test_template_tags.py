@@ -58,7 +58,7 @@ def test_the_check_catches_a_tag_that_reads():
     # The shapes the tags had before their reads moved into the views (ranker, blind, calibration).
     old_tags = '''
 from judgeapp.ranker import selectors as selectors_ranker
-from judgeapp.blind.selectors import blind_run_view
+from judgeapp.blind.selectors import blind_view_for_run
 from judgeapp.models import Run
 
 def ranklist_state_of(run):
@@ -66,8 +66,8 @@ def ranklist_state_of(run):
     return Run.objects.filter(pk=run.pk)
 
 def alt_test(result):
-    from calibration.selectors.alt_test import alt_test_of
-    return alt_test_of(result)
+    from calibration.selectors.alt_test import alt_test_for_result
+    return alt_test_for_result(result)
 '''
     found = database_reads(old_tags)
     assert len(found) == 7, found

@@ -366,7 +366,7 @@ def _runs(request: HttpRequest, response: HttpResponse, *, system=None, kind: Ru
           limit: int, offset: int, page: int | None = None, filters=None) -> list[dict]:
     """One slice of the matching runs: `offset` and `limit`, or page `page` of `limit`. The count of all that
     match is the X-Total-Count header; the next slice, when there is one, the Link header's rel="next"."""
-    matching = selectors.runs_filtered(system=system, kind=kind, status=status, filters=filters)
+    matching = selectors.run_list_for_filters(system=system, kind=kind, status=status, filters=filters)
     total = matching.count() if hasattr(matching, "count") and not isinstance(matching, list) else len(matching)
     if page is not None:
         offset = (page - 1) * limit
@@ -496,7 +496,7 @@ def testsets(request: HttpRequest, limit: int = VERSIONS_LIMIT, offset: int = OF
             "name": t.name, "version": t.version, "content_hash": t.content_hash, "created_at": t.created_at,
             "git_commit": t.git_commit, "cases": t.case_count
         }
-        for t in selectors.testsets_recent(limit=limit, offset=offset)
+        for t in selectors.testset_list(limit=limit, offset=offset)
     ]
 
 
@@ -516,7 +516,7 @@ def outputs_add(
 
     files = inputs.uploads_read(outputs=outputs)
     _sync_judges(request)
-    testset = selectors.testset_by_version(reference=data.testset_version)
+    testset = selectors.testset_for_reference(reference=data.testset_version)
     output_set, created = output_set_save(
         system=system_get(name=data.system), version_label=data.version_label, testset=testset, outputs=files["outputs"],
         created_by=request.user,
@@ -536,7 +536,7 @@ def rubrics(request: HttpRequest, limit: int = VERSIONS_LIMIT, offset: int = OFF
             "name": r.name, "version": r.version, "content_hash": r.content_hash, "created_at": r.created_at,
             "git_commit": r.git_commit
         }
-        for r in selectors.rubrics_recent(limit=limit, offset=offset)
+        for r in selectors.rubric_list(limit=limit, offset=offset)
     ]
 
 

@@ -32,7 +32,7 @@ def profile(request: HtmxHttpRequest) -> HttpResponse:
             created = {"row": row, "token": token}
             form = TokenCreateForm()
     context = {
-        "tokens": selectors.tokens_of(user=request.user),
+        "tokens": selectors.token_list_for_user(user=request.user),
         "form": form,
         "created": created,
         "can_create": can_create,
@@ -44,7 +44,7 @@ def profile(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 def token_revoke(request: HtmxHttpRequest, uuid) -> HttpResponse:
-    token = selectors.token_of_user(user=request.user, uuid=uuid)
+    token = selectors.token_for_user(user=request.user, uuid=uuid)
     if services.api_token_revoke(token=token, actor=request.user):
         messages.success(request, f"Token {token.name} ({token.shown}) revoked: requests with it now get 401.")
     else:

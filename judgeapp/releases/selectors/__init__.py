@@ -2,8 +2,8 @@
 
 The gate is never read from a stored report alone: a lead's block or a calibration lock that appears after
 a run finished must still close it, so every caller (`gate RUN_ID`, the gate page, the CLI's exit status)
-asks `gate_evaluate`. A release keeps the gate as it stood when it was marked (`gate_as_decided`): what
-came later is a note beside it (`release_notes`), never a rewrite.
+asks `gate_evaluate`. A release keeps the gate as it stood when it was marked (`decided_gate_for_run`): what
+came later is a note beside it (`release_notes_for_release`), never a rewrite.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from judgeapp.models import AuditLog, GateAction, GateDecision, Release, Release
 from judgeapp.releases.core import DEFAULT_THRESHOLD, SKIPPED, gate_decision
 from judgeapp.releases.selectors.baseline import (  # noqa: F401 - what the views, the commands and the modes read
     BaselinePlan,
-    baseline_compare,
-    baseline_plan,
-    baseline_replies,
-    reasonings_of,
-    release_baseline,
-    runs_comparison,
+    baseline_for_run,
+    baseline_plan_for_run,
+    baseline_release_for_run,
+    baseline_replies_for_run,
+    comparison_for_runs,
+    reasonings_for_judgments,
 )
 
 RELEASE_ACTIONS = (
@@ -36,31 +36,31 @@ RELEASE_ACTIONS = (
 
 
 @shared_read
-def release_policy_current() -> ReleasePolicy:
+def release_policy_get() -> ReleasePolicy:
     """The policy in force: the latest a lead set, or the default (the seed's rule; a skipped baseline notes)."""
     return ReleasePolicy.objects.select_related("set_by").first() or ReleasePolicy()
 
 
-def releases_recent(*, system=None, limit: int = 200) -> QuerySet[Release]:
+def release_list(*, system=None, limit: int = 200) -> QuerySet[Release]:
     releases = Release.objects.select_related("system", "run", "released_by")
     if system is not None:
         releases = releases.filter(system=system)
     return releases.order_by("-created_at", "-id")[:limit]
 
 
-def release_of_run(*, run: Run) -> Release | None:
+def release_for_run(*, run: Run) -> Release | None:
     return Release.objects.filter(run=run).select_related("released_by").first()
 
 
-def gate_decisions_of(*, run: Run) -> QuerySet[GateDecision]:
+def gate_decisions_for_run(*, run: Run) -> QuerySet[GateDecision]:
     return run.gate_decisions.select_related("decided_by").order_by("-created_at", "-id")
 
 
-def gate_decision_in_force(*, run: Run) -> GateDecision | None:
-    return gate_decisions_of(run=run).first()
+def gate_decision_for_run(*, run: Run) -> GateDecision | None:
+    return gate_decisions_for_run(run=run).first()
 
 
-def audit_release_entries(*, run: Run | None = None, limit: int = 200) -> QuerySet[AuditLog]:
+def release_audit_for_run(*, run: Run | None = None, limit: int = 200) -> QuerySet[AuditLog]:
     entries = AuditLog.objects.filter(action__in=RELEASE_ACTIONS).select_related("run", "actor")
     if run is not None:
         entries = entries.filter(run=run)
@@ -81,17 +81,17 @@ def gate_evaluate(
     """
     from calibration.selectors.agreement import one_snapshot
     from calibration.selectors.corrected import corrected_for_run
-    from calibration.selectors.status import gate_calibration
+    from calibration.selectors.status import calibration_for_gate
 
     if run.kind != RunKind.POINTWISE:
         raise ValueError(f"run {run.run_id} is a {run.kind} run; the release gate reads pointwise runs")
     threshold = DEFAULT_THRESHOLD if run.options.get("threshold") is None else run.options["threshold"]
-    policy = release_policy_current()
+    policy = release_policy_get()
 
     given = report is not None and "corrected" in report
 
     def people() -> tuple[dict, dict | None]:
-        calibration = gate_calibration(run=run)
+        calibration = calibration_for_gate(run=run)
         wanted = calibration["policy"]["corrected_gate"] and not given
         return calibration, corrected_for_run(run=run) if wanted else None
 
@@ -164,10 +164,10 @@ def _run_reasons(*, run: Run, report: dict | None, status: str, policy, threshol
     if not report:
         return (reasons or ["the run has no report"]), notes, baseline
     # A report written before runs kept their baseline comparison: compared now, from the stored scores.
-    baseline = report["baseline"] if "baseline" in report else baseline_compare(run=run, mean=report.get("mean"))
+    baseline = report["baseline"] if "baseline" in report else baseline_for_run(run=run, mean=report.get("mean"))
     skipped_blocks = policy.skipped_baseline == GateAction.BLOCK
     if baseline is None:
-        notes.append(baseline_plan(run=run).reason)
+        notes.append(baseline_plan_for_run(run=run).reason)
     elif baseline["how"] == SKIPPED and not skipped_blocks:
         notes.append(f"no comparable baseline: {baseline['reason']}; the baseline check is skipped")
     decided = gate_decision(
@@ -208,7 +208,7 @@ def _policy_lines(*, report: dict | None, policy, threshold: float, baseline: di
 def _lead_decision(*, run: Run) -> tuple[dict | None, str | None]:
     """The lead's decision in force on the gate (approved or blocked, by whom, when, why), and the gate's
     reason when it blocks; (None, None) when no lead has decided."""
-    decision = gate_decision_in_force(run=run)
+    decision = gate_decision_for_run(run=run)
     if decision is None:
         return None, None
     lead = {
@@ -236,7 +236,7 @@ def injection_line(report: dict | None) -> str:
     )
 
 
-def release_measured_on(*, run: Run) -> dict:
+def measured_on_for_run(*, run: Run) -> dict:
     """What a run's mean was measured on: the versions (and names) of its test set, rubric, prompt and judge
     configuration, kept with a release so that what it is compared with is never guessed."""
     versions = run.versions or {}
@@ -252,23 +252,23 @@ def release_measured_on(*, run: Run) -> dict:
     }
 
 
-def gate_as_decided(*, run: Run) -> dict:
+def decided_gate_for_run(*, run: Run) -> dict:
     """The gate to show and act on: for a released run, the gate as the lead marked it, with `released`
     (label, when, who), the dated notes of what came since and `now`, the gate if asked today, apart; for
     any other run, the gate now."""
-    release = release_of_run(run=run)
+    release = release_for_run(run=run)
     now = gate_evaluate(run=run)
     if release is None or not release.gate:
         return now
     return {
         **release.gate,
         "released": {"label": release.label, "at": release.created_at.isoformat(), "by": release.gate.get("decided_by")},
-        "since": release_notes(release=release, now=now),
+        "since": release_notes_for_release(release=release, now=now),
         "now": now,
     }
 
 
-def release_notes(*, release: Release, now: dict | None = None) -> list[dict]:
+def release_notes_for_release(*, release: Release, now: dict | None = None) -> list[dict]:
     """What happened after a release was marked, oldest first, each {at (ISO), text}: a later release of the
     system, its judge locked or unlocked, a lead's later decision on the run, and the gate if asked today
     when it no longer passes. Shown beside the stored decision, never in its place."""
@@ -323,24 +323,24 @@ def _gate_word(gate: dict) -> dict:
             "reason": "" if gate["passed"] else (gate["reasons"] or [""])[0]}
 
 
-def releases_overview(*, limit: int = 200) -> list[dict]:
+def release_overview_list(*, limit: int = 200) -> list[dict]:
     """Each release, newest first, with its mean's 95% interval, the gate as it was decided when the lead
     marked it, what happened since (dated notes), and the release it was compared with."""
     rows = []
-    for release in releases_recent(limit=limit):
+    for release in release_list(limit=limit):
         report = release.run.report or {}
         ci = report.get("mean_ci95") or None
         rows.append({
             "release": release,
             "ci": ci if ci and None not in ci else None,
             "gate": _gate_word(release.gate) if release.gate else None,
-            "notes": release_notes(release=release),
+            "notes": release_notes_for_release(release=release),
             "baseline": report.get("baseline"),
         })
     return rows
 
 
-def runs_with_gate(*, runs) -> list[dict]:
+def gates_for_runs(*, runs) -> list[dict]:
     """Pointwise runs beside their gate now (finished ones; a running run has no gate yet)."""
     return [{"run": run, "gate": _gate_word(gate_evaluate(run=run)) if run.is_finished else None} for run in runs]
 

@@ -40,7 +40,7 @@ class BaselinePlan:
     shared: set[str] | None = field(default=None, repr=False)
 
 
-def release_baseline(*, run: Run) -> Release | None:
+def baseline_release_for_run(*, run: Run) -> Release | None:
     """The system's last release marked before `run` was created: a release marked later never becomes the
     baseline of an earlier run (nor the run's own release its baseline)."""
     if run.system_id is None:
@@ -58,7 +58,7 @@ def _digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def shared_case_ids(*, testset, other) -> set[str]:
+def shared_case_ids_for_testsets(*, testset, other) -> set[str]:
     """The ids of the cases both test sets hold with the same input: a case of one id that asks something
     else is a different case. Read a batch at a time; what is kept is one digest per case of `other`."""
     if testset.pk == other.pk:
@@ -88,7 +88,7 @@ def _like_for_like(run: Run, base: Run, *, source: str, release: Release | None 
     if base.kind != RunKind.POINTWISE or base.status not in (RunStatus.DONE, RunStatus.INVALID) or base.testset_id is None:
         plan.how, plan.reason = SKIPPED, f"{source} is not a finished pointwise run, so there is nothing to compare with"
         return plan
-    plan.shared = shared_case_ids(testset=run.testset, other=base.testset)
+    plan.shared = shared_case_ids_for_testsets(testset=run.testset, other=base.testset)
     if not plan.shared:
         plan.how = SKIPPED
         plan.reason = (
@@ -110,7 +110,7 @@ def _like_for_like(run: Run, base: Run, *, source: str, release: Release | None 
     return plan
 
 
-def baseline_plan(*, run: Run) -> BaselinePlan:
+def baseline_plan_for_run(*, run: Run) -> BaselinePlan:
     """What the run's gate compares it with (--baseline-run, --baseline-mean, else the system's last release
     marked before the run was created), and how."""
     options = run.options
@@ -126,7 +126,7 @@ def baseline_plan(*, run: Run) -> BaselinePlan:
         return BaselinePlan(
             how=None, reason="no system under test, so no earlier release to compare with: the baseline check is skipped"
         )
-    release = release_baseline(run=run)
+    release = baseline_release_for_run(run=run)
     if release is None:
         return BaselinePlan(
             how=None, reason=f"{run.system.name} has no release marked before this run: the baseline check is skipped"
@@ -134,7 +134,7 @@ def baseline_plan(*, run: Run) -> BaselinePlan:
     return _like_for_like(run, release.run, source=_release_source(release), release=release)
 
 
-def baseline_replies(*, run: Run, plan: BaselinePlan) -> Iterator[tuple[int, str, str]]:
+def baseline_replies_for_run(*, run: Run, plan: BaselinePlan) -> Iterator[tuple[int, str, str]]:
     """(this run's case pk, case id, the baseline's reply) of each shared case the baseline kept a reply
     for, in the test set's order, read a batch at a time: what the baseline stage judges again."""
     if plan.how != REJUDGED:
@@ -152,7 +152,7 @@ def baseline_replies(*, run: Run, plan: BaselinePlan) -> Iterator[tuple[int, str
                 yield pk, case_id, replies[case_id]
 
 
-def scores_of(units, *, shared: set[str] | None = None) -> dict[tuple[str, str], tuple[float, str]]:
+def scores_for_units(units, *, shared: set[str] | None = None) -> dict[tuple[str, str], tuple[float, str]]:
     """{(case id, criterion): (score, judgment id)} of the scored units, in the test set's order."""
     scores = {}
     rows = (
@@ -184,11 +184,11 @@ def score_pairs(candidate: dict, baseline: dict) -> list[ScorePair]:
     ]
 
 
-def baseline_compare(*, run: Run, mean: float | None = None) -> dict | None:
+def baseline_for_run(*, run: Run, mean: float | None = None) -> dict | None:
     """The report's `baseline`: {run_id, how, source, release, reason, cases, pairs, mean, candidate_mean,
     diff, ci95, worse, better, n_worse, n_better, n_unchanged, shared}; None when there is no baseline.
     `mean` is the run's own mean (compared with a mean given by hand)."""
-    plan = baseline_plan(run=run)
+    plan = baseline_plan_for_run(run=run)
     if plan.how is None:
         return None
     result = {
@@ -205,8 +205,8 @@ def baseline_compare(*, run: Run, mean: float | None = None) -> dict | None:
         return {**result, **paired_difference([]), "mean": plan.mean, "candidate_mean": mean, "diff": diff}
     if plan.how == SKIPPED:
         return {**result, **paired_difference([])}
-    candidate = scores_of(run.judgments.filter(purpose=Purpose.JUDGE), shared=plan.shared)
-    baseline = scores_of(_baseline_units(run, plan), shared=plan.shared)
+    candidate = scores_for_units(run.judgments.filter(purpose=Purpose.JUDGE), shared=plan.shared)
+    baseline = scores_for_units(_baseline_units(run, plan), shared=plan.shared)
     compared = paired_difference(score_pairs(candidate, baseline))
     if not compared["pairs"]:
         result["how"] = SKIPPED
@@ -217,7 +217,7 @@ def baseline_compare(*, run: Run, mean: float | None = None) -> dict | None:
 # --- Any two runs side by side (the comparison page and `compare-runs`) ----------------------------------
 
 
-def runs_comparison(*, run: Run, other: Run, criterion: str | None = None) -> dict:
+def comparison_for_runs(*, run: Run, other: Run, criterion: str | None = None) -> dict:
     """`run` beside `other` on the cases they share: per (case, criterion) both scores, the difference
     (run − other) and each judgment's id, regressions first; the paired difference with its interval.
 
@@ -228,11 +228,11 @@ def runs_comparison(*, run: Run, other: Run, criterion: str | None = None) -> di
     for each in (run, other):
         if each.kind != RunKind.POINTWISE or each.testset_id is None:
             raise ValueError(f"run {each.run_id} is not a pointwise run")
-    shared = shared_case_ids(testset=run.testset, other=other.testset)
+    shared = shared_case_ids_for_testsets(testset=run.testset, other=other.testset)
     baseline = (run.report or {}).get("baseline") or {}
     rejudged = baseline.get("how") == REJUDGED and baseline.get("run_id") == other.run_id
-    ours = scores_of(run.judgments.filter(purpose=Purpose.JUDGE), shared=shared)
-    theirs = scores_of(
+    ours = scores_for_units(run.judgments.filter(purpose=Purpose.JUDGE), shared=shared)
+    theirs = scores_for_units(
         run.judgments.filter(purpose=Purpose.BASELINE) if rejudged else other.judgments.filter(purpose=Purpose.JUDGE),
         shared=shared
     )
@@ -272,7 +272,7 @@ def runs_comparison(*, run: Run, other: Run, criterion: str | None = None) -> di
     }
 
 
-def reasonings_of(*, judgment_ids) -> dict[str, str]:
+def reasonings_for_judgments(*, judgment_ids) -> dict[str, str]:
     """{judgment id: the judge's reasoning} of the judgments a page shows (never every row's)."""
     return {
         str(uuid): (parsed or {}).get("reasoning", "")
