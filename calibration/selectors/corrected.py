@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from calibration.models import Adjudication, Assignment, AssignmentState, LabelKind, Sample
 from calibration.selectors.run_judges import judge_configurations_for_run, primary_judge_for_run
-from calibration.selectors.slices import corrected_slices_for
+from calibration.selectors.slices import corrected_slices_for_run
 from judgeapp.judging import selectors as judgeapp_selectors
 from judgeapp.models import Run, RunKind
 
@@ -110,7 +110,7 @@ def corrected_for_run(*, run: Run) -> dict | None:
     result = corrected_mean(human, judge_labelled, judge_unlabelled, weights=weights)
     if result is None:
         return None
-    result["slices"] = corrected_slices_for(
+    result["slices"] = corrected_slices_for_run(
         run=run, sample=sample, keys=keys, human=human, judge_labelled=judge_labelled,
         unlabelled={key: score for key, score in scores.items() if key not in labelled},
         strata=[strata.get(key, "") for key in keys] if weights is not None else None, sample_scores=sample_scores,

@@ -20,7 +20,7 @@ def slices_for_result(result: AgreementResult | None, level: AgreementLevel | No
     return slice_rules.worst_first(result.slices, figure=level.metric, min_items=level.min_items)
 
 
-def corrected_slices_for(
+def corrected_slices_for_run(
     *, run: Run, sample: Sample, keys, human, judge_labelled, unlabelled, strata, sample_scores
 ) -> list[dict]:
     """The corrected mean per tag (the report's `corrected.slices`), lowest first; the labelled items' tags as

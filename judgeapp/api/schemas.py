@@ -177,7 +177,7 @@ class EstimateOut(Schema):
 
 
 class GateOut(Schema):
-    """The gate of `judgeapp/releases/selectors.py: gate_evaluate`, with the run it is about; the gate's
+    """The gate of `judgeapp/releases/selectors.py: gate_for_run`, with the run it is about; the gate's
     own fields are passed through whole (a field the gate gains appears here too)."""
 
     model_config = ConfigDict(extra="allow")

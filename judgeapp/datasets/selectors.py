@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
+from judgeapp.datasets.core import case_line, safe_file_name
 from judgeapp.judging.batches import ROWS_AT_ONCE
 from judgeapp.judging.selectors import testsets_for_runs, version_numbers_for_model
 from judgeapp.models import Artifact, ArtifactSet, OutputSet, Rubric, Run, RunKind, TestSet, content_hash
@@ -61,7 +62,7 @@ class Diff:
     counts: dict[str, int]
 
 
-def testset_diff(*, old: TestSet, new: TestSet) -> Diff:
+def diff_for_testsets(*, old: TestSet, new: TestSet) -> Diff:
     """Cases added, removed and changed (input or output) from `old` to `new`, by id (`_diff`)."""
     def cases(testset):
         return {
@@ -84,16 +85,7 @@ def _diff(before: dict, after: dict) -> Diff:
     )
 
 
-def case_line(case_id: str, text: str, output: str | None, extra: dict | None) -> str:
-    """A stored case as a test set's JSONL line {"id", "input", "output"?, its other fields}: it reads back as
-    the same case."""
-    import json
-
-    row = {**(extra or {}), "id": case_id, "input": text, **({"output": output} if output is not None else {})}
-    return json.dumps(row, ensure_ascii=False) + "\n"
-
-
-def testset_jsonl_chunks(*, testset: TestSet):
+def jsonl_for_testset(*, testset: TestSet):
     """The version as JSONL (`case_line`), a page of cases at a time (a download)."""
     cases = testset.cases.order_by("position").values_list("case_id", "input", "output", "extra")
     for case_id, text, output, extra in cases.iterator(chunk_size=ROWS_AT_ONCE):
@@ -110,7 +102,7 @@ def rubric_versions_for_name(*, rubric: Rubric) -> list[Version]:
     return versions_for_names(Rubric, rows).get(rubric.name, [])
 
 
-def rubric_diff(*, old: Rubric, new: Rubric) -> Diff:
+def diff_for_rubrics(*, old: Rubric, new: Rubric) -> Diff:
     """Criteria added, removed and changed (description, scale or examples) from `old` to `new`, by name."""
     def criteria(rubric):
         return {name: (description, scale, examples) for name, description, scale, examples in
@@ -178,7 +170,7 @@ def artifact_set_versions_for_name(*, artifact_set: ArtifactSet) -> list[Artifac
     return _artifact_versions(list(newest)[::-1]).get(artifact_set.name, [])
 
 
-def artifact_set_diff(*, old: ArtifactSet, new: ArtifactSet) -> Diff:
+def diff_for_artifact_sets(*, old: ArtifactSet, new: ArtifactSet) -> Diff:
     """Artifacts added, removed and changed (their content) from `old` to `new`, by name."""
     def artifacts(artifact_set):
         return dict(artifact_set.artifacts.order_by("artifact_id").values_list("artifact_id", "content_hash"))
@@ -187,17 +179,9 @@ def artifact_set_diff(*, old: ArtifactSet, new: ArtifactSet) -> Diff:
 
 
 ZIP_MAX_BYTES = 50 * 1024 * 1024  # the artifacts' text a download may hold; a larger set is refused in one line
-ZIP_NAME_MAX = 120
 
 
-def safe_file_name(text: str, fallback: str) -> str:
-    """A name a download or a zip member can carry: letters, digits, `-`, `_` and `.` (no leading dot, no
-    path), at most ZIP_NAME_MAX characters; `fallback` when nothing is left."""
-    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in text).lstrip(".")[:ZIP_NAME_MAX]
-    return cleaned.strip("_") and cleaned or fallback
-
-
-def artifact_set_zip(*, artifact_set: ArtifactSet) -> bytes:
+def zip_for_artifact_set(*, artifact_set: ArtifactSet) -> bytes:
     """The version's artifacts as a zip, one file each at its root under a safe name (a name taken twice gets
     `-2`, `-3`…). InputError when their text is over ZIP_MAX_BYTES."""
     import io
@@ -238,7 +222,7 @@ def output_rows_for_set(*, output_set: OutputSet, limit: int = OUTPUT_ROWS_SHOWN
     return [(case_id, inputs.get(case_id, ""), text) for case_id, text in rows]
 
 
-def output_set_jsonl_chunks(*, output_set: OutputSet):
+def jsonl_for_output_set(*, output_set: OutputSet):
     """The version as JSONL {"id", "output"}, a page of rows at a time (a download); it reads back as the same
     outputs."""
     import json

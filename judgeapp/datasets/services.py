@@ -212,7 +212,7 @@ def testset_cases_append(*, run, case_ids: list[str], name: str, created_by) -> 
     """A new version of the test set `name` (its newest version, or a new name) with the run's cases appended:
     ids kept, an id it already has skipped and counted. Each case keeps its input, its own output (if any)
     and its other fields; never a system's reply judged in the run."""
-    from judgeapp.datasets.selectors import case_line
+    from judgeapp.datasets.core import case_line
 
     name = name_check(name)
     if run.testset_id is None:

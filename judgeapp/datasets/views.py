@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from judgeapp.datasets import selectors, services
+from judgeapp.datasets.core import safe_file_name
 from judgeapp.datasets.forms import (
     CasesAddForm,
     DiffForm,
@@ -121,7 +122,7 @@ def testset_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
     if testset is None:
         raise Http404("no such test set")
     versions = selectors.testset_versions_for_name(testset=testset)
-    context = {"testset": testset, "versions": versions, **_diff_asked(request, versions, selectors.testset_diff)}
+    context = {"testset": testset, "versions": versions, **_diff_asked(request, versions, selectors.diff_for_testsets)}
     return render(request, "judgeapp/datasets/testset.html", context)
 
 
@@ -133,8 +134,10 @@ def rubric_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
         raise Http404("no such rubric")
     versions = selectors.rubric_versions_for_name(rubric=rubric)
     shown = next((v for v in versions if v.row.uuid == rubric.uuid), None)
-    context = {"rubric": rubric, "shown": shown, "versions": versions, **_diff_asked(request, versions, selectors.rubric_diff),
-               "criteria": rubric.criteria.order_by("position")}
+    context = {
+        "rubric": rubric, "shown": shown, "versions": versions, **_diff_asked(request, versions, selectors.diff_for_rubrics),
+        "criteria": rubric.criteria.order_by("position"),
+    }
     return render(request, "judgeapp/datasets/rubric.html", context)
 
 
@@ -145,7 +148,7 @@ def _number(versions, row) -> int:
 
 def _attachment(response, name: str, fallback: str, suffix: str):
     """A download named `name` (a safe file name, `fallback` when none is left) and `suffix`."""
-    response["Content-Disposition"] = f'attachment; filename="{selectors.safe_file_name(name, fallback)}{suffix}"'
+    response["Content-Disposition"] = f'attachment; filename="{safe_file_name(name, fallback)}{suffix}"'
     return response
 
 
@@ -205,7 +208,7 @@ def outputs_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
     output_set = selectors.output_set_get(uuid=uuid)
     if output_set is None:
         raise Http404("no such outputs")
-    chunks = selectors.output_set_jsonl_chunks(output_set=output_set)
+    chunks = selectors.jsonl_for_output_set(output_set=output_set)
     response = StreamingHttpResponse(chunks, content_type="application/x-ndjson; charset=utf-8")
     return _attachment(response, f"{output_set.system.name}-{output_set.version_label}", "outputs", ".jsonl")
 
@@ -217,8 +220,10 @@ def artifact_set_detail(request: HtmxHttpRequest, uuid) -> HttpResponse:
     if artifact_set is None:
         raise Http404("no such artifact set")
     versions = selectors.artifact_set_versions_for_name(artifact_set=artifact_set)
-    context = {"artifact_set": artifact_set, "versions": versions, **_diff_asked(request, versions, selectors.artifact_set_diff),
-               "artifacts": artifact_set.artifacts.order_by("artifact_id").only("artifact_id", "size", "content_hash")}
+    context = {
+        "artifact_set": artifact_set, "versions": versions, **_diff_asked(request, versions, selectors.diff_for_artifact_sets),
+        "artifacts": artifact_set.artifacts.order_by("artifact_id").only("artifact_id", "size", "content_hash"),
+    }
     return render(request, "judgeapp/datasets/artifact_set.html", context)
 
 
@@ -229,7 +234,7 @@ def artifact_set_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
     if artifact_set is None:
         raise Http404("no such artifact set")
     try:
-        data = selectors.artifact_set_zip(artifact_set=artifact_set)
+        data = selectors.zip_for_artifact_set(artifact_set=artifact_set)
     except InputError as exc:
         return HttpResponse(f"{exc}\n", status=413, content_type="text/plain; charset=utf-8")
     number = _number(selectors.artifact_set_versions_for_name(artifact_set=artifact_set), artifact_set)
@@ -243,7 +248,7 @@ def testset_download(request: HtmxHttpRequest, uuid) -> HttpResponse:
         raise Http404("no such test set")
     number = _number(selectors.testset_versions_for_name(testset=testset), testset)
     response = StreamingHttpResponse(
-        selectors.testset_jsonl_chunks(testset=testset), content_type="application/x-ndjson; charset=utf-8"
+        selectors.jsonl_for_testset(testset=testset), content_type="application/x-ndjson; charset=utf-8"
     )
     return _attachment(response, testset.name, "testset", f"-v{number}.jsonl")
 

@@ -97,7 +97,7 @@ def pointwise_candidate(ctx: DemoContext) -> str:
     the lead approves it (or, if the gate is closed, blocks it) with a reason."""
     from judgeapp.judging.content import InputFile
     from judgeapp.pointwise.services import pointwise_run_create
-    from judgeapp.releases.selectors import gate_evaluate
+    from judgeapp.releases.selectors import gate_for_run
     from judgeapp.releases.services import gate_decide
 
     run = pointwise_run_create(
@@ -113,7 +113,7 @@ def pointwise_candidate(ctx: DemoContext) -> str:
         created_by=ctx.lead,
     )
     run = run_execute_inline(run=run, concurrency=8)
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     if gate["passed"]:
         reason = "Demo: mean above the v1.0 release and the threshold; lowest cases read and acceptable."
         decision = gate_decide(run=run, actor=ctx.lead, verdict="approved", reason=reason)

@@ -11,6 +11,7 @@ closing tag per slot. Text the app builds around judged parts (a blind run's `<f
 those parts itself and is passed as `PromptMarkup`, which `render` inserts as it is.
 """
 
+import difflib
 import functools
 import hashlib
 import re
@@ -188,3 +189,18 @@ def prompt_text_problems(mode: str, text: str) -> list[str]:
     elif verdict_at < reasoning_at:
         problems.append(f'the reply format asks for "{verdict}" before "reasoning": ask for the reasoning first, e.g. {example}')
     return problems
+
+
+def prompt_diff(*, old: str, new: str) -> list[tuple[str, str]]:
+    """The lines of a unified diff of two prompt texts, each with its kind (`add`, `remove`, `same`, `hunk`);
+    the page escapes them like any text."""
+    lines = []
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3):
+        if line.startswith(("---", "+++")):
+            continue
+        kind = (
+            "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "remove" if line.startswith("-")
+            else "same"
+        )
+        lines.append((kind, line))
+    return lines

@@ -41,9 +41,9 @@ class PointwiseHandler(RunHandler):
 
     def outcome(self, run):
         """The gate as it stands now (it moves with calibration and the leads' decisions): passed or blocked."""
-        from judgeapp.releases.selectors import gate_evaluate
+        from judgeapp.releases.selectors import gate_for_run
 
-        gate = gate_evaluate(run=run)
+        gate = gate_for_run(run=run)
         mean = mean_words((run.report or {}).get("mean"))
         if gate["passed"]:
             return outcome("passed", "gate passed", "ok", f"mean {mean}, threshold {gate['threshold']:g}")
@@ -119,7 +119,7 @@ class PointwiseHandler(RunHandler):
         generated_output_record(unit, result)
 
     def finalize(self, run):
-        from judgeapp.releases.selectors import baseline_for_run, gate_evaluate
+        from judgeapp.releases.selectors import baseline_for_run, gate_for_run
 
         criteria = list(run.rubric.criteria.all())
         # Only the fields the report reads (not each unit's messages and raw reply): this runs as the last
@@ -163,7 +163,7 @@ class PointwiseHandler(RunHandler):
             report["mean_ci95"] = report["noise"]["interval"]
             report["ci_method"] = f"{report['ci_method']}; the overall mean's: {report['noise']['interval_method']}"
         report["baseline"] = baseline_for_run(run=run, mean=summary["mean"])
-        report["gate"] = gate_evaluate(run=run, report=report, status=status)
+        report["gate"] = gate_for_run(run=run, report=report, status=status)
         return status, report
 
 

@@ -394,7 +394,7 @@ def report_current(*, run: Run) -> dict:
     """The run's report with its gate and agreement as they are now (a lock or a lead's block may have
     come after the run finished)."""
     from calibration.selectors.agreement import agreement_reads_for_run, one_snapshot
-    from judgeapp.releases.selectors import gate_evaluate
+    from judgeapp.releases.selectors import gate_for_run
 
     report = dict(run.report) if run.report else {**report_for_unfinished_run(run=run), "mean": None}
     report["status"] = run.status
@@ -402,7 +402,7 @@ def report_current(*, run: Run) -> dict:
         report["error"] = run.error
     finished = run.status in (RunStatus.DONE, RunStatus.INVALID)
     # The gate, the agreement, the statuses and the corrected mean from one agreement snapshot, never two.
-    gate, reads = one_snapshot(lambda: (gate_evaluate(run=run), agreement_reads_for_run(run=run, corrected=finished)))
+    gate, reads = one_snapshot(lambda: (gate_for_run(run=run), agreement_reads_for_run(run=run, corrected=finished)))
     report["gate"] = gate
     report["agreement"] = reads["agreement"]
     report["calibration"] = reads["calibration"]

@@ -62,7 +62,7 @@ class RanklistState:
         return self.pending > 0 or self.busy or not self.ranklist.run.is_finished
 
 
-def ranklist_state(*, ranklist: Ranklist) -> RanklistState:
+def state_for_ranklist(*, ranklist: Ranklist) -> RanklistState:
     ranklist = Ranklist.objects.select_related("run", "artifact_set", "goal", "judge", "prompt").get(pk=ranklist.pk)
     entries = list(ranklist.entries.select_related("artifact").order_by("position"))
     steps = Comparison.objects.select_related("artifact_a", "artifact_b", "judgment", "judgment_swapped").order_by("id")
@@ -73,7 +73,7 @@ def ranklist_state(*, ranklist: Ranklist) -> RanklistState:
     return RanklistState(ranklist, entries, insertions, pending, ranklist_lease_held(ranklist), ranklist_summary(ranklist))
 
 
-def direct_comparisons(*, run: Run) -> QuerySet[Comparison]:
+def direct_comparisons_for_run(*, run: Run) -> QuerySet[Comparison]:
     return (
         Comparison.objects.filter(run=run, stage=ComparisonStage.DIRECT)
         .select_related("artifact_a", "artifact_b", "goal", "judgment", "judgment_swapped")
@@ -86,6 +86,6 @@ def page_context_for_run(*, run: Run) -> dict:
     (None while it has none, and for a compare) and the direct compares it recorded."""
     ranklist = run.ranklists.first() if run.kind == RunKind.RANK else None
     return {
-        "ranklist_state": ranklist_state(ranklist=ranklist) if ranklist else None,
-        "direct_comparisons": list(direct_comparisons(run=run)),
+        "ranklist_state": state_for_ranklist(ranklist=ranklist) if ranklist else None,
+        "direct_comparisons": list(direct_comparisons_for_run(run=run)),
     }

@@ -70,7 +70,7 @@ def compare_new(request: HtmxHttpRequest) -> HttpResponse:
 def ranklist_state(request: HtmxHttpRequest, ranklist_uuid) -> HttpResponse:
     """The ranklist and its insertions, polled by htmx while it changes."""
     ranklist = selectors_ranker.ranklist_get(uuid=ranklist_uuid)
-    state = selectors_ranker.ranklist_state(ranklist=ranklist)
+    state = selectors_ranker.state_for_ranklist(ranklist=ranklist)
     response = render(request, "judgeapp/ranker/_state.html", {"state": state, "run": ranklist.run})
     if request.htmx and not state.active:
         return HttpResponseStopPolling(response.content)

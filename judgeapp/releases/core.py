@@ -199,3 +199,48 @@ def gate_decision(
     if corrected_low is not None and threshold is not None and corrected_low < threshold:
         reasons.append(f"the human-corrected mean's 95% lower bound {corrected_low:.3f} is below the threshold {threshold:g}")
     return {"passed": not reasons, "threshold": threshold, "baseline_mean": baseline_mean, "reasons": reasons}
+
+
+def injection_line(report: dict | None) -> str:
+    """The report's injection flags as one line of the gate ("" when the judged texts are clean)."""
+    summary = (report or {}).get("flags_summary") or {}
+    flags = (report or {}).get("flags") or []
+    if not summary.get("flagged"):
+        return ""
+    shown = ", ".join(f"{f['case_id']} ({f['place']}: {f['rule'].replace('_', ' ')})" for f in flags[:3])
+    more = summary["flagged"] - min(3, len(flags))
+    return (
+        f"judged content addresses the judge (prompt injection) in {summary['flagged']} place(s) of {summary['cases']} case(s): "
+        f"{shown}{f' and {more} more' if more > 0 else ''}"
+    )
+
+
+def releases_trend(rows: list[dict]) -> dict | None:
+    """SVG geometry of the released mean across releases, oldest first: a dot per release with its interval
+    as a bar and a line per system through its releases."""
+    points = [row for row in reversed(rows) if row["release"].mean is not None]
+    if not points:
+        return None
+    width, height, pad, left = 640, 220, 30, 44
+    values = [v for row in points for v in (row["release"].mean, *(row["ci"] or []))]
+    low, high = min(values), max(values)
+    margin = max(0.25, (high - low) * 0.1)
+    low, high = low - margin, high + margin
+    span = high - low
+
+    def y(value: float) -> float:
+        return round(height - pad - (value - low) / span * (height - 2 * pad), 1)
+
+    step = (width - left - pad) / max(len(points), 1)
+    shapes, lines = [], {}
+    for i, row in enumerate(points):
+        release = row["release"]
+        x = round(left + (i + 0.5) * step, 1)
+        shape = {"x": x, "y": y(release.mean), "mean": release.mean, "label": release.label or release.run.run_id,
+                 "system": release.system.name, "passed": row["gate"]["passed"] if row["gate"] else None,
+                 "y_low": y(row["ci"][0]) if row["ci"] else None, "y_high": y(row["ci"][1]) if row["ci"] else None}
+        shapes.append(shape)
+        lines.setdefault(release.system.name, []).append(f"{x},{shape['y']}")
+    ticks = [{"value": round(low + span * k / 4, 2), "y": y(low + span * k / 4)} for k in range(5)]
+    return {"width": width, "height": height, "left": left, "pad": pad, "points": shapes, "ticks": ticks,
+            "lines": [{"system": name, "points": " ".join(coords)} for name, coords in lines.items() if len(coords) > 1]}

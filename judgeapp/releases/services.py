@@ -11,7 +11,7 @@ from django.utils import timezone
 from judgeapp.judging.audit import audit_actor_label, audit_log_create
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, BaselineRule, GateAction, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus
-from judgeapp.releases.selectors import gate_decision_for_run, gate_evaluate, measured_on_for_run, release_policy_get
+from judgeapp.releases.selectors import gate_decision_for_run, gate_for_run, measured_on_for_run, release_policy_get
 from judgeapp.roles import Role, has_role
 
 
@@ -46,7 +46,7 @@ def gate_decide(*, run: Run, actor, verdict: str, reason: str) -> GateDecision:
         raise InputError("give a reason for the decision")
     if verdict not in GateDecision.Verdict.values:
         raise InputError(f"unknown decision {verdict!r}: approve or block")
-    gate = gate_evaluate(run=run, include_lead_decision=False)
+    gate = gate_for_run(run=run, include_lead_decision=False)
     if verdict == GateDecision.Verdict.APPROVED and not gate["passed"]:
         raise InputError("the gate does not pass, so the release cannot be approved: " + "; ".join(gate["reasons"]))
     with transaction.atomic():
@@ -81,7 +81,7 @@ def release_mark(*, run: Run, actor, label: str = "", note: str = "") -> Release
         raise InputError(f"run {run.run_id} names no system under test; a release belongs to a system")
     if run.status != RunStatus.DONE or not run.report or run.report.get("mean") is None:
         raise InputError(f"run {run.run_id} is {run.status}; only a valid, finished run can be released")
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     if not gate["passed"]:
         raise InputError("the gate does not pass, so the run cannot be released: " + "; ".join(gate["reasons"]))
     label = label.strip()[:100]

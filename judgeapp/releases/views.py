@@ -14,6 +14,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.pages import HtmxHttpRequest, page_redirect, render_partial
 from judgeapp.models import Run, RunKind
 from judgeapp.releases import selectors, services
+from judgeapp.releases.core import releases_trend
 from judgeapp.releases.forms import CompareForm, GateDecisionForm, ReleaseForm, ReleasePolicyForm
 from judgeapp.roles import READERS, Role, has_role, role_required
 
@@ -89,7 +90,7 @@ def _releases_context(policy_form=None) -> dict:
     policy = selectors.release_policy_get()
     return {
         "releases": rows,
-        "trend": selectors.releases_trend(rows),
+        "trend": releases_trend(rows),
         "audit": selectors.release_audit_for_run(),
         "runs": selectors.gates_for_runs(runs=judging_selectors.run_list(kind=RunKind.POINTWISE, limit=20)),
         "policy": policy,

@@ -3,7 +3,6 @@ parse failures, cost and the runs and gates relying on it) and the calibration s
 
 from __future__ import annotations
 
-import difflib
 import functools
 from dataclasses import dataclass, fields
 from datetime import date, datetime, time, timedelta
@@ -28,7 +27,7 @@ from judgeapp.judging.outcomes import run_outcome
 from judgeapp.judging.pairs import ORDERS, map_back
 from judgeapp.judging.runkind import handlers_all
 from judgeapp.models import FINISHED_RUN_STATUSES, AuditLog, Judge, Judgment, Purpose, Run, RunKind, RunStatus, UnitStatus
-from judgeapp.releases.selectors import gate_evaluate
+from judgeapp.releases.selectors import gate_for_run
 
 RUNS_SCANNED = 2000
 RUNS_SHOWN = 25
@@ -234,14 +233,14 @@ def scorecard_exists_for_judge(*, name: str, version: str) -> bool:
     )
 
 
-def scorecard(*, name: str, version: str) -> dict:
+def scorecard_get(*, name: str, version: str) -> dict:
     """Everything the scorecard page of one judge configuration shows."""
     level = level_get()
     history = agreement_history_for_judge(judge_name=name, judge_version=version)
     runs = runs_for_judge(name=name, version=version)
     shown = []
     for run in runs[:RUNS_SHOWN]:
-        gate = gate_evaluate(run=run) if run.kind == RunKind.POINTWISE else None
+        gate = gate_for_run(run=run) if run.kind == RunKind.POINTWISE else None
         shown.append({"run": run, "gate": gate})
     locks = AuditLog.objects.filter(action__in=LOCK_ACTIONS, detail__judge=name, detail__judge_version=version).select_related(
         "run"
@@ -495,16 +494,3 @@ def people_for_run(*, run: Run) -> dict:
 # --- The prompt library ----------------------------------------------------------------------------------
 
 
-def prompt_diff(*, old: str, new: str) -> list[tuple[str, str]]:
-    """The lines of a unified diff of two prompt texts, each with its kind (`add`, `remove`, `same`, `hunk`);
-    the page escapes them like any text."""
-    lines = []
-    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3):
-        if line.startswith(("---", "+++")):
-            continue
-        kind = (
-            "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "remove" if line.startswith("-")
-            else "same"
-        )
-        lines.append((kind, line))
-    return lines

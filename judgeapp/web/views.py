@@ -21,7 +21,7 @@ from judgeapp.judging.errors import InputError
 from judgeapp.judging.judges import judges_sync
 from judgeapp.judging.library import PromptRefused, library, library_version_get, library_versions, prompt_template_save
 from judgeapp.judging.pages import HtmxHttpRequest, judges_file_notice, page_redirect, render_partial
-from judgeapp.judging.prompts import BUILTIN_NAME, library_prompt
+from judgeapp.judging.prompts import BUILTIN_NAME, library_prompt, prompt_diff
 from judgeapp.judging.runkind import handler_for, page_read
 from judgeapp.models import AuditLog, Judge, Judgment, PromptMode, RunKind, System
 from judgeapp.roles import READERS, Role, has_role, role_required
@@ -264,7 +264,7 @@ def judge_scorecard(request: HtmxHttpRequest, name: str, version: str | None = N
         return redirect("judge_scorecard_version", name=name, version=judge.version)
     if not web_selectors.scorecard_exists_for_judge(name=name, version=version):
         raise Http404(f"no judge {name!r} in configuration {version!r}")
-    return render(request, "judgeapp/web/scorecard.html", {"card": web_selectors.scorecard(name=name, version=version)})
+    return render(request, "judgeapp/web/scorecard.html", {"card": web_selectors.scorecard_get(name=name, version=version)})
 
 
 # --- The prompt library: readers (reviewers and leads) read and add prompts; annotators never see them,
@@ -303,7 +303,7 @@ def prompt_detail(request: HtmxHttpRequest, prompt_uuid) -> HttpResponse:
     context = {
         "mode": template.mode, "mode_label": PromptMode(template.mode).label, "name": template.name, "label": template.label,
         "hash": template.version, "text": template.text, "builtin": False, "template": template, "versions": versions,
-        "previous": previous, "diff": web_selectors.prompt_diff(old=old_text, new=template.text),
+        "previous": previous, "diff": prompt_diff(old=old_text, new=template.text),
         "next_label": f"v{versions[-1].number + 1}",
     }
     return render(request, "judgeapp/web/prompt_detail.html", context)

@@ -15,8 +15,8 @@ from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from judgeapp.models import AuditLog
-from judgeapp.releases.selectors import gate_evaluate
-from judgeapp.web.selectors import scorecard
+from judgeapp.releases.selectors import gate_for_run
+from judgeapp.web.selectors import scorecard_get
 from tests.calibration.conftest import RUBRIC_TWO, labels_csv, scores_for
 from tests.helpers import rendered_without_queries
 
@@ -56,7 +56,7 @@ def test_a_judge_as_close_to_the_people_as_each_of_them_passes_and_the_gate_says
     entry = alt_test_for_run(run=run)[0]
     assert entry["passed"] is True and not entry["blocks"] and entry["test"]["winning_rate"] == 1.0
     assert entry["line"].startswith("judge planted-judge: alternative annotator test passed: the judge beats 3 of 3")
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert gate["alt_test"][0]["passed"] is True
     assert not any("alternative annotator test" in line for line in gate["reasons"] + gate["warnings"])
 
@@ -64,9 +64,9 @@ def test_a_judge_as_close_to_the_people_as_each_of_them_passes_and_the_gate_says
 def test_a_judge_far_from_every_person_fails_and_blocks_or_warns_as_the_lead_decided(planted_run, lead):
     run = planted_run(scores_for(N))
     label(run, {"ann": off_by_one, "bob": off_by_one, "cat": off_by_one})
-    assert not any("alternative annotator test" in line for line in gate_evaluate(run=run)["reasons"])  # off by default
+    assert not any("alternative annotator test" in line for line in gate_for_run(run=run)["reasons"])  # off by default
     set_policy(lead, alt_test="block", alt_test_epsilon=0.1)
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     blocking = [line for line in gate["reasons"] if "alternative annotator test" in line]
     expected = (
         "judge planted-judge: alternative annotator test failed: the judge beats 0 of 3 annotators at ε = 0.1 "
@@ -75,7 +75,7 @@ def test_a_judge_far_from_every_person_fails_and_blocks_or_warns_as_the_lead_dec
     assert blocking == [expected]
     assert gate["passed"] is False
     set_policy(lead, alt_test="warn")
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert not any("alternative annotator test" in line for line in gate["reasons"])
     assert any("alternative annotator test failed" in line for line in gate["warnings"])
 
@@ -136,7 +136,9 @@ def test_the_test_shows_on_the_calibration_page_the_sample_page_and_the_scorecar
     read = {
         "calibration": {"r": result, "test": latest_agreement_for_judge()[0].alt_test},
         "sample": {"result_rows": result_rows_list(results=results), "metric_labels": METRIC_LABELS},
-        "scorecard": {"r": result, "test": scorecard(name=result.judge_name, version=result.judge_version)["latest_alt_test"]},
+        "scorecard": {
+            "r": result, "test": scorecard_get(name=result.judge_name, version=result.judge_version)["latest_alt_test"],
+        },
     }
     for where, context in read.items():
         template = "calibration/_result_rows.html" if where == "sample" else "calibration/_beside_people.html"

@@ -4,7 +4,7 @@ import pytest
 
 from judgeapp.judging import runs
 from judgeapp.models import Purpose, Run, RunStatus, UnitStatus
-from judgeapp.releases.selectors import gate_evaluate
+from judgeapp.releases.selectors import gate_for_run
 from judgeapp.releases.services import release_mark
 from tests.factories import RUBRIC_ONE, RUBRIC_TWO, pointwise_run
 from tests.helpers import run_state, wait_for
@@ -34,4 +34,4 @@ def test_a_worker_judges_the_baseline_stage_and_the_gate_compares_like_for_like(
     # The same replies (the factory's test set) judged the same way by the demo judge: nothing changed.
     assert baseline["diff"] == 0 and baseline["n_worse"] == 0
     assert run.report["judged"] == 12 and run.report["counts"]["units"] == 12
-    assert gate_evaluate(run=run)["passed"] is True
+    assert gate_for_run(run=run)["passed"] is True

@@ -5,7 +5,7 @@ import pytest
 
 from judgeapp.judging import content
 from judgeapp.judging.runs import run_create, run_execute_inline
-from judgeapp.releases.selectors import gate_evaluate
+from judgeapp.releases.selectors import gate_for_run
 from judgeapp.releases.services import release_policy_set
 from tests import factories
 from tests.factories import GOOD_REPLY, RUBRIC_ONE, pointwise_run
@@ -32,13 +32,13 @@ def test_a_pointwise_reply_that_addresses_the_judge_is_flagged_and_warns_on_the_
     [flag] = report["flags"]
     assert flag["case_id"] == "c001" and flag["place"] == "output" and flag["kind"] == "injection"
     assert flag["rules"] == ["ignore_instructions", "verdict_json"]
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert gate["passed"] is True
     assert any(w.startswith("warning: judged content addresses the judge (prompt injection) in 1 place(s) of 1 case(s): "
                             "c001 (output")
                for w in gate["warnings"])
     release_policy_set(actor=lead, baseline_rule="mean", skipped_baseline="warn", injection_flags="block")
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert gate["passed"] is False and gate["reasons"][0].startswith("judged content addresses the judge")
     client.force_login(lead)
     page = client.get(f"/runs/{run.run_id}/").content.decode()
@@ -48,7 +48,7 @@ def test_a_pointwise_reply_that_addresses_the_judge_is_flagged_and_warns_on_the_
 def test_a_clean_run_has_no_flag(judge):
     run = run_execute_inline(run=pointwise_run(judge=judge, n=4, threshold=1.0))
     assert run.report["flags"] == [] and run.report["flags_summary"]["flagged"] == 0
-    assert not any("prompt injection" in w for w in gate_evaluate(run=run)["warnings"])
+    assert not any("prompt injection" in w for w in gate_for_run(run=run)["warnings"])
 
 
 def test_pairwise_and_jury_reports_flag_their_judged_replies(make_judge):

@@ -10,7 +10,7 @@ import pytest
 from judgeapp.judging import content, runs
 from judgeapp.models import AuditLog, Purpose, Release, UnitStatus
 from judgeapp.releases.core import BASELINE_RESAMPLES, BASELINE_SEED, ScorePair, baseline_reasons, paired_difference
-from judgeapp.releases.selectors import decided_gate_for_run, gate_evaluate, release_notes_for_release
+from judgeapp.releases.selectors import decided_gate_for_run, gate_for_run, release_notes_for_release
 from judgeapp.releases.services import release_mark, release_policy_set
 from tests.factories import BAD_REPLY, GOOD_REPLY, RUBRIC_ONE, RUBRIC_TWO, judge_locked
 
@@ -66,7 +66,7 @@ def test_a_run_on_another_test_set_and_rubric_is_never_blocked_by_a_release_meas
     run = finished(
         judge, cases(range(10, 14), reply=lambda i: BAD_REPLY, prefix="order"), system=system, rubric=RUBRIC_B, name="b.jsonl",
     )
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert run.report["baseline"]["how"] == "skipped" and run.report["baseline"]["cases"] == 0
     assert "no case of this run's test set b is in the test set t of bot's release v1.0" in run.report["baseline"]["reason"]
     assert gate["passed"] is True and gate["baseline_mean"] is None
@@ -78,7 +78,7 @@ def test_a_lead_may_have_a_baseline_that_cannot_be_compared_block(judge, system,
     released(judge, cases(range(4)), system=system, lead=lead, label="v1.0")
     release_policy_set(actor=lead, baseline_rule="mean", skipped_baseline="block", reason="every release is compared")
     run = finished(judge, cases(range(10, 14), prefix="order"), system=system, name="b.jsonl")
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert gate["passed"] is False
     assert gate["reasons"][0].startswith("no comparable baseline: no case of this run's test set b is in")
     assert AuditLog.objects.filter(action=AuditLog.Action.RELEASE_POLICY_SET).count() == 1
@@ -105,12 +105,12 @@ def test_shared_cases_under_another_rubric_are_judged_again_once_and_a_second_ga
     assert {u.case.case_id for u in units} == {"c002", "c003", "c004", "c005"}
     # The good released replies beat the bad new ones on the same cases: the gate blocks, naming the release.
     assert baseline["cases"] == 4 and baseline["diff"] < 0 and baseline["n_worse"] == 4
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert gate["passed"] is False
     assert any("on the 4 cases shared with bot's release v1.0" in r for r in gate["reasons"])
     # Asking the gate again, or a second run against the same release, costs no new call for the baseline.
     fake_judge.reset()
-    gate_evaluate(run=run)
+    gate_for_run(run=run)
     decided_gate_for_run(run=run)
     assert fake_judge.chat_requests == []
     again = finished(judge, cases(range(2, 8), reply=lambda i: BAD_REPLY), system=system, rubric=RUBRIC_TWO, name="b.jsonl")
@@ -144,7 +144,7 @@ def test_the_same_way_compares_the_stored_scores_paired_by_case(judge, system, l
 def test_the_baseline_run_flag_uses_the_same_machinery_and_names_its_run(judge, system):
     base = finished(judge, cases(range(4)), name="a.jsonl")
     run = finished(judge, cases(range(4), reply=lambda i: BAD_REPLY), rubric=RUBRIC_TWO, name="b.jsonl", baseline_run=base.run_id)
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert run.report["baseline"]["how"] == "rejudged" and gate["baseline_run"] == base.run_id
     reason = next(r for r in gate["reasons"] if "shared with" in r)
     assert f"run {base.run_id} (--baseline-run)" in reason and "last released" not in reason
@@ -156,12 +156,12 @@ def test_under_the_regression_rule_only_an_interval_below_zero_blocks(judge, sys
     run = finished(judge, cases(range(8), reply=lambda i: BAD_REPLY if i == 0 else GOOD_REPLY), system=system, name="v2.jsonl")
     baseline = run.report["baseline"]
     assert baseline["diff"] < 0 and baseline["ci95"][1] >= 0
-    assert gate_evaluate(run=run)["passed"] is False  # the seed's rule, the default
+    assert gate_for_run(run=run)["passed"] is False  # the seed's rule, the default
     release_policy_set(actor=lead, baseline_rule="regression", skipped_baseline="warn")
-    assert gate_evaluate(run=run)["passed"] is True
+    assert gate_for_run(run=run)["passed"] is True
     # Every case worse: a real regression blocks under either rule.
     worse = finished(judge, cases(range(8), reply=lambda i: BAD_REPLY), system=system, name="v3.jsonl")
-    reasons = gate_evaluate(run=worse)["reasons"]
+    reasons = gate_for_run(run=worse)["reasons"]
     assert (
         worse.report["baseline"]["ci95"][1] < 0
         and any(r.startswith("a regression against bot's release v1.0") for r in reasons)
@@ -256,7 +256,7 @@ def test_an_earlier_releases_decision_is_unchanged_by_a_later_release_and_a_lock
     assert stored.measured_on["rubric"] == first.versions["rubric"] and stored.measured_on["judge_name"] == judge.name
     # A better v2.0 is released later: v1.0's gate is not compared with it (it came after v1.0's run).
     released(judge, cases(range(4)), system=system, lead=lead, label="v2.0")
-    assert gate_evaluate(run=first)["passed"] is True
+    assert gate_for_run(run=first)["passed"] is True
     # Then the judge is locked by calibration, in the scope v1.0 was judged in.
     judge_locked(first)
     stored.refresh_from_db()

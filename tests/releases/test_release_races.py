@@ -16,7 +16,7 @@ from django.db import connection
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release, Run
 from judgeapp.releases import services
-from judgeapp.releases.selectors import gate_decision_for_run, gate_evaluate
+from judgeapp.releases.selectors import gate_decision_for_run, gate_for_run
 from tests.releases.test_releases import finished
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -95,7 +95,7 @@ def test_approve_and_block_at_the_same_moment_leave_the_last_audit_entry_in_forc
             f"{entry.actor_label}"
         )
         # The gate reads the same decision.
-        assert gate_evaluate(run=run)["lead_decision"]["verdict"] == in_force.verdict
+        assert gate_for_run(run=run)["lead_decision"]["verdict"] == in_force.verdict
     assert GateDecision.objects.filter(run=run).count() == 2 * ROUNDS
 
 
@@ -103,7 +103,7 @@ def test_a_block_that_comes_in_while_a_release_is_marked_refuses_the_release(jud
     """The release read a passing gate; a block is written before its transaction: the release sees it."""
     run = finished(judge, system=make_system("bot"))
     other = make_user("lena", "lead")
-    real_gate = services.gate_evaluate
+    real_gate = services.gate_for_run
 
     def gate_then_a_block(**kwargs):
         gate = real_gate(**kwargs)
@@ -111,7 +111,7 @@ def test_a_block_that_comes_in_while_a_release_is_marked_refuses_the_release(jud
             services.gate_decide(run=run, actor=other, verdict="blocked", reason="a regression was just reported")
         return gate
 
-    monkeypatch.setattr(services, "gate_evaluate", gate_then_a_block)
+    monkeypatch.setattr(services, "gate_for_run", gate_then_a_block)
     with pytest.raises(InputError, match="cannot be released: blocked by lena .*a regression was just reported"):
         services.release_mark(run=run, actor=lead, label="v2")
     assert not Release.objects.exists()

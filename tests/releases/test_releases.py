@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from judgeapp.judging import runs
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog, GateDecision, Release
-from judgeapp.releases.selectors import baseline_release_for_run, gate_evaluate
+from judgeapp.releases.selectors import baseline_release_for_run, gate_for_run
 from judgeapp.releases.services import gate_decide, release_mark
 from tests.factories import BAD_REPLY, GOOD_REPLY, pointwise_run
 
@@ -44,7 +44,7 @@ def test_a_lead_approves_a_passing_gate_and_it_is_audited(judge, system, lead):
     entry = AuditLog.objects.get(action=AuditLog.Action.RELEASE_APPROVED)
     assert entry.actor == lead and entry.actor_label == "leo" and entry.run == run
     assert entry.reason == "Looks good; lowest cases read." and entry.created_at is not None
-    assert gate_evaluate(run=run)["lead_decision"]["verdict"] == "approved"
+    assert gate_for_run(run=run)["lead_decision"]["verdict"] == "approved"
 
 
 def test_an_approval_cannot_open_a_gate_the_scores_keep_closed(judge, system, lead):
@@ -66,10 +66,10 @@ def test_an_approval_cannot_open_a_gate_locked_by_calibration(judge, system, lea
 def test_a_block_closes_a_passing_gate_until_a_lead_approves(judge, system, lead):
     run = finished(judge, system=system)
     gate_decide(run=run, actor=lead, verdict="blocked", reason="Wait for the legal review.")
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert gate["passed"] is False and "Wait for the legal review." in gate["reasons"][-1]
     gate_decide(run=run, actor=lead, verdict="approved", reason="Legal review done.")
-    assert gate_evaluate(run=run)["passed"] is True
+    assert gate_for_run(run=run)["passed"] is True
     assert list(AuditLog.objects.order_by("created_at", "id").values_list("action", flat=True)) == [
         AuditLog.Action.RELEASE_BLOCKED, AuditLog.Action.RELEASE_APPROVED,
     ]
@@ -93,13 +93,13 @@ def test_marking_released_makes_the_mean_the_systems_baseline(judge, system, lea
     entry = AuditLog.objects.get(action=AuditLog.Action.RELEASE_MARKED)
     assert entry.actor == lead and entry.subject == "bot v1.0" and entry.detail["mean"] == first.report["mean"]
     second = finished(judge, system=system, good=False)
-    gate = gate_evaluate(run=second)
+    gate = gate_for_run(run=second)
     # The same cases judged the same way: compared on the stored scores, paired by case.
     assert gate["baseline"]["how"] == "same" and gate["baseline"]["cases"] == 4
     assert gate["baseline_mean"] == release.mean and gate["baseline_run"] == first.run_id
     assert any("shared with bot's release v1.0" in r and "is below its" in r for r in gate["reasons"])
     # The released run's own gate compares with the release before it, not with itself.
-    assert gate_evaluate(run=first)["baseline_mean"] is None
+    assert gate_for_run(run=first)["baseline_mean"] is None
 
 
 def test_the_baseline_is_the_last_release_marked_before_the_run_was_created(judge, system, lead):
@@ -148,5 +148,5 @@ def test_an_invalid_run_cannot_be_released(judge, system, lead, fake_judge):
 
 def test_an_unfinished_run_does_not_pass_the_gate(judge, system):
     run = pointwise_run(judge=judge, n=2, executor="celery", system=system)
-    gate = gate_evaluate(run=run)
+    gate = gate_for_run(run=run)
     assert gate["passed"] is False and gate["reasons"] == ["the run has not finished"]

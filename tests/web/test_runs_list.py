@@ -251,8 +251,8 @@ def test_a_page_filtered_by_a_gate_outcome_reads_each_runs_gate_once(client, rev
     runs.run_execute_inline(run=run)
     key = run_outcome(Run.objects.get(pk=run.pk))["key"]
     read = []
-    gate_evaluate = release_selectors.gate_evaluate
-    monkeypatch.setattr(release_selectors, "gate_evaluate", lambda **kw: read.append(kw["run"].run_id) or gate_evaluate(**kw))
+    gate_for_run = release_selectors.gate_for_run
+    monkeypatch.setattr(release_selectors, "gate_for_run", lambda **kw: read.append(kw["run"].run_id) or gate_for_run(**kw))
     client.force_login(reviewer)
     html = client.get(reverse("runs"), {"outcome": key}).content.decode()
     assert 'data-run="r-gated"' in html and read == ["r-gated"]

@@ -14,7 +14,7 @@ from django.urls import reverse
 from fakejudge import DemoBrain, Reply, ReplyJSON, Runaway, Status
 from judgeapp.judging import runs
 from judgeapp.models import Judgment, Run, RunStatus, UnitStatus
-from judgeapp.web.selectors import scorecard
+from judgeapp.web.selectors import scorecard_get
 from tests.agent.helpers import agent_run, make_workspace
 from tests.checkup.builders import checkup
 from tests.pairwise.builders import good_and_bad, pairwise_run
@@ -113,7 +113,7 @@ def test_every_scorecard_count_equals_a_recount_from_the_units(judge, mixed_runs
     replayed = Judgment.objects.filter(run=mixed_runs["replay"])
     assert replayed.filter(cached=True).count() == 12 and mixed_runs["replay_calls"] == 0
 
-    card = scorecard(name=judge.name, version=judge.version)
+    card = scorecard_get(name=judge.name, version=judge.version)
     calls = card["calls"]
     units = list(Judgment.objects.filter(judge=judge, status__in=[UnitStatus.DONE, UnitStatus.FAILED]).select_related("run"))
     recount = {c: sum(1 for u in units if category(u) == c) for c in CATEGORIES}
@@ -137,7 +137,7 @@ def test_every_scorecard_count_equals_a_recount_from_the_units(judge, mixed_runs
 
 
 def test_position_evidence_counts_each_distinct_prompt_pair_once_with_the_check_up(judge, mixed_runs):
-    card = scorecard(name=judge.name, version=judge.version)
+    card = scorecard_get(name=judge.name, version=judge.version)
     position = card["position"]
     pairs = distinct_pairs(judge)
     agreed = {"1": "2", "2": "1", "tie": "tie"}  # ab's "1" is A, ba's "2" is A
@@ -160,7 +160,7 @@ def test_position_evidence_counts_each_distinct_prompt_pair_once_with_the_check_
 
 
 def test_the_scorecard_page_shows_the_exact_counts_and_says_what_distinct_means(judge, mixed_runs, client, reviewer):
-    card = scorecard(name=judge.name, version=judge.version)
+    card = scorecard_get(name=judge.name, version=judge.version)
     client.force_login(reviewer)
     page = client.get(reverse("judge_scorecard_version", args=[judge.name, judge.version])).content.decode()
     for key in ("parse_failures", "truncated", "no_reply"):

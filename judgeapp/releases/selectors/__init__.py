@@ -2,7 +2,7 @@
 
 The gate is never read from a stored report alone: a lead's block or a calibration lock that appears after
 a run finished must still close it, so every caller (`gate RUN_ID`, the gate page, the CLI's exit status)
-asks `gate_evaluate`. A release keeps the gate as it stood when it was marked (`decided_gate_for_run`): what
+asks `gate_for_run`. A release keeps the gate as it stood when it was marked (`decided_gate_for_run`): what
 came later is a note beside it (`release_notes_for_release`), never a rewrite.
 """
 
@@ -16,7 +16,7 @@ from judgeapp.judging.costs import stopped_reason
 from judgeapp.judging.memo import shared_read
 from judgeapp.judging.noise import flaky_lines
 from judgeapp.models import AuditLog, GateAction, GateDecision, Release, ReleasePolicy, Run, RunKind, RunStatus
-from judgeapp.releases.core import DEFAULT_THRESHOLD, SKIPPED, gate_decision
+from judgeapp.releases.core import DEFAULT_THRESHOLD, SKIPPED, gate_decision, injection_line
 from judgeapp.releases.selectors.baseline import (  # noqa: F401 - what the views, the commands and the modes read
     BaselinePlan,
     baseline_for_run,
@@ -67,7 +67,7 @@ def release_audit_for_run(*, run: Run | None = None, limit: int = 200) -> QueryS
     return entries.order_by("-created_at", "-id")[:limit]
 
 
-def gate_evaluate(
+def gate_for_run(
     *, run: Run, report: dict | None = None, status: str | None = None, include_lead_decision: bool = True
 ) -> dict:
     """The release gate of a pointwise run, now: valid, mean at or above the threshold and not below its
@@ -222,20 +222,6 @@ def _lead_decision(*, run: Run) -> tuple[dict | None, str | None]:
     return lead, f"blocked by {decision.actor_label} on {decision.created_at:%Y-%m-%d %H:%M} UTC: {decision.reason}"
 
 
-def injection_line(report: dict | None) -> str:
-    """The report's injection flags as one line of the gate ("" when the judged texts are clean)."""
-    summary = (report or {}).get("flags_summary") or {}
-    flags = (report or {}).get("flags") or []
-    if not summary.get("flagged"):
-        return ""
-    shown = ", ".join(f"{f['case_id']} ({f['place']}: {f['rule'].replace('_', ' ')})" for f in flags[:3])
-    more = summary["flagged"] - min(3, len(flags))
-    return (
-        f"judged content addresses the judge (prompt injection) in {summary['flagged']} place(s) of {summary['cases']} case(s): "
-        f"{shown}{f' and {more} more' if more > 0 else ''}"
-    )
-
-
 def measured_on_for_run(*, run: Run) -> dict:
     """What a run's mean was measured on: the versions (and names) of its test set, rubric, prompt and judge
     configuration, kept with a release so that what it is compared with is never guessed."""
@@ -257,7 +243,7 @@ def decided_gate_for_run(*, run: Run) -> dict:
     (label, when, who), the dated notes of what came since and `now`, the gate if asked today, apart; for
     any other run, the gate now."""
     release = release_for_run(run=run)
-    now = gate_evaluate(run=run)
+    now = gate_for_run(run=run)
     if release is None or not release.gate:
         return now
     return {
@@ -305,7 +291,7 @@ def release_notes_for_release(*, release: Release, now: dict | None = None) -> l
                 )
             else:
                 notes.append((entry.created_at, f"judge {judge} unlocked: {entry.reason}"))
-    now = now if now is not None else gate_evaluate(run=release.run)
+    now = now if now is not None else gate_for_run(run=release.run)
     for checkup in now.get("checkup") or []:
         finished = parse_datetime(checkup["finished_at"]) if checkup.get("finished_at") else None
         if checkup.get("passed") is False and finished is not None and finished > release.created_at:
@@ -342,35 +328,6 @@ def release_overview_list(*, limit: int = 200) -> list[dict]:
 
 def gates_for_runs(*, runs) -> list[dict]:
     """Pointwise runs beside their gate now (finished ones; a running run has no gate yet)."""
-    return [{"run": run, "gate": _gate_word(gate_evaluate(run=run)) if run.is_finished else None} for run in runs]
+    return [{"run": run, "gate": _gate_word(gate_for_run(run=run)) if run.is_finished else None} for run in runs]
 
 
-def releases_trend(rows: list[dict]) -> dict | None:
-    """SVG geometry of the released mean across releases, oldest first: a dot per release with its interval
-    as a bar and a line per system through its releases."""
-    points = [row for row in reversed(rows) if row["release"].mean is not None]
-    if not points:
-        return None
-    width, height, pad, left = 640, 220, 30, 44
-    values = [v for row in points for v in (row["release"].mean, *(row["ci"] or []))]
-    low, high = min(values), max(values)
-    margin = max(0.25, (high - low) * 0.1)
-    low, high = low - margin, high + margin
-    span = high - low
-
-    def y(value: float) -> float:
-        return round(height - pad - (value - low) / span * (height - 2 * pad), 1)
-
-    step = (width - left - pad) / max(len(points), 1)
-    shapes, lines = [], {}
-    for i, row in enumerate(points):
-        release = row["release"]
-        x = round(left + (i + 0.5) * step, 1)
-        shape = {"x": x, "y": y(release.mean), "mean": release.mean, "label": release.label or release.run.run_id,
-                 "system": release.system.name, "passed": row["gate"]["passed"] if row["gate"] else None,
-                 "y_low": y(row["ci"][0]) if row["ci"] else None, "y_high": y(row["ci"][1]) if row["ci"] else None}
-        shapes.append(shape)
-        lines.setdefault(release.system.name, []).append(f"{x},{shape['y']}")
-    ticks = [{"value": round(low + span * k / 4, 2), "y": y(low + span * k / 4)} for k in range(5)]
-    return {"width": width, "height": height, "left": left, "pad": pad, "points": shapes, "ticks": ticks,
-            "lines": [{"system": name, "points": " ".join(coords)} for name, coords in lines.items() if len(coords) > 1]}

@@ -176,7 +176,7 @@ def _baseline_units(run: Run, plan: BaselinePlan):
     return plan.run.judgments.filter(purpose=Purpose.JUDGE)
 
 
-def score_pairs(candidate: dict, baseline: dict) -> list[ScorePair]:
+def score_pairs_for_runs(candidate: dict, baseline: dict) -> list[ScorePair]:
     return [
         ScorePair(case_id=case_id, criterion=criterion, candidate=score, baseline=baseline[(case_id, criterion)][0])
         for (case_id, criterion), (score, _) in candidate.items()
@@ -207,7 +207,7 @@ def baseline_for_run(*, run: Run, mean: float | None = None) -> dict | None:
         return {**result, **paired_difference([])}
     candidate = scores_for_units(run.judgments.filter(purpose=Purpose.JUDGE), shared=plan.shared)
     baseline = scores_for_units(_baseline_units(run, plan), shared=plan.shared)
-    compared = paired_difference(score_pairs(candidate, baseline))
+    compared = paired_difference(score_pairs_for_runs(candidate, baseline))
     if not compared["pairs"]:
         result["how"] = SKIPPED
         result["reason"] = f"none of the {len(plan.shared)} shared cases was scored on both sides, so the two are not compared"
@@ -267,7 +267,7 @@ def comparison_for_runs(*, run: Run, other: Run, criterion: str | None = None) -
         "shared": len(shared),
         "criteria": criteria,
         "criterion": criterion or "",
-        "summary": paired_difference(score_pairs(ours, theirs)),
+        "summary": paired_difference(score_pairs_for_runs(ours, theirs)),
         "rows": rows,
     }
 
