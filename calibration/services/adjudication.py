@@ -1,6 +1,6 @@
 """A lead's resolved label of an item its annotators disagree on, and the margin that says which items those are.
 
-The resolved label is stored beside the annotators' labels (calibration/models.py: Adjudication), never over
+The resolved label is stored beside the annotators' labels (calibration/models/samples.py: Adjudication), never over
 them. A new or changed one changes the sample's figures like a label does: it bumps the sample's
 `labels_version` in its transaction and enqueues the agreement once that commits (services/labels.py).
 Every decision is in the audit log.

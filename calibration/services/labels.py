@@ -113,7 +113,7 @@ class ImportSummary:
     created_users: list[str]
 
 
-# The columns the values go into (calibration/models.py, Django's User.username).
+# The columns the values go into (calibration/models/, Django's User.username).
 FIELD_LIMITS = {"run_id": 100, "case_id": 200, "criterion": 100, "annotator": 150, "label": 10}
 
 
