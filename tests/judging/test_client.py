@@ -88,6 +88,7 @@ def test_a_body_that_never_ends_is_cut_at_the_timeout_and_retried(server, endles
     assert len(server.chat_requests) == 2
 
 
+@pytest.mark.slow  # waits on the wall clock: a 1 s deadline run out
 def test_a_body_that_never_ends_once_is_retried_and_the_reply_read(server):
     server.action = Sequence(StreamForever(seconds=30), GOOD)
     started = time.monotonic()
@@ -96,6 +97,7 @@ def test_a_body_that_never_ends_once_is_retried_and_the_reply_read(server):
     assert time.monotonic() - started < 4
 
 
+@pytest.mark.slow  # waits on the wall clock: a 1 s deadline run out
 def test_the_deadline_is_per_attempt_not_per_connection(server):
     # The deadline of one attempt must not linger on the thread's kept-alive connection: a later call that
     # takes most of its own timeout is still answered.

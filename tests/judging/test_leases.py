@@ -26,6 +26,7 @@ def _started(judge, n: int) -> tuple[Run, list[int]]:
     return run, list(run.judgments.order_by("pk").values_list("pk", flat=True))
 
 
+@pytest.mark.slow  # waits on the wall clock: a lease of 1 s renewed and let lapse
 def test_a_holders_lease_is_renewed_while_it_judges_and_lapses_within_one_lease_of_its_silence(judge, fake_judge, settings):
     settings.LEASE_SECONDS = 1
     fake_judge.latency = 0.8
@@ -54,6 +55,7 @@ def test_a_holders_lease_is_renewed_while_it_judges_and_lapses_within_one_lease_
     assert runs.judgment_claim(judgment_id=unit, worker="w2") is not None
 
 
+@pytest.mark.slow  # waits on the wall clock: a lease of 1 s renewed and let lapse
 def test_a_commands_claimed_batch_keeps_its_lease_while_it_waits_for_a_lane(judge, fake_judge, settings):
     settings.LEASE_SECONDS = 1
     fake_judge.latency = 0.4

@@ -27,6 +27,7 @@ def ranklist(oracle_judge, oracle, tmp_path):
     return run.ranklists.get()
 
 
+@pytest.mark.slow  # waits on the wall clock: a lease renewed, then let lapse
 def test_a_ranklists_lease_has_one_holder_is_renewed_and_lapses_after_one_lease(ranklist, settings):
     settings.LEASE_SECONDS = 0.5
     first = ranklist_lease_try(ranklist_pk=ranklist.pk, holder="host-a:1:1")
