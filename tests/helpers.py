@@ -457,3 +457,33 @@ def rendered_without_queries(template: str, context: dict) -> str:
         html = render_to_string(template, context)
     assert [q["sql"] for q in queries.captured_queries] == [], f"{template} queried the database while rendering"
     return html
+
+
+class MemoryCache:
+    """The judge client's response cache in a dict (the app's is the database's): for tests of the client alone."""
+
+    def __init__(self):
+        self._data: dict[str, dict] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            return self._data.get(key)
+
+    def set(self, key: str, value: dict) -> None:
+        with self._lock:
+            self._data[key] = value
+
+
+def lock_reasons_for_run(*, run) -> list[str]:
+    """The calibration lock's reason for each judge configuration of `run`, in the run's prompt and rubric scope:
+    what the gate's `calibration_lock` lists for a pointwise run, for a run of any kind."""
+    from calibration.selectors.locks import lock_reason_for_scope
+    from calibration.selectors.run_judges import judge_configurations_for_run, scope_for_run
+
+    prompt, rubric = scope_for_run(run=run)
+    reasons = (
+        lock_reason_for_scope(judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric)
+        for name, config in judge_configurations_for_run(run=run).items()
+    )
+    return [reason for reason in reasons if reason]

@@ -52,8 +52,3 @@ def pairwise_label_from_shown(shown: str, *, swapped: bool) -> str:
     return first if shown == "1" else second
 
 
-def pairwise_shown_from_label(label: str, *, swapped: bool) -> str:
-    if label == "tie":
-        return "tie"
-    first = "B" if swapped else "A"
-    return "1" if label == first else "2"

@@ -5,8 +5,6 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from calibration.models import AgreementResult, JudgeLock
-from calibration.selectors.run_judges import judge_configurations_for_run, scope_for_run
-from judgeapp.models import Run
 
 
 def lock_list() -> QuerySet[JudgeLock]:
@@ -43,23 +41,6 @@ def lock_reason_for_scope(*, judge_name: str, judge_version: str, prompt_version
         )
     return None
 
-
-def lock_reasons_for_run(*, run: Run) -> list[str]:
-    """Reasons the release gate of `run` is locked by calibration, e.g. ["judge locked: …"]: the
-    locks of the run's judge configurations with the run's prompt and rubric versions.
-
-    Empty while no agreement level applies to the run's judge configurations in that scope: a judge no
-    person has scored is not locked (unless the same judge, under an earlier configuration, is there).
-    """
-    prompt, rubric = scope_for_run(run=run)
-    reasons = []
-    for name, config in judge_configurations_for_run(run=run).items():
-        reason = lock_reason_for_scope(
-            judge_name=name, judge_version=config["version"], prompt_version=prompt, rubric_version=rubric
-        )
-        if reason:
-            reasons.append(reason)
-    return reasons
 
 
 def locks_for_judge(*, judge_name: str, judge_version: str) -> list[JudgeLock]:

@@ -44,5 +44,3 @@ def csv_chunks(columns: Sequence[str], rows: Iterable[Sequence], rows_per_chunk:
         yield out.getvalue()
 
 
-def csv_text(columns: Sequence[str], rows: Iterable[Sequence]) -> str:
-    return "".join(csv_chunks(columns, rows))

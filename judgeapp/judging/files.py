@@ -271,11 +271,6 @@ def testset_rows(data: bytes, name: str, *, max_cases: int | None = None):
     return _check_rows(rows, name, limit=max_cases)
 
 
-def parse_testset(data: bytes, name: str) -> list[CaseRow]:
-    """A test set's cases, checked, as a list (testset_rows walks them without one)."""
-    return list(testset_rows(data, name))
-
-
 def parse_outputs(data: bytes, name: str) -> dict[str, str]:
     """One version's outputs: JSONL `{"id", "output"}` -> {id: output}."""
     text = decode_text(data, name)

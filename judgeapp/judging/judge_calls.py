@@ -88,20 +88,6 @@ class ResponseCache(Protocol):
     def set(self, key: str, value: dict) -> None: ...
 
 
-class MemoryCache:
-    def __init__(self):
-        self._data: dict[str, dict] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> dict | None:
-        with self._lock:
-            return self._data.get(key)
-
-    def set(self, key: str, value: dict) -> None:
-        with self._lock:
-            self._data[key] = value
-
-
 # (judge name, max concurrency, seconds= the longest the call holds its slot) -> context manager. A limiter
 # whose own service fails raises ServiceUnavailable, which the client passes on untouched: not the judge's.
 Limiter = Callable[..., Any]

@@ -6,7 +6,7 @@ import pytest
 
 from judgeapp.blind.core.inputs import version_from_files
 from judgeapp.blind.core.leakage import scan_inputs
-from judgeapp.judging.leakage.names import KnownName, mapping_names
+from judgeapp.judging.leakage.names import KnownName, version_names
 from judgeapp.judging.leakage.scan import Kind
 
 EVALS = Path(__file__).resolve().parents[2] / "evals" / "blind" / "runbook"
@@ -126,6 +126,11 @@ def test_labels_that_are_not_blinded_letters_are_label_keys():
         ("version labels", Kind.LABEL_KEY, "with_skill"),
         ("version labels", Kind.LABEL_KEY, "2"),
     ]
+
+
+def mapping_names(real_name: str) -> list[str]:
+    """The names one version's real name contributes to the scan (version_names), each once."""
+    return list(dict.fromkeys(name.text for name in version_names([real_name])))
 
 
 def test_the_mapping_contributes_its_own_names():

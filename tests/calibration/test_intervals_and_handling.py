@@ -15,7 +15,6 @@ from sklearn.metrics import cohen_kappa_score
 from calibration.core import status as status_rules
 from calibration.models import AgreementResult, CalibrationPolicy
 from calibration.selectors.agreement import agreement_for_run, sensitivity_for_result
-from calibration.selectors.locks import lock_reasons_for_run
 from calibration.selectors.policy import level_get, policy_get
 from calibration.selectors.status import calibration_for_gate, calibration_for_run
 from calibration.services import locks
@@ -25,6 +24,7 @@ from calibration.services.pandalm import DEFAULT_DIR, pandalm_import
 from judgeapp.judging.errors import InputError
 from judgeapp.models import AuditLog
 from tests.calibration.conftest import labels_csv, scores_for, two_annotators
+from tests.helpers import lock_reasons_for_run
 
 pytestmark = pytest.mark.django_db
 

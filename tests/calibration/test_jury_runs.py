@@ -7,7 +7,6 @@ from django.urls import reverse
 
 from calibration.models import AgreementResult
 from calibration.selectors.agreement import agreement_for_run
-from calibration.selectors.locks import lock_reasons_for_run
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from calibration.services.samples import sample_draw
@@ -19,6 +18,7 @@ from judgeapp.judging.runs import run_create
 from judgeapp.models import Output, RunKind, RunStatus
 from tests import factories
 from tests.calibration.conftest import RUBRIC_ONE, labels_csv, two_annotators
+from tests.helpers import lock_reasons_for_run
 
 pytestmark = pytest.mark.django_db
 

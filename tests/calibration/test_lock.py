@@ -7,13 +7,13 @@ from django.core.management import call_command
 
 from calibration.models import AgreementLevel, JudgeLock
 from calibration.selectors.agreement import agreement_for_run
-from calibration.selectors.locks import lock_reasons_for_run
 from calibration.selectors.policy import level_get
 from calibration.services import locks
 from calibration.services.agreement import agreement_compute
 from calibration.services.labels import labels_import
 from judgeapp.models import AuditLog
 from tests.calibration.conftest import labels_csv, scores_for, two_annotators
+from tests.helpers import lock_reasons_for_run
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,6 @@ from django.urls import reverse
 
 from calibration.core.agreement import farthest_label
 from calibration.models import AgreementResult, JudgeLock
-from calibration.selectors.locks import lock_reasons_for_run
 from calibration.selectors.status import calibration_for_gate, calibration_for_run
 from calibration.services import candidates as candidate_services
 from calibration.services import locks
@@ -23,6 +22,7 @@ from judgeapp.judging.selectors import unusable_for_run, verdicts_for_run
 from judgeapp.models import AuditLog, Executor
 from tests.calibration.conftest import RUBRIC_ONE, labels_csv, planted_grade, scores_for, two_annotators
 from tests.factories import BAD_REPLY, GOOD_REPLY
+from tests.helpers import lock_reasons_for_run
 from tests.pairwise.builders import jury_run, pairwise_run
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from judgeapp import models
 from judgeapp.judging.content import testset_store as stored_testset
-from judgeapp.judging.files import parse_testset
+from judgeapp.judging.files import testset_rows as cases_of
 from judgeapp.models import OutputRow, OutputSet
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_a_download_reads_back_as_the_same_cases(client, reviewer):
     response = client.get(reverse("datasets:testset_download", args=[stored.uuid]))
     assert response.status_code == 200 and 'filename="support-v1.jsonl"' in response["Content-Disposition"]
     body = b"".join(response.streaming_content)
-    assert [(c.case_id, c.input, c.output) for c in parse_testset(body, "support.jsonl")] == [
+    assert [(c.case_id, c.input, c.output) for c in list(cases_of(body, "support.jsonl"))] == [
         (r["id"], r["input"], r.get("output")) for r in rows
     ]
 

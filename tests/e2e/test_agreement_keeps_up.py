@@ -8,11 +8,10 @@ import pytest
 from django.urls import reverse
 
 from calibration.models import Assignment, Sample
-from calibration.selectors.locks import lock_reasons_for_run
 from calibration.services.samples import sample_draw
 from judgeapp.judging import taskqueue
 from tests.calibration.conftest import planted_run, planted_server, scores_for  # noqa: F401  (the fixtures)
-from tests.helpers import wait_for
+from tests.helpers import lock_reasons_for_run, wait_for
 
 pytestmark = pytest.mark.slow
 

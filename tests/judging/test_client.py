@@ -20,10 +20,10 @@ from fakejudge import (
     Trickle,
 )
 from judgeapp.judging.client import RETRY_AFTER_CAP_SECONDS, JudgeClient, call_deadline_seconds, openai_preload
-from judgeapp.judging.judge_calls import EndpointConfig, MemoryCache
+from judgeapp.judging.judge_calls import EndpointConfig
 from judgeapp.judging.judge_errors import JudgeRejected, JudgeUnavailable, StructuredOutputUnsupported
 from judgeapp.judging.parsing import score_spec
-from tests.helpers import chats_at_once
+from tests.helpers import MemoryCache, chats_at_once
 
 PROMPT = [
     {

@@ -150,10 +150,11 @@ def test_combined_trials_use_the_majority_and_keep_every_trial():
 def test_a_unit_taken_over_half_way_pays_only_for_the_trials_not_yet_in_the_cache():
     from fakejudge import FakeJudgeServer, Flip, ReplyJSON, Status, When
     from judgeapp.judging.client import JudgeClient
-    from judgeapp.judging.judge_calls import EndpointConfig, MemoryCache
+    from judgeapp.judging.judge_calls import EndpointConfig
     from judgeapp.judging.judge_errors import JudgeRejected
     from judgeapp.judging.parsing import PAIRWISE_SPEC
     from judgeapp.judging.trials import judge_trials
+    from tests.helpers import MemoryCache
 
     answer = Flip(ReplyJSON({"reasoning": "r", "winner": "1"}), share=0.5, seed=2)
     down = {"on": True}

@@ -7,14 +7,13 @@ import json
 import pytest
 from django.urls import reverse
 
-from calibration.selectors.locks import lock_reasons_for_run
 from calibration.selectors.run_judges import scope_for_run
 from judgeapp.judging.audit import cli_actor
 from judgeapp.judging.library import prompt_template_save
 from judgeapp.judging.prompts import library_prompt
 from judgeapp.models import Run
 from tests.factories import judge_locked
-from tests.helpers import support_inputs_stored
+from tests.helpers import lock_reasons_for_run, support_inputs_stored
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from django.views.debug import ExceptionReporter
 
 from judgeapp.judging import runs
 from judgeapp.judging.atomic import write_text_atomic
-from judgeapp.judging.csvsafe import csv_text
+from judgeapp.judging.csvsafe import csv_chunks
 from tests.factories import RUBRIC_ONE
 
 pytestmark = pytest.mark.django_db
@@ -28,6 +28,11 @@ FORMULAS = {
     "c5": ("\t=1+1 after a tab", "\r=1+1 after a carriage return"),
 }
 DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_joined(columns, rows) -> str:
+    """The whole export as one text, as a download gets it chunk after chunk."""
+    return "".join(csv_chunks(columns, rows))
 
 
 def formula_testset() -> bytes:
@@ -49,7 +54,7 @@ def assert_neutralised(text: str) -> list[list[str]]:
 
 
 def test_csv_cells_that_start_a_formula_are_neutralised_and_numbers_are_not():
-    text = csv_text(["a", "b", "c"], [["=1+1", -3, "-3"], ["\tx", "\ry", "plain"], ["@x", "+x", None]])
+    text = csv_joined(["a", "b", "c"], [["=1+1", -3, "-3"], ["\tx", "\ry", "plain"], ["@x", "+x", None]])
     assert list(csv.reader(io.StringIO(text))) == [
         ["a", "b", "c"], ["'=1+1", "-3", "-3"], ["'\tx", "'\ry", "plain"], ["'@x", "'+x", ""],
     ]
@@ -64,12 +69,10 @@ def run_with_formulas(judge, tmp_path):
 
 
 def test_a_csv_comes_a_piece_at_a_time_and_its_pieces_are_the_whole_csv():
-    from judgeapp.judging.csvsafe import csv_chunks
-
     rows = [[f"=cmd{i}", i] for i in range(1201)]
     pieces = list(csv_chunks(["a", "b"], iter(rows), rows_per_chunk=500))
     assert len(pieces) == 3 and pieces[0].startswith("a,b\r\n")  # the header with the first 500 rows
-    assert "".join(pieces) == csv_text(["a", "b"], rows)
+    assert "".join(pieces) == csv_joined(["a", "b"], rows)
     assert list(csv.reader(io.StringIO("".join(pieces))))[-1] == ["'=cmd1200", "1200"]
     assert list(csv_chunks(["a"], iter([]))) == ["a\r\n"]
 

@@ -111,11 +111,6 @@ def version_names(real_names: Iterable[str], *, context: Iterable[str] = ()) -> 
     return names
 
 
-def mapping_names(real_name: str) -> list[str]:
-    """The names one version's real name contributes (see version_names)."""
-    return list(dict.fromkeys(n.text for n in version_names([real_name])))
-
-
 @dataclass
 class _NameRule:
     name: KnownName
