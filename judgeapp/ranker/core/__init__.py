@@ -203,13 +203,6 @@ def rank_calls_most(candidates: int, *, max_size: int, both_orders: bool, list_l
     return total * (2 if both_orders else 1)
 
 
-def top_k_lower_bound(n: int, k: int) -> float:
-    """Information-theoretic lower bound on two-way comparisons to find and order the top k of n:
-    log2 of the number of possible answers, n! / (n - k)!."""
-    k = min(k, n)
-    return sum(math.log2(n - i) for i in range(k))
-
-
 # --- Files ----------------------------------------------------------------------------------------------
 
 
