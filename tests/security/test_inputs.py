@@ -163,12 +163,12 @@ def test_the_demo_data_and_evals_still_load_under_the_stricter_readers():
     """Every rubric, test set, expectations file and trace shipped in evals/ passes the checks above."""
     from judgeapp.agent.core.inputs import parse_requirements, parse_trace
     from judgeapp.blind.core.inputs import parse_expectations
-    from judgeapp.judging.files import parse_rubric, parse_testset
+    from judgeapp.judging.files import parse_rubric, testset_rows
 
     evals = Path(__file__).resolve().parents[2] / "evals"
     rubric = parse_rubric((evals / "support" / "rubric.toml").read_bytes(), "rubric.toml")
     assert [c.bounds for c in rubric.criteria] == [(1, 5)] * len(rubric.criteria) and not rubric.warnings
-    assert len(parse_testset((evals / "support" / "testset.jsonl").read_bytes(), "testset.jsonl")) == 24
+    assert len(list(testset_rows((evals / "support" / "testset.jsonl").read_bytes(), "testset.jsonl"))) == 24
     assert parse_expectations((evals / "blind" / "runbook" / "expectations.txt").read_bytes(), "expectations.txt")
     flowers = evals / "agent" / "flowers"
     assert parse_trace((flowers / "trace.jsonl").read_bytes(), "trace.jsonl").steps
