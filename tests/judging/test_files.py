@@ -2,9 +2,9 @@ import json
 
 import pytest
 
+from judgeapp.judging import files
 from judgeapp.judging.errors import InputError
 from judgeapp.judging.files import parse_outputs, parse_rubric, render_criterion
-from judgeapp.judging.files import testset_rows as cases_of
 
 RUBRIC = b'''
 name = "support-quality"
@@ -17,12 +17,12 @@ examples = { 1 = "a", 2 = "b", 3 = "c", 4 = "d", 5 = "e" }
 
 
 def test_jsonl_testset_parses_with_optional_output():
-    rows = list(cases_of(b'{"id": "c1", "input": "hi", "output": "hello"}\n{"id": "c2", "input": "yo"}\n', "t.jsonl"))
+    rows = list(files.testset_rows(b'{"id": "c1", "input": "hi", "output": "hello"}\n{"id": "c2", "input": "yo"}\n', "t.jsonl"))
     assert [(r.case_id, r.output) for r in rows] == [("c1", "hello"), ("c2", None)]
 
 
 def test_csv_testset_parses():
-    rows = list(cases_of(b"id,input,output\nc1,hi,hello\n", "t.csv"))
+    rows = list(files.testset_rows(b"id,input,output\nc1,hi,hello\n", "t.csv"))
     assert rows[0].input == "hi" and rows[0].output == "hello"
 
 
@@ -40,7 +40,7 @@ def test_csv_testset_parses():
 )
 def test_bad_testset_gets_one_clear_line(data, message):
     with pytest.raises(InputError, match=message) as exc:
-        list(cases_of(data, "t.jsonl"))
+        list(files.testset_rows(data, "t.jsonl"))
     assert "\n" not in str(exc.value)
 
 
