@@ -42,5 +42,3 @@ def csv_chunks(columns: Sequence[str], rows: Iterable[Sequence], rows_per_chunk:
             out.truncate()
     if out.tell():
         yield out.getvalue()
-
-

@@ -340,6 +340,8 @@ def checkups_in_progress_for_judges(*, judges) -> dict[str, str]:
     ):
         running[judge_name] = run_id
     return running
+
+
 def reasonings_for_run(*, run: Run) -> dict[tuple[str, str], str]:
     """{(case id, criterion name or ""): the judge's reasoning} of a run's scored judgments."""
     rows = run.judgments.filter(purpose="judge", status="done").values_list("case__case_id", "criterion__name", "parsed")
