@@ -117,17 +117,16 @@ def cache_key(base_url: str | None, model: str, messages: list[dict], params: di
     keyed = {"base_url": (base_url or "").rstrip("/"), "model": model, "messages": messages, "params": params}
     if trial > 1:
         keyed["trial"] = trial
-    canonical = json.dumps(
-        keyed,
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return _canonical_hash(keyed)
 
 
 def messages_hash(messages: list[dict]) -> str:
-    canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _canonical_hash(messages)
+
+
+def _canonical_hash(value: dict | list) -> str:
+    """sha256 hex of the value's canonical JSON (keys sorted, no spaces): the same value, the same hash."""
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
