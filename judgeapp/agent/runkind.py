@@ -20,7 +20,7 @@ from judgeapp.agent.core import (
     parse_trace,
     summarize,
 )
-from judgeapp.judging.accounting import counts_reason, unit_category, unit_counts_for_run
+from judgeapp.judging.accounting import counts_reason, unit_category, unit_counts
 from judgeapp.judging.judge_calls import messages_hash
 from judgeapp.judging.outcomes import outcome, share_words
 from judgeapp.judging.runkind import UNIT_REPORT_FIELDS, RunFailed, RunHandler, UnitResult, UnitSpec, Verdict, register
@@ -248,7 +248,7 @@ class AgentHandler(RunHandler):
         }
         if run.uses_scripted_judge:
             report["notice"] = SCRIPTED_NOTICE
-        counts = unit_counts_for_run(_accounting(unit) for unit in units)
+        counts = unit_counts(_accounting(unit) for unit in units)
         # The verdict counts (total, met, not met, unverified) and the ones every report carries, side by side.
         report["counts"] = {**report["counts"], **counts}
         failed = sum(1 for unit in units if unit.status == UnitStatus.FAILED)

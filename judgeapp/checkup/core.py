@@ -41,9 +41,6 @@ if TYPE_CHECKING:
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
-# The house rule (CONTRACT, every report): more than this share of units without a usable reply (parse
-# failures, truncated replies, no reply at all) makes the run invalid; its figures are still shown.
-UNUSABLE_LIMIT = 0.05
 WILSON = "Wilson score interval, 95%"
 BOOTSTRAP = f"percentile bootstrap over pairs, {BOOTSTRAP_RESAMPLES} resamples, random draw {BOOTSTRAP_SEED}, 95%"
 
@@ -562,18 +559,3 @@ def pandalm_gpt35_reference(datasets_dir: Path, pairs: list[Pair] | list[Checkup
     if kappa is not None:
         refs.append(Reference("kappa", kappa, "GPT-3.5", how, source, COMPUTED_FROM_PUBLISHED))
     return [r.as_report() for r in refs]
-
-
-def unit_counts_for_run(*, units: int, parsed: int, parse_failures: int, truncated: int, no_reply: int, unusable: int) -> dict:
-    """The counts every report carries (CONTRACT), and whether unusable replies make the run invalid."""
-    share = unusable / units if units else 0.0
-    return {
-        "units": units,
-        "parsed": parsed,
-        "parse_failures": parse_failures,
-        "truncated": truncated,
-        "no_reply": no_reply,
-        "unusable": unusable,
-        "unusable_rate": share,
-        "invalid": share > UNUSABLE_LIMIT,
-    }

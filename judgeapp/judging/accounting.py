@@ -32,7 +32,7 @@ def judgment_category(unit) -> str:
     return unit_category(usable=unit.status == "done", unreadable=unit.is_parse_failure, truncated=unit.truncated)
 
 
-def unit_counts_for_run(categories: Iterable[str]) -> dict:
+def unit_counts(categories: Iterable[str]) -> dict:
     """`counts` from one category name per unit (`unit_category`)."""
     tally = dict.fromkeys(CATEGORIES, 0)
     for category in categories:
@@ -56,7 +56,7 @@ def tally_counts(tally: dict[str, int]) -> dict:
 
 
 def counts_of(units: Iterable) -> dict:
-    return unit_counts_for_run(judgment_category(unit) for unit in units)
+    return unit_counts(judgment_category(unit) for unit in units)
 
 
 def counts_reason(counts: dict) -> str | None:
