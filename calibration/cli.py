@@ -6,7 +6,7 @@ from pathlib import Path
 from calibration.core.agreement import METRIC_LABELS, format_figure
 from calibration.core.alt_test import alt_test_line
 from calibration.core.status import unreadable_text
-from calibration.selectors.agreement import latest_agreement_for_judge
+from calibration.selectors.agreement import agreement_figures, latest_agreement_for_judge
 from calibration.selectors.policy import level_get, policy_get
 from calibration.selectors.run_judges import POOLED_JURY
 from calibration.services.agreement import agreement_compute, agreements_refresh
@@ -153,15 +153,7 @@ def _level(level):
 
 
 def _figures(result):
-    return {
-        "n_items": result.n_items,
-        "n_unreadable": result.n_unreadable,
-        "n_labels": result.n_labels,
-        "kappa": result.kappa,
-        "agreement": result.agreement,
-        "metrics": result.metrics,
-        "handling": {**(result.handling or {}), "words": result.handling_words},
-    }
+    return {**agreement_figures(result), "handling": {**(result.handling or {}), "words": result.handling_words}}
 
 
 def _row(row):
