@@ -51,7 +51,7 @@ class AgreementCommand(JudgeCommand):
         self.epsilon = policy_get().alt_test_epsilon if epsilon is None else epsilon
         if options["json"]:
             judges = [{**_row(r), **_judge_beside_people(r.pooled, self.epsilon)} for r in rows]
-            self.stdout.write(json.dumps({"level": _level(level), "judges": judges}, indent=2))
+            self.stdout.write(json.dumps({"level": level.as_dict(), "judges": judges}, indent=2))
             return
         if refreshed:
             self.stdout.write(f"(computed the agreement of {refreshed} sample(s) whose labels were new)")
@@ -146,10 +146,6 @@ def beside_people_lines(result, epsilon: float) -> list[str]:
                 f"{'rejected: the judge wins' if person['rejected'] else 'not rejected'} (n {person['n']})"
             )
     return lines
-
-
-def _level(level):
-    return {"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items}
 
 
 def _figures(result):

@@ -151,7 +151,7 @@ def agreement_for_run(*, run: Run) -> dict | None:
         **_figures(pooled),
         "per_criterion": per_criterion,
         "inter_annotator_alpha": inter and inter.get("alpha"),
-        "level": {"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items},
+        "level": level.as_dict(),
         "status": status_for_result(pooled, level),
         "planning": planning_for_result(pooled, level),
         "handling": {**(pooled.handling or {}), "words": pooled.handling_words},
