@@ -6,7 +6,7 @@ from pathlib import Path
 from calibration.core.agreement import METRIC_LABELS, format_figure
 from calibration.core.alt_test import alt_test_line
 from calibration.core.status import unreadable_text
-from calibration.selectors.agreement import latest_agreement_for_judge
+from calibration.selectors.agreement import agreement_figures, latest_agreement_for_judge
 from calibration.selectors.policy import level_get, policy_get
 from calibration.selectors.run_judges import POOLED_JURY
 from calibration.services.agreement import agreement_compute, agreements_refresh
@@ -51,7 +51,7 @@ class AgreementCommand(JudgeCommand):
         self.epsilon = policy_get().alt_test_epsilon if epsilon is None else epsilon
         if options["json"]:
             judges = [{**_row(r), **_judge_beside_people(r.pooled, self.epsilon)} for r in rows]
-            self.stdout.write(json.dumps({"level": _level(level), "judges": judges}, indent=2))
+            self.stdout.write(json.dumps({"level": level.as_dict(), "judges": judges}, indent=2))
             return
         if refreshed:
             self.stdout.write(f"(computed the agreement of {refreshed} sample(s) whose labels were new)")
@@ -148,20 +148,8 @@ def beside_people_lines(result, epsilon: float) -> list[str]:
     return lines
 
 
-def _level(level):
-    return {"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items}
-
-
 def _figures(result):
-    return {
-        "n_items": result.n_items,
-        "n_unreadable": result.n_unreadable,
-        "n_labels": result.n_labels,
-        "kappa": result.kappa,
-        "agreement": result.agreement,
-        "metrics": result.metrics,
-        "handling": {**(result.handling or {}), "words": result.handling_words},
-    }
+    return {**agreement_figures(result), "handling": {**(result.handling or {}), "words": result.handling_words}}
 
 
 def _row(row):

@@ -212,27 +212,20 @@ def _group_measured(
     bounds = [scales.get(key[1], (1, 5)) for key in in_group] or [(1, 5)]
     scale = (min(b[0] for b in bounds), max(b[1] for b in bounds))
     seed = sample.seed or 0
+    people = {index[key]: by for key, by in in_group.items()}  # {item index: {annotator: label}}
     figures = handling_rules.measured(
-        {index[key]: by for key, by in in_group.items()}, judged, declared=declared, label_kind=sample.label_kind,
-        scale=scale, scales={index[key]: scales.get(key[1], (1, 5)) for key in in_group}, n_resamples=resamples, seed=seed,
+        people, judged, declared=declared, label_kind=sample.label_kind, scale=scale,
+        scales={index[key]: scales.get(key[1], (1, 5)) for key in in_group}, n_resamples=resamples, seed=seed,
         resolved={index[key]: value for key, value in resolved.items() if key in in_group},
     )
     if figures is None:
         return None
-    human_only = inter_annotator(
-        {index[key]: by for key, by in in_group.items()}, label_kind=sample.label_kind, scale=scale,
-        n_resamples=resamples, seed=seed
-    )
+    human_only = inter_annotator(people, label_kind=sample.label_kind, scale=scale, n_resamples=resamples, seed=seed)
     details = figures["details"]
     details["disagreements"] = [{**row, "item": list(keys[row["item"]])} for row in details["disagreements"]]
     details["unreadable"] = [list(keys[i]) for i in details["unreadable"]]
     details.update(
-        judge_beside_people(
-            {index[key]: by for key, by in in_group.items()},
-            handling_rules.answered(judged, declared),
-            figures["pairs"],
-            label_kind=sample.label_kind,
-        )
+        judge_beside_people(people, handling_rules.answered(judged, declared), figures["pairs"], label_kind=sample.label_kind)
     )
     return figures, human_only
 

@@ -189,7 +189,7 @@ def _overview_context(request: HtmxHttpRequest, **forms) -> dict:
     is_lead = has_role(request.user, Role.LEAD)
     return {
         "level": level,
-        "level_form": LevelForm(initial={"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items}),
+        "level_form": LevelForm(initial=level.as_dict()),
         "policy": policy,
         "policy_form": PolicyForm(initial=policy.as_dict()),
         "judges": judge_status_list(),

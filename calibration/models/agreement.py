@@ -44,6 +44,10 @@ class AgreementLevel(TimeStampedModel):
     def __str__(self):
         return f"{self.get_metric_display()} ≥ {self.threshold:.2f} on at least {self.min_items} items"
 
+    def as_dict(self) -> dict:
+        """The level as the run report, `calibrate agreement --json` and the level form give it."""
+        return {"metric": self.metric, "threshold": self.threshold, "min_items": self.min_items}
+
     @property
     def explained(self) -> str:
         if self.metric == AgreementMetric.KAPPA:

@@ -50,7 +50,9 @@ def one_snapshot(read: Callable[[], T], *, attempts: int = 3) -> T:
     return answer
 
 
-def _figures(result: AgreementResult) -> dict:
+def agreement_figures(result: AgreementResult) -> dict:
+    """A result's counts and figures, as the run report and `calibrate agreement --json` both give them (each
+    adds the handling its own way)."""
     return {
         "n_items": result.n_items,
         "n_unreadable": result.n_unreadable,
@@ -58,8 +60,11 @@ def _figures(result: AgreementResult) -> dict:
         "kappa": result.kappa,
         "agreement": result.agreement,
         "metrics": result.metrics,
-        "handling_words": result.handling_words,
     }
+
+
+def _figures(result: AgreementResult) -> dict:
+    return {**agreement_figures(result), "handling_words": result.handling_words}
 
 
 def _level_figure(result: AgreementResult, level: AgreementLevel) -> dict:
@@ -146,7 +151,7 @@ def agreement_for_run(*, run: Run) -> dict | None:
         **_figures(pooled),
         "per_criterion": per_criterion,
         "inter_annotator_alpha": inter and inter.get("alpha"),
-        "level": {"metric": level.metric, "threshold": level.threshold, "min_items": level.min_items},
+        "level": level.as_dict(),
         "status": status_for_result(pooled, level),
         "planning": planning_for_result(pooled, level),
         "handling": {**(pooled.handling or {}), "words": pooled.handling_words},

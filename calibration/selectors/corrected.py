@@ -119,14 +119,21 @@ def corrected_for_run(*, run: Run) -> dict | None:
         {
             "judge_mean_unlabelled": sum(judge_unlabelled) / len(judge_unlabelled),
             "human_mean_labelled": sum(human) / len(human),
-            "sample_id": str(sample.uuid),
-            "sample_run_id": sample.run.run_id,
-            "same_run": same_run,
-            "weighted": weights is not None,
-            "snapshot": sample.snapshot,
+            **_sample_facts(sample, same_run=same_run, weighted=weights is not None),
         }
     )
     return result
+
+
+def _sample_facts(sample: Sample, *, same_run: bool, weighted: bool) -> dict:
+    """Which labelled sample a corrected figure stands on, as the corrected mean and the corrected rate both report it."""
+    return {
+        "sample_id": str(sample.uuid),
+        "sample_run_id": sample.run.run_id,
+        "same_run": same_run,
+        "weighted": weighted,
+        "snapshot": sample.snapshot,
+    }
 
 
 def _verdicts_of(run: Run, judge: str | None) -> dict[str, str]:
@@ -182,11 +189,7 @@ def corrected_rate_for_run(*, run: Run) -> dict | None:
         {
             "judge_rate_unlabelled": sum(judge_only) / len(judge_only),
             "human_rate_labelled": sum(sum(values[x] for x in humans[k]) / len(humans[k]) for k in keys) / len(keys),
-            "sample_id": str(sample.uuid),
-            "sample_run_id": sample.run.run_id,
-            "same_run": same_run,
-            "weighted": weights is not None,
-            "snapshot": sample.snapshot,
+            **_sample_facts(sample, same_run=same_run, weighted=weights is not None),
         }
     )
     return result

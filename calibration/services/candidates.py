@@ -284,7 +284,7 @@ def _judge_reconfigure(judge: Judge, candidate: Candidate) -> dict:
         "model": judge.model, "structured_output": judge.structured_output, "source": judge.source, "version": judge.version
     }
     if (judge.model, judge.structured_output) != (candidate.model, candidate.structured_output):
-        if judge.model != candidate.model and judge.family and candidate.model != judge.model:
+        if judge.model != candidate.model and judge.family:
             judge.family = ""  # derived from the new model's name
         judge.model = candidate.model
         judge.structured_output = candidate.structured_output

@@ -80,18 +80,25 @@ def demo_users() -> list[tuple[str, str, str]]:
 DEMO_JUDGES_FILE = Path(__file__).with_name("judges.toml")
 
 
+def _demo_endpoint_fields(*, model: str, family: str, judge_url: str) -> dict:
+    """The fields a scripted demo judge and a demo system share: both answer from the demo judge server."""
+    return {
+        "model": model,
+        "family": family,
+        "base_url": judge_url,
+        "api_key_env": "DEMO_JUDGE_KEY",
+        "source": EndpointSource.DEMO,
+        "scripted_demo": True,
+    }
+
+
 def _demo_judge_save(name: str, *, model: str, family: str, judge_url: str, prices: tuple) -> Judge:
     """One scripted demo judge at the demo judge server, made or brought up to date; `prices`: (input, output)
     per million tokens."""
     judge, _ = Judge.objects.update_or_create(
         name=name,
         defaults={
-            "model": model,
-            "family": family,
-            "base_url": judge_url,
-            "api_key_env": "DEMO_JUDGE_KEY",
-            "source": EndpointSource.DEMO,
-            "scripted_demo": True,
+            **_demo_endpoint_fields(model=model, family=family, judge_url=judge_url),
             "timeout_seconds": 10,
             "input_price_per_million": prices[0],
             "output_price_per_million": prices[1],
@@ -127,15 +134,7 @@ def demo_endpoints(judge_url: str) -> tuple[list[Judge], list[System]]:
     for name, model, family, prompt in DEMO_SYSTEMS:
         system, _ = System.objects.update_or_create(
             name=name,
-            defaults={
-                "model": model,
-                "family": family,
-                "base_url": judge_url,
-                "api_key_env": "DEMO_JUDGE_KEY",
-                "source": EndpointSource.DEMO,
-                "scripted_demo": True,
-                "system_prompt": prompt,
-            },
+            defaults={**_demo_endpoint_fields(model=model, family=family, judge_url=judge_url), "system_prompt": prompt},
         )
         systems.append(system)
     return judges, systems

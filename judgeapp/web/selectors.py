@@ -489,8 +489,3 @@ def people_for_run(*, run: Run) -> dict:
         "corrected_now": reads["corrected"],
         "agreement_snapshot": reads["snapshot"],
     }
-
-
-# --- The prompt library ----------------------------------------------------------------------------------
-
-

@@ -329,5 +329,3 @@ def release_overview_list(*, limit: int = 200) -> list[dict]:
 def gates_for_runs(*, runs) -> list[dict]:
     """Pointwise runs beside their gate now (finished ones; a running run has no gate yet)."""
     return [{"run": run, "gate": _gate_word(gate_for_run(run=run)) if run.is_finished else None} for run in runs]
-
-
