@@ -17,6 +17,7 @@ from judgeapp.judging.costs import (
     estimates_sum,
 )
 from judgeapp.judging.errors import InputError, refused_when_disk_full
+from judgeapp.judging.files import ids_shown
 from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
@@ -208,9 +209,8 @@ def _outputs_present_check(case_ids: list[str], has_output: dict[str, bool]) -> 
     """Judging the test set's own outputs: every case must carry one."""
     without = [c for c in case_ids if not has_output[c]]
     if without:
-        shown = ", ".join(without[:5]) + (f" and {len(without) - 5} more" if len(without) > 5 else "")
         raise InputError(
-            f"test set: case(s) {shown} have no 'output' to judge; add outputs, or pass --system S --generate"
+            f"test set: case(s) {ids_shown(without, 5)} have no 'output' to judge; add outputs, or pass --system S --generate"
         )
 
 
