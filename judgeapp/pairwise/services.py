@@ -14,12 +14,11 @@ from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
-from judgeapp.judging.outputs import output_set_replies, outputs_file_check, outputs_origin
+from judgeapp.judging.outputs import output_set_replies, outputs_file_check, outputs_origin, run_outputs_store
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
     Executor,
     Judge,
-    Output,
     OutputSet,
     PromptMode,
     PromptTemplate,
@@ -223,16 +222,9 @@ def _pairwise_run_store(
         },
         versions=version_ids,
     )
-    cases = {c.case_id: c for c in stored_testset.cases.filter(case_id__in=plan.chosen)}
-    Output.objects.bulk_create(
-        [
-            Output(run=run, case=cases[case_id], slot=slot, text=text, source=Output.Source.FILE,
-                   system=sources[slot].output_set.system if sources[slot].output_set else None)
-            for slot, by_id in plan.outputs.items()
-            for case_id, text in by_id.items()
-        ],
-        batch_size=500,
-    )
+    for slot, by_id in plan.outputs.items():
+        owner = sources[slot].output_set.system if sources[slot].output_set else None
+        run_outputs_store(run=run, testset=stored_testset, replies=by_id, system=owner, slot=slot)
     if executor == Executor.CELERY:
         run_enqueue(run=run)
     return run
