@@ -36,7 +36,7 @@ from judgeapp.judging.atomic import json_text, write_text_atomic
 from judgeapp.judging.content import prompt_register
 from judgeapp.judging.costs import budget_check
 from judgeapp.judging.errors import InputError, refused_when_disk_full
-from judgeapp.judging.runs import run_create, run_enqueue, run_id_check
+from judgeapp.judging.runs import run_create, run_enqueue, run_id_free_check
 from judgeapp.models import Executor, Run, RunKind, content_hash, short_version
 
 log = logging.getLogger(__name__)
@@ -126,9 +126,7 @@ def agent_check(*, judge, run_id: str | None, budget) -> Decimal | None:
     """The run id and the budget, checked before the workspace is taken in; the checked budget."""
     budget = budget_check(budget=budget, judges=[judge])
     if run_id:
-        run_id_check(run_id)
-        if Run.objects.filter(run_id=run_id).exists():
-            raise InputError(f"run id {run_id!r} is already taken")
+        run_id_free_check(run_id)
     return budget
 
 

@@ -11,7 +11,6 @@ from judgeapp.checkup.core import DEFAULT_SETS, SETS, load_pairs
 from judgeapp.checkup.services import DATASETS_DIR
 from judgeapp.judging.accounting import money_text
 from judgeapp.judging.pairs import ORDERS
-from judgeapp.judging.selectors import checkups_in_progress_for_judges, latest_checkup_for_judge, latest_checkups_for_judges  # noqa: F401
 from judgeapp.models import Judge
 
 if TYPE_CHECKING:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from django.db import transaction
 
 from judgeapp.judging.batches import batched
 from judgeapp.judging.errors import InputError
-from judgeapp.judging.files import parse_rubric, testset_rows
+from judgeapp.judging.files import CaseRow, parse_rubric, testset_rows
 from judgeapp.judging.prompts import Prompt, load_prompt
 from judgeapp.models import Case, Criterion, Goal, PromptTemplate, Rubric, TestSet, content_hash
 
@@ -62,6 +63,14 @@ def source_path_fit(path: str, limit: int = 500) -> str:
 def testset_cases(data: bytes, name: str):
     """A test set's cases one at a time, checked as they are read, refused past MAX_TESTSET_CASES."""
     return testset_rows(data, name, max_cases=settings.MAX_TESTSET_CASES)
+
+
+def case_rows(testset: TestSet | InputFile) -> Iterator[CaseRow]:
+    """A test set's cases one at a time, in order, whether stored (a version picked by its hash) or given as a file."""
+    if isinstance(testset, TestSet):
+        cases = testset.cases.order_by("position").values_list("case_id", "input", "output").iterator(chunk_size=2000)
+        return (CaseRow(case_id, text, output) for case_id, text, output in cases)
+    return testset_cases(testset.data, testset.name)
 
 
 def testset_check(data: bytes, name: str) -> None:

@@ -114,14 +114,14 @@ def system_replies(
     return SystemReplies()
 
 
-def run_outputs_store(*, run, testset: TestSet, replies: dict[str, str], system: System | None) -> None:
+def run_outputs_store(*, run, testset: TestSet, replies: dict[str, str], system: System | None, slot: str = "") -> None:
     """The replies a run judges, stored as its Outputs before it is planned: the plan takes them over the
-    test set's own (judging/replies.py: replies_to_judge)."""
+    test set's own (judging/replies.py: replies_to_judge). `slot`: the version ("A", "B") of a pairwise run."""
     cases = dict(testset.cases.values_list("case_id", "pk"))
     for batch in batched(replies.items()):
         Output.objects.bulk_create(
             [
-                Output(run=run, case_id=cases[case_id], slot="", text=text, source=Output.Source.FILE, system=system)
+                Output(run=run, case_id=cases[case_id], slot=slot, text=text, source=Output.Source.FILE, system=system)
                 for case_id, text in batch
             ],
             batch_size=500,

@@ -7,7 +7,15 @@ from decimal import Decimal
 
 from django.db import transaction
 
-from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
+from judgeapp.judging.content import (
+    InputFile,
+    case_rows,
+    prompt_register,
+    rubric_check,
+    rubric_save,
+    testset_case_ids,
+    testset_save,
+)
 from judgeapp.judging.costs import (
     GENERATED_REPLY_CHARS,
     PROMPTS_MEASURED,
@@ -17,6 +25,7 @@ from judgeapp.judging.costs import (
     estimates_sum,
 )
 from judgeapp.judging.errors import InputError, refused_when_disk_full
+from judgeapp.judging.files import ids_shown
 from judgeapp.judging.judges import endpoint_identity, family_warnings, judge_get
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
@@ -101,7 +110,6 @@ def jury_estimate(
     would judge (an outputs file, a system version's stored outputs, else the test set's own); a reply the
     system would generate is taken as GENERATED_REPLY_CHARS long. Inputs the run would refuse are the same
     InputError (jury_check)."""
-    from judgeapp.judging.content import testset_cases
     from judgeapp.judging.prompts import Prompt, user_message
     from judgeapp.judging.replies import rubric_text
     from judgeapp.jury.core import render_juror_prompt
@@ -113,16 +121,13 @@ def jury_estimate(
     replies = plan.given.replies or {}
     template = Prompt(name=plan.prompt.name, text=plan.prompt.text) if plan.prompt is not None else None
     rubric_block = rubric_text(rubric)
-    if isinstance(testset, TestSet):
-        rows = list(testset.cases.order_by("position").values_list("case_id", "input", "output"))
-    else:
-        rows = [(row.case_id, row.input, row.output) for row in testset_cases(testset.data, testset.name)]
+    rows = list(case_rows(testset))
 
     def prompts():
-        for case_id, text, output in rows[:PROMPTS_MEASURED]:
-            output = replies.get(case_id, output)
+        for row in rows[:PROMPTS_MEASURED]:
+            output = replies.get(row.case_id, row.output)
             reply = "x" * GENERATED_REPLY_CHARS if generate or output is None else output
-            yield user_message(render_juror_prompt(rubric=rubric_block, input=text, output=reply, prompt=template))
+            yield user_message(render_juror_prompt(rubric=rubric_block, input=row.input, output=reply, prompt=template))
 
     # Every juror reads the identical prompt: rendered once, measured for each juror's own tokens.
     rendered = list(prompts())
@@ -208,9 +213,8 @@ def _outputs_present_check(case_ids: list[str], has_output: dict[str, bool]) -> 
     """Judging the test set's own outputs: every case must carry one."""
     without = [c for c in case_ids if not has_output[c]]
     if without:
-        shown = ", ".join(without[:5]) + (f" and {len(without) - 5} more" if len(without) > 5 else "")
         raise InputError(
-            f"test set: case(s) {shown} have no 'output' to judge; add outputs, or pass --system S --generate"
+            f"test set: case(s) {ids_shown(without, 5)} have no 'output' to judge; add outputs, or pass --system S --generate"
         )
 
 

@@ -8,18 +8,25 @@ from decimal import Decimal
 
 from django.db import transaction
 
-from judgeapp.judging.content import InputFile, prompt_register, rubric_check, rubric_save, testset_case_ids, testset_save
+from judgeapp.judging.content import (
+    InputFile,
+    case_rows,
+    prompt_register,
+    rubric_check,
+    rubric_save,
+    testset_case_ids,
+    testset_save,
+)
 from judgeapp.judging.costs import GENERATED_REPLY_CHARS, Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.errors import InputError, refused_when_disk_full
 from judgeapp.judging.judges import family_warnings, judge_not_system_check
 from judgeapp.judging.library import prompt_choose
 from judgeapp.judging.noise import trials_check
-from judgeapp.judging.outputs import output_set_replies, outputs_file_check, outputs_origin
+from judgeapp.judging.outputs import output_set_replies, outputs_file_check, outputs_origin, run_outputs_store
 from judgeapp.judging.runs import run_create, run_enqueue
 from judgeapp.models import (
     Executor,
     Judge,
-    Output,
     OutputSet,
     PromptMode,
     PromptTemplate,
@@ -90,7 +97,6 @@ def pairwise_estimate(
     """What the run `pairwise_run_create` would start asks its judge, from its inputs alone: no judge call,
     nothing stored; inputs it would refuse are the same InputError (pairwise_check). Every chosen case in both
     orders, once per trial; a reply a system would generate is taken as GENERATED_REPLY_CHARS long."""
-    from judgeapp.judging.content import testset_cases
     from judgeapp.judging.prompts import Prompt, user_message
     from judgeapp.judging.replies import rubric_text
     from judgeapp.pairwise.core import ORDERS, order_prompt
@@ -103,19 +109,15 @@ def pairwise_estimate(
     chosen = set(plan.chosen)
     replies = {slot: plan.outputs.get(slot, {}) for slot in ("A", "B")}
     rubric_block = rubric_text(rubric)
-    if isinstance(testset, TestSet):
-        rows = testset.cases.order_by("position").values_list("case_id", "input")
-    else:
-        rows = ((row.case_id, row.input) for row in testset_cases(testset.data, testset.name))
     generated = "x" * GENERATED_REPLY_CHARS
 
     def prompts():
-        for case_id, text in rows:
-            if case_id not in chosen:
+        for row in case_rows(testset):
+            if row.case_id not in chosen:
                 continue
-            reply_a, reply_b = (replies[slot].get(case_id, generated) for slot in ("A", "B"))
+            reply_a, reply_b = (replies[slot].get(row.case_id, generated) for slot in ("A", "B"))
             for order in ORDERS:
-                yield user_message(order_prompt(order, rubric=rubric_block, input=text, reply_a=reply_a, reply_b=reply_b,
+                yield user_message(order_prompt(order, rubric=rubric_block, input=row.input, reply_a=reply_a, reply_b=reply_b,
                                                 prompt=template))
 
     return estimate_from_prompts(
@@ -223,16 +225,9 @@ def _pairwise_run_store(
         },
         versions=version_ids,
     )
-    cases = {c.case_id: c for c in stored_testset.cases.filter(case_id__in=plan.chosen)}
-    Output.objects.bulk_create(
-        [
-            Output(run=run, case=cases[case_id], slot=slot, text=text, source=Output.Source.FILE,
-                   system=sources[slot].output_set.system if sources[slot].output_set else None)
-            for slot, by_id in plan.outputs.items()
-            for case_id, text in by_id.items()
-        ],
-        batch_size=500,
-    )
+    for slot, by_id in plan.outputs.items():
+        owner = sources[slot].output_set.system if sources[slot].output_set else None
+        run_outputs_store(run=run, testset=stored_testset, replies=by_id, system=owner, slot=slot)
     if executor == Executor.CELERY:
         run_enqueue(run=run)
     return run

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from judgeapp.judging.content import InputFile, prompt_register, rubric_save, testset_cases, testset_save
+from judgeapp.judging.content import InputFile, case_rows, prompt_register, rubric_save, testset_save
 from judgeapp.judging.costs import GENERATED_REPLY_CHARS, Estimate, budget_check, estimate_from_prompts
 from judgeapp.judging.csvsafe import csv_chunks
 from judgeapp.judging.errors import InputError, refused_when_disk_full
@@ -65,10 +65,7 @@ class PointwisePlan:
 def _rows_of(testset: TestSet | InputFile) -> tuple[Iterator[CaseRow], str]:
     """A test set's cases one at a time, whether stored (a version picked by its hash) or given as a file;
     and its name."""
-    if isinstance(testset, TestSet):
-        cases = testset.cases.order_by("position").values_list("case_id", "input", "output").iterator(chunk_size=2000)
-        return (CaseRow(case_id, text, output) for case_id, text, output in cases), str(testset)
-    return testset_cases(testset.data, testset.name), testset.name
+    return case_rows(testset), str(testset) if isinstance(testset, TestSet) else testset.name
 
 
 def _spec_of(rubric: Rubric | InputFile) -> RubricSpec:

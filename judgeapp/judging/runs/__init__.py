@@ -27,6 +27,7 @@ from judgeapp.judging.runs.lifecycle import (
     run_fail,
     run_finish,
     run_id_check,
+    run_id_free_check,
     run_id_new,
     run_interrupt,
     run_start,
@@ -50,6 +51,6 @@ __all__ = [
     "Progress", "batch_size_for", "claims_give_back", "endpoint_has_replied", "endpoint_snapshots", "judgment_claim",
     "judgment_execute", "judgment_record", "judgments_claim", "judgments_execute", "judgments_record",
     "modules_preload", "run_advance", "run_budget_stop", "run_cancel", "run_create", "run_dispatch",
-    "run_dispatch_next", "run_enqueue", "run_execute_inline", "run_fail", "run_finish", "run_id_check", "run_id_new",
-    "run_interrupt", "run_sequential_execute", "run_start", "run_task_send", "runs_recover", "unit_judge",
+    "run_dispatch_next", "run_enqueue", "run_execute_inline", "run_fail", "run_finish", "run_id_check", "run_id_free_check",
+    "run_id_new", "run_interrupt", "run_sequential_execute", "run_start", "run_task_send", "runs_recover", "unit_judge",
 ]

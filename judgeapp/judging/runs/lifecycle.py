@@ -47,6 +47,14 @@ def run_id_check(run_id: str) -> str:
     return run_id
 
 
+def run_id_free_check(run_id: str) -> str:
+    """A well-formed run id no run holds yet: checked by run_create, and early by a service that stages files first."""
+    run_id_check(run_id)
+    if Run.objects.filter(run_id=run_id).exists():
+        raise InputError(f"run id {run_id!r} is already taken")
+    return run_id
+
+
 def endpoint_snapshots(*endpoints) -> dict:
     return {e.name: e.config_snapshot() | {"version": e.version} for e in endpoints if e is not None}
 
@@ -70,11 +78,9 @@ def run_create(
 ) -> Run:
     """A queued run with its configuration frozen: judges, system, options and the versions of its inputs.
     `budget`: its spend cap in dollars, checked (judging/costs.py: budget_check) by the mode's service."""
-    run_id = run_id_check(run_id) if run_id else run_id_new()
+    run_id = run_id_free_check(run_id) if run_id else run_id_new()
     if len(title) > 300:  # a title made of long file names ("<a.jsonl> vs <b.jsonl>"); a user's is checked before
         title = title[:299] + "…"
-    if Run.objects.filter(run_id=run_id).exists():
-        raise InputError(f"run id {run_id!r} is already taken")
     all_judges = [j for j in (judge, *judges) if j is not None]
     config = {
         "judges": endpoint_snapshots(*all_judges),
