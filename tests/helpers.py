@@ -476,8 +476,9 @@ class MemoryCache:
 
 
 def lock_reasons_for_run(*, run) -> list[str]:
-    """The calibration lock's reason for each judge configuration of `run`, in the run's prompt and rubric scope:
-    what the gate's `calibration_lock` lists for a pointwise run, for a run of any kind."""
+    """The calibration lock's reason (`lock_reason_for_scope`) for each judge configuration of `run`, in the
+    run's prompt and rubric scope, for a run of any kind; the gate reads the same per-scope reason through
+    each judge's status (`calibration_for_gate`)."""
     from calibration.selectors.locks import lock_reason_for_scope
     from calibration.selectors.run_judges import judge_configurations_for_run, scope_for_run
 
